@@ -1,0 +1,116 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// SessionMesh: a paired-device sync transport for Linux.
+///
+/// Layers (see docs/ and the README): the pure protocol `SessionMesh`; the libsodium boundary
+/// `CSodium` + `MeshCrypto`; the local-API wire format `MeshLocalAPI`; the daemon core
+/// `MeshDaemon`; the app-side `SessionMeshClient`; and the executables.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "SessionMesh",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "SessionMesh", targets: ["SessionMesh"]),
+        .library(name: "SessionMeshClient", targets: ["SessionMeshClient"]),
+        .library(name: "MeshCrypto", targets: ["MeshCrypto"]),
+        .library(name: "MeshDaemon", targets: ["MeshDaemon"]),
+        .executable(name: "meshd", targets: ["meshd"]),
+        .executable(name: "meshctl", targets: ["meshctl"]),
+        .executable(name: "mesh-vectors", targets: ["mesh-vectors"]),
+        .executable(name: "mesh-bench", targets: ["mesh-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // Pure protocol: Foundation only.
+        .target(name: "SessionMesh", swiftSettings: strict),
+
+        // libsodium boundary.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .target(name: "MeshCrypto", dependencies: ["CSodium"], swiftSettings: strict),
+
+        // Local API wire format shared by the daemon and the client library.
+        .target(
+            name: "MeshLocalAPI",
+            dependencies: [
+                "SessionMesh",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Daemon core: a library so tests can run several daemons in one process.
+        .target(
+            name: "MeshDaemon",
+            dependencies: [
+                "SessionMesh", "MeshCrypto", "MeshLocalAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // App-side client of the local API.
+        .target(
+            name: "SessionMeshClient",
+            dependencies: [
+                "SessionMesh", "MeshLocalAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .executableTarget(
+            name: "meshd",
+            dependencies: [
+                "MeshDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "meshctl",
+            dependencies: [
+                "SessionMeshClient", "MeshLocalAPI", "SessionMesh",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "mesh-vectors", dependencies: ["MeshCrypto"], swiftSettings: strict),
+        .executableTarget(
+            name: "mesh-bench",
+            dependencies: ["SessionMesh", "MeshCrypto"],
+            swiftSettings: strict
+        ),
+
+        .testTarget(name: "SessionMeshTests", dependencies: ["SessionMesh"], swiftSettings: strict),
+        .testTarget(
+            name: "MeshCryptoTests",
+            dependencies: ["MeshCrypto"],
+            resources: [.copy("Vectors")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "MeshDaemonTests",
+            dependencies: ["MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto"],
+            swiftSettings: strict
+        ),
+    ]
+)

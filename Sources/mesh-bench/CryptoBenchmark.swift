@@ -1,0 +1,4 @@
+/// Placeholder; the crypto issue fills this in.
+enum CryptoBenchmark {
+    static func run(arguments: [String]) { print("crypto benchmark: not yet implemented") }
+}

@@ -1,0 +1,21 @@
+// mesh-bench: benchmark programs that print figures. Each subcommand lives in its own file.
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let usage = """
+usage: mesh-bench <subcommand> [options]
+  engine   submit+receive rate between two engines, memory after 1 000 000 events
+  crypto   datagram seal/open, Noise handshake and CPace cost next to raw libsodium
+"""
+
+switch arguments.first {
+case "engine":
+    EngineBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "crypto":
+    CryptoBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "-h", "--help", "help":
+    print(usage)
+default:
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    exit(2)
+}

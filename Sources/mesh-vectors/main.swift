@@ -1,0 +1,1 @@
+print("mesh-vectors: not yet implemented")

@@ -1,0 +1,1 @@
+print("meshctl: not yet implemented")

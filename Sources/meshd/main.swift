@@ -1,0 +1,1 @@
+print("meshd: not yet implemented")
