@@ -1,0 +1,192 @@
+import Foundation
+
+// The control part of the local API: values the daemon reports to `meshctl` and apps.
+// Encoded as JSON bodies on the local socket (see docs/LOCAL-API.md); the JSON keys are the
+// property names below and are part of the documented interface.
+
+/// State of the encrypted channel to one paired device.
+public enum ChannelState: String, Codable, Sendable, Equatable {
+    /// A handshake completed and both paths have keys.
+    case active
+    /// A handshake or reconnect is in progress.
+    case connecting
+    /// No channel and no attempt under way right now (the peer is away or unknown).
+    case down
+}
+
+/// How an address of a peer was learned.
+public enum AddressSource: String, Codable, Sendable, Equatable {
+    /// Given on the command line or in the config file.
+    case `static`
+    /// Found by mDNS discovery.
+    case mdns
+    /// Learned from an authenticated packet or connection of that peer.
+    case observed
+    /// Given while pairing (`meshctl pair CODE --address`).
+    case pairing
+}
+
+/// One known address of a peer and how it was learned.
+public struct PeerAddress: Codable, Sendable, Equatable {
+    /// `HOST:PORT` (IPv6 as `[addr]:port`).
+    public var address: String
+    /// Where the daemon learned it.
+    public var source: AddressSource
+
+    /// Creates an address record.
+    public init(address: String, source: AddressSource) {
+        self.address = address
+        self.source = source
+    }
+}
+
+/// The daemon's own identity and health, as `meshctl status` shows it.
+public struct DaemonStatus: Codable, Sendable, Equatable {
+    /// This device's ID (full grouped form).
+    public var deviceID: String
+    /// This device's human name.
+    public var name: String
+    /// UDP+TCP listen address, `HOST:PORT`.
+    public var listen: String
+    /// Local API socket path.
+    public var socket: String
+    /// Seconds since the daemon started.
+    public var uptimeSeconds: Double
+    /// Named counters (handshakes, packets dropped, pending drops, …).
+    public var counters: [String: UInt64]
+
+    /// Creates a status value.
+    public init(deviceID: String, name: String, listen: String, socket: String,
+                uptimeSeconds: Double, counters: [String: UInt64]) {
+        self.deviceID = deviceID
+        self.name = name
+        self.listen = listen
+        self.socket = socket
+        self.uptimeSeconds = uptimeSeconds
+        self.counters = counters
+    }
+}
+
+/// One paired device, as `meshctl peers` shows it.
+public struct PeerStatus: Codable, Sendable, Equatable {
+    /// The peer's device ID (full grouped form).
+    public var deviceID: String
+    /// The peer's name, as it gave it while pairing.
+    public var name: String
+    /// Known addresses and how each was learned.
+    public var addresses: [PeerAddress]
+    /// Channel state.
+    public var channel: ChannelState
+    /// When the last handshake completed, if ever (seconds since 1970).
+    public var lastHandshake: Double?
+    /// Smoothed round-trip time in milliseconds, when measured.
+    public var rttMilliseconds: Double?
+    /// Estimated clock offset (peer minus local) in milliseconds, when estimated.
+    public var clockOffsetMilliseconds: Double?
+    /// Error bound of the clock offset estimate in milliseconds.
+    public var clockOffsetErrorMilliseconds: Double?
+    /// When the reachability lease expires (seconds since 1970); nil when not reachable.
+    public var leaseExpires: Double?
+    /// Whether the peer counts as reachable now.
+    public var reachable: Bool
+
+    /// Creates a peer status value.
+    public init(deviceID: String, name: String, addresses: [PeerAddress], channel: ChannelState,
+                lastHandshake: Double? = nil, rttMilliseconds: Double? = nil,
+                clockOffsetMilliseconds: Double? = nil, clockOffsetErrorMilliseconds: Double? = nil,
+                leaseExpires: Double? = nil, reachable: Bool = false) {
+        self.deviceID = deviceID
+        self.name = name
+        self.addresses = addresses
+        self.channel = channel
+        self.lastHandshake = lastHandshake
+        self.rttMilliseconds = rttMilliseconds
+        self.clockOffsetMilliseconds = clockOffsetMilliseconds
+        self.clockOffsetErrorMilliseconds = clockOffsetErrorMilliseconds
+        self.leaseExpires = leaseExpires
+        self.reachable = reachable
+    }
+}
+
+/// A live pairing code the daemon is accepting.
+public struct PairingInvitation: Codable, Sendable, Equatable {
+    /// The typable code to show the user. Never logged.
+    public var code: String
+    /// When it stops being accepted (seconds since 1970).
+    public var expires: Double
+
+    /// Creates an invitation value.
+    public init(code: String, expires: Double) {
+        self.code = code
+        self.expires = expires
+    }
+}
+
+/// The device a pairing completed with.
+public struct PairedDevice: Codable, Sendable, Equatable {
+    /// The new peer's device ID.
+    public var deviceID: String
+    /// The new peer's name.
+    public var name: String
+    /// The short verification string both sides show; the user compares them.
+    public var verification: String
+
+    /// Creates a paired-device value.
+    public init(deviceID: String, name: String, verification: String) {
+        self.deviceID = deviceID
+        self.name = name
+        self.verification = verification
+    }
+}
+
+/// Which channel path a ping measured.
+public enum PingPath: String, Codable, Sendable, Equatable, CaseIterable {
+    /// The UDP datagram path.
+    case datagram
+    /// The TCP stream path.
+    case stream
+}
+
+/// Round-trip figures for one path.
+public struct PingPathReport: Codable, Sendable, Equatable {
+    /// The path measured.
+    public var path: PingPath
+    /// Probes sent.
+    public var sent: Int
+    /// Replies received in time.
+    public var received: Int
+    /// Minimum round trip, microseconds.
+    public var minMicroseconds: Double?
+    /// Median round trip, microseconds.
+    public var p50Microseconds: Double?
+    /// 99th percentile round trip, microseconds.
+    public var p99Microseconds: Double?
+    /// Maximum round trip, microseconds.
+    public var maxMicroseconds: Double?
+
+    /// Creates a report.
+    public init(path: PingPath, sent: Int, received: Int, minMicroseconds: Double?,
+                p50Microseconds: Double?, p99Microseconds: Double?, maxMicroseconds: Double?) {
+        self.path = path
+        self.sent = sent
+        self.received = received
+        self.minMicroseconds = minMicroseconds
+        self.p50Microseconds = p50Microseconds
+        self.p99Microseconds = p99Microseconds
+        self.maxMicroseconds = maxMicroseconds
+    }
+}
+
+/// Result of `meshctl ping`.
+public struct PingReport: Codable, Sendable, Equatable {
+    /// The device pinged.
+    public var deviceID: String
+    /// One entry per path.
+    public var paths: [PingPathReport]
+
+    /// Creates a report.
+    public init(deviceID: String, paths: [PingPathReport]) {
+        self.deviceID = deviceID
+        self.paths = paths
+    }
+}
