@@ -1,0 +1,80 @@
+import Foundation
+
+/// The resolved settings a daemon runs with: defaults, then the config file, then flags.
+///
+/// `meshd` builds one from its command line and config file; tests build one directly to run
+/// several daemons in one process. Paths are absolute once resolved.
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// A `HOST:PORT` pair. `host` is a literal IPv4/IPv6 address or a name to resolve.
+    public struct Endpoint: Sendable, Equatable, Hashable, CustomStringConvertible {
+        /// Host part, without brackets for IPv6.
+        public var host: String
+        /// Port number.
+        public var port: Int
+
+        /// Creates an endpoint.
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `HOST:PORT`, with brackets around an IPv6 host.
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// This device's human name, shown to peers while pairing.
+    public var name: String
+    /// Folder for the identity key, paired devices and queues (mode 0700).
+    public var stateDirectory: String
+    /// Local API socket path.
+    public var socketPath: String
+    /// Permission bits of the local API socket (0o600, or 0o660 for a group).
+    public var socketMode: UInt16
+    /// Where UDP and TCP listen (same port for both). Port 0 picks a free port (tests).
+    public var listen: Endpoint
+    /// Static peer addresses, tried in addition to discovery.
+    public var staticPeers: [Endpoint]
+    /// Test-only skew of this daemon's wall clock, in milliseconds (`--clock-offset-ms`).
+    public var clockOffsetMilliseconds: Int64
+    /// Default lifetime of a pairing code, in seconds.
+    public var pairingCodeLifetime: Double
+    /// Interval between keepalives on an active channel, in seconds.
+    public var keepaliveInterval: Double
+    /// How long reachability lasts without a keepalive, in seconds.
+    public var reachabilityLease: Double
+    /// Log level name (`trace` … `critical`).
+    public var logLevel: String
+
+    /// Default UDP/TCP port.
+    public static let defaultPort = 47_470
+
+    /// Creates a configuration; every value but the three paths has a default.
+    public init(name: String = DaemonConfiguration.defaultName(),
+                stateDirectory: String,
+                socketPath: String,
+                socketMode: UInt16 = 0o600,
+                listen: Endpoint = Endpoint(host: "0.0.0.0", port: DaemonConfiguration.defaultPort),
+                staticPeers: [Endpoint] = [],
+                clockOffsetMilliseconds: Int64 = 0,
+                pairingCodeLifetime: Double = 300,
+                keepaliveInterval: Double = 1,
+                reachabilityLease: Double = 4,
+                logLevel: String = "info") {
+        self.name = name
+        self.stateDirectory = stateDirectory
+        self.socketPath = socketPath
+        self.socketMode = socketMode
+        self.listen = listen
+        self.staticPeers = staticPeers
+        self.clockOffsetMilliseconds = clockOffsetMilliseconds
+        self.pairingCodeLifetime = pairingCodeLifetime
+        self.keepaliveInterval = keepaliveInterval
+        self.reachabilityLease = reachabilityLease
+        self.logLevel = logLevel
+    }
+
+    /// The host name of this machine, used when no name is configured.
+    public static func defaultName() -> String {
+        ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "sessionmesh"
+    }
+}
