@@ -1,7 +1,7 @@
 # SessionMesh build entry points. `make test` is what CI runs.
 SWIFT ?= swift
 
-.PHONY: all deps build release test bench vectors clean
+.PHONY: all deps build release run test bench vectors clean
 
 all: build
 
@@ -13,6 +13,9 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release
+
+run: release
+	.build/release/meshd --user
 
 test: deps
 	$(SWIFT) build --build-tests
