@@ -1,0 +1,203 @@
+import Foundation
+
+/// The per-feature sync engine: a value type that applies local and remote events through a
+/// pure reducer, drops duplicates and stale input, detects gaps, and makes and adopts snapshots.
+///
+/// Both devices run an identical engine over an identical reducer. The engine never does I/O:
+/// ``submitLocal(_:at:monotonicTimestamp:)`` returns the envelope to ship, ``receive(_:)`` and
+/// ``applySnapshot(_:)`` say what happened, and the caller (an adapter) moves bytes.
+///
+/// Guarantees, each covered by a test:
+/// - `sessionID`, `featureID`, `payloadType` and `protocolVersion` must match, else a
+///   ``SessionSyncError`` naming the mismatch is thrown and nothing changes.
+/// - Own echoes, repeated `eventID`s and older sequences are ``SessionSyncReceiveResult/duplicate(_:)``;
+///   memory for this is bounded (``SessionSyncEngineConfiguration/dedupMemory``).
+/// - Per source peer, only the next expected sequence applies; a jump ahead gives
+///   ``SessionSyncReceiveResult/snapshotRequired(expectedSequence:receivedSequence:)``.
+/// - Adopting a snapshot moves every per-peer baseline to what the snapshot reflects and
+///   re-applies the engine's recent events it does not reflect, so no applied event is lost.
+public struct SessionSyncEngine<State, Event, Reducer, ConflictPolicy>: Sendable
+where
+    State: Sendable, Event: Sendable,
+    Reducer: SessionSyncReducer, Reducer.State == State, Reducer.Event == Event,
+    ConflictPolicy: SessionConflictPolicy, ConflictPolicy.State == State, ConflictPolicy.Event == Event
+{
+    /// One applied (or policy-ignored) event kept for re-application after a snapshot.
+    struct HistoryEntry: Sendable {
+        var metadata: SessionSyncMetadata
+        var event: Event
+        var isLocal: Bool
+    }
+
+    /// The session this engine belongs to.
+    public let sessionID: UUID
+    /// The feature this engine syncs.
+    public let featureID: String
+    /// This device.
+    public let localPeer: SessionPeer
+    /// The `payloadType` of envelopes this engine makes and accepts.
+    public let eventPayloadType: String
+    /// The `payloadType` of snapshots this engine makes and accepts.
+    public let statePayloadType: String
+    /// The current state.
+    public internal(set) var state: State
+    /// Grows by at least one with every state change (local event, accepted remote event,
+    /// adopted snapshot); carried by snapshots this engine makes.
+    public internal(set) var revision: UInt64 = 0
+    /// The last sequence this engine issued for its own events (0 before the first).
+    public internal(set) var localSequence: UInt64 = 0
+    /// For every remote source peer, the last sequence applied or ignored (the baseline: the
+    /// next expected sequence is one more).
+    public internal(set) var lastSequenceByPeerID: [String: UInt64] = [:]
+    /// Metadata of the most recently applied event or adopted snapshot.
+    public internal(set) var lastAppliedMetadata: SessionSyncMetadata?
+
+    let reducer: Reducer
+    let conflictPolicy: ConflictPolicy
+    let configuration: SessionSyncEngineConfiguration
+    var eventIDs: SessionEventIDGenerator
+    var recentEventIDs: Set<UUID> = []
+    var recentEventIDOrder: BoundedRing<UUID>
+    var history: BoundedRing<HistoryEntry>
+    var adoptedRevisionBySource: [String: UInt64] = [:]
+
+    /// Creates an engine at `initialState`, revision 0, with no events seen.
+    ///
+    /// - Parameters:
+    ///   - sessionID: the session instance both peers agree on.
+    ///   - featureID: the feature (filters envelopes of other features).
+    ///   - localPeer: this device; its `id` becomes `sourcePeerID` of everything sent.
+    ///   - initialState: the state before any event.
+    ///   - reducer: the feature's pure reducer.
+    ///   - conflictPolicy: the feature's filter for remote events.
+    ///   - configuration: memory bounds, payload type names, id source.
+    public init(
+        sessionID: UUID,
+        featureID: String,
+        localPeer: SessionPeer,
+        initialState: State,
+        reducer: Reducer,
+        conflictPolicy: ConflictPolicy,
+        configuration: SessionSyncEngineConfiguration = SessionSyncEngineConfiguration()
+    ) {
+        self.sessionID = sessionID
+        self.featureID = featureID
+        self.localPeer = localPeer
+        self.state = initialState
+        self.reducer = reducer
+        self.conflictPolicy = conflictPolicy
+        self.configuration = configuration
+        self.eventPayloadType = configuration.eventPayloadType ?? String(describing: Event.self)
+        self.statePayloadType = configuration.statePayloadType ?? String(describing: State.self)
+        self.eventIDs = configuration.eventIDs
+        self.recentEventIDOrder = BoundedRing(capacity: configuration.dedupMemory)
+        self.history = BoundedRing(capacity: configuration.historyLimit)
+    }
+
+    /// The baseline of every source peer, this one included: what a snapshot made now reflects.
+    public var reflectedSequences: [String: UInt64] {
+        var result = lastSequenceByPeerID
+        if localSequence > 0 { result[localPeer.id] = localSequence }
+        return result
+    }
+
+    /// Applies a local event and returns the envelope to send to the peers.
+    ///
+    /// Local events bypass the conflict policy. If the reducer throws, nothing changes (no
+    /// sequence is consumed) and ``SessionSyncError/reducerFailed(eventID:reason:)`` is thrown.
+    public mutating func submitLocal(
+        _ event: Event, at timestamp: Date, monotonicTimestamp: TimeInterval? = nil
+    ) throws -> SessionSyncEnvelope<Event> {
+        let metadata = SessionSyncMetadata(
+            sessionID: sessionID, featureID: featureID, sourcePeerID: localPeer.id,
+            eventID: eventIDs.next(), sequence: localSequence + 1, causalTimestamp: timestamp,
+            monotonicTimestamp: monotonicTimestamp, payloadType: eventPayloadType)
+        var next = state
+        do {
+            try reducer.reduce(state: &next, event: event, context: SessionEventContext(metadata: metadata, isLocal: true))
+        } catch {
+            throw SessionSyncError.reducerFailed(eventID: metadata.eventID, reason: String(describing: error))
+        }
+        state = next
+        localSequence = metadata.sequence
+        revision &+= 1
+        lastAppliedMetadata = metadata
+        remember(metadata.eventID)
+        history.append(HistoryEntry(metadata: metadata, event: event, isLocal: true))
+        return SessionSyncEnvelope(metadata: metadata, payload: event)
+    }
+
+    /// Decides what to do with an envelope from a peer, and applies it when it is new and in order.
+    ///
+    /// - Throws: a ``SessionSyncError`` when session, feature, payload type or protocol version
+    ///   do not match, when the reducer throws, or when too many peers appear.
+    public mutating func receive(_ envelope: SessionSyncEnvelope<Event>) throws -> SessionSyncReceiveResult<State> {
+        let metadata = envelope.metadata
+        try validate(metadata, payloadType: eventPayloadType)
+        if metadata.sourcePeerID == localPeer.id || recentEventIDs.contains(metadata.eventID) {
+            return .duplicate(state)
+        }
+        let baseline = lastSequenceByPeerID[metadata.sourcePeerID]
+        if baseline == nil && lastSequenceByPeerID.count >= configuration.maxPeers {
+            throw SessionSyncError.tooManyPeers(limit: configuration.maxPeers)
+        }
+        let last = baseline ?? 0
+        if metadata.sequence <= last { return .duplicate(state) }
+        if metadata.sequence != last + 1 {
+            return .snapshotRequired(expectedSequence: last + 1, receivedSequence: metadata.sequence)
+        }
+        let applied = try applyRemote(envelope.payload, metadata: metadata, to: &state, isReplay: false)
+        lastSequenceByPeerID[metadata.sourcePeerID] = metadata.sequence
+        remember(metadata.eventID)
+        history.append(HistoryEntry(metadata: metadata, event: envelope.payload, isLocal: false))
+        guard applied else { return .ignored(state) }
+        revision &+= 1
+        lastAppliedMetadata = metadata
+        return .applied(state)
+    }
+
+    /// Runs the conflict policy and the reducer for a remote event on `target`.
+    /// Returns whether it applied; throws `reducerFailed` leaving `target` unchanged.
+    func applyRemote(_ event: Event, metadata: SessionSyncMetadata, to target: inout State, isReplay: Bool) throws -> Bool {
+        let context = SessionConflictContext(
+            state: target, metadata: metadata, lastAppliedMetadata: lastAppliedMetadata, isReplay: isReplay)
+        guard conflictPolicy.shouldApply(event: event, context: context) else { return false }
+        var next = target
+        do {
+            try reducer.reduce(state: &next, event: event, context: SessionEventContext(metadata: metadata, isLocal: false, isReplay: isReplay))
+        } catch {
+            throw SessionSyncError.reducerFailed(eventID: metadata.eventID, reason: String(describing: error))
+        }
+        target = next
+        return true
+    }
+
+    /// Throws unless `metadata` belongs to this engine's session, feature, payload type and version.
+    func validate(_ metadata: SessionSyncMetadata, payloadType: String) throws {
+        guard metadata.protocolVersion == SessionSyncProtocol.currentVersion else {
+            throw SessionSyncError.protocolVersionMismatch(expected: SessionSyncProtocol.currentVersion, received: metadata.protocolVersion)
+        }
+        guard metadata.sessionID == sessionID else {
+            throw SessionSyncError.sessionMismatch(expected: sessionID, received: metadata.sessionID)
+        }
+        guard metadata.featureID == featureID else {
+            throw SessionSyncError.featureMismatch(expected: featureID, received: metadata.featureID)
+        }
+        guard metadata.payloadType == payloadType else {
+            throw SessionSyncError.payloadTypeMismatch(expected: payloadType, received: metadata.payloadType)
+        }
+    }
+
+    /// Adds an id to the bounded dedup memory, forgetting the oldest when full.
+    mutating func remember(_ eventID: UUID) {
+        guard recentEventIDs.insert(eventID).inserted else { return }
+        if let evicted = recentEventIDOrder.append(eventID) {
+            recentEventIDs.remove(evicted)
+        }
+    }
+
+    /// How many event ids the dedup memory holds now (never more than the configured bound).
+    public var rememberedEventIDCount: Int { recentEventIDs.count }
+    /// How many events the re-apply history holds now (never more than the configured bound).
+    public var historyCount: Int { history.count }
+}
