@@ -73,12 +73,12 @@ struct EngineValidationTests {
         #expect(throws: SessionSyncError.self) { try erased.typed(as: TallyState.self) }
     }
 
-    @Test func reducerFailureAppliesNothing() throws {
+    @Test func reducerFailureConsumesNoSequence() throws {
         struct Failing: SessionSyncReducer {
             struct Boom: Error {}
             func reduce(state: inout Int, event: Int, context: SessionEventContext) throws {
-                state += event
                 if event < 0 { throw Boom() }
+                state += event
             }
         }
         var engine = SessionSyncEngine(

@@ -62,7 +62,9 @@ extension SessionSyncEngine {
                     throw SessionSyncError.reducerFailed(eventID: entry.metadata.eventID, reason: String(describing: error))
                 }
             } else {
-                _ = try applyRemote(entry.event, metadata: entry.metadata, to: &next, isReplay: true)
+                _ = try Self.applyRemote(
+                    entry.event, metadata: entry.metadata, to: &next, isReplay: true,
+                    reducer: reducer, policy: conflictPolicy, lastApplied: lastAppliedMetadata)
             }
         }
 

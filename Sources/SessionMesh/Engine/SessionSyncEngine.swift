@@ -103,8 +103,9 @@ where
 
     /// Applies a local event and returns the envelope to send to the peers.
     ///
-    /// Local events bypass the conflict policy. If the reducer throws, nothing changes (no
-    /// sequence is consumed) and ``SessionSyncError/reducerFailed(eventID:reason:)`` is thrown.
+    /// Local events bypass the conflict policy. If the reducer throws, no sequence is consumed
+    /// and ``SessionSyncError/reducerFailed(eventID:reason:)`` is thrown (see
+    /// ``SessionSyncReducer`` for why a reducer must throw before it mutates).
     public mutating func submitLocal(
         _ event: Event, at timestamp: Date, monotonicTimestamp: TimeInterval? = nil
     ) throws -> SessionSyncEnvelope<Event> {
@@ -112,13 +113,11 @@ where
             sessionID: sessionID, featureID: featureID, sourcePeerID: localPeer.id,
             eventID: eventIDs.next(), sequence: localSequence + 1, causalTimestamp: timestamp,
             monotonicTimestamp: monotonicTimestamp, payloadType: eventPayloadType)
-        var next = state
         do {
-            try reducer.reduce(state: &next, event: event, context: SessionEventContext(metadata: metadata, isLocal: true))
+            try reducer.reduce(state: &state, event: event, context: SessionEventContext(metadata: metadata, isLocal: true))
         } catch {
             throw SessionSyncError.reducerFailed(eventID: metadata.eventID, reason: String(describing: error))
         }
-        state = next
         localSequence = metadata.sequence
         revision &+= 1
         lastAppliedMetadata = metadata
@@ -146,7 +145,9 @@ where
         if metadata.sequence != last + 1 {
             return .snapshotRequired(expectedSequence: last + 1, receivedSequence: metadata.sequence)
         }
-        let applied = try applyRemote(envelope.payload, metadata: metadata, to: &state, isReplay: false)
+        let applied = try Self.applyRemote(
+            envelope.payload, metadata: metadata, to: &state, isReplay: false,
+            reducer: reducer, policy: conflictPolicy, lastApplied: lastAppliedMetadata)
         lastSequenceByPeerID[metadata.sourcePeerID] = metadata.sequence
         remember(metadata.eventID)
         history.append(HistoryEntry(metadata: metadata, event: envelope.payload, isLocal: false))
@@ -156,20 +157,30 @@ where
         return .applied(state)
     }
 
-    /// Runs the conflict policy and the reducer for a remote event on `target`.
-    /// Returns whether it applied; throws `reducerFailed` leaving `target` unchanged.
-    func applyRemote(_ event: Event, metadata: SessionSyncMetadata, to target: inout State, isReplay: Bool) throws -> Bool {
-        let context = SessionConflictContext(
-            state: target, metadata: metadata, lastAppliedMetadata: lastAppliedMetadata, isReplay: isReplay)
-        guard conflictPolicy.shouldApply(event: event, context: context) else { return false }
-        var next = target
+    /// Runs the conflict policy and the reducer for a remote event on `target`, in place.
+    /// Returns whether it applied; throws `reducerFailed` if the reducer throws.
+    ///
+    /// Static, with everything passed in, so that no copy of `self` (which would share the
+    /// state's storage and force a full copy of it on mutation) is alive while `target`
+    /// (usually `self.state`) is mutated.
+    static func applyRemote(
+        _ event: Event, metadata: SessionSyncMetadata, to target: inout State, isReplay: Bool,
+        reducer: Reducer, policy: ConflictPolicy, lastApplied: SessionSyncMetadata?
+    ) throws -> Bool {
+        guard accepts(event, metadata: metadata, on: target, isReplay: isReplay, policy: policy, lastApplied: lastApplied) else { return false }
         do {
-            try reducer.reduce(state: &next, event: event, context: SessionEventContext(metadata: metadata, isLocal: false, isReplay: isReplay))
+            try reducer.reduce(state: &target, event: event, context: SessionEventContext(metadata: metadata, isLocal: false, isReplay: isReplay))
         } catch {
             throw SessionSyncError.reducerFailed(eventID: metadata.eventID, reason: String(describing: error))
         }
-        target = next
         return true
+    }
+
+    /// Asks the conflict policy. A separate function so the context (which shares the state's
+    /// storage) is gone before the reducer mutates the state in place.
+    static func accepts(_ event: Event, metadata: SessionSyncMetadata, on target: State, isReplay: Bool, policy: ConflictPolicy, lastApplied: SessionSyncMetadata?) -> Bool {
+        policy.shouldApply(event: event, context: SessionConflictContext(
+            state: target, metadata: metadata, lastAppliedMetadata: lastApplied, isReplay: isReplay))
     }
 
     /// Throws unless `metadata` belongs to this engine's session, feature, payload type and version.

@@ -15,7 +15,7 @@ public enum SessionSyncError: Error, Sendable, Hashable, CustomStringConvertible
     case payloadEncodingFailed(payloadType: String, reason: String)
     /// Payload bytes could not be decoded as the expected type.
     case payloadDecodingFailed(payloadType: String, reason: String)
-    /// The feature's reducer threw; nothing was applied and the sequence did not advance.
+    /// The feature's reducer threw; the sequence did not advance.
     case reducerFailed(eventID: UUID, reason: String)
     /// A new source peer would exceed the engine's configured peer limit.
     case tooManyPeers(limit: Int)
@@ -40,7 +40,7 @@ public enum SessionSyncError: Error, Sendable, Hashable, CustomStringConvertible
         case let .payloadDecodingFailed(payloadType, reason):
             "could not decode payload of type '\(payloadType)': \(reason)"
         case let .reducerFailed(eventID, reason):
-            "reducer failed on event \(eventID): \(reason); nothing was applied"
+            "reducer failed on event \(eventID): \(reason); its sequence was not consumed"
         case let .tooManyPeers(limit):
             "more than \(limit) source peers in one session; raise SessionSyncEngineConfiguration.maxPeers if that is expected"
         case let .unsupportedDeliveryMode(mode):

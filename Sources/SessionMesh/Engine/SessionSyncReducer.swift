@@ -1,8 +1,11 @@
 /// A feature's pure state transition: given the state and an event, mutate the state.
 ///
 /// Must be deterministic and free of side effects: both devices apply the same events with the
-/// same reducer and must reach the same state. Throwing leaves the state as it was (the engine
-/// reduces a copy) and surfaces as ``SessionSyncError/reducerFailed(eventID:reason:)``.
+/// same reducer and must reach the same state. The engine reduces its state *in place* (a copy
+/// per event would cost a full copy of the state each time), so a reducer that throws must do
+/// so before mutating anything; the error surfaces as
+/// ``SessionSyncError/reducerFailed(eventID:reason:)`` and the event's sequence is not consumed.
+/// Prefer refusing events in the ``SessionConflictPolicy``.
 /// For sticky terminal states, guard at the top of `reduce` *and* mirror the rule in the
 /// ``SessionConflictPolicy``.
 public protocol SessionSyncReducer<State, Event>: Sendable {
