@@ -105,3 +105,34 @@ struct EngineSnapshotTests {
         #expect(b.lastSequenceByPeerID == ["a": 1, "c": 1])
     }
 }
+
+@Suite("Engine catch-up between writer groups")
+struct EngineCatchUpTests {
+    /// Two pairs each learned the other member's events from a snapshot: neither pair can adopt
+    /// the other's snapshot, but the authors resend what the other side lacks and all converge.
+    @Test func eventsMissingBreaksTheSnapshotDeadlock() throws {
+        var p0 = Fixture.engine("p0"), p3 = Fixture.engine("p3"), p1 = Fixture.engine("p1"), p2 = Fixture.engine("p2")
+        _ = try p0.submitLocal(.add(1), at: Fixture.at(1))
+        _ = try p3.submitLocal(.add(2), at: Fixture.at(2))
+        _ = try p1.submitLocal(.add(4), at: Fixture.at(3))
+        _ = try p2.submitLocal(.add(8), at: Fixture.at(4))
+        // Within each pair, state moves by snapshot only.
+        _ = try p0.applySnapshot(p3.makeSnapshot(at: Fixture.at(5)))
+        _ = try p3.applySnapshot(p0.makeSnapshot(at: Fixture.at(5)))
+        _ = try p1.applySnapshot(p2.makeSnapshot(at: Fixture.at(5)))
+        _ = try p2.applySnapshot(p1.makeSnapshot(at: Fixture.at(5)))
+        let fromP1 = p1.makeSnapshot(at: Fixture.at(6))
+        #expect(try p0.applySnapshot(fromP1) == .staleIgnored(p0.state, currentRevision: p0.revision))
+        // p0 can still send p1 its own event; p3 does the same.
+        let resend0 = p0.eventsMissing(from: fromP1.reflectedSequences)
+        let resend3 = p3.eventsMissing(from: fromP1.reflectedSequences)
+        #expect(resend0.map(\.metadata.sourcePeerID) == ["p0"])
+        for e in resend0 + resend3 { #expect(try p1.receive(e) == .applied(p1.state)) }
+        let full = p1.makeSnapshot(at: Fixture.at(7))
+        for i in [0, 3, 2] {
+            var engine = [0: p0, 3: p3, 2: p2][i]!
+            #expect(try engine.applySnapshot(full) == .applied(p1.state))
+            #expect(engine.state.total == 15)
+        }
+    }
+}

@@ -82,3 +82,28 @@ extension SessionSyncEngine {
         return .applied(state)
     }
 }
+
+extension SessionSyncEngine {
+    /// The events this engine holds that a peer whose snapshot reflects `reflectedSequences`
+    /// lacks, oldest first: what to send that peer so it catches up event by event.
+    ///
+    /// With several writers, snapshots alone can deadlock: two groups of peers may each hold
+    /// events the other lacks, learned from snapshots rather than as events, so neither can
+    /// adopt the other's snapshot without losing something. The holder of the events breaks
+    /// that: after ``applySnapshot(_:)`` (whatever its outcome), send the peer these envelopes.
+    /// Per source peer, only an unbroken run starting right after the peer's baseline is
+    /// returned (anything else would only make the peer ask for a snapshot again); the
+    /// receiving engine applies them in order and deduplicates the rest.
+    public func eventsMissing(from reflectedSequences: [String: UInt64]) -> [SessionSyncEnvelope<Event>] {
+        var next: [String: UInt64] = [:]
+        var missing: [SessionSyncEnvelope<Event>] = []
+        history.forEach { entry in
+            let source = entry.metadata.sourcePeerID
+            let expected = next[source] ?? (reflectedSequences[source] ?? 0) + 1
+            guard entry.metadata.sequence == expected else { return }
+            next[source] = expected + 1
+            missing.append(SessionSyncEnvelope(metadata: entry.metadata, payload: entry.event))
+        }
+        return missing
+    }
+}

@@ -73,6 +73,12 @@ extension ScenarioNetwork {
         }
     }
 
+    /// The virtual instant of the next arrival, or `nil` when nothing is in flight. Lets a test
+    /// deliver one message at a time up to a deadline, reacting to each before the next.
+    public var nextArrival: Date? {
+        state.withLock { s in s.inFlight.map(\.deliverAt).min().map { epoch.addingTimeInterval(Double($0) / 1e9) } }
+    }
+
     /// Moves the virtual clock forward by `duration`, delivering everything due by then, in order.
     @discardableResult
     public func advance(by duration: Duration) -> [ScenarioDelivery] {
