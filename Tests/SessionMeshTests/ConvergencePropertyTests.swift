@@ -78,6 +78,7 @@ struct ConvergencePropertyTests {
         }
         mesh.figures.antiEntropyRounds = rounds
         guard mesh.converged else {
+            try mesh.verify()  // names a double-applied or missing event when that is the cause
             throw MeshScenario.Failure(description: "no convergence after \(rounds) snapshot rounds: \(mesh.engines.map { "\($0.localPeer.id) \($0.reflectedSequences)" })")
         }
         try mesh.verify()
@@ -139,6 +140,7 @@ struct ConvergencePropertyTests {
             throw MeshScenario.Failure(description: "follower \(engine.localPeer.id) issued events")
         }
         guard mesh.converged else {
+            try mesh.verify()
             throw MeshScenario.Failure(description: "followers differ from the owner: \(mesh.engines.map { "\($0.localPeer.id) \($0.reflectedSequences)" })")
         }
         try mesh.verify()
