@@ -12,9 +12,23 @@ public final class DiagnosticsSession: SessionSyncTransport {
     /// One recorded event.
     public struct Record: Sendable, Hashable {
         /// Whether this peer sent or received it.
-        public enum Direction: String, Sendable, Hashable { case sent, received }
+        public enum Direction: String, Sendable, Hashable {
+            /// This peer sent it.
+            case sent
+            /// This peer received it.
+            case received
+        }
         /// What moved.
-        public enum Kind: String, Sendable, Hashable { case envelope, snapshot, snapshotRequest, reachability }
+        public enum Kind: String, Sendable, Hashable {
+            /// An ``AnySessionSyncEnvelope``.
+            case envelope
+            /// An ``AnySessionSyncSnapshot``.
+            case snapshot
+            /// A ``SessionSnapshotRequest``.
+            case snapshotRequest
+            /// A ``SessionPeerReachability`` change.
+            case reachability
+        }
         /// Position in the recording, from 0.
         public var index: Int
         /// Sent or received.
