@@ -1,18 +1,20 @@
 /// A fixed-capacity FIFO that overwrites its oldest element when full. Internal building block
 /// for the engine's dedup memory and history.
+@usableFromInline
 struct BoundedRing<Element> {
-    private var storage: [Element?]
-    private var head = 0
-    private(set) var count = 0
-    let capacity: Int
+    @usableFromInline var storage: [Element?]
+    @usableFromInline var head = 0
+    @usableFromInline var count = 0
+    @usableFromInline let capacity: Int
 
+    @inlinable
     init(capacity: Int) {
         self.capacity = capacity
         storage = []
     }
 
     /// Appends `element`; returns the element it evicted, if the ring was full.
-    @discardableResult
+    @inlinable @discardableResult
     mutating func append(_ element: Element) -> Element? {
         guard capacity > 0 else { return element }
         if storage.count < capacity {
@@ -27,6 +29,7 @@ struct BoundedRing<Element> {
     }
 
     /// Elements oldest first.
+    @inlinable
     var elements: [Element] {
         var out: [Element] = []
         out.reserveCapacity(count)
@@ -35,6 +38,7 @@ struct BoundedRing<Element> {
     }
 
     /// Visits elements oldest first.
+    @inlinable
     func forEach(_ body: (Element) throws -> Void) rethrows {
         if storage.count < capacity {
             for e in storage { if let e { try body(e) } }

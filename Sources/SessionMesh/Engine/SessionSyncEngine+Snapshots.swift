@@ -68,17 +68,17 @@ extension SessionSyncEngine {
             }
         }
 
-        state = next
+        _state = next
         for (peer, sequence) in snapshot.reflectedSequences {
             if peer == localPeer.id {
-                localSequence = max(localSequence, sequence)
+                _localSequence = max(_localSequence, sequence)
             } else {
-                lastSequenceByPeerID[peer] = max(lastSequenceByPeerID[peer] ?? 0, sequence)
+                _lastSequenceByPeerID[peer] = max(_lastSequenceByPeerID[peer] ?? 0, sequence)
             }
         }
         adoptedRevisionBySource[metadata.sourcePeerID] = snapshot.revision
-        revision = max(revision, snapshot.revision) &+ 1
-        lastAppliedMetadata = replay.last?.metadata ?? metadata
+        _revision = max(_revision, snapshot.revision) &+ 1
+        _lastAppliedMetadata = replay.last?.metadata ?? metadata
         return .applied(state)
     }
 }

@@ -23,10 +23,18 @@ where
     ConflictPolicy: SessionConflictPolicy, ConflictPolicy.State == State, ConflictPolicy.Event == Event
 {
     /// One applied (or policy-ignored) event kept for re-application after a snapshot.
+    @usableFromInline
     struct HistoryEntry: Sendable {
-        var metadata: SessionSyncMetadata
-        var event: Event
-        var isLocal: Bool
+        @usableFromInline var metadata: SessionSyncMetadata
+        @usableFromInline var event: Event
+        @usableFromInline var isLocal: Bool
+
+        @inlinable
+        init(metadata: SessionSyncMetadata, event: Event, isLocal: Bool) {
+            self.metadata = metadata
+            self.event = event
+            self.isLocal = isLocal
+        }
     }
 
     /// The session this engine belongs to.
@@ -40,26 +48,33 @@ where
     /// The `payloadType` of snapshots this engine makes and accepts.
     public let statePayloadType: String
     /// The current state.
-    public internal(set) var state: State
+    @inlinable public var state: State { _state }
     /// Grows by at least one with every state change (local event, accepted remote event,
     /// adopted snapshot); carried by snapshots this engine makes.
-    public internal(set) var revision: UInt64 = 0
+    @inlinable public var revision: UInt64 { _revision }
     /// The last sequence this engine issued for its own events (0 before the first).
-    public internal(set) var localSequence: UInt64 = 0
+    @inlinable public var localSequence: UInt64 { _localSequence }
     /// For every remote source peer, the last sequence applied or ignored (the baseline: the
     /// next expected sequence is one more).
-    public internal(set) var lastSequenceByPeerID: [String: UInt64] = [:]
+    @inlinable public var lastSequenceByPeerID: [String: UInt64] { _lastSequenceByPeerID }
     /// Metadata of the most recently applied event or adopted snapshot.
-    public internal(set) var lastAppliedMetadata: SessionSyncMetadata?
+    @inlinable public var lastAppliedMetadata: SessionSyncMetadata? { _lastAppliedMetadata }
 
-    let reducer: Reducer
-    let conflictPolicy: ConflictPolicy
-    let configuration: SessionSyncEngineConfiguration
-    var eventIDs: SessionEventIDGenerator
-    var recentEventIDs: Set<UUID> = []
-    var recentEventIDOrder: BoundedRing<UUID>
-    var history: BoundedRing<HistoryEntry>
-    var adoptedRevisionBySource: [String: UInt64] = [:]
+    // Stored state. `@usableFromInline` so the hot paths can be `@inlinable` and specialised
+    // for the feature's concrete types in the caller's module (no generic metadata lookups).
+    @usableFromInline var _state: State
+    @usableFromInline var _revision: UInt64 = 0
+    @usableFromInline var _localSequence: UInt64 = 0
+    @usableFromInline var _lastSequenceByPeerID: [String: UInt64] = [:]
+    @usableFromInline var _lastAppliedMetadata: SessionSyncMetadata?
+    @usableFromInline let reducer: Reducer
+    @usableFromInline let conflictPolicy: ConflictPolicy
+    @usableFromInline let configuration: SessionSyncEngineConfiguration
+    @usableFromInline var eventIDs: SessionEventIDGenerator
+    @usableFromInline var recentEventIDs: Set<UUID> = []
+    @usableFromInline var recentEventIDOrder: BoundedRing<UUID>
+    @usableFromInline var history: BoundedRing<HistoryEntry>
+    @usableFromInline var adoptedRevisionBySource: [String: UInt64] = [:]
 
     /// Creates an engine at `initialState`, revision 0, with no events seen.
     ///
@@ -83,7 +98,7 @@ where
         self.sessionID = sessionID
         self.featureID = featureID
         self.localPeer = localPeer
-        self.state = initialState
+        self._state = initialState
         self.reducer = reducer
         self.conflictPolicy = conflictPolicy
         self.configuration = configuration
@@ -95,9 +110,10 @@ where
     }
 
     /// The baseline of every source peer, this one included: what a snapshot made now reflects.
+    @inlinable
     public var reflectedSequences: [String: UInt64] {
-        var result = lastSequenceByPeerID
-        if localSequence > 0 { result[localPeer.id] = localSequence }
+        var result = _lastSequenceByPeerID
+        if _localSequence > 0 { result[localPeer.id] = _localSequence }
         return result
     }
 
@@ -106,21 +122,22 @@ where
     /// Local events bypass the conflict policy. If the reducer throws, no sequence is consumed
     /// and ``SessionSyncError/reducerFailed(eventID:reason:)`` is thrown (see
     /// ``SessionSyncReducer`` for why a reducer must throw before it mutates).
+    @inlinable
     public mutating func submitLocal(
         _ event: Event, at timestamp: Date, monotonicTimestamp: TimeInterval? = nil
     ) throws -> SessionSyncEnvelope<Event> {
         let metadata = SessionSyncMetadata(
             sessionID: sessionID, featureID: featureID, sourcePeerID: localPeer.id,
-            eventID: eventIDs.next(), sequence: localSequence + 1, causalTimestamp: timestamp,
+            eventID: eventIDs.next(), sequence: _localSequence + 1, causalTimestamp: timestamp,
             monotonicTimestamp: monotonicTimestamp, payloadType: eventPayloadType)
         do {
-            try reducer.reduce(state: &state, event: event, context: SessionEventContext(metadata: metadata, isLocal: true))
+            try reducer.reduce(state: &_state, event: event, context: SessionEventContext(metadata: metadata, isLocal: true))
         } catch {
             throw SessionSyncError.reducerFailed(eventID: metadata.eventID, reason: String(describing: error))
         }
-        localSequence = metadata.sequence
-        revision &+= 1
-        lastAppliedMetadata = metadata
+        _localSequence = metadata.sequence
+        _revision &+= 1
+        _lastAppliedMetadata = metadata
         remember(metadata.eventID)
         history.append(HistoryEntry(metadata: metadata, event: event, isLocal: true))
         return SessionSyncEnvelope(metadata: metadata, payload: event)
@@ -130,31 +147,32 @@ where
     ///
     /// - Throws: a ``SessionSyncError`` when session, feature, payload type or protocol version
     ///   do not match, when the reducer throws, or when too many peers appear.
+    @inlinable
     public mutating func receive(_ envelope: SessionSyncEnvelope<Event>) throws -> SessionSyncReceiveResult<State> {
         let metadata = envelope.metadata
         try validate(metadata, payloadType: eventPayloadType)
         if metadata.sourcePeerID == localPeer.id || recentEventIDs.contains(metadata.eventID) {
-            return .duplicate(state)
+            return .duplicate(_state)
         }
-        let baseline = lastSequenceByPeerID[metadata.sourcePeerID]
-        if baseline == nil && lastSequenceByPeerID.count >= configuration.maxPeers {
+        let baseline = _lastSequenceByPeerID[metadata.sourcePeerID]
+        if baseline == nil && _lastSequenceByPeerID.count >= configuration.maxPeers {
             throw SessionSyncError.tooManyPeers(limit: configuration.maxPeers)
         }
         let last = baseline ?? 0
-        if metadata.sequence <= last { return .duplicate(state) }
+        if metadata.sequence <= last { return .duplicate(_state) }
         if metadata.sequence != last + 1 {
             return .snapshotRequired(expectedSequence: last + 1, receivedSequence: metadata.sequence)
         }
         let applied = try Self.applyRemote(
-            envelope.payload, metadata: metadata, to: &state, isReplay: false,
-            reducer: reducer, policy: conflictPolicy, lastApplied: lastAppliedMetadata)
-        lastSequenceByPeerID[metadata.sourcePeerID] = metadata.sequence
+            envelope.payload, metadata: metadata, to: &_state, isReplay: false,
+            reducer: reducer, policy: conflictPolicy, lastApplied: _lastAppliedMetadata)
+        _lastSequenceByPeerID[metadata.sourcePeerID] = metadata.sequence
         remember(metadata.eventID)
         history.append(HistoryEntry(metadata: metadata, event: envelope.payload, isLocal: false))
-        guard applied else { return .ignored(state) }
-        revision &+= 1
-        lastAppliedMetadata = metadata
-        return .applied(state)
+        guard applied else { return .ignored(_state) }
+        _revision &+= 1
+        _lastAppliedMetadata = metadata
+        return .applied(_state)
     }
 
     /// Runs the conflict policy and the reducer for a remote event on `target`, in place.
@@ -163,6 +181,7 @@ where
     /// Static, with everything passed in, so that no copy of `self` (which would share the
     /// state's storage and force a full copy of it on mutation) is alive while `target`
     /// (usually `self.state`) is mutated.
+    @inlinable
     static func applyRemote(
         _ event: Event, metadata: SessionSyncMetadata, to target: inout State, isReplay: Bool,
         reducer: Reducer, policy: ConflictPolicy, lastApplied: SessionSyncMetadata?
@@ -178,12 +197,14 @@ where
 
     /// Asks the conflict policy. A separate function so the context (which shares the state's
     /// storage) is gone before the reducer mutates the state in place.
+    @inlinable
     static func accepts(_ event: Event, metadata: SessionSyncMetadata, on target: State, isReplay: Bool, policy: ConflictPolicy, lastApplied: SessionSyncMetadata?) -> Bool {
         policy.shouldApply(event: event, context: SessionConflictContext(
             state: target, metadata: metadata, lastAppliedMetadata: lastApplied, isReplay: isReplay))
     }
 
     /// Throws unless `metadata` belongs to this engine's session, feature, payload type and version.
+    @inlinable
     func validate(_ metadata: SessionSyncMetadata, payloadType: String) throws {
         guard metadata.protocolVersion == SessionSyncProtocol.currentVersion else {
             throw SessionSyncError.protocolVersionMismatch(expected: SessionSyncProtocol.currentVersion, received: metadata.protocolVersion)
@@ -200,6 +221,7 @@ where
     }
 
     /// Adds an id to the bounded dedup memory, forgetting the oldest when full.
+    @inlinable
     mutating func remember(_ eventID: UUID) {
         guard recentEventIDs.insert(eventID).inserted else { return }
         if let evicted = recentEventIDOrder.append(eventID) {
@@ -208,7 +230,7 @@ where
     }
 
     /// How many event ids the dedup memory holds now (never more than the configured bound).
-    public var rememberedEventIDCount: Int { recentEventIDs.count }
+    @inlinable public var rememberedEventIDCount: Int { recentEventIDs.count }
     /// How many events the re-apply history holds now (never more than the configured bound).
-    public var historyCount: Int { history.count }
+    @inlinable public var historyCount: Int { history.count }
 }
