@@ -127,6 +127,8 @@ struct EngineCatchUpTests {
         let resend0 = p0.eventsMissing(from: fromP1.reflectedSequences)
         let resend3 = p3.eventsMissing(from: fromP1.reflectedSequences)
         #expect(resend0.map(\.metadata.sourcePeerID) == ["p0"])
+        // p0 holds only its own event as an event; it never resends a peer's own events to it.
+        #expect(p0.eventsMissing(from: [:], forPeer: "p0").isEmpty)
         for e in resend0 + resend3 { #expect(try p1.receive(e) == .applied(p1.state)) }
         let full = p1.makeSnapshot(at: Fixture.at(7))
         for i in [0, 3, 2] {

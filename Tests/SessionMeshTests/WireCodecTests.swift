@@ -100,3 +100,17 @@ struct WireCodecTests {
 extension Array where Element == UInt8 {
     func firstIndex(of value: UInt8, after start: Int) -> Int? { self[start...].firstIndex(of: value) }
 }
+
+@Suite("Wire codec appending")
+struct WireCodecAppendingTests {
+    @Test func appendingWritesAfterAPrefixAndRollsBackOnError() throws {
+        let request = SessionWireCodec.Message.snapshotRequest(SessionSnapshotRequest(sessionID: Fixture.session, requestingPeerID: "b"))
+        var frame: [UInt8] = [0xF0, 0x0D]
+        try SessionWireCodec.encode(request, appendingTo: &frame)
+        #expect(Array(frame.dropFirst(2)) == (try SessionWireCodec.encode(request)))
+        let tooLong = SessionWireCodec.Message.snapshotRequest(SessionSnapshotRequest(sessionID: Fixture.session, requestingPeerID: String(repeating: "x", count: 5_000)))
+        let before = frame
+        #expect(throws: SessionWireError.self) { try SessionWireCodec.encode(tooLong, appendingTo: &frame) }
+        #expect(frame == before)
+    }
+}

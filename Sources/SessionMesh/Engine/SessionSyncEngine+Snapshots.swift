@@ -93,12 +93,15 @@ extension SessionSyncEngine {
     /// that: after ``applySnapshot(_:)`` (whatever its outcome), send the peer these envelopes.
     /// Per source peer, only an unbroken run starting right after the peer's baseline is
     /// returned (anything else would only make the peer ask for a snapshot again); the
-    /// receiving engine applies them in order and deduplicates the rest.
-    public func eventsMissing(from reflectedSequences: [String: UInt64]) -> [SessionSyncEnvelope<Event>] {
+    /// receiving engine applies them in order and deduplicates the rest. Pass the snapshot's
+    /// maker as `peerID` to leave out its own events (it never lacks them, and with reordering
+    /// an older snapshot of it often arrives late).
+    public func eventsMissing(from reflectedSequences: [String: UInt64], forPeer peerID: String? = nil) -> [SessionSyncEnvelope<Event>] {
         var next: [String: UInt64] = [:]
         var missing: [SessionSyncEnvelope<Event>] = []
         history.forEach { entry in
             let source = entry.metadata.sourcePeerID
+            guard source != peerID else { return }
             let expected = next[source] ?? (reflectedSequences[source] ?? 0) + 1
             guard entry.metadata.sequence == expected else { return }
             next[source] = expected + 1

@@ -69,19 +69,63 @@ public enum SessionWireCodec {
     /// Encodes an envelope. Throws ``SessionWireError`` when a field exceeds `limits`, a
     /// timestamp is not finite, or the protocol version is out of range.
     public static func encode(_ envelope: AnySessionSyncEnvelope, limits: SessionWireLimits = .default) throws -> [UInt8] {
-        var w = WireWriter(capacity: 96 + envelope.payload.count, limits: limits)
-        header(.envelope, &w)
-        try metadata(envelope.metadata, &w)
-        try w.payload(envelope.payload, field: "payload")
+        var w = WireWriter(bytes: [], capacity: 96 + envelope.payload.count, limits: limits)
+        try write(envelope, &w)
         return w.bytes
     }
 
-    /// Encodes a snapshot (peer entries sorted by UTF-8 bytes). Throws like ``encode(_:limits:)-(AnySessionSyncEnvelope,_)``.
+    /// Encodes a snapshot (peer entries sorted by UTF-8 bytes). Throws like the envelope overload.
     public static func encode(_ snapshot: AnySessionSyncSnapshot, limits: SessionWireLimits = .default) throws -> [UInt8] {
-        guard snapshot.reflectedSequences.count <= limits.maxReflectedPeers else {
-            throw SessionWireError(.limitExceeded, offset: 0, detail: "reflectedSequences has \(snapshot.reflectedSequences.count) entries, limit \(limits.maxReflectedPeers)")
+        var w = WireWriter(bytes: [], capacity: 128 + snapshot.state.count + 24 * snapshot.reflectedSequences.count, limits: limits)
+        try write(snapshot, &w)
+        return w.bytes
+    }
+
+    /// Encodes a snapshot request. Throws like the envelope overload.
+    public static func encode(_ request: SessionSnapshotRequest, limits: SessionWireLimits = .default) throws -> [UInt8] {
+        var w = WireWriter(bytes: [], capacity: 64, limits: limits)
+        try write(request, &w)
+        return w.bytes
+    }
+
+    /// Encodes any message.
+    public static func encode(_ message: Message, limits: SessionWireLimits = .default) throws -> [UInt8] {
+        switch message {
+        case let .envelope(e): try encode(e, limits: limits)
+        case let .snapshot(s): try encode(s, limits: limits)
+        case let .snapshotRequest(r): try encode(r, limits: limits)
         }
-        var w = WireWriter(capacity: 128 + snapshot.state.count + 24 * snapshot.reflectedSequences.count, limits: limits)
+    }
+
+    /// Encodes any message at the end of `bytes` (e.g. after a frame header the caller wrote),
+    /// writing into the same array. On a throw, `bytes` is left as it was.
+    public static func encode(_ message: Message, appendingTo bytes: inout [UInt8], limits: SessionWireLimits = .default) throws {
+        let start = bytes.count
+        var w = WireWriter(bytes: bytes, capacity: 0, limits: limits)
+        bytes = []
+        defer { bytes = w.bytes }
+        do {
+            switch message {
+            case let .envelope(e): try write(e, &w)
+            case let .snapshot(s): try write(s, &w)
+            case let .snapshotRequest(r): try write(r, &w)
+            }
+        } catch {
+            w.bytes.removeSubrange(start...)
+            throw error
+        }
+    }
+
+    private static func write(_ envelope: AnySessionSyncEnvelope, _ w: inout WireWriter) throws {
+        header(.envelope, &w)
+        try metadata(envelope.metadata, &w)
+        try w.payload(envelope.payload, field: "payload")
+    }
+
+    private static func write(_ snapshot: AnySessionSyncSnapshot, _ w: inout WireWriter) throws {
+        guard snapshot.reflectedSequences.count <= w.limits.maxReflectedPeers else {
+            throw SessionWireError(.limitExceeded, offset: 0, detail: "reflectedSequences has \(snapshot.reflectedSequences.count) entries, limit \(w.limits.maxReflectedPeers)")
+        }
         header(.snapshot, &w)
         try metadata(snapshot.metadata, &w)
         w.varint(snapshot.revision)
@@ -92,12 +136,9 @@ public enum SessionWireCodec {
             w.varint(sequence)
         }
         try w.payload(snapshot.state, field: "state")
-        return w.bytes
     }
 
-    /// Encodes a snapshot request. Throws like ``encode(_:limits:)-(AnySessionSyncEnvelope,_)``.
-    public static func encode(_ request: SessionSnapshotRequest, limits: SessionWireLimits = .default) throws -> [UInt8] {
-        var w = WireWriter(capacity: 64, limits: limits)
+    private static func write(_ request: SessionSnapshotRequest, _ w: inout WireWriter) throws {
         header(.snapshotRequest, &w)
         try w.protocolVersion(request.protocolVersion)
         w.uuid(request.sessionID)
@@ -112,16 +153,6 @@ public enum SessionWireCodec {
         if let target = request.targetPeerID { try w.string(target, field: "targetPeerID") }
         if let expected = request.expectedSequence { w.varint(expected) }
         if let received = request.receivedSequence { w.varint(received) }
-        return w.bytes
-    }
-
-    /// Encodes any message.
-    public static func encode(_ message: Message, limits: SessionWireLimits = .default) throws -> [UInt8] {
-        switch message {
-        case let .envelope(e): try encode(e, limits: limits)
-        case let .snapshot(s): try encode(s, limits: limits)
-        case let .snapshotRequest(r): try encode(r, limits: limits)
-        }
     }
 
     private static func header(_ kind: Kind, _ w: inout WireWriter) {

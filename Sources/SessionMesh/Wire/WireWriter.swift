@@ -5,9 +5,9 @@ struct WireWriter {
     var bytes: [UInt8]
     let limits: SessionWireLimits
 
-    init(capacity: Int, limits: SessionWireLimits) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+    init(bytes: [UInt8], capacity: Int, limits: SessionWireLimits) {
+        self.bytes = bytes
+        self.bytes.reserveCapacity(bytes.count + capacity)
         self.limits = limits
     }
 

@@ -96,7 +96,7 @@ struct MeshScenario {
             case .staleIgnored: figures.snapshotsStale += 1
             }
             // Send the snapshot's maker what it lacks and this peer holds as events.
-            for envelope in engines[i].eventsMissing(from: erased.reflectedSequences) {
+            for envelope in engines[i].eventsMissing(from: erased.reflectedSequences, forPeer: d.from.id) {
                 figures.retransmitted += 1
                 try await transports[i].send(AnySessionSyncEnvelope(envelope), mode: .reliableEventually, to: d.from)
             }
