@@ -38,6 +38,8 @@ public struct LocalAPIErrorBody: Codable, Sendable, Equatable, Error, CustomStri
         public static let unsupportedBody = "unsupported-body"
         /// Too many requests in flight on this connection. Connection closed.
         public static let tooManyRequests = "too-many-requests"
+        /// The daemon already serves its maximum of connections. Connection closed.
+        public static let tooManyConnections = "too-many-connections"
         /// The daemon is shutting down. Connection closed.
         public static let shuttingDown = "shutting-down"
         /// An unexpected daemon-side failure. The connection stays open.
