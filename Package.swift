@@ -78,7 +78,9 @@ let package = Package(
         .executableTarget(
             name: "meshd",
             dependencies: [
-                "MeshDaemon",
+                "MeshDaemon", "MeshLocalAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -14,11 +14,15 @@ public struct LocalAPIDispatcher: Sendable {
     public let maximumBodyLength: Int
     /// Release version reported by `hello`.
     public let daemonVersion: String
+    /// Local API counters merged into the `status` reply's counters, if given.
+    public let counters: LocalAPICounters?
 
     /// Creates a dispatcher.
     public init(controlPlane: any MeshControlPlane, defaultPairingLifetime: Double,
                 maximumBodyLength: Int = LocalAPIWireFormat.defaultMaximumBodyLength,
-                daemonVersion: String = LocalAPIDispatcher.currentDaemonVersion) {
+                daemonVersion: String = LocalAPIDispatcher.currentDaemonVersion,
+                counters: LocalAPICounters? = nil) {
+        self.counters = counters
         self.controlPlane = controlPlane
         self.defaultPairingLifetime = defaultPairingLifetime
         self.maximumBodyLength = maximumBodyLength
@@ -56,7 +60,11 @@ public struct LocalAPIDispatcher: Sendable {
                 daemonVersion: daemonVersion, maximumBodyLength: maximumBodyLength,
                 operations: LocalAPIOperation.controlOperations.map(\.name), uid: credentials?.uid))
         case .status:
-            return try LocalAPIJSON.encode(await controlPlane.status())
+            var status = await controlPlane.status()
+            if let counters {
+                status.counters.merge(counters.snapshot()) { node, _ in node }
+            }
+            return try LocalAPIJSON.encode(status)
         case .peers:
             return try LocalAPIJSON.encode(PeersReply(peers: await controlPlane.peers()))
         case .pairCreate(let validFor):

@@ -28,7 +28,8 @@ public struct LocalAPIService: Service {
         self.configuration = configuration
         self.dispatcher = LocalAPIDispatcher(controlPlane: controlPlane,
                                              defaultPairingLifetime: configuration.pairingCodeLifetime,
-                                             maximumBodyLength: limits.maximumBodyLength)
+                                             maximumBodyLength: limits.maximumBodyLength,
+                                             counters: counters)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.limits = limits
@@ -45,4 +46,9 @@ public struct LocalAPIService: Service {
         try? await gracefulShutdown()
         await server.shutdown()
     }
+}
+
+extension LocalAPIService: CustomStringConvertible {
+    /// `LocalAPIService(SOCKET)`, for ServiceLifecycle's logs.
+    public var description: String { "LocalAPIService(\(configuration.socketPath))" }
 }

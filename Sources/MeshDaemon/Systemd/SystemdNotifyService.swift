@@ -49,3 +49,8 @@ public struct SystemdNotifyService: Service {
         }
     }
 }
+
+extension SystemdNotifyService: CustomStringConvertible {
+    /// `SystemdNotifyService`, for ServiceLifecycle's logs.
+    public var description: String { "SystemdNotifyService" }
+}
