@@ -21,6 +21,8 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var logger: Logger
     private var flow: LocalAPIFlowControl
     private var tasks: [UInt64: Task<Void, Never>] = [:]
+    private var queue: [(request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32)] = []
+    private var queueHead = 0
     private var nextTaskKey: UInt64 = 0
     private var credentials: PeerCredentials?
     private var closing = false
@@ -63,17 +65,20 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             }
             return
         }
-        guard flow.requestStarted() else {
+        switch flow.requestArrived() {
+        case .start:
+            start(request, operation: frame.operation, requestID: frame.requestID, context: context)
+        case .queue:
+            queue.append((request, frame.operation, frame.requestID))
+        case .reject:
             counters.add(.slowReaderCloses)
-            logger.warning("local API client exceeded the in-flight request limit; closing",
-                           metadata: ["api.inflight": "\(flow.inFlight)"])
+            logger.warning("local API client exceeded the request queue limit; closing",
+                           metadata: ["api.queued": "\(flow.queued)"])
             sendErrorAndClose(context: context, LocalAPIErrorBody(
                 code: LocalAPIErrorBody.Code.tooManyRequests,
-                message: "more than \(flow.hardInFlightLimit) requests in flight; read the replies before sending more"),
+                message: "more than \(flow.maximumQueued) requests waiting; read the replies before sending more"),
                 operation: frame.operation, requestID: frame.requestID)
-            return
         }
-        start(request, frame: frame, context: context)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -81,7 +86,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         if let framing = error as? LocalAPIFramingError {
             counters.add(.malformedInput)
             logger.debug("malformed local API frame; closing", metadata: ["error.code": "\(framing.code)"])
-            sendErrorAndClose(context: context, framing.errorBody, operation: .none, requestID: framing.requestID)
+            sendErrorAndClose(context: context, framing.errorBody, operation: .unspecified, requestID: framing.requestID)
         } else {
             logger.debug("local API connection error; closing", metadata: ["error": "\(error)"])
             closing = true
@@ -90,12 +95,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        let action = flow.writabilityChanged(to: context.channel.isWritable)
-        if let dropped = action.reportShed, let body = try? LocalAPIJSON.encode(EventsDroppedEvent(dropped: dropped)) {
-            context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .event, operation: .eventsDropped,
-                                                                requestID: 0, body: body)), promise: nil)
-        }
-        if action.resumeReading { context.read() }
+        apply(flow.writabilityChanged(to: context.channel.isWritable), context: context)
         context.fireChannelWritabilityChanged()
     }
 
@@ -120,7 +120,26 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
 
     // MARK: - Requests
 
-    private func start(_ request: LocalAPIRequest, frame: LocalAPIFrame, context: ChannelHandlerContext) {
+    private func apply(_ progress: LocalAPIFlowControl.Progress, context: ChannelHandlerContext) {
+        guard !closing else { return }
+        if let dropped = progress.reportShed, let body = try? LocalAPIJSON.encode(EventsDroppedEvent(dropped: dropped)) {
+            context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .event, operation: .eventsDropped,
+                                                                requestID: 0, body: body)), promise: nil)
+        }
+        for _ in 0..<progress.startQueued where queueHead < queue.count {
+            let next = queue[queueHead]
+            queueHead += 1
+            start(next.request, operation: next.operation, requestID: next.requestID, context: context)
+        }
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: queue.count < 64)
+            queueHead = 0
+        }
+        if progress.resumeReading { context.read() }
+    }
+
+    private func start(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32,
+                       context: ChannelHandlerContext) {
         let key = nextTaskKey
         nextTaskKey &+= 1
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -128,8 +147,6 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         let eventLoop = context.eventLoop
         let dispatcher = self.dispatcher
         let credentials = self.credentials
-        let operation = frame.operation
-        let requestID = frame.requestID
         logger.trace("local API request", metadata: ["api.op": "\(operation.name)", "api.request": "\(requestID)"])
         tasks[key] = Task {
             let outcome = await dispatcher.perform(request, credentials: credentials)
@@ -151,7 +168,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         case .failure(let error):
             write(context: context, error: error, operation: operation, requestID: requestID)
         }
-        if flow.requestFinished() { context.read() }
+        apply(flow.requestFinished(), context: context)
     }
 
     // MARK: - Output
@@ -167,6 +184,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         closing = true
         for task in tasks.values { task.cancel() }
         tasks.removeAll()
+        queue.removeAll()
         let body = (try? LocalAPIJSON.encode(error)) ?? ByteBuffer()
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .error, operation: operation,

@@ -13,10 +13,11 @@ public final class LocalAPIServer: Sendable {
     public struct Limits: Sendable, Equatable {
         /// Largest request body, bytes.
         public var maximumBodyLength = LocalAPIWireFormat.defaultMaximumBodyLength
-        /// Requests in flight per connection at which reading pauses.
-        public var softInFlightLimit = 32
-        /// Requests in flight per connection beyond which the connection is closed.
-        public var hardInFlightLimit = 256
+        /// Requests running at once per connection; more wait in its queue and reading pauses.
+        public var maximumInFlight = 32
+        /// Requests waiting per connection beyond which it is closed (one 64 KiB read holds at
+        /// most 4096 frames, so only a broken reader path could reach it).
+        public var maximumQueued = 8192
         /// Open connections beyond which new ones are refused.
         public var maximumConnections = 128
         /// Outbound bytes buffered per connection below which it counts as writable again.
@@ -100,7 +101,7 @@ public final class LocalAPIServer: Sendable {
         try? await serverChannel.close()
         let body = (try? LocalAPIJSON.encode(LocalAPIErrorBody(
             code: LocalAPIErrorBody.Code.shuttingDown, message: "meshd is shutting down"))) ?? ByteBuffer()
-        let frame = LocalAPIFrame(kind: .error, operation: .none, requestID: 0, body: body)
+        let frame = LocalAPIFrame(kind: .error, operation: .unspecified, requestID: 0, body: body)
         for channel in registry.closeAll() {
             channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
             try? await channel.closeFuture.get()
@@ -121,15 +122,15 @@ public final class LocalAPIServer: Sendable {
             let body = (try? LocalAPIJSON.encode(LocalAPIErrorBody(
                 code: LocalAPIErrorBody.Code.tooManyConnections,
                 message: "meshd already serves \(limits.maximumConnections) local connections; close some and retry"))) ?? ByteBuffer()
-            channel.writeAndFlush(LocalAPIFrame(kind: .error, operation: .none, requestID: 0, body: body))
+            channel.writeAndFlush(LocalAPIFrame(kind: .error, operation: .unspecified, requestID: 0, body: body))
                 .whenComplete { _ in channel.close(promise: nil) }
             return
         }
         channel.closeFuture.whenComplete { _ in registry.remove(channel) }
         try sync.addHandler(LocalAPIConnectionHandler(
             dispatcher: dispatcher, counters: counters,
-            flow: LocalAPIFlowControl(softInFlightLimit: limits.softInFlightLimit,
-                                      hardInFlightLimit: limits.hardInFlightLimit),
+            flow: LocalAPIFlowControl(maximumInFlight: limits.maximumInFlight,
+                                      maximumQueued: limits.maximumQueued),
             logger: logger))
     }
 }

@@ -19,7 +19,7 @@ public struct LocalAPIOperation: RawRepresentable, Sendable, Hashable, CustomStr
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// Used in error frames that answer no particular operation.
-    public static let none = LocalAPIOperation(rawValue: 0x0000)
+    public static let unspecified = LocalAPIOperation(rawValue: 0x0000)
     /// Protocol version and limits; optional first request.
     public static let hello = LocalAPIOperation(rawValue: 0x0001)
     /// The daemon's `DaemonStatus`.
@@ -55,7 +55,7 @@ public struct LocalAPIOperation: RawRepresentable, Sendable, Hashable, CustomStr
     /// The documented name (`pair.create`, …), or `op-0xNNNN` for an unknown code.
     public var name: String {
         switch self {
-        case .none: return "none"
+        case .unspecified: return "unspecified"
         case .hello: return "hello"
         case .status: return "status"
         case .peers: return "peers"
