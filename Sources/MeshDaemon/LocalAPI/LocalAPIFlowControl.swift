@@ -83,6 +83,13 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
         public var resumeReading: Bool
         /// Send an `events.dropped` event with this count.
         public var reportShed: UInt64?
+
+        /// Creates a progress value.
+        public init(startQueued: Int, resumeReading: Bool, reportShed: UInt64?) {
+            self.startQueued = startQueued
+            self.resumeReading = resumeReading
+            self.reportShed = reportShed
+        }
     }
 
     /// A request was answered.
