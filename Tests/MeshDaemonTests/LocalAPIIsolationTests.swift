@@ -23,9 +23,9 @@ struct LocalAPIIsolationTests {
 
         let bad = try RawSocket(path: test.socketPath)
         bad.send(bytes)
-        let reply = try #require(bad.readFrame(), "\(label): no error frame")
+        let reply = try #require(try await bad.readFrame(), "\(label): no error frame")
         #expect(reply.errorBody?.code == code, "\(label)")
-        #expect(bad.closesSoon(), "\(label): connection not closed")
+        #expect(try await bad.closesSoon(), "\(label): connection not closed")
 
         #expect(try await good.status().name == "fake")
         #expect(try await good.peers().count == 1)

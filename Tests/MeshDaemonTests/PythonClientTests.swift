@@ -10,9 +10,14 @@ struct PythonClientTests {
 
     static let python: String? = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    private func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let python = try #require(Self.python)
+        return try await blocking { try Self.runNow(python: python, arguments) }
+    }
+
+    private static func runNow(python: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(Self.python))
+        process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [Self.script] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -28,23 +33,23 @@ struct PythonClientTests {
         let test = try await TestServer.start()
         defer { Task { await test.stop() } }
 
-        let status = try run(["--socket", test.socketPath, "status"])
+        let status = try await run(["--socket", test.socketPath, "status"])
         #expect(status.status == 0, "\(status.output)")
         let decoded = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
         #expect(decoded?["name"] as? String == "fake")
 
-        let peers = try run(["--socket", test.socketPath, "peers"])
+        let peers = try await run(["--socket", test.socketPath, "peers"])
         #expect(peers.output.contains("\"channel\": \"active\""))
 
-        let ping = try run(["--socket", test.socketPath, "ping", #"{"deviceID": "AAAAAAA", "count": 5}"#])
+        let ping = try await run(["--socket", test.socketPath, "ping", #"{"deviceID": "AAAAAAA", "count": 5}"#])
         #expect(ping.status == 0)
         #expect(ping.output.contains("\"p99Microseconds\": 120"))
 
-        let failed = try run(["--socket", test.socketPath, "unpair", #"{"deviceID": "nobody"}"#])
+        let failed = try await run(["--socket", test.socketPath, "unpair", #"{"deviceID": "nobody"}"#])
         #expect(failed.status == 1)
         #expect(failed.output.contains("\"code\": \"unknown-peer\""))
 
-        let missing = try run(["--socket", test.directory + "/none.sock", "status"])
+        let missing = try await run(["--socket", test.directory + "/none.sock", "status"])
         #expect(missing.status == 3)
     }
 }

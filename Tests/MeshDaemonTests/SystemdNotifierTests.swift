@@ -10,7 +10,7 @@ import Testing
 @Suite("sd_notify")
 struct SystemdNotifierTests {
     /// A datagram socket bound where systemd's would be; `path` may start with `@` (abstract).
-    final class NotifySocket {
+    final class NotifySocket: @unchecked Sendable {
         let fd: Int32
         let path: String
 
@@ -36,25 +36,29 @@ struct SystemdNotifierTests {
             if !path.hasPrefix("@") { unlink(path) }
         }
 
-        func receive() -> String? {
+        func receive() async throws -> String? {
+            try await blocking { self.receiveNow() }
+        }
+
+        func receiveNow() -> String? {
             var buffer = [UInt8](repeating: 0, count: 512)
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : nil
         }
     }
 
-    @Test func readyReachesAPathSocket() throws {
+    @Test func readyReachesAPathSocket() async throws {
         let listener = try NotifySocket(path: "/tmp/smt-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.path])
         #expect(notifier.isEnabled)
         try notifier.notify("READY=1")
-        #expect(listener.receive() == "READY=1")
+        #expect(try await listener.receive() == "READY=1")
     }
 
-    @Test func readyReachesAnAbstractSocket() throws {
+    @Test func readyReachesAnAbstractSocket() async throws {
         let listener = try NotifySocket(path: "@smt-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.path]).notify("READY=1")
-        #expect(listener.receive() == "READY=1")
+        #expect(try await listener.receive() == "READY=1")
     }
 
     @Test func withoutNotifySocketNothingIsSent() throws {
@@ -77,11 +81,11 @@ struct SystemdNotifierTests {
             services: [.init(service: SystemdNotifyService(notifier: notifier, logger: Logger(label: "test")))],
             logger: Logger(label: "test")))
         let running = Task { try await group.run() }
-        #expect(listener.receive() == "WATCHDOG=1")
-        #expect(listener.receive() == "WATCHDOG=1")
+        #expect(try await listener.receive() == "WATCHDOG=1")
+        #expect(try await listener.receive() == "WATCHDOG=1")
         await group.triggerGracefulShutdown()
         var messages: [String] = []
-        while messages.last != "STOPPING=1", messages.count < 20, let next = listener.receive() { messages.append(next) }
+        while messages.last != "STOPPING=1", messages.count < 20, let next = try await listener.receive() { messages.append(next) }
         #expect(messages.last == "STOPPING=1")
         try await running.value
     }

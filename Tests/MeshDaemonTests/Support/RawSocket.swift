@@ -7,7 +7,7 @@ import NIOCore
 
 /// A plain blocking Unix-socket client for sending arbitrary bytes and reading frames with a
 /// deadline, as a misbehaving client would.
-final class RawSocket {
+final class RawSocket: @unchecked Sendable {
     let fd: Int32
 
     init(path: String, receiveTimeout seconds: Int = 5) throws {
@@ -52,8 +52,17 @@ final class RawSocket {
         send(Array(buffer.readableBytesView))
     }
 
-    /// Reads one frame, or nil on EOF / timeout.
-    func readFrame() -> LocalAPIFrame? {
+    /// Reads one frame off the cooperative pool, or nil on EOF / timeout.
+    func readFrame() async throws -> LocalAPIFrame? {
+        try await blocking { self.readFrameNow() }
+    }
+
+    /// Whether the peer closes the connection within the receive timeout (off the pool).
+    func closesSoon() async throws -> Bool {
+        try await blocking { self.closesSoonNow() }
+    }
+
+    private func readFrameNow() -> LocalAPIFrame? {
         var buffer = ByteBuffer()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -64,8 +73,7 @@ final class RawSocket {
         }
     }
 
-    /// Whether the peer closes the connection within the receive timeout (reads and drops data).
-    func closesSoon() -> Bool {
+    private func closesSoonNow() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 4096)
         for _ in 0..<1000 {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
