@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import MeshLocalAPI
 import SessionMeshClient
@@ -72,6 +73,9 @@ func withDaemon<T>(_ parent: Meshctl, json: Bool, _ body: (MeshClient) async thr
         let result = try await body(client)
         await client.close()
         return result
+    } catch let code as ExitCode {
+        await client.close()
+        throw code
     } catch {
         await client.close()
         throw CLIFailure(error, json: json)
