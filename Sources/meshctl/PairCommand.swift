@@ -81,7 +81,10 @@ struct PairCommand: AsyncParsableCommand {
             group.cancelAll()
             return result
         }
-        if showCountdown { print("\r\u{1B}[2K", terminator: "") }
+        if showCountdown {
+            print("\r\u{1B}[2K", terminator: "")
+            fflush(nil)
+        }
         switch outcome {
         case .paired(let device):
             report(device)
