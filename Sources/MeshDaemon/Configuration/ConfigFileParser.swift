@@ -7,10 +7,15 @@
 public struct ConfigFileParser: Sendable {
     /// A parsed value.
     public enum Value: Sendable, Equatable {
+        /// A quoted string.
         case string(String)
+        /// An integer (decimal, `0o`, `0x` or `0b`).
         case integer(Int64)
+        /// A finite float.
         case float(Double)
+        /// `true` or `false`.
         case boolean(Bool)
+        /// `[ … ]`, possibly over several lines.
         case array([Value])
 
         /// The TOML type name, for error messages.
