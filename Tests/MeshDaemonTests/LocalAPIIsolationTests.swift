@@ -33,6 +33,29 @@ struct LocalAPIIsolationTests {
         await good.close()
     }
 
+    @Test func aClientThatHalfClosesGetsItsRepliesAndATruncatedFrameIsReported() async throws {
+        let test = try await TestServer.start()
+        defer { Task { await test.stop() } }
+
+        let polite = try RawSocket(path: test.socketPath)
+        polite.send(.request(.status, id: 1))
+        polite.send(.request(.peers, id: 2))
+        polite.shutdownWrite()
+        let first = try #require(try await polite.readFrame())
+        let second = try #require(try await polite.readFrame())
+        #expect(Set([first.requestID, second.requestID]) == [1, 2])
+        #expect(first.kind == .reply && second.kind == .reply)
+        #expect(try await polite.closesSoon())
+
+        let truncated = try RawSocket(path: test.socketPath)
+        truncated.send([0x53, 0x4D, 1, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 10, 0x7B])
+        truncated.shutdownWrite()
+        let error = try #require(try await truncated.readFrame())
+        #expect(error.errorBody?.code == "bad-frame")
+        #expect(error.errorBody?.message == "the connection ended inside a frame (17 bytes buffered)")
+        #expect(try await truncated.closesSoon())
+    }
+
     @Test func aClientThatNeverReadsDoesNotSlowOthers() async throws {
         var limits = LocalAPIServer.Limits()
         limits.writeBufferLowWatermark = 8 * 1024

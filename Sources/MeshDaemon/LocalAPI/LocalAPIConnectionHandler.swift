@@ -26,6 +26,8 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var nextTaskKey: UInt64 = 0
     private var credentials: PeerCredentials?
     private var closing = false
+    private var inputClosed = false
+    private var lastWrite: EventLoopFuture<Void>?
 
     init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl, logger: Logger) {
         self.dispatcher = dispatcher
@@ -92,6 +94,15 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             closing = true
             context.close(promise: nil)
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .some(ChannelEvent.inputClosed) = event as? ChannelEvent {
+            // The client shut down its write side: answer what it sent, then close.
+            inputClosed = true
+            closeIfDrained(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -163,20 +174,32 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         counters.add(.requests)
         switch outcome {
         case .success(let body):
-            context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation,
-                                                                requestID: requestID, body: body)), promise: nil)
+            lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation,
+                                                                            requestID: requestID, body: body)))
         case .failure(let error):
             write(context: context, error: error, operation: operation, requestID: requestID)
         }
         apply(flow.requestFinished(), context: context)
+        closeIfDrained(context: context)
+    }
+
+    private func closeIfDrained(context: ChannelHandlerContext) {
+        guard inputClosed, !closing, tasks.isEmpty, queueHead == queue.count else { return }
+        closing = true
+        let channel = context.channel
+        if let lastWrite {
+            lastWrite.whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            channel.close(promise: nil)
+        }
     }
 
     // MARK: - Output
 
     private func write(context: ChannelHandlerContext, error: LocalAPIErrorBody, operation: LocalAPIOperation, requestID: UInt32) {
         let body = (try? LocalAPIJSON.encode(error)) ?? ByteBuffer()
-        context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .error, operation: operation,
-                                                            requestID: requestID, body: body)), promise: nil)
+        lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .error, operation: operation,
+                                                                        requestID: requestID, body: body)))
     }
 
     private func sendErrorAndClose(context: ChannelHandlerContext, _ error: LocalAPIErrorBody,

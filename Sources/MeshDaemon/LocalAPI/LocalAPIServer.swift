@@ -65,6 +65,7 @@ public final class LocalAPIServer: Sendable {
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .childChannelOption(ChannelOptions.autoRead, value: true)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelOption(ChannelOptions.writeBufferWaterMark,
                                 value: .init(low: limits.writeBufferLowWatermark, high: limits.writeBufferHighWatermark))
             .childChannelInitializer { channel in

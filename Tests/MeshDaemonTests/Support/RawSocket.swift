@@ -9,6 +9,7 @@ import NIOCore
 /// deadline, as a misbehaving client would.
 final class RawSocket: @unchecked Sendable {
     let fd: Int32
+    private var pending = ByteBuffer()
 
     init(path: String, receiveTimeout seconds: Int = 5) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -28,6 +29,9 @@ final class RawSocket: @unchecked Sendable {
     }
 
     deinit { close(fd) }
+
+    /// Half-closes: no more bytes from this side (`shutdown(SHUT_WR)`).
+    func shutdownWrite() { _ = shutdown(fd, Int32(SHUT_WR)) }
 
     /// Makes writes non-blocking (for a client that floods without reading).
     func setNonBlocking() {
@@ -63,13 +67,12 @@ final class RawSocket: @unchecked Sendable {
     }
 
     private func readFrameNow() -> LocalAPIFrame? {
-        var buffer = ByteBuffer()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            if let frame = try? LocalAPIFrameDecoder.parse(&buffer, maximumBodyLength: 16 << 20) { return frame }
+            if let frame = try? LocalAPIFrameDecoder.parse(&pending, maximumBodyLength: 16 << 20) { return frame }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n <= 0 { return nil }
-            buffer.writeBytes(chunk[0..<n])
+            pending.writeBytes(chunk[0..<n])
         }
     }
 
