@@ -49,18 +49,18 @@ struct LocalAPIFuzzTests {
     }
 
     @Test func theServerKeepsServingOthersThroughRandomMalformedClients() async throws {
-        let test = try await TestServer.start()
-        defer { Task { await test.stop() } }
-        let good = try await MeshClient.connect(socketPath: test.socketPath)
-        var rng = SeededGenerator(state: Self.seed(2))
-        for round in 0..<150 {
-            let bad = try RawSocket(path: test.socketPath, receiveTimeout: 2)
-            bad.send(Self.malformed(&rng))
-            bad.shutdownWrite()
-            #expect(try await bad.closesSoon(), "round \(round): the connection stayed open")
-            if round % 10 == 0 { #expect(try await good.status().name == "fake") }
+        try await withTestServer { test in
+            let good = try await MeshClient.connect(socketPath: test.socketPath)
+            var rng = SeededGenerator(state: Self.seed(2))
+            for round in 0..<150 {
+                let bad = try RawSocket(path: test.socketPath, receiveTimeout: 2)
+                bad.send(Self.malformed(&rng))
+                bad.shutdownWrite()
+                #expect(try await bad.closesSoon(), "round \(round): the connection stayed open")
+                if round % 10 == 0 { #expect(try await good.status().name == "fake") }
+            }
+            #expect(try await good.peers().count == 1)
+            await good.close()
         }
-        #expect(try await good.peers().count == 1)
-        await good.close()
     }
 }

@@ -10,75 +10,75 @@ import Testing
 @Suite("Local API server over a real socket")
 struct LocalAPIServerTests {
     @Test func everyControlOperationRoundTripsThroughMeshClient() async throws {
-        let test = try await TestServer.start()
-        defer { Task { await test.stop() } }
-        let client = try await MeshClient.connect(socketPath: test.socketPath)
+        try await withTestServer { test in
+            let client = try await MeshClient.connect(socketPath: test.socketPath)
 
-        let hello = try await client.hello(client: "tests")
-        #expect(hello.protocolVersion == 1)
-        #expect(hello.operations.contains("pair.join"))
-        #expect(hello.uid == getuid())
+            let hello = try await client.hello(client: "tests")
+            #expect(hello.protocolVersion == 1)
+            #expect(hello.operations.contains("pair.join"))
+            #expect(hello.uid == getuid())
 
-        #expect(try await client.status() == (await test.controlPlane.status()))
-        #expect(try await client.peers() == (await test.controlPlane.peers()))
+            #expect(try await client.status() == (await test.controlPlane.status()))
+            #expect(try await client.peers() == (await test.controlPlane.peers()))
 
-        let invitation = try await client.createPairingCode(validFor: 60)
-        #expect(invitation == PairingInvitation(code: FakeControlPlane.code, expires: 1_700_000_060))
-        _ = try await client.createPairingCode()
-        #expect(await test.controlPlane.createdLifetimes == [60, 300])
+            let invitation = try await client.createPairingCode(validFor: 60)
+            #expect(invitation == PairingInvitation(code: FakeControlPlane.code, expires: 1_700_000_060))
+            _ = try await client.createPairingCode()
+            #expect(await test.controlPlane.createdLifetimes == [60, 300])
 
-        let joined = try await client.joinPairing(code: FakeControlPlane.code, address: "127.0.0.1:47001")
-        #expect(joined.verification == "4821 0375")
+            let joined = try await client.joinPairing(code: FakeControlPlane.code, address: "127.0.0.1:47001")
+            #expect(joined.verification == "4821 0375")
 
-        try await client.unpair(deviceID: "AAAAAAA")
-        #expect(await test.controlPlane.unpaired == ["AAAAAAA"])
+            try await client.unpair(deviceID: "AAAAAAA")
+            #expect(await test.controlPlane.unpaired == ["AAAAAAA"])
 
-        let report = try await client.ping(deviceID: "AAAAAAA", count: 200)
-        #expect(report.paths.map(\.path) == [.datagram, .stream])
-        #expect(report.paths.allSatisfy { $0.sent == 200 && $0.p99Microseconds == 120 })
-        await client.close()
+            let report = try await client.ping(deviceID: "AAAAAAA", count: 200)
+            #expect(report.paths.map(\.path) == [.datagram, .stream])
+            #expect(report.paths.allSatisfy { $0.sent == 200 && $0.p99Microseconds == 120 })
+            await client.close()
+        }
     }
 
     @Test func pairWaitEndsWithTheDeviceOrWithCancelOnTheSameConnection() async throws {
-        let test = try await TestServer.start()
-        defer { Task { await test.stop() } }
-        let client = try await MeshClient.connect(socketPath: test.socketPath)
-        let code = try await client.createPairingCode().code
+        try await withTestServer { test in
+            let client = try await MeshClient.connect(socketPath: test.socketPath)
+            let code = try await client.createPairingCode().code
 
-        async let paired = client.awaitPairing(code: code)
-        try await waitUntil { await test.controlPlane.waitingCount() == 1 }
-        await test.controlPlane.completePairing(code: code)
-        #expect(try await paired.name == "laptop")
+            async let paired = client.awaitPairing(code: code)
+            try await waitUntil { await test.controlPlane.waitingCount() == 1 }
+            await test.controlPlane.completePairing(code: code)
+            #expect(try await paired.name == "laptop")
 
-        let cancelled = Task { try await client.awaitPairing(code: code) }
-        try await waitUntil { await test.controlPlane.waitingCount() == 1 }
-        try await client.cancelPairing(code: code)
-        let outcome = await cancelled.result
-        #expect(throws: MeshClientError(kind: .daemon, code: "pairing-cancelled", message: "the pairing code was cancelled")) {
-            try outcome.get()
+            let cancelled = Task { try await client.awaitPairing(code: code) }
+            try await waitUntil { await test.controlPlane.waitingCount() == 1 }
+            try await client.cancelPairing(code: code)
+            let outcome = await cancelled.result
+            #expect(throws: MeshClientError(kind: .daemon, code: "pairing-cancelled", message: "the pairing code was cancelled")) {
+                try outcome.get()
+            }
+            #expect(await test.controlPlane.cancelledCodes == [code])
+            await client.close()
         }
-        #expect(await test.controlPlane.cancelledCodes == [code])
-        await client.close()
     }
 
     @Test func daemonErrorsSurfaceWithTheirCodeAndMessage() async throws {
-        let test = try await TestServer.start()
-        defer { Task { await test.stop() } }
-        let client = try await MeshClient.connect(socketPath: test.socketPath)
-        await #expect {
-            try await client.ping(deviceID: "nobody", count: 3)
-        } throws: { error in
-            guard let error = error as? MeshClientError else { return false }
-            return error.kind == .daemon && error.code == "unknown-peer"
-                && error.message == "no paired device matches 'nobody'; see `meshctl peers`"
+        try await withTestServer { test in
+            let client = try await MeshClient.connect(socketPath: test.socketPath)
+            await #expect {
+                try await client.ping(deviceID: "nobody", count: 3)
+            } throws: { error in
+                guard let error = error as? MeshClientError else { return false }
+                return error.kind == .daemon && error.code == "unknown-peer"
+                    && error.message == "no paired device matches 'nobody'; see `meshctl peers`"
+            }
+            await #expect {
+                try await client.joinPairing(code: "WRONG", address: "127.0.0.1:1")
+            } throws: { error in
+                (error as? MeshClientError)?.code == "pairing-failed"
+            }
+            #expect(try await client.status().name == "fake")
+            await client.close()
         }
-        await #expect {
-            try await client.joinPairing(code: "WRONG", address: "127.0.0.1:1")
-        } throws: { error in
-            (error as? MeshClientError)?.code == "pairing-failed"
-        }
-        #expect(try await client.status().name == "fake")
-        await client.close()
     }
 
     @Test func aMissingSocketSaysIsMeshdRunning() async throws {

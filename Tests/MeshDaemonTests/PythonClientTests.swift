@@ -30,26 +30,26 @@ struct PythonClientTests {
 
     @Test(.enabled(if: python != nil, "python3 is not installed"))
     func thePythonClientRoundTripsOperationsAndErrors() async throws {
-        let test = try await TestServer.start()
-        defer { Task { await test.stop() } }
+        try await withTestServer { test in
 
-        let status = try await run(["--socket", test.socketPath, "status"])
-        #expect(status.status == 0, "\(status.output)")
-        let decoded = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
-        #expect(decoded?["name"] as? String == "fake")
+            let status = try await run(["--socket", test.socketPath, "status"])
+            #expect(status.status == 0, "\(status.output)")
+            let decoded = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
+            #expect(decoded?["name"] as? String == "fake")
 
-        let peers = try await run(["--socket", test.socketPath, "peers"])
-        #expect(peers.output.contains("\"channel\": \"active\""))
+            let peers = try await run(["--socket", test.socketPath, "peers"])
+            #expect(peers.output.contains("\"channel\": \"active\""))
 
-        let ping = try await run(["--socket", test.socketPath, "ping", #"{"deviceID": "AAAAAAA", "count": 5}"#])
-        #expect(ping.status == 0)
-        #expect(ping.output.contains("\"p99Microseconds\": 120"))
+            let ping = try await run(["--socket", test.socketPath, "ping", #"{"deviceID": "AAAAAAA", "count": 5}"#])
+            #expect(ping.status == 0)
+            #expect(ping.output.contains("\"p99Microseconds\": 120"))
 
-        let failed = try await run(["--socket", test.socketPath, "unpair", #"{"deviceID": "nobody"}"#])
-        #expect(failed.status == 1)
-        #expect(failed.output.contains("\"code\": \"unknown-peer\""))
+            let failed = try await run(["--socket", test.socketPath, "unpair", #"{"deviceID": "nobody"}"#])
+            #expect(failed.status == 1)
+            #expect(failed.output.contains("\"code\": \"unknown-peer\""))
 
-        let missing = try await run(["--socket", test.directory + "/none.sock", "status"])
-        #expect(missing.status == 3)
+            let missing = try await run(["--socket", test.directory + "/none.sock", "status"])
+            #expect(missing.status == 3)
+        }
     }
 }

@@ -38,3 +38,16 @@ enum TemporaryFolder {
         return path
     }
 }
+
+/// Runs `body` with a started `TestServer` and always stops it (and removes its folder) after.
+func withTestServer(limits: LocalAPIServer.Limits = LocalAPIServer.Limits(),
+                    _ body: (TestServer) async throws -> Void) async throws {
+    let test = try await TestServer.start(limits: limits)
+    do {
+        try await body(test)
+    } catch {
+        await test.stop()
+        throw error
+    }
+    await test.stop()
+}
