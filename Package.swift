@@ -78,7 +78,9 @@ let package = Package(
         .executableTarget(
             name: "meshd",
             dependencies: [
-                "MeshDaemon",
+                "MeshDaemon", "MeshLocalAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -109,7 +111,14 @@ let package = Package(
         ),
         .testTarget(
             name: "MeshDaemonTests",
-            dependencies: ["MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto"],
+            dependencies: [
+                "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strict
         ),
     ]

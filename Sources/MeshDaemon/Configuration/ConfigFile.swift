@@ -1,0 +1,144 @@
+/// The settings a `meshd.toml` file gives, checked key by key (docs/CONFIG.md lists them).
+///
+/// Every field is optional: only what the file sets is applied over the defaults.
+public struct ConfigFile: Sendable, Equatable {
+    /// `name`.
+    public var name: String?
+    /// `state_dir`.
+    public var stateDirectory: String?
+    /// `socket`.
+    public var socketPath: String?
+    /// `socket_mode`.
+    public var socketMode: UInt16?
+    /// `listen`.
+    public var listen: DaemonConfiguration.Endpoint?
+    /// `peers`.
+    public var staticPeers: [DaemonConfiguration.Endpoint]?
+    /// `log_level`.
+    public var logLevel: String?
+    /// `pairing_code_lifetime`, seconds.
+    public var pairingCodeLifetime: Double?
+    /// `keepalive_interval`, seconds.
+    public var keepaliveInterval: Double?
+    /// `reachability_lease`, seconds.
+    public var reachabilityLease: Double?
+
+    /// Every key the file may contain.
+    public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
+                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease"]
+    /// Accepted `log_level` values.
+    public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    /// An empty file.
+    public init() {}
+
+    /// Parses and checks `text`; errors name `fileName`, the line and the key.
+    public init(parsing text: String, fileName: String) throws(ConfigurationError) {
+        self.init()
+        var lines: [String: Int] = [:]
+        for entry in try ConfigFileParser(fileName: fileName).parse(text) {
+            lines[entry.key] = entry.line
+            do throws(ConfigurationError) {
+                try apply(entry)
+            } catch {
+                throw ConfigurationError(file: fileName, line: entry.line, key: entry.key, message: error.message)
+            }
+        }
+        if let lease = reachabilityLease, let interval = keepaliveInterval, lease <= interval {
+            throw ConfigurationError(file: fileName, line: lines["reachability_lease"], key: "reachability_lease",
+                                     message: "must be longer than keepalive_interval (\(interval) s)")
+        }
+    }
+
+    private mutating func apply(_ entry: ConfigFileParser.Entry) throws(ConfigurationError) {
+        let value = entry.value
+        switch entry.key {
+        case "name":
+            let text = try string(value)
+            guard !text.isEmpty, text.count <= 64, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw ConfigurationError(message: "must be 1 to 64 printable characters")
+            }
+            name = text
+        case "state_dir":
+            stateDirectory = try absolutePath(value)
+        case "socket":
+            socketPath = try absolutePath(value)
+        case "socket_mode":
+            socketMode = try Self.socketMode(value)
+        case "listen":
+            listen = try DaemonConfiguration.Endpoint(parsing: try string(value), allowPortZero: true)
+        case "peers":
+            guard case .array(let items) = value else {
+                throw ConfigurationError(message: "must be an array of \"HOST:PORT\" strings, got \(value.typeName)")
+            }
+            var peers: [DaemonConfiguration.Endpoint] = []
+            for item in items { peers.append(try DaemonConfiguration.Endpoint(parsing: try string(item))) }
+            staticPeers = peers
+        case "log_level":
+            let level = try string(value)
+            guard Self.logLevels.contains(level) else {
+                throw ConfigurationError(message: "'\(level)' is not a log level; use one of \(Self.logLevels.joined(separator: ", "))")
+            }
+            logLevel = level
+        case "pairing_code_lifetime":
+            pairingCodeLifetime = try seconds(value, in: 10...3600)
+        case "keepalive_interval":
+            keepaliveInterval = try seconds(value, in: 0.05...60)
+        case "reachability_lease":
+            reachabilityLease = try seconds(value, in: 0.1...600)
+        default:
+            throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
+        }
+    }
+
+    private func string(_ value: ConfigFileParser.Value) throws(ConfigurationError) -> String {
+        guard case .string(let text) = value else {
+            throw ConfigurationError(message: "must be a quoted string, got \(value.typeName)")
+        }
+        return text
+    }
+
+    private func absolutePath(_ value: ConfigFileParser.Value) throws(ConfigurationError) -> String {
+        let path = try string(value)
+        guard path.hasPrefix("/") else { throw ConfigurationError(message: "'\(path)' must be an absolute path") }
+        return path
+    }
+
+    private func seconds(_ value: ConfigFileParser.Value, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
+        let number: Double
+        switch value {
+        case .integer(let n): number = Double(n)
+        case .float(let f): number = f
+        default: throw ConfigurationError(message: "must be a number of seconds, got \(value.typeName)")
+        }
+        guard range.contains(number) else {
+            throw ConfigurationError(message: "\(number) is out of range; use \(range.lowerBound) to \(range.upperBound) seconds")
+        }
+        return number
+    }
+
+    /// Reads a socket mode: an integer (`0o600`) or an octal string (`"0600"`, `"660"`). Owner
+    /// read+write is required; bits for others are refused.
+    public static func socketMode(_ value: ConfigFileParser.Value) throws(ConfigurationError) -> UInt16 {
+        let mode: Int64
+        switch value {
+        case .integer(let n):
+            guard n <= 0o777 else {
+                throw ConfigurationError(message: "\(n) is not a mode; write octal as 0o600 or \"0600\" (a bare 600 is decimal)")
+            }
+            mode = n
+        case .string(let text):
+            let digits = text.hasPrefix("0o") ? String(text.dropFirst(2)) : text
+            guard !digits.isEmpty, let n = Int64(digits, radix: 8) else {
+                throw ConfigurationError(message: "'\(text)' is not an octal mode; write 0o600 or \"0600\"")
+            }
+            mode = n
+        default:
+            throw ConfigurationError(message: "must be an octal mode such as 0o600 or \"0660\", got \(value.typeName)")
+        }
+        guard (0...0o777).contains(mode), mode & 0o600 == 0o600, mode & 0o007 == 0 else {
+            throw ConfigurationError(message: "mode \(String(mode, radix: 8)) is not allowed; the owner needs read+write and others no access (0600 or 0660)")
+        }
+        return UInt16(mode)
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// Resolves a `DaemonConfiguration`: the mode's defaults, then the config file, then flags.
+///
+/// This is `meshd`'s entry point for configuration; tests can call it with their own
+/// environment and file reader.
+public struct ConfigurationLoader: Sendable {
+    /// System daemon or per-user daemon.
+    public enum Mode: Sendable, Equatable {
+        /// `/var/lib/sessionmesh`, `/run/sessionmesh/meshd.sock`, `/etc/sessionmesh/meshd.toml`.
+        case system
+        /// XDG folders: state, runtime and config of the user (`meshd --user`).
+        case user
+    }
+
+    /// Command-line values; each one set overrides the file. Strings are unparsed flag text.
+    public struct Overrides: Sendable, Equatable {
+        /// `--config FILE`: must exist when given.
+        public var configFile: String?
+        /// `--state-dir DIR`.
+        public var stateDirectory: String?
+        /// `--socket PATH`.
+        public var socketPath: String?
+        /// `--listen HOST:PORT`.
+        public var listen: String?
+        /// `--peer HOST:PORT`, repeatable; when any is given they replace the file's `peers`.
+        public var peers: [String] = []
+        /// `--name NAME`.
+        public var name: String?
+        /// `--log-level LEVEL`.
+        public var logLevel: String?
+        /// `--clock-offset-ms N` (tests only).
+        public var clockOffsetMilliseconds: Int64?
+
+        /// No overrides.
+        public init() {}
+    }
+
+    /// The defaults of a mode.
+    public struct Defaults: Sendable, Equatable {
+        /// State folder.
+        public var stateDirectory: String
+        /// Socket path, or nil when the environment gives none (user mode without
+        /// `XDG_RUNTIME_DIR`).
+        public var socketPath: String?
+        /// Config file read when `--config` is not given (missing is fine).
+        public var configFile: String
+    }
+
+    /// The environment (`HOME`, `XDG_*`).
+    public let environment: [String: String]
+    /// Reads a file's text, or returns nil when it does not exist; throws for other failures.
+    public let readFile: @Sendable (String) throws -> String?
+    /// Folder relative flag paths are resolved against.
+    public let workingDirectory: String
+
+    /// Creates a loader over the real file system unless told otherwise.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
+                workingDirectory: String = FileManager.default.currentDirectoryPath,
+                readFile: @escaping @Sendable (String) throws -> String? = ConfigurationLoader.readFileIfPresent) {
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+        self.readFile = readFile
+    }
+
+    /// The defaults of `mode` in this environment.
+    public func defaults(for mode: Mode) throws(ConfigurationError) -> Defaults {
+        switch mode {
+        case .system:
+            return Defaults(stateDirectory: "/var/lib/sessionmesh", socketPath: "/run/sessionmesh/meshd.sock",
+                            configFile: "/etc/sessionmesh/meshd.toml")
+        case .user:
+            let home = try absoluteEnvironment("HOME")
+            let state = (try? absoluteEnvironment("XDG_STATE_HOME")).map { $0 + "/sessionmesh" }
+                ?? home.map { $0 + "/.local/state/sessionmesh" }
+            let config = (try? absoluteEnvironment("XDG_CONFIG_HOME")).map { $0 + "/sessionmesh/meshd.toml" }
+                ?? home.map { $0 + "/.config/sessionmesh/meshd.toml" }
+            guard let state, let config else {
+                throw ConfigurationError(key: "HOME", message: "neither XDG_STATE_HOME nor HOME is set; pass --state-dir and --config")
+            }
+            let socket = (try? absoluteEnvironment("XDG_RUNTIME_DIR")).map { $0 + "/sessionmesh/meshd.sock" }
+            return Defaults(stateDirectory: state, socketPath: socket, configFile: config)
+        }
+    }
+
+    /// Resolves the configuration for `mode` with `overrides`.
+    ///
+    /// Throws `ConfigurationError` naming the file, line and key for a bad file, the flag for a
+    /// bad flag, and the missing file for a `--config` that does not exist.
+    public func load(mode: Mode, overrides: Overrides) throws(ConfigurationError) -> DaemonConfiguration {
+        let defaults = try defaults(for: mode)
+        let file = try readConfigFile(overrides.configFile.map(absolute) ?? defaults.configFile,
+                                      required: overrides.configFile != nil)
+
+        let socket = overrides.socketPath.map(absolute) ?? file.socketPath ?? defaults.socketPath
+        guard let socket else {
+            throw ConfigurationError(key: "XDG_RUNTIME_DIR", message: "is not set, so there is no default socket path; pass --socket PATH or set 'socket' in the config file")
+        }
+        var configuration = DaemonConfiguration(
+            stateDirectory: overrides.stateDirectory.map(absolute) ?? file.stateDirectory ?? defaults.stateDirectory,
+            socketPath: socket)
+        if let mode = file.socketMode { configuration.socketMode = mode }
+        if let listen = file.listen { configuration.listen = listen }
+        if let peers = file.staticPeers { configuration.staticPeers = peers }
+        if let name = file.name { configuration.name = name }
+        if let level = file.logLevel { configuration.logLevel = level }
+        if let seconds = file.pairingCodeLifetime { configuration.pairingCodeLifetime = seconds }
+        if let seconds = file.keepaliveInterval { configuration.keepaliveInterval = seconds }
+        if let seconds = file.reachabilityLease { configuration.reachabilityLease = seconds }
+        try apply(overrides, to: &configuration)
+        return configuration
+    }
+
+    private func apply(_ overrides: Overrides, to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        if let text = overrides.listen {
+            configuration.listen = try flag("--listen") { () throws(ConfigurationError) in
+                try DaemonConfiguration.Endpoint(parsing: text, allowPortZero: true)
+            }
+        }
+        if !overrides.peers.isEmpty {
+            var peers: [DaemonConfiguration.Endpoint] = []
+            for text in overrides.peers {
+                peers.append(try flag("--peer") { () throws(ConfigurationError) in try DaemonConfiguration.Endpoint(parsing: text) })
+            }
+            configuration.staticPeers = peers
+        }
+        if let name = overrides.name {
+            guard !name.isEmpty, name.count <= 64 else {
+                throw ConfigurationError(key: "--name", message: "must be 1 to 64 characters")
+            }
+            configuration.name = name
+        }
+        if let level = overrides.logLevel {
+            guard ConfigFile.logLevels.contains(level) else {
+                throw ConfigurationError(key: "--log-level", message: "'\(level)' is not a log level; use one of \(ConfigFile.logLevels.joined(separator: ", "))")
+            }
+            configuration.logLevel = level
+        }
+        if let offset = overrides.clockOffsetMilliseconds { configuration.clockOffsetMilliseconds = offset }
+    }
+
+    private func flag<T>(_ name: String, _ body: () throws(ConfigurationError) -> T) throws(ConfigurationError) -> T {
+        do { return try body() } catch { throw ConfigurationError(key: name, message: error.message) }
+    }
+
+    private func readConfigFile(_ path: String, required: Bool) throws(ConfigurationError) -> ConfigFile {
+        let text: String?
+        do {
+            text = try readFile(path)
+        } catch {
+            throw ConfigurationError(file: path, message: "cannot read the config file: \(error.localizedDescription)")
+        }
+        guard let text else {
+            if required { throw ConfigurationError(file: path, key: "--config", message: "the config file does not exist") }
+            return ConfigFile()
+        }
+        return try ConfigFile(parsing: text, fileName: path)
+    }
+
+    private func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : (workingDirectory as NSString).appendingPathComponent(path)
+    }
+
+    private func absoluteEnvironment(_ name: String) throws(ConfigurationError) -> String? {
+        guard let value = environment[name], !value.isEmpty else { return nil }
+        guard value.hasPrefix("/") else { throw ConfigurationError(key: name, message: "'\(value)' is not an absolute path") }
+        return value
+    }
+
+    /// Reads a UTF-8 file; nil when it does not exist.
+    public static func readFileIfPresent(_ path: String) throws -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+}

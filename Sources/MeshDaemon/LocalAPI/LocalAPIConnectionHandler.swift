@@ -1,0 +1,235 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import MeshLocalAPI
+import NIOCore
+
+/// Serves one local API client: checks request frames, runs them through a
+/// `LocalAPIDispatcher` concurrently, writes replies, and applies `LocalAPIFlowControl`.
+///
+/// Sits after `LocalAPIFrameDecoder` and `LocalAPIFrameEncoder`. Malformed input gets an error
+/// frame and the connection is closed; nothing a client sends can affect another connection.
+/// Requests still running when the connection closes are cancelled.
+final class LocalAPIConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = LocalAPIFrame
+    typealias OutboundIn = LocalAPIFrame
+    typealias OutboundOut = LocalAPIFrame
+
+    private let dispatcher: LocalAPIDispatcher
+    private let counters: LocalAPICounters
+    private var logger: Logger
+    private var flow: LocalAPIFlowControl
+    private var tasks: [UInt64: Task<Void, Never>] = [:]
+    private var queue: [(request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32)] = []
+    private var queueHead = 0
+    private var nextTaskKey: UInt64 = 0
+    private var credentials: PeerCredentials?
+    private var closing = false
+    private var inputClosed = false
+    private var lastWrite: EventLoopFuture<Void>?
+
+    init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl, logger: Logger) {
+        self.dispatcher = dispatcher
+        self.counters = counters
+        self.flow = flow
+        self.logger = logger
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        counters.add(.connectionsAccepted)
+        readCredentials(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closing = true
+        for task in tasks.values { task.cancel() }
+        tasks.removeAll()
+        logger.debug("local API client disconnected")
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        let frame = unwrapInboundIn(data)
+        let request: LocalAPIRequest
+        do {
+            request = try LocalAPIRequest.parse(frame)
+        } catch {
+            counters.add(.requests)
+            if error.closesConnection {
+                counters.add(.malformedInput)
+                logger.debug("malformed local API request; closing", metadata: ["error.code": "\(error.body.code)"])
+                sendErrorAndClose(context: context, error.body, operation: frame.operation, requestID: frame.requestID)
+            } else {
+                write(context: context, error: error.body, operation: frame.operation, requestID: frame.requestID)
+            }
+            return
+        }
+        switch flow.requestArrived() {
+        case .start:
+            start(request, operation: frame.operation, requestID: frame.requestID, context: context)
+        case .queue:
+            queue.append((request, frame.operation, frame.requestID))
+        case .reject:
+            counters.add(.slowReaderCloses)
+            logger.warning("local API client exceeded the request queue limit; closing",
+                           metadata: ["api.queued": "\(flow.queued)"])
+            sendErrorAndClose(context: context, LocalAPIErrorBody(
+                code: LocalAPIErrorBody.Code.tooManyRequests,
+                message: "more than \(flow.maximumQueued) requests waiting; read the replies before sending more"),
+                operation: frame.operation, requestID: frame.requestID)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !closing else { return }
+        if let framing = error as? LocalAPIFramingError {
+            counters.add(.malformedInput)
+            logger.debug("malformed local API frame; closing", metadata: ["error.code": "\(framing.code)"])
+            sendErrorAndClose(context: context, framing.errorBody, operation: .unspecified, requestID: framing.requestID)
+        } else {
+            logger.debug("local API connection error; closing", metadata: ["error": "\(error)"])
+            closing = true
+            context.close(promise: nil)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .some(ChannelEvent.inputClosed) = event as? ChannelEvent {
+            // The client shut down its write side: answer what it sent, then close.
+            inputClosed = true
+            closeIfDrained(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        apply(flow.writabilityChanged(to: context.channel.isWritable), context: context)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        switch flow.readRequested() {
+        case .forward:
+            context.read()
+        case .hold(let newlyPaused):
+            if newlyPaused { counters.add(.slowReaderPauses) }
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let frame = unwrapOutboundIn(data)
+        if frame.kind == .event, !flow.eventOffered() {
+            counters.add(.eventsShed)
+            promise?.succeed(())
+            return
+        }
+        context.write(data, promise: promise)
+    }
+
+    // MARK: - Requests
+
+    private func apply(_ progress: LocalAPIFlowControl.Progress, context: ChannelHandlerContext) {
+        guard !closing else { return }
+        if let dropped = progress.reportShed, let body = try? LocalAPIJSON.encode(EventsDroppedEvent(dropped: dropped)) {
+            context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .event, operation: .eventsDropped,
+                                                                requestID: 0, body: body)), promise: nil)
+        }
+        for _ in 0..<progress.startQueued where queueHead < queue.count {
+            let next = queue[queueHead]
+            queueHead += 1
+            start(next.request, operation: next.operation, requestID: next.requestID, context: context)
+        }
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: queue.count < 64)
+            queueHead = 0
+        }
+        if progress.resumeReading { context.read() }
+    }
+
+    private func start(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32,
+                       context: ChannelHandlerContext) {
+        let key = nextTaskKey
+        nextTaskKey &+= 1
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let dispatcher = self.dispatcher
+        let credentials = self.credentials
+        logger.trace("local API request", metadata: ["api.op": "\(operation.name)", "api.request": "\(requestID)"])
+        tasks[key] = Task {
+            let outcome = await dispatcher.perform(request, credentials: credentials)
+            eventLoop.execute {
+                handler.value.finish(key: key, operation: operation, requestID: requestID, outcome: outcome,
+                                     context: boundContext.value)
+            }
+        }
+    }
+
+    private func finish(key: UInt64, operation: LocalAPIOperation, requestID: UInt32,
+                        outcome: Result<ByteBuffer, LocalAPIErrorBody>, context: ChannelHandlerContext) {
+        guard tasks.removeValue(forKey: key) != nil, !closing else { return }
+        counters.add(.requests)
+        switch outcome {
+        case .success(let body):
+            lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation,
+                                                                            requestID: requestID, body: body)))
+        case .failure(let error):
+            write(context: context, error: error, operation: operation, requestID: requestID)
+        }
+        apply(flow.requestFinished(), context: context)
+        closeIfDrained(context: context)
+    }
+
+    private func closeIfDrained(context: ChannelHandlerContext) {
+        guard inputClosed, !closing, tasks.isEmpty, queueHead == queue.count else { return }
+        closing = true
+        let channel = context.channel
+        if let lastWrite {
+            lastWrite.whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            channel.close(promise: nil)
+        }
+    }
+
+    // MARK: - Output
+
+    private func write(context: ChannelHandlerContext, error: LocalAPIErrorBody, operation: LocalAPIOperation, requestID: UInt32) {
+        let body = (try? LocalAPIJSON.encode(error)) ?? ByteBuffer()
+        lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .error, operation: operation,
+                                                                        requestID: requestID, body: body)))
+    }
+
+    private func sendErrorAndClose(context: ChannelHandlerContext, _ error: LocalAPIErrorBody,
+                                   operation: LocalAPIOperation, requestID: UInt32) {
+        closing = true
+        for task in tasks.values { task.cancel() }
+        tasks.removeAll()
+        queue.removeAll()
+        let body = (try? LocalAPIJSON.encode(error)) ?? ByteBuffer()
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .error, operation: operation,
+                                                            requestID: requestID, body: body)))
+            .whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    // MARK: - Credentials
+
+    private func readCredentials(context: ChannelHandlerContext) {
+        #if canImport(Glibc)
+        guard let provider = context.channel as? any SocketOptionProvider else { return }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        future.whenSuccess { credentials in
+            let this = handler.value
+            this.credentials = credentials
+            this.logger[metadataKey: "client.pid"] = "\(credentials.pid)"
+            this.logger[metadataKey: "client.uid"] = "\(credentials.uid)"
+            this.logger.debug("local API client connected")
+        }
+        #endif
+    }
+}

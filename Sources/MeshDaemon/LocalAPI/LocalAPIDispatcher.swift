@@ -1,0 +1,86 @@
+import MeshLocalAPI
+import NIOCore
+
+/// Performs checked control requests against a `MeshControlPlane` and shapes the replies.
+///
+/// A value type with no I/O of its own: the connection handler calls `perform` from a task and
+/// writes the result.
+public struct LocalAPIDispatcher: Sendable {
+    /// What every reply is built against.
+    public let controlPlane: any MeshControlPlane
+    /// Lifetime of a pairing code when the request does not name one, in seconds.
+    public let defaultPairingLifetime: Double
+    /// Largest request body accepted (reported by `hello`).
+    public let maximumBodyLength: Int
+    /// Release version reported by `hello`.
+    public let daemonVersion: String
+    /// Local API counters merged into the `status` reply's counters, if given.
+    public let counters: LocalAPICounters?
+
+    /// Creates a dispatcher.
+    public init(controlPlane: any MeshControlPlane, defaultPairingLifetime: Double,
+                maximumBodyLength: Int = LocalAPIWireFormat.defaultMaximumBodyLength,
+                daemonVersion: String = LocalAPIDispatcher.currentDaemonVersion,
+                counters: LocalAPICounters? = nil) {
+        self.counters = counters
+        self.controlPlane = controlPlane
+        self.defaultPairingLifetime = defaultPairingLifetime
+        self.maximumBodyLength = maximumBodyLength
+        self.daemonVersion = daemonVersion
+    }
+
+    /// The version `hello` reports unless told otherwise.
+    public static let currentDaemonVersion = "0.1.0"
+
+    /// Performs `request`; returns the JSON reply body or the error to send.
+    ///
+    /// A `ControlError` becomes its code and message; any other error becomes `internal`
+    /// (its text is not sent, as it may carry details the client should not see).
+    public func perform(_ request: LocalAPIRequest, credentials: PeerCredentials?) async -> Result<ByteBuffer, LocalAPIErrorBody> {
+        do {
+            return .success(try await reply(to: request, credentials: credentials))
+        } catch let error as ControlError {
+            return .failure(LocalAPIErrorBody(code: error.code, message: error.message))
+        } catch let error as LocalAPIErrorBody {
+            return .failure(error)
+        } catch is CancellationError {
+            return .failure(LocalAPIErrorBody(code: LocalAPIErrorBody.Code.shuttingDown,
+                                              message: "the request was cancelled because the daemon is shutting down"))
+        } catch {
+            return .failure(LocalAPIErrorBody(code: LocalAPIErrorBody.Code.internalError,
+                                              message: "the daemon failed to perform the request; see its log"))
+        }
+    }
+
+    private func reply(to request: LocalAPIRequest, credentials: PeerCredentials?) async throws -> ByteBuffer {
+        switch request {
+        case .hello:
+            return try LocalAPIJSON.encode(HelloReply(
+                protocolVersion: Int(LocalAPIWireFormat.version), daemon: "meshd",
+                daemonVersion: daemonVersion, maximumBodyLength: maximumBodyLength,
+                operations: LocalAPIOperation.controlOperations.map(\.name), uid: credentials?.uid))
+        case .status:
+            var status = await controlPlane.status()
+            if let counters {
+                status.counters.merge(counters.snapshot()) { node, _ in node }
+            }
+            return try LocalAPIJSON.encode(status)
+        case .peers:
+            return try LocalAPIJSON.encode(PeersReply(peers: await controlPlane.peers()))
+        case .pairCreate(let validFor):
+            return try LocalAPIJSON.encode(try await controlPlane.createPairingCode(validFor: validFor ?? defaultPairingLifetime))
+        case .pairWait(let code):
+            return try LocalAPIJSON.encode(try await controlPlane.awaitPairing(code: code))
+        case .pairCancel(let code):
+            await controlPlane.cancelPairing(code: code)
+            return try LocalAPIJSON.encode(EmptyBody())
+        case .pairJoin(let code, let address):
+            return try LocalAPIJSON.encode(try await controlPlane.joinPairing(code: code, address: address))
+        case .unpair(let deviceID):
+            try await controlPlane.unpair(deviceID: deviceID)
+            return try LocalAPIJSON.encode(EmptyBody())
+        case .ping(let deviceID, let count):
+            return try LocalAPIJSON.encode(try await controlPlane.ping(deviceID: deviceID, count: count))
+        }
+    }
+}

@@ -1,0 +1,136 @@
+/// The slow-reader policy of one local API connection, as a value with no I/O.
+///
+/// - At most `maximumInFlight` requests of a connection run at once. Further requests wait in a
+///   per-connection queue, in arrival order.
+/// - Reading pauses (the daemon stops asking the kernel for that client's bytes) while requests
+///   are queued or running at the limit, or while the client's outbound buffer is above the
+///   high watermark (the channel is not writable). No new request starts while the channel is
+///   not writable. A client that never reads its replies therefore stalls only itself, and the
+///   memory it can pin is bounded by one read's worth of requests plus the watermark.
+/// - A queue longer than `maximumQueued` (which one read cannot produce) closes the connection
+///   with `too-many-requests`.
+/// - Events (issue 5) are shed while the channel is not writable; the number shed is reported to
+///   the client in an `events.dropped` event once it catches up.
+public struct LocalAPIFlowControl: Sendable, Equatable {
+    /// Requests running at once per connection.
+    public let maximumInFlight: Int
+    /// Requests waiting per connection beyond which the connection is closed.
+    public let maximumQueued: Int
+    /// Requests running now.
+    public private(set) var inFlight = 0
+    /// Requests read and waiting to start.
+    public private(set) var queued = 0
+    /// Whether the outbound buffer is below the high watermark.
+    public private(set) var writable = true
+    /// Whether a read was held back and must be issued on resume.
+    public private(set) var readHeld = false
+    /// Events shed since the last report.
+    public private(set) var shedSinceReport: UInt64 = 0
+
+    /// Creates the policy with its limits.
+    public init(maximumInFlight: Int, maximumQueued: Int) {
+        self.maximumInFlight = max(1, maximumInFlight)
+        self.maximumQueued = max(0, maximumQueued)
+    }
+
+    /// Whether reading is paused now.
+    public var isPaused: Bool { inFlight >= maximumInFlight || queued > 0 || !writable }
+
+    private var canStart: Bool { inFlight < maximumInFlight && writable }
+
+    /// What to do with a read the pipeline asks for.
+    public enum ReadAction: Sendable, Equatable {
+        /// Pass it on.
+        case forward
+        /// Hold it; `newlyPaused` is true for the first held read of a pause (count it).
+        case hold(newlyPaused: Bool)
+    }
+
+    /// The pipeline wants to read.
+    public mutating func readRequested() -> ReadAction {
+        guard isPaused else { return .forward }
+        let first = !readHeld
+        readHeld = true
+        return .hold(newlyPaused: first)
+    }
+
+    /// What to do with a request just read.
+    public enum Arrival: Sendable, Equatable {
+        /// Run it now.
+        case start
+        /// Append it to the connection's queue.
+        case queue
+        /// Close the connection: the queue is full.
+        case reject
+    }
+
+    /// A request was read.
+    public mutating func requestArrived() -> Arrival {
+        if queued == 0, canStart {
+            inFlight += 1
+            return .start
+        }
+        guard queued < maximumQueued else { return .reject }
+        queued += 1
+        return .queue
+    }
+
+    /// What to do after a request finished or the channel became writable.
+    public struct Progress: Sendable, Equatable {
+        /// Start this many queued requests, oldest first.
+        public var startQueued: Int
+        /// Issue the held read.
+        public var resumeReading: Bool
+        /// Send an `events.dropped` event with this count.
+        public var reportShed: UInt64?
+
+        /// Creates a progress value.
+        public init(startQueued: Int, resumeReading: Bool, reportShed: UInt64?) {
+            self.startQueued = startQueued
+            self.resumeReading = resumeReading
+            self.reportShed = reportShed
+        }
+    }
+
+    /// A request was answered.
+    public mutating func requestFinished() -> Progress {
+        inFlight = max(0, inFlight - 1)
+        return progress(reportShed: nil)
+    }
+
+    /// The channel's writability changed.
+    public mutating func writabilityChanged(to writable: Bool) -> Progress {
+        self.writable = writable
+        guard writable else { return Progress(startQueued: 0, resumeReading: false, reportShed: nil) }
+        var report: UInt64? = nil
+        if shedSinceReport > 0 {
+            report = shedSinceReport
+            shedSinceReport = 0
+        }
+        return progress(reportShed: report)
+    }
+
+    /// An event is to be sent; returns false when it must be shed (and counts it).
+    public mutating func eventOffered() -> Bool {
+        guard writable else {
+            shedSinceReport += 1
+            return false
+        }
+        return true
+    }
+
+    private mutating func progress(reportShed: UInt64?) -> Progress {
+        var start = 0
+        while queued > 0, canStart {
+            queued -= 1
+            inFlight += 1
+            start += 1
+        }
+        var resume = false
+        if readHeld, !isPaused {
+            readHeld = false
+            resume = true
+        }
+        return Progress(startQueued: start, resumeReading: resume, reportShed: reportShed)
+    }
+}

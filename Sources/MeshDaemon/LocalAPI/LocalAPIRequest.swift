@@ -1,0 +1,112 @@
+import Foundation
+import MeshLocalAPI
+import NIOCore
+
+/// A control request read from a frame and checked, ready to perform.
+public enum LocalAPIRequest: Sendable, Equatable {
+    /// `hello`.
+    case hello(HelloRequest)
+    /// `status`.
+    case status
+    /// `peers`.
+    case peers
+    /// `pair.create`, with the lifetime asked for (nil: the daemon's default).
+    case pairCreate(validFor: Double?)
+    /// `pair.wait`.
+    case pairWait(code: String)
+    /// `pair.cancel`.
+    case pairCancel(code: String)
+    /// `pair.join`.
+    case pairJoin(code: String, address: String)
+    /// `unpair`.
+    case unpair(deviceID: String)
+    /// `ping`.
+    case ping(deviceID: String, count: Int)
+
+    /// Why a request frame was refused, and whether the connection must close.
+    public struct Rejection: Error, Sendable, Equatable {
+        /// What to send back.
+        public var body: LocalAPIErrorBody
+        /// True when the input shows the client is broken (bad JSON, wrong kind); false when
+        /// it is a well-formed request the daemon does not serve (unknown op, bad argument).
+        public var closesConnection: Bool
+    }
+
+    /// Reads a request frame. Throws a `Rejection` for anything the daemon will not perform.
+    public static func parse(_ frame: LocalAPIFrame) throws(Rejection) -> LocalAPIRequest {
+        guard frame.kind == .request else {
+            throw Rejection(body: LocalAPIErrorBody(code: LocalAPIErrorBody.Code.unexpectedKind,
+                                                    message: "a client may only send request frames (kind 1); got kind \(frame.kind.rawValue)"),
+                            closesConnection: true)
+        }
+        let operation = frame.operation
+        guard LocalAPIOperation.controlOperations.contains(operation) else {
+            throw Rejection(body: LocalAPIErrorBody(code: LocalAPIErrorBody.Code.unknownOperation,
+                                                    message: "operation \(operation.name) is not implemented by this daemon; see the hello reply for the list"),
+                            closesConnection: false)
+        }
+        guard !frame.flags.contains(.binaryBody) else {
+            throw Rejection(body: LocalAPIErrorBody(code: LocalAPIErrorBody.Code.unsupportedBody,
+                                                    message: "\(operation.name) takes a JSON body; clear the binary-body flag"),
+                            closesConnection: false)
+        }
+        do {
+            return try decode(operation, body: frame.body)
+        } catch let body {
+            let fatal = body.code == LocalAPIErrorBody.Code.badRequest
+            throw Rejection(body: body, closesConnection: fatal)
+        }
+    }
+
+    private static func decode(_ operation: LocalAPIOperation, body: ByteBuffer) throws(LocalAPIErrorBody) -> LocalAPIRequest {
+        switch operation {
+        case .hello:
+            return .hello(try LocalAPIJSON.decode(HelloRequest.self, from: body, operation: operation))
+        case .status:
+            _ = try LocalAPIJSON.decode(EmptyBody.self, from: body, operation: operation)
+            return .status
+        case .peers:
+            _ = try LocalAPIJSON.decode(EmptyBody.self, from: body, operation: operation)
+            return .peers
+        case .pairCreate:
+            let request = try LocalAPIJSON.decode(PairCreateRequest.self, from: body, operation: operation)
+            if let seconds = request.validFor, !(seconds.isFinite && seconds >= 1 && seconds <= 3600) {
+                throw invalid("pair.create: validFor must be between 1 and 3600 seconds")
+            }
+            return .pairCreate(validFor: request.validFor)
+        case .pairWait:
+            return .pairWait(code: try nonEmpty(LocalAPIJSON.decode(PairCodeRequest.self, from: body, operation: operation).code, "code", operation))
+        case .pairCancel:
+            return .pairCancel(code: try nonEmpty(LocalAPIJSON.decode(PairCodeRequest.self, from: body, operation: operation).code, "code", operation))
+        case .pairJoin:
+            let request = try LocalAPIJSON.decode(PairJoinRequest.self, from: body, operation: operation)
+            return .pairJoin(code: try nonEmpty(request.code, "code", operation),
+                             address: try nonEmpty(request.address, "address", operation))
+        case .unpair:
+            let request = try LocalAPIJSON.decode(UnpairRequest.self, from: body, operation: operation)
+            return .unpair(deviceID: try nonEmpty(request.deviceID, "deviceID", operation))
+        case .ping:
+            let request = try LocalAPIJSON.decode(PingRequest.self, from: body, operation: operation)
+            let count = request.count ?? PingRequest.defaultCount
+            guard PingRequest.countRange.contains(count) else {
+                throw invalid("ping: count must be between \(PingRequest.countRange.lowerBound) and \(PingRequest.countRange.upperBound)")
+            }
+            return .ping(deviceID: try nonEmpty(request.deviceID, "deviceID", operation), count: count)
+        default:
+            throw LocalAPIErrorBody(code: LocalAPIErrorBody.Code.unknownOperation,
+                                    message: "operation \(operation.name) is not implemented by this daemon")
+        }
+    }
+
+    private static func invalid(_ message: String) -> LocalAPIErrorBody {
+        LocalAPIErrorBody(code: LocalAPIErrorBody.Code.invalidArgument, message: message)
+    }
+
+    private static func nonEmpty(_ value: String, _ field: String, _ operation: LocalAPIOperation) throws(LocalAPIErrorBody) -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 256 else {
+            throw invalid("\(operation.name): \(field) must be 1 to 256 characters")
+        }
+        return trimmed
+    }
+}

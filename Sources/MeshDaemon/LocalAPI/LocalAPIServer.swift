@@ -1,0 +1,137 @@
+import Logging
+import MeshLocalAPI
+import NIOCore
+import NIOPosix
+
+/// The local API's Unix-domain stream server: binds the socket, serves connections with
+/// `LocalAPIConnectionHandler`, and removes the socket file on shutdown.
+///
+/// Start it with `start(...)`; stop it with `shutdown()`. `LocalAPIService` wraps both for a
+/// `ServiceGroup`.
+public final class LocalAPIServer: Sendable {
+    /// Resource limits of the server; the defaults suit a daemon.
+    public struct Limits: Sendable, Equatable {
+        /// Largest request body, bytes.
+        public var maximumBodyLength = LocalAPIWireFormat.defaultMaximumBodyLength
+        /// Requests running at once per connection; more wait in its queue and reading pauses.
+        public var maximumInFlight = 32
+        /// Requests waiting per connection beyond which it is closed (one 64 KiB read holds at
+        /// most 4096 frames, so only a broken reader path could reach it).
+        public var maximumQueued = 8192
+        /// Open connections beyond which new ones are refused.
+        public var maximumConnections = 128
+        /// Outbound bytes buffered per connection below which it counts as writable again.
+        public var writeBufferLowWatermark = 64 * 1024
+        /// Outbound bytes buffered per connection above which reading pauses and events are shed.
+        public var writeBufferHighWatermark = 256 * 1024
+
+        /// The default limits.
+        public init() {}
+    }
+
+    /// The socket path served.
+    public let socketPath: String
+    /// Counters shared by all connections.
+    public let counters: LocalAPICounters
+    private let serverChannel: any Channel
+    private let registry: LocalAPIConnectionRegistry
+    private let socketFile: SocketFile
+    private let inode: UInt64
+    private let logger: Logger
+
+    private init(socketPath: String, counters: LocalAPICounters, serverChannel: any Channel,
+                 registry: LocalAPIConnectionRegistry, socketFile: SocketFile, inode: UInt64, logger: Logger) {
+        self.socketPath = socketPath
+        self.counters = counters
+        self.serverChannel = serverChannel
+        self.registry = registry
+        self.socketFile = socketFile
+        self.inode = inode
+        self.logger = logger
+    }
+
+    /// Binds `socketPath` with permission bits `mode` and starts serving.
+    ///
+    /// Creates the parent folder (`0700`) when missing, removes a stale socket that nothing
+    /// answers on, and throws `LocalAPIServerError` when another daemon is live there or the
+    /// path is unusable. The socket is bound under a temporary name, given its mode, then
+    /// renamed into place, so it is never reachable with looser permissions.
+    public static func start(socketPath: String, mode: UInt16, dispatcher: LocalAPIDispatcher,
+                             eventLoopGroup: any EventLoopGroup, logger: Logger,
+                             limits: Limits = Limits(), counters: LocalAPICounters = LocalAPICounters()) async throws -> LocalAPIServer {
+        let socketFile = SocketFile(path: socketPath)
+        try socketFile.prepare()
+        let registry = LocalAPIConnectionRegistry(limit: limits.maximumConnections)
+        let bootstrap = ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(ChannelOptions.backlog, value: 64)
+            .childChannelOption(ChannelOptions.autoRead, value: true)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .childChannelOption(ChannelOptions.writeBufferWaterMark,
+                                value: .init(low: limits.writeBufferLowWatermark, high: limits.writeBufferHighWatermark))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try Self.configure(channel, registry: registry, dispatcher: dispatcher, limits: limits,
+                                       counters: counters, logger: logger)
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(unixDomainSocketPath: socketFile.temporaryPath).get()
+        } catch {
+            throw LocalAPIServerError.cannotBind(socketPath, "\(error)")
+        }
+        let inode: UInt64
+        do {
+            inode = try socketFile.install(mode: mode)
+        } catch {
+            try? await channel.close()
+            throw error
+        }
+        logger.info("local API listening", metadata: ["api.socket": "\(socketPath)",
+                                                      "api.mode": "\(String(mode, radix: 8))"])
+        return LocalAPIServer(socketPath: socketPath, counters: counters, serverChannel: channel,
+                              registry: registry, socketFile: socketFile, inode: inode, logger: logger)
+    }
+
+    /// Open client connections now.
+    public var connectionCount: Int { registry.count }
+
+    /// Stops accepting, tells each client `shutting-down`, closes them, and removes the socket
+    /// file (only if it is still this server's).
+    public func shutdown() async {
+        try? await serverChannel.close()
+        let body = (try? LocalAPIJSON.encode(LocalAPIErrorBody(
+            code: LocalAPIErrorBody.Code.shuttingDown, message: "meshd is shutting down"))) ?? ByteBuffer()
+        let frame = LocalAPIFrame(kind: .error, operation: .unspecified, requestID: 0, body: body)
+        for channel in registry.closeAll() {
+            channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
+            try? await channel.closeFuture.get()
+        }
+        socketFile.remove(inode: inode)
+        logger.info("local API stopped", metadata: ["api.socket": "\(socketPath)"])
+    }
+
+    private static func configure(_ channel: any Channel, registry: LocalAPIConnectionRegistry,
+                                  dispatcher: LocalAPIDispatcher, limits: Limits,
+                                  counters: LocalAPICounters, logger: Logger) throws {
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: limits.maximumBodyLength)))
+        try sync.addHandler(MessageToByteHandler(LocalAPIFrameEncoder()))
+        guard registry.add(channel) else {
+            counters.add(.connectionsRefused)
+            logger.warning("local API connection refused: too many open", metadata: ["api.limit": "\(limits.maximumConnections)"])
+            let body = (try? LocalAPIJSON.encode(LocalAPIErrorBody(
+                code: LocalAPIErrorBody.Code.tooManyConnections,
+                message: "meshd already serves \(limits.maximumConnections) local connections; close some and retry"))) ?? ByteBuffer()
+            channel.writeAndFlush(LocalAPIFrame(kind: .error, operation: .unspecified, requestID: 0, body: body))
+                .whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+        channel.closeFuture.whenComplete { _ in registry.remove(channel) }
+        try sync.addHandler(LocalAPIConnectionHandler(
+            dispatcher: dispatcher, counters: counters,
+            flow: LocalAPIFlowControl(maximumInFlight: limits.maximumInFlight,
+                                      maximumQueued: limits.maximumQueued),
+            logger: logger))
+    }
+}

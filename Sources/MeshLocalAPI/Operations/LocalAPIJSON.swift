@@ -1,0 +1,41 @@
+import Foundation
+import NIOCore
+
+/// JSON bodies to and from `ByteBuffer`, the same way on both ends of the socket.
+public enum LocalAPIJSON {
+    /// Encodes `value` as compact UTF-8 JSON with sorted keys.
+    public static func encode(_ value: some Encodable) throws -> ByteBuffer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(value)
+        return ByteBuffer(bytes: data)
+    }
+
+    /// Decodes a body; an empty body reads as `{}`.
+    ///
+    /// Throws a `LocalAPIErrorBody` with code `bad-request` naming the operation and the
+    /// problem (not the body, which may hold a secret such as a pairing code).
+    public static func decode<Value: Decodable>(_ type: Value.Type, from body: ByteBuffer,
+                                                operation: LocalAPIOperation) throws(LocalAPIErrorBody) -> Value {
+        let bytes = body.readableBytes == 0 ? Array("{}".utf8) : Array(body.readableBytesView)
+        do {
+            return try JSONDecoder().decode(Value.self, from: Data(bytes))
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw LocalAPIErrorBody(code: LocalAPIErrorBody.Code.badRequest,
+                                    message: "\(operation.name): missing field '\(key.stringValue)'")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw LocalAPIErrorBody(code: LocalAPIErrorBody.Code.badRequest,
+                                    message: "\(operation.name): field '\(path(context))' has the wrong type")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw LocalAPIErrorBody(code: LocalAPIErrorBody.Code.badRequest,
+                                    message: "\(operation.name): field '\(path(context))' is null")
+        } catch {
+            throw LocalAPIErrorBody(code: LocalAPIErrorBody.Code.badRequest,
+                                    message: "\(operation.name): the body is not valid JSON")
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        context.codingPath.map(\.stringValue).joined(separator: ".")
+    }
+}

@@ -1,0 +1,51 @@
+import MeshLocalAPI
+
+extension MeshClient {
+    /// The daemon's protocol version, limits and operations (`hello`).
+    public func hello(client: String = "SessionMeshClient") async throws -> HelloReply {
+        try await call(.hello, HelloRequest(client: client), as: HelloReply.self)
+    }
+
+    /// The daemon's identity, listen address, uptime and counters (`status`).
+    public func status() async throws -> DaemonStatus {
+        try await call(.status, EmptyBody(), as: DaemonStatus.self)
+    }
+
+    /// Every paired device with its channel state (`peers`).
+    public func peers() async throws -> [PeerStatus] {
+        try await call(.peers, EmptyBody(), as: PeersReply.self).peers
+    }
+
+    /// Creates a pairing code valid for `seconds` (the daemon's default when nil), replacing any
+    /// live one (`pair.create`). The code is a secret: show it to the user, never log it.
+    public func createPairingCode(validFor seconds: Double? = nil) async throws -> PairingInvitation {
+        try await call(.pairCreate, PairCreateRequest(validFor: seconds), as: PairingInvitation.self)
+    }
+
+    /// Waits until a device pairs with `code` (`pair.wait`). Throws the daemon's
+    /// `pairing-expired`, `pairing-code-invalidated` or a cancellation error when the code ends
+    /// without a pairing.
+    public func awaitPairing(code: String) async throws -> PairedDevice {
+        try await call(.pairWait, PairCodeRequest(code: code), as: PairedDevice.self)
+    }
+
+    /// Withdraws a live code (`pair.cancel`); unknown codes are ignored.
+    public func cancelPairing(code: String) async throws {
+        _ = try await call(.pairCancel, PairCodeRequest(code: code), as: EmptyBody.self)
+    }
+
+    /// Pairs with the daemon at `address` (`HOST:PORT`) that shows `code` (`pair.join`).
+    public func joinPairing(code: String, address: String) async throws -> PairedDevice {
+        try await call(.pairJoin, PairJoinRequest(code: code, address: address), as: PairedDevice.self)
+    }
+
+    /// Removes a paired device by full or short ID (`unpair`).
+    public func unpair(deviceID: String) async throws {
+        _ = try await call(.unpair, UnpairRequest(deviceID: deviceID), as: EmptyBody.self)
+    }
+
+    /// Measures `count` round trips over each path to a paired device (`ping`).
+    public func ping(deviceID: String, count: Int = PingRequest.defaultCount) async throws -> PingReport {
+        try await call(.ping, PingRequest(deviceID: deviceID, count: count), as: PingReport.self)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import MeshLocalAPI
+import NIOCore
+import NIOPosix
+
+/// A connection to the local `meshd` over its Unix socket, with one typed method per control
+/// operation (docs/LOCAL-API.md).
+///
+/// Calls may run concurrently on one client (e.g. `awaitPairing` while another task calls
+/// `cancelPairing`). A daemon error surfaces as `MeshClientError` with `kind == .daemon` and
+/// the daemon's `code` and `message`. Cancelling the calling task abandons the wait for the reply
+/// (the daemon finishes the operation regardless). Call `close()` when done.
+public final class MeshClient: Sendable {
+    /// The socket this client is connected to.
+    public let socketPath: String
+    private let channel: any Channel
+
+    private init(socketPath: String, channel: any Channel) {
+        self.socketPath = socketPath
+        self.channel = channel
+    }
+
+    /// Connects to the daemon at `socketPath`.
+    ///
+    /// Throws `MeshClientError` of kind `.unreachable` ("is meshd running? socket …") when the
+    /// socket is missing, refuses connections, or may not be opened by this user.
+    public static func connect(socketPath: String,
+                               eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> MeshClient {
+        guard FileManager.default.fileExists(atPath: socketPath) else {
+            throw MeshClientError.unreachable(socketPath: socketPath, detail: "no socket file")
+        }
+        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 16 << 20)))
+                    try sync.addHandler(MessageToByteHandler(LocalAPIFrameEncoder()))
+                    try sync.addHandler(LocalAPIClientHandler(socketPath: socketPath))
+                }
+            }
+        do {
+            let channel = try await bootstrap.connect(unixDomainSocketPath: socketPath).get()
+            return MeshClient(socketPath: socketPath, channel: channel)
+        } catch let error as IOError {
+            let detail: String
+            switch error.errnoCode {
+            case ECONNREFUSED: detail = "nothing is listening"
+            case EACCES, EPERM: detail = "permission denied (the socket's mode or owner keeps this user out)"
+            case ENOENT: detail = "no socket file"
+            default: detail = error.description
+            }
+            throw MeshClientError.unreachable(socketPath: socketPath, detail: detail)
+        } catch {
+            throw MeshClientError.unreachable(socketPath: socketPath, detail: "\(error)")
+        }
+    }
+
+    /// Closes the connection; pending calls fail with `.connectionClosed`.
+    public func close() async {
+        try? await channel.close()
+    }
+
+    // MARK: - Raw requests
+
+    /// Sends one request frame and returns the daemon's reply frame.
+    ///
+    /// For operations without a typed method (issue 5's data operations). Throws
+    /// `MeshClientError` with kind `.daemon` when the daemon answers with an error frame.
+    public func send(_ operation: LocalAPIOperation, body: ByteBuffer,
+                     flags: LocalAPIFrame.Flags = []) async throws -> LocalAPIFrame {
+        let promise = channel.eventLoop.makePromise(of: LocalAPIFrame.self)
+        let request = LocalAPIClientRequest(operation: operation, flags: flags, body: body, promise: promise)
+        let reply = try await withTaskCancellationHandler {
+            channel.writeAndFlush(request, promise: nil)
+            return try await promise.futureResult.get()
+        } onCancel: {
+            promise.fail(CancellationError())
+        }
+        if reply.kind == .error {
+            throw MeshClientError.daemon(try decode(LocalAPIErrorBody.self, reply))
+        }
+        return reply
+    }
+
+    /// Sends a JSON request and decodes the JSON reply.
+    public func call<Reply: Decodable>(_ operation: LocalAPIOperation, _ body: some Encodable,
+                                       as reply: Reply.Type) async throws -> Reply {
+        try decode(Reply.self, try await send(operation, body: try LocalAPIJSON.encode(body)))
+    }
+
+    private func decode<Value: Decodable>(_ type: Value.Type, _ frame: LocalAPIFrame) throws(MeshClientError) -> Value {
+        do {
+            return try LocalAPIJSON.decode(Value.self, from: frame.body, operation: frame.operation)
+        } catch {
+            throw MeshClientError.protocolViolation(error.message)
+        }
+    }
+}

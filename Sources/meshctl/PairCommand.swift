@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import MeshLocalAPI
+import SessionMeshClient
+
+/// `meshctl pair`: show a code and wait for a device, or `meshctl pair CODE --address HOST:PORT`
+/// to join the device that shows CODE.
+struct PairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair with another device by code.",
+        discussion: """
+            Without CODE: asks the daemon for a code, prints it and waits (with a countdown on a terminal) \
+            until a device pairs or the code expires. Ctrl-C cancels the code and exits 130.
+            With CODE: pairs with the daemon at --address that shows CODE.
+            With --json: JSON lines; first {"code": …, "expires": …}, last {"paired": {…}} or {"error": {…}}.
+            """)
+
+    @ParentCommand var parent: Meshctl
+
+    @Argument(help: "The code the other device shows (join mode).")
+    var code: String?
+
+    @Option(help: ArgumentHelp("The other daemon's address (join mode).", valueName: "HOST:PORT"))
+    var address: String?
+
+    @Option(help: ArgumentHelp("Seconds the new code stays valid (default: the daemon's, 300).", valueName: "SECONDS"))
+    var expires: Double?
+
+    @Flag(help: "Print JSON lines.")
+    var json = false
+
+    func validate() throws {
+        if code != nil {
+            guard address != nil else { throw ValidationError("pairing with a code needs --address HOST:PORT of the device that shows it") }
+            guard expires == nil else { throw ValidationError("--expires applies only when creating a code (without CODE)") }
+        } else {
+            guard address == nil else { throw ValidationError("--address needs the CODE shown by the other device") }
+            if let expires, !(1...3600).contains(expires) { throw ValidationError("--expires must be between 1 and 3600 seconds") }
+        }
+    }
+
+    func run() async throws {
+        if let code, let address {
+            let device = try await withDaemon(parent, json: json) { try await $0.joinPairing(code: code, address: address) }
+            report(device)
+        } else {
+            try await withDaemon(parent, json: json) { try await createAndWait($0) }
+        }
+    }
+
+    private func createAndWait(_ client: MeshClient) async throws {
+        let interrupts = InterruptSignal.stream()
+        let invitation = try await client.createPairingCode(validFor: expires)
+        if json {
+            Output.jsonLine(invitation)
+        } else {
+            let listen = (try? await client.status().listen) ?? "HOST:PORT"
+            print("Pairing code: \(invitation.code)")
+            print("On the other device run:  meshctl pair \(invitation.code) --address \(Self.hint(listen))")
+        }
+        let showCountdown = !json && Output.stdoutIsTerminal
+        let outcome = await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask {
+                do { return .paired(try await client.awaitPairing(code: invitation.code)) } catch { return .failed(error) }
+            }
+            group.addTask {
+                for await _ in interrupts { return .interrupted }
+                return nil
+            }
+            if showCountdown {
+                group.addTask {
+                    await Self.countdown(until: invitation.expires)
+                    return nil
+                }
+            }
+            var result: Outcome = .interrupted
+            for await next in group {
+                if let next { result = next; break }
+            }
+            group.cancelAll()
+            return result
+        }
+        if showCountdown {
+            print("\r\u{1B}[2K", terminator: "")
+            fflush(nil)
+        }
+        switch outcome {
+        case .paired(let device):
+            report(device)
+        case .failed(let error):
+            throw error
+        case .interrupted:
+            try? await client.cancelPairing(code: invitation.code)
+            CLIFailure(exitCode: CLIFailure.interrupted, code: "cancelled", message: "pairing cancelled; the code is no longer valid", json: json).report()
+            throw ExitCode(CLIFailure.interrupted)
+        }
+    }
+
+    private enum Outcome: Sendable {
+        case paired(PairedDevice)
+        case failed(any Error)
+        case interrupted
+    }
+
+    private func report(_ device: PairedDevice) {
+        if json {
+            Output.jsonLine(["paired": device])
+        } else {
+            print("Paired with \(device.name)")
+            print("  device ID:    \(device.deviceID)")
+            print("  verification: \(device.verification)   (the other device must show the same)")
+        }
+    }
+
+    private static func countdown(until expires: Double) async {
+        while !Task.isCancelled {
+            let left = expires - Date().timeIntervalSince1970
+            guard left > 0 else { return }
+            print("\r\u{1B}[2KWaiting for the other device… the code expires in \(Output.duration(left.rounded(.up)))", terminator: "")
+            fflush(nil)
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// The listen address with a wildcard host replaced by a placeholder.
+    private static func hint(_ listen: String) -> String {
+        for wildcard in ["0.0.0.0:", "[::]:"] where listen.hasPrefix(wildcard) {
+            return "<this device's address>:" + listen.dropFirst(wildcard.count)
+        }
+        return listen
+    }
+}

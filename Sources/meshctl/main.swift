@@ -1,1 +1,0 @@
-print("meshctl: not yet implemented")

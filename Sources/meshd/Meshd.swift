@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MeshDaemon
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// `meshd`: the SessionMesh daemon. Reads its configuration, bootstraps logging and runs the
+/// node, the local API and the systemd notifier in one `ServiceGroup` until SIGTERM or SIGINT.
+@main
+struct Meshd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "meshd",
+        abstract: "The SessionMesh daemon: pairs with your other devices and carries app data between them.",
+        discussion: "Settings come from the defaults, then the config file (docs/CONFIG.md), then these flags.")
+
+    @Flag(help: "Run as a per-user daemon: XDG state, runtime and config folders instead of /var/lib, /run and /etc.")
+    var user = false
+
+    @Option(name: .customLong("config"), help: ArgumentHelp("Config file (must exist). Default: /etc/sessionmesh/meshd.toml, or $XDG_CONFIG_HOME/sessionmesh/meshd.toml with --user.", valueName: "FILE"))
+    var configFile: String?
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Folder for the identity, paired devices and queues (created 0700).", valueName: "DIR"))
+    var stateDirectory: String?
+
+    @Option(help: ArgumentHelp("Local API socket path.", valueName: "PATH"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp("UDP and TCP listen address (same port for both).", valueName: "HOST:PORT"))
+    var listen: String?
+
+    @Option(name: .customLong("peer"), help: ArgumentHelp("A static peer address; repeatable. Replaces the file's 'peers'.", valueName: "HOST:PORT"))
+    var peers: [String] = []
+
+    @Option(help: "This device's name, shown to peers while pairing.")
+    var name: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String?
+
+    @Option(name: .customLong("clock-offset-ms"), help: ArgumentHelp("FOR TESTS ONLY: skew this daemon's wall clock by N milliseconds, so tests can check clock-offset estimation.", valueName: "N"))
+    var clockOffsetMilliseconds: Int64?
+
+    func run() async throws {
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try ConfigurationLoader().load(mode: user ? .user : .system, overrides: overrides)
+        } catch {
+            FileHandle.standardError.write(Data("meshd: configuration error: \(error)\n".utf8))
+            throw ExitCode(78)  // EX_CONFIG: systemd does not restart on it (RestartPreventExitStatus).
+        }
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "meshd")
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            logger.critical("cannot create the state folder", metadata: ["state.dir": "\(configuration.stateDirectory)",
+                                                                          "error": "\(error.localizedDescription)"])
+            throw ExitCode(73)  // EX_CANTCREAT
+        }
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+        do {
+            // MeshNode swap point: replace the next line with
+            //   let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group)
+            let node = PlaceholderControlPlane(configuration: configuration)
+            let api = LocalAPIService(configuration: configuration, controlPlane: node, eventLoopGroup: group,
+                                      logger: logger, onListening: {
+                do {
+                    try notifier.notify("READY=1")
+                } catch {
+                    logger.error("sd_notify READY failed", metadata: ["error": "\(error)"])
+                }
+            })
+            let services = ServiceGroup(configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: node),
+                    .init(service: api),
+                    .init(service: SystemdNotifyService(notifier: notifier, logger: logger)),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+            logger.info("meshd starting", metadata: ["daemon.name": "\(configuration.name)",
+                                                     "daemon.listen": "\(configuration.listen)",
+                                                     "api.socket": "\(configuration.socketPath)"])
+            try await services.run()
+            logger.info("meshd stopped")
+        } catch {
+            logger.critical("meshd failed", metadata: ["error": "\(error)"])
+            try? await group.shutdownGracefully()
+            throw ExitCode.failure
+        }
+        try await group.shutdownGracefully()
+    }
+
+    private var overrides: ConfigurationLoader.Overrides {
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.configFile = configFile
+        overrides.stateDirectory = stateDirectory
+        overrides.socketPath = socket
+        overrides.listen = listen
+        overrides.peers = peers
+        overrides.name = name
+        overrides.logLevel = logLevel
+        overrides.clockOffsetMilliseconds = clockOffsetMilliseconds
+        return overrides
+    }
+}

@@ -1,1 +1,0 @@
-print("meshd: not yet implemented")

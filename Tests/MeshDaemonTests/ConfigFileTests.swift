@@ -1,0 +1,87 @@
+import MeshDaemon
+import Testing
+
+@Suite("meshd.toml")
+struct ConfigFileTests {
+    @Test func everyKeyIsReadFromAValidFile() throws {
+        let text = """
+            # meshd configuration
+            name = "kitchen-pi"          # shown to peers
+            state_dir = "/var/lib/sessionmesh"
+            socket = '/run/sessionmesh/meshd.sock'
+            socket_mode = 0o660
+            listen = "[::]:47470"
+            peers = [
+                "192.168.1.20:47470",   # the laptop
+                "[fe80::1%eth0]:47470",
+            ]
+            log_level = "debug"
+            pairing_code_lifetime = 120
+            keepalive_interval = 0.5
+            reachability_lease = 2.5
+            """
+        let file = try ConfigFile(parsing: text, fileName: "meshd.toml")
+        #expect(file.name == "kitchen-pi")
+        #expect(file.stateDirectory == "/var/lib/sessionmesh")
+        #expect(file.socketPath == "/run/sessionmesh/meshd.sock")
+        #expect(file.socketMode == 0o660)
+        #expect(file.listen == .init(host: "::", port: 47470))
+        #expect(file.staticPeers == [.init(host: "192.168.1.20", port: 47470), .init(host: "fe80::1%eth0", port: 47470)])
+        #expect(file.logLevel == "debug")
+        #expect(file.pairingCodeLifetime == 120)
+        #expect(file.keepaliveInterval == 0.5)
+        #expect(file.reachabilityLease == 2.5)
+    }
+
+    @Test(arguments: [
+        ("name = \"a\"\nsockt = \"/x\"", "meshd.toml:2: key 'sockt': unknown key; known keys: name, state_dir, socket, socket_mode, listen, peers, log_level, pairing_code_lifetime, keepalive_interval, reachability_lease"),
+        ("\n\nlisten = \"127.0.0.1\"", "meshd.toml:3: key 'listen': '127.0.0.1' has no port; write HOST:PORT, e.g. 127.0.0.1:47470"),
+        ("listen = \"::1:47001\"", "meshd.toml:1: key 'listen': '::1:47001' looks like an IPv6 address; write it as [ADDR]:PORT"),
+        ("listen = \"127.0.0.1:99999\"", "meshd.toml:1: key 'listen': '127.0.0.1:99999': port must be a number from 0 to 65535"),
+        ("peers = [\"127.0.0.1:0\"]", "meshd.toml:1: key 'peers': '127.0.0.1:0': port must be a number from 1 to 65535"),
+        ("peers = \"127.0.0.1:1\"", "meshd.toml:1: key 'peers': must be an array of \"HOST:PORT\" strings, got a string"),
+        ("socket_mode = 0o666", "meshd.toml:1: key 'socket_mode': mode 666 is not allowed; the owner needs read+write and others no access (0600 or 0660)"),
+        ("socket_mode = 600", "meshd.toml:1: key 'socket_mode': 600 is not a mode; write octal as 0o600 or \"0600\" (a bare 600 is decimal)"),
+        ("socket = \"relative.sock\"", "meshd.toml:1: key 'socket': 'relative.sock' must be an absolute path"),
+        ("log_level = \"loud\"", "meshd.toml:1: key 'log_level': 'loud' is not a log level; use one of trace, debug, info, notice, warning, error, critical"),
+        ("keepalive_interval = \"1s\"", "meshd.toml:1: key 'keepalive_interval': must be a number of seconds, got a string"),
+        ("pairing_code_lifetime = 5", "meshd.toml:1: key 'pairing_code_lifetime': 5.0 is out of range; use 10.0 to 3600.0 seconds"),
+        ("keepalive_interval = 2\nreachability_lease = 1", "meshd.toml:2: key 'reachability_lease': must be longer than keepalive_interval (2.0 s)"),
+        ("name = kitchen", "meshd.toml:1: key 'name': 'kitchen' is not a value; strings need quotes"),
+        ("name = \"open", "meshd.toml:1: key 'name': string is not closed with '\"'"),
+        ("name = \"a\"\nname = \"b\"", "meshd.toml:2: key 'name': is set twice (first on line 1)"),
+        ("[daemon]\nname = \"a\"", "meshd.toml:1: tables ([section]) are not supported; put every key at the top level"),
+        ("name \"a\"", "meshd.toml:1: key 'name': expected '=' after the key"),
+        ("name = \"a\" \"b\"", "meshd.toml:1: key 'name': unexpected text after the value"),
+        ("peers = [\"127.0.0.1:1\",\n", "meshd.toml:1: key 'peers': array is not closed with ']'"),
+        ("= 5", "meshd.toml:1: expected 'key = value'"),
+    ])
+    func errorsNameTheLineAndTheKey(text: String, message: String) {
+        #expect(throws: (any Error).self) { try ConfigFile(parsing: text, fileName: "meshd.toml") }
+        do {
+            _ = try ConfigFile(parsing: text, fileName: "meshd.toml")
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test(arguments: [
+        ("127.0.0.1:47001", "127.0.0.1", 47001),
+        ("[::1]:47001", "::1", 47001),
+        ("laptop.local:1", "laptop.local", 1),
+        (" 10.0.0.2:65535 ", "10.0.0.2", 65535),
+    ])
+    func endpointsParse(text: String, host: String, port: Int) throws {
+        let endpoint = try DaemonConfiguration.Endpoint(parsing: text)
+        #expect(endpoint == .init(host: host, port: port))
+    }
+
+    @Test(arguments: ["127.0.0.1", ":47001", "[::1]47001", "[::1:47001", "host:port", "127.0.0.1:-1", "[10.0.0.1]:5", "a b:5"])
+    func badEndpointsAreRefused(text: String) {
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.Endpoint(parsing: text) }
+    }
+
+    @Test func anIPv6EndpointPrintsWithBrackets() {
+        #expect(DaemonConfiguration.Endpoint(host: "::1", port: 5).description == "[::1]:5")
+    }
+}

@@ -1,0 +1,79 @@
+import MeshDaemon
+import Testing
+
+@Suite("Configuration resolution")
+struct ConfigurationLoaderTests {
+    private func loader(_ environment: [String: String], files: [String: String] = [:]) -> ConfigurationLoader {
+        ConfigurationLoader(environment: environment, workingDirectory: "/work") { files[$0] }
+    }
+
+    @Test func systemModeDefaultsWithoutAConfigFile() throws {
+        let configuration = try loader([:]).load(mode: .system, overrides: .init())
+        #expect(configuration.stateDirectory == "/var/lib/sessionmesh")
+        #expect(configuration.socketPath == "/run/sessionmesh/meshd.sock")
+        #expect(configuration.socketMode == 0o600)
+        #expect(configuration.listen == .init(host: "0.0.0.0", port: 47470))
+    }
+
+    @Test func userModeUsesXDGFolders() throws {
+        let environment = ["HOME": "/home/ann", "XDG_RUNTIME_DIR": "/run/user/1000"]
+        let configuration = try loader(environment).load(mode: .user, overrides: .init())
+        #expect(configuration.stateDirectory == "/home/ann/.local/state/sessionmesh")
+        #expect(configuration.socketPath == "/run/user/1000/sessionmesh/meshd.sock")
+
+        let defaults = try loader(["HOME": "/home/ann", "XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": "/c"]).defaults(for: .user)
+        #expect(defaults.stateDirectory == "/s/sessionmesh")
+        #expect(defaults.configFile == "/c/sessionmesh/meshd.toml")
+        #expect(defaults.socketPath == nil)
+    }
+
+    @Test func userModeWithoutARuntimeFolderNeedsASocketFlag() throws {
+        #expect(throws: ConfigurationError.self) { try loader(["HOME": "/h"]).load(mode: .user, overrides: .init()) }
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.socketPath = "a.sock"
+        #expect(try loader(["HOME": "/h"]).load(mode: .user, overrides: overrides).socketPath == "/work/a.sock")
+    }
+
+    @Test func flagsOverrideTheFileWhichOverridesDefaults() throws {
+        let files = ["/etc/sessionmesh/meshd.toml": "name = \"file\"\nlisten = \"0.0.0.0:1\"\npeers = [\"10.0.0.1:5\"]\nsocket_mode = \"0660\"\n"]
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.listen = "127.0.0.1:47001"
+        overrides.peers = ["[::1]:47002", "127.0.0.1:47003"]
+        overrides.clockOffsetMilliseconds = 2500
+        let configuration = try loader([:], files: files).load(mode: .system, overrides: overrides)
+        #expect(configuration.name == "file")
+        #expect(configuration.socketMode == 0o660)
+        #expect(configuration.listen == .init(host: "127.0.0.1", port: 47001))
+        #expect(configuration.staticPeers == [.init(host: "::1", port: 47002), .init(host: "127.0.0.1", port: 47003)])
+        #expect(configuration.clockOffsetMilliseconds == 2500)
+    }
+
+    @Test func aMissingExplicitConfigFileIsAnError() {
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.configFile = "/nowhere/meshd.toml"
+        #expect(throws: ConfigurationError(file: "/nowhere/meshd.toml", key: "--config", message: "the config file does not exist")) {
+            try loader([:]).load(mode: .system, overrides: overrides)
+        }
+    }
+
+    @Test func aBadFlagNamesTheFlag() {
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.peers = ["127.0.0.1"]
+        do {
+            _ = try loader([:]).load(mode: .system, overrides: overrides)
+            Issue.record("no error")
+        } catch {
+            #expect(error.description == "--peer: '127.0.0.1' has no port; write HOST:PORT, e.g. 127.0.0.1:47470")
+        }
+    }
+
+    @Test func aBadDefaultFileStopsStartUpWithItsLine() {
+        let files = ["/etc/sessionmesh/meshd.toml": "\nlisten = 47470\n"]
+        do {
+            _ = try loader([:], files: files).load(mode: .system, overrides: .init())
+            Issue.record("no error")
+        } catch {
+            #expect(error.description == "/etc/sessionmesh/meshd.toml:2: key 'listen': must be a quoted string, got an integer")
+        }
+    }
+}

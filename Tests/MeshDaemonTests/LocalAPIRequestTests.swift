@@ -1,0 +1,131 @@
+import Logging
+@testable import MeshDaemon
+import MeshLocalAPI
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@Suite("Local API requests")
+struct LocalAPIRequestTests {
+    @Test(arguments: [
+        (LocalAPIOperation.status, "", LocalAPIRequest.status),
+        (.peers, "{}", .peers),
+        (.hello, #"{"client":"py"}"#, .hello(HelloRequest(client: "py", protocolVersion: nil))),
+        (.pairCreate, #"{"validFor":60}"#, .pairCreate(validFor: 60)),
+        (.pairCreate, "{}", .pairCreate(validFor: nil)),
+        (.pairWait, #"{"code":"K7Q2-9XWM"}"#, .pairWait(code: "K7Q2-9XWM")),
+        (.pairCancel, #"{"code":"K7Q2-9XWM"}"#, .pairCancel(code: "K7Q2-9XWM")),
+        (.pairJoin, #"{"code":"C","address":"[::1]:47001"}"#, .pairJoin(code: "C", address: "[::1]:47001")),
+        (.unpair, #"{"deviceID":"ABC"}"#, .unpair(deviceID: "ABC")),
+        (.ping, #"{"deviceID":"ABC"}"#, .ping(deviceID: "ABC", count: 10)),
+        (.ping, #"{"deviceID":"ABC","count":200}"#, .ping(deviceID: "ABC", count: 200)),
+    ])
+    func wellFormedRequestsParse(operation: LocalAPIOperation, json: String, expected: LocalAPIRequest) throws {
+        #expect(try LocalAPIRequest.parse(.request(operation, id: 1, json: json)) == expected)
+    }
+
+    @Test(arguments: [
+        (LocalAPIOperation.status, "{not json", "bad-request", true),
+        (.pairWait, "{}", "bad-request", true),
+        (.pairJoin, #"{"code":"C","address":5}"#, "bad-request", true),
+        (.ping, #"{"deviceID":"A","count":0}"#, "invalid-argument", false),
+        (.ping, #"{"deviceID":"  "}"#, "invalid-argument", false),
+        (.pairCreate, #"{"validFor":-1}"#, "invalid-argument", false),
+        (LocalAPIOperation(rawValue: 0x0077), "{}", "unknown-operation", false),
+        (LocalAPIOperation(rawValue: 0x0100), "{}", "unknown-operation", false),
+    ])
+    func badRequestsAreRejectedWithACode(operation: LocalAPIOperation, json: String, code: String, closes: Bool) {
+        #expect {
+            try LocalAPIRequest.parse(.request(operation, id: 1, json: json))
+        } throws: { error in
+            guard let rejection = error as? LocalAPIRequest.Rejection else { return false }
+            return rejection.body.code == code && rejection.closesConnection == closes
+        }
+    }
+
+    @Test func aMissingFieldIsNamedButTheBodyIsNotEchoed() {
+        #expect {
+            try LocalAPIRequest.parse(.request(.pairJoin, id: 1, json: #"{"code":"SECRET-CODE"}"#))
+        } throws: { error in
+            guard let rejection = error as? LocalAPIRequest.Rejection else { return false }
+            return rejection.body.message == "pair.join: missing field 'address'" && !rejection.body.message.contains("SECRET")
+        }
+    }
+
+    // MARK: - The connection handler on an embedded channel
+
+    private func serverChannel() throws -> (EmbeddedChannel, LocalAPICounters) {
+        let counters = LocalAPICounters()
+        let channel = EmbeddedChannel()
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 256)))
+        try sync.addHandler(MessageToByteHandler(LocalAPIFrameEncoder()))
+        try sync.addHandler(LocalAPIConnectionHandler(
+            dispatcher: LocalAPIDispatcher(controlPlane: FakeControlPlane(), defaultPairingLifetime: 300),
+            counters: counters, flow: LocalAPIFlowControl(maximumInFlight: 4, maximumQueued: 8),
+            logger: Logger(label: "test")))
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/x.sock")).wait()
+        return (channel, counters)
+    }
+
+    private func wire(_ frame: LocalAPIFrame) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        LocalAPIFrameEncoder.write(frame, to: &buffer)
+        return buffer
+    }
+
+    private func readReply(_ channel: EmbeddedChannel) throws -> LocalAPIFrame? {
+        guard var bytes = try channel.readOutbound(as: ByteBuffer.self) else { return nil }
+        return try LocalAPIFrameDecoder.parse(&bytes)
+    }
+
+    enum MalformedInput: String, CaseIterable, Sendable {
+        case garbageJSON, replyFromClient, badMagic, oversizedFrame
+
+        var bytes: ByteBuffer {
+            var buffer = ByteBuffer()
+            switch self {
+            case .garbageJSON:
+                LocalAPIFrameEncoder.write(.request(.status, id: 5, json: "]]]"), to: &buffer)
+            case .replyFromClient:
+                LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .reply, operation: .status, requestID: 6, body: ByteBuffer()), to: &buffer)
+            case .badMagic:
+                buffer.writeString("HELLO WORLD, HOW ARE YOU")
+            case .oversizedFrame:
+                LocalAPIFrameEncoder.write(.request(.status, id: 8, json: String(repeating: " ", count: 300)), to: &buffer)
+            }
+            return buffer
+        }
+
+        var expected: (code: String, requestID: UInt32) {
+            switch self {
+            case .garbageJSON: return ("bad-request", 5)
+            case .replyFromClient: return ("unexpected-kind", 6)
+            case .badMagic: return ("bad-magic", 0)
+            case .oversizedFrame: return ("frame-too-large", 8)
+            }
+        }
+    }
+
+    @Test(arguments: MalformedInput.allCases)
+    func malformedInputGetsAnErrorAndTheConnectionCloses(input: MalformedInput) throws {
+        let (channel, counters) = try serverChannel()
+        _ = try? channel.writeInbound(input.bytes)
+        let reply = try #require(try readReply(channel))
+        #expect(reply.errorBody?.code == input.expected.code)
+        #expect(reply.requestID == input.expected.requestID)
+        #expect(!channel.isActive)
+        #expect(counters.value(.malformedInput) == 1)
+    }
+
+    @Test func anUnknownOperationGetsAnErrorButTheConnectionStaysOpen() throws {
+        let (channel, _) = try serverChannel()
+        try channel.writeInbound(wire(.request(LocalAPIOperation(rawValue: 0x0042), id: 11)))
+        let reply = try #require(try readReply(channel))
+        #expect(reply.errorBody?.code == "unknown-operation")
+        #expect(reply.requestID == 11)
+        #expect(reply.operation.rawValue == 0x0042)
+        #expect(channel.isActive)
+        _ = try channel.finish()
+    }
+}

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A built executable of this package run as a child process, with its stdout read line by line.
+final class ChildProcess: @unchecked Sendable {
+    let process = Process()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var buffer = Data()
+
+    /// The folder holding the package's built executables (next to the test bundle).
+    static let binDirectory: URL = {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = executable.deletingLastPathComponent()
+        while folder.path != "/", !FileManager.default.fileExists(atPath: folder.appendingPathComponent("meshctl").path) {
+            folder = folder.deletingLastPathComponent()
+        }
+        return folder
+    }()
+
+    static func executable(_ name: String) -> String? {
+        let path = binDirectory.appendingPathComponent(name).path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
+    init(_ name: String, _ arguments: [String], environment: [String: String] = [:], stderrToStdout: Bool = false) throws {
+        guard let path = Self.executable(name) else { throw POSIXError(.ENOENT) }
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = output
+        process.standardError = stderrToStdout ? output : FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The next stdout line, or nil at end of output / after `seconds`.
+    func readLine(timeout seconds: Double = 5) async throws -> String? {
+        try await blocking {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if let line = self.takeLine() { return line }
+                let chunk = self.output.fileHandleForReading.availableData
+                if chunk.isEmpty { return self.takeLine() }
+                self.lock.lock()
+                self.buffer.append(chunk)
+                self.lock.unlock()
+            }
+            return nil
+        }
+    }
+
+    private func takeLine() -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+        buffer.removeSubrange(buffer.startIndex...newline)
+        return line
+    }
+
+    func interrupt() { kill(process.processIdentifier, SIGINT) }
+
+    func terminate() { kill(process.processIdentifier, SIGTERM) }
+
+    /// Waits for exit (up to 10 s, then kills it) and returns the status.
+    func exitStatus() async throws -> Int32 {
+        try await blocking {
+            for _ in 0..<1000 where self.process.isRunning { usleep(10_000) }
+            if self.process.isRunning { self.process.terminate() }
+            self.process.waitUntilExit()
+            return self.process.terminationStatus
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import MeshDaemon
+import MeshLocalAPI
+
+/// A scripted `MeshControlPlane`: fixed status and peers, one pairing code, and pairing waits
+/// that end when the test completes or cancels them.
+actor FakeControlPlane: MeshControlPlane {
+    static let peerID = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD"
+    static let code = "K7Q2-9XWM"
+
+    private var waiters: [String: [CheckedContinuation<PairedDevice, any Error>]] = [:]
+    private(set) var cancelledCodes: [String] = []
+    private(set) var unpaired: [String] = []
+    private(set) var createdLifetimes: [Double] = []
+
+    func status() async -> DaemonStatus {
+        DaemonStatus(deviceID: "ZZZZZZZ-YYYYYYY-XXXXXXX-WWWWWWW", name: "fake", listen: "127.0.0.1:47470",
+                     socket: "/tmp/fake.sock", uptimeSeconds: 12.5, counters: ["handshakes": 3])
+    }
+
+    func peers() async -> [PeerStatus] {
+        [PeerStatus(deviceID: Self.peerID, name: "laptop",
+                    addresses: [PeerAddress(address: "127.0.0.1:47002", source: .pairing)],
+                    channel: .active, lastHandshake: 1_700_000_000, rttMilliseconds: 0.08,
+                    clockOffsetMilliseconds: 2500.2, clockOffsetErrorMilliseconds: 0.04,
+                    leaseExpires: 1_700_000_004, reachable: true)]
+    }
+
+    func createPairingCode(validFor seconds: Double) async throws -> PairingInvitation {
+        createdLifetimes.append(seconds)
+        return PairingInvitation(code: Self.code, expires: 1_700_000_000 + seconds)
+    }
+
+    func awaitPairing(code: String) async throws -> PairedDevice {
+        guard code == Self.code else { throw ControlError.invalidCode("unknown code") }
+        return try await withCheckedThrowingContinuation { continuation in
+            waiters[code, default: []].append(continuation)
+        }
+    }
+
+    func cancelPairing(code: String) async {
+        cancelledCodes.append(code)
+        for waiter in waiters.removeValue(forKey: code) ?? [] {
+            waiter.resume(throwing: ControlError(code: "pairing-cancelled", message: "the pairing code was cancelled"))
+        }
+    }
+
+    func joinPairing(code: String, address: String) async throws -> PairedDevice {
+        guard code == Self.code else { throw ControlError.pairingFailed }
+        return PairedDevice(deviceID: Self.peerID, name: "laptop", verification: "4821 0375")
+    }
+
+    func unpair(deviceID: String) async throws {
+        guard Self.peerID.hasPrefix(deviceID) else { throw ControlError.unknownPeer(deviceID) }
+        unpaired.append(deviceID)
+    }
+
+    func ping(deviceID: String, count: Int) async throws -> PingReport {
+        guard Self.peerID.hasPrefix(deviceID) else { throw ControlError.unknownPeer(deviceID) }
+        return PingReport(deviceID: Self.peerID, paths: PingPath.allCases.map {
+            PingPathReport(path: $0, sent: count, received: count, minMicroseconds: 40, p50Microseconds: 55,
+                           p99Microseconds: 120, maxMicroseconds: 150)
+        })
+    }
+
+    /// Completes every wait for `code` with a pairing.
+    func completePairing(code: String) {
+        for waiter in waiters.removeValue(forKey: code) ?? [] {
+            waiter.resume(returning: PairedDevice(deviceID: Self.peerID, name: "laptop", verification: "4821 0375"))
+        }
+    }
+
+    /// How many `pair.wait` calls are waiting.
+    func waitingCount() -> Int { waiters.values.map(\.count).reduce(0, +) }
+}
