@@ -1,0 +1,88 @@
+/// A device's fingerprint in a form people read aloud and compare: 8 groups of 7 base32
+/// characters, e.g. `MFZWI3D-BONSGYC-...`.
+///
+/// The ID is the first 240 bits of SHA-256 of the device's static X25519 public key. Each group
+/// holds 6 data characters and one check character, so ``parse(_:)`` catches one mistyped
+/// character or two swapped characters and says which group is wrong. Equal IDs mean equal keys
+/// (up to a 2⁻²⁴⁰ chance). Codable as its string form.
+public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
+    static let byteCount = 30
+    static let groupCount = 8
+    static let dataPerGroup = 6
+    static let codec = Base32Check.rfc4648
+
+    /// The 30 fingerprint bytes.
+    public let bytes: [UInt8]
+
+    /// The fingerprint of a static public key.
+    public init(publicKey: [UInt8]) {
+        bytes = Array(Sodium.sha256(publicKey)[0..<Self.byteCount])
+    }
+
+    private init(fingerprint: [UInt8]) { bytes = fingerprint }
+
+    /// Parses the grouped form, tolerating lower case, missing or extra dashes and spaces, and
+    /// `0`/`1`/`8` typed for `O`/`I`/`B`.
+    /// - Throws: ``CryptoError/Code/invalidDeviceID`` naming the group with the typo, the bad
+    ///   character, or the expected length.
+    public static func parse(_ text: String) throws -> DeviceID {
+        let characters = Base32Check.stripSeparators(text)
+        let expected = groupCount * (dataPerGroup + 1)
+        guard characters.count == expected else {
+            throw CryptoError(.invalidDeviceID,
+                              "a device ID has \(expected) characters in \(groupCount) groups of 7; got \(characters.count)")
+        }
+        var data: [UInt8] = []
+        for group in 0..<groupCount {
+            let start = group * (dataPerGroup + 1)
+            var values: [UInt8] = []
+            for (offset, character) in characters[start..<(start + dataPerGroup + 1)].enumerated() {
+                guard let value = codec.value(of: character) else {
+                    throw CryptoError(.invalidDeviceID,
+                                      "group \(group + 1), character \(offset + 1) ('\(character)') is not A–Z or 2–7")
+                }
+                values.append(value)
+            }
+            let check = values.removeLast()
+            guard Base32Check.checkValue(values, salt: UInt8(group)) == check else {
+                let shown = String(characters[start..<(start + dataPerGroup + 1)])
+                throw CryptoError(.invalidDeviceID,
+                                  "group \(group + 1) (\(shown.uppercased())) has a typo: its check character does not match")
+            }
+            data += values
+        }
+        return DeviceID(fingerprint: Base32Check.bytes(fromFiveBitValues: data))
+    }
+
+    /// The full grouped form people read aloud and compare.
+    public var description: String { groups.joined(separator: "-") }
+
+    /// The first group: enough to tell your own few devices apart on screen, not to authenticate.
+    public var short: String { groups[0] }
+
+    private var groups: [String] {
+        let values = Base32Check.fiveBitValues(bytes)
+        return (0..<Self.groupCount).map { group in
+            let data = Array(values[(group * Self.dataPerGroup)..<((group + 1) * Self.dataPerGroup)])
+            let check = Base32Check.checkValue(data, salt: UInt8(group))
+            return String((data + [check]).map { Self.codec.symbol($0) })
+        }
+    }
+
+    /// Orders by fingerprint bytes (a stable order for tie-breaks, e.g. who initiates).
+    public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool {
+        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+    }
+
+    /// Decodes from the grouped string form; a typo is a decoding error.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        self = try Self.parse(try container.decode(String.self))
+    }
+
+    /// Encodes as the grouped string form.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

@@ -1,0 +1,24 @@
+/// A Curve25519 Diffie-Hellman key pair (X25519): a device's long-term identity or a Noise ephemeral.
+public struct X25519KeyPair: Sendable {
+    /// The 32-byte public key; safe to share and to log.
+    public let publicKey: [UInt8]
+    /// The 32-byte private key; zeroed when released, never printed.
+    public let privateKey: SecretBytes
+
+    /// A fresh key pair from libsodium's secure random generator.
+    public static func generate() -> X25519KeyPair {
+        let privateKey = SecretBytes.random(count: Sodium.x25519Length)
+        // A 32-byte key cannot fail derivation; the fallback keeps this non-throwing without `try!`.
+        guard let pair = try? X25519KeyPair(privateKey: privateKey) else {
+            fatalError("MeshCrypto: X25519 public key derivation failed for a fresh 32-byte key")
+        }
+        return pair
+    }
+
+    /// Rebuilds a key pair from its private key, deriving the public key.
+    /// Throws ``CryptoError/Code/invalidKey`` unless `privateKey` is 32 bytes.
+    public init(privateKey: SecretBytes) throws {
+        self.publicKey = try Sodium.x25519PublicKey(privateKey: privateKey)
+        self.privateKey = privateKey
+    }
+}
