@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The on-disk device key and the file-system calls that read and create it.
+///
+/// Format (73 bytes):
+///
+///     +--------+---------+------------------+-----------------+------------------------------+
+///     | "SMDK" | version | private key (32) | public key (32) | SHA-256(previous 69)[0..<4]  |
+///     +--------+---------+------------------+-----------------+------------------------------+
+///
+/// Every system call of this file goes through ``KeyFile/system(_:_:)``, which turns `-1`/errno
+/// into a ``CryptoError``.
+enum KeyFile {
+    static let magic: [UInt8] = Array("SMDK".utf8)
+    static let version: UInt8 = 1
+    static let length = 4 + 1 + 32 + 32 + 4
+
+    static func encode(_ pair: X25519KeyPair) -> [UInt8] {
+        var body = magic + [version] + pair.privateKey.unsafeCopy + pair.publicKey
+        let check = Array(Sodium.sha256(body)[0..<4])
+        defer { Sodium.zero(&body) }
+        return body + check
+    }
+
+    static func decode(_ bytes: [UInt8], path: String) throws -> X25519KeyPair {
+        let advice = "it was left untouched; restore it from a backup, or move it away to create a new identity (paired devices must then pair again)"
+        guard bytes.count >= length else {
+            throw CryptoError(.corruptKeyFile, "device key file \(path) is truncated (\(bytes.count) of \(length) bytes); \(advice)")
+        }
+        guard bytes.count == length else {
+            throw CryptoError(.corruptKeyFile, "device key file \(path) is longer than \(length) bytes; \(advice)")
+        }
+        guard Array(bytes[0..<4]) == magic else {
+            throw CryptoError(.corruptKeyFile, "\(path) is not a SessionMesh device key file; \(advice)")
+        }
+        guard bytes[4] == version else {
+            throw CryptoError(.corruptKeyFile, "device key file \(path) has unknown version \(bytes[4]); \(advice)")
+        }
+        guard Array(Sodium.sha256(Array(bytes[0..<69]))[0..<4]) == Array(bytes[69..<73]) else {
+            throw CryptoError(.corruptKeyFile, "device key file \(path) is corrupt (checksum mismatch); \(advice)")
+        }
+        var privateBytes = Array(bytes[5..<37])
+        defer { Sodium.zero(&privateBytes) }
+        let pair = try X25519KeyPair(privateKey: SecretBytes(privateBytes))
+        guard pair.publicKey == Array(bytes[37..<69]) else {
+            throw CryptoError(.corruptKeyFile, "device key file \(path) is corrupt (public key does not match); \(advice)")
+        }
+        return pair
+    }
+
+    /// Runs a system call returning -1 on failure.
+    @discardableResult
+    static func system<T: BinaryInteger>(_ what: @autoclosure () -> String, _ call: () -> T) throws -> T {
+        let result = call()
+        guard result != -1 else {
+            let code = errno
+            throw CryptoError(.keyFileIO, "\(what()): \(String(cString: strerror(code)))")
+        }
+        return result
+    }
+
+    /// The file's bytes, or nil when it does not exist. Refuses links, non-regular files and
+    /// files readable or writable by group or others, or owned by another user.
+    static func read(path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd == -1 {
+            let code = errno
+            if code == ENOENT { return nil }
+            if code == ELOOP {
+                throw CryptoError(.insecureKeyFile, "device key file \(path) is a symbolic link; refusing to follow it")
+            }
+            throw CryptoError(.keyFileIO, "cannot open device key file \(path): \(String(cString: strerror(code)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        try system("cannot stat device key file \(path)") { fstat(fd, &info) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw CryptoError(.insecureKeyFile, "device key path \(path) is not a regular file")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw CryptoError(.insecureKeyFile,
+                              "device key file \(path) has mode \(mode): group or others can access it; run `chmod 600 \(path)` if you trust it, or create a new identity")
+        }
+        guard info.st_uid == geteuid() else {
+            throw CryptoError(.insecureKeyFile, "device key file \(path) is owned by another user (uid \(info.st_uid))")
+        }
+        var bytes = [UInt8](repeating: 0, count: length + 1)
+        var total = 0
+        while total < bytes.count {
+            let count = try bytes.withUnsafeMutableBytes { buffer in
+                try system("cannot read device key file \(path)") {
+                    Glibc.read(fd, buffer.baseAddress! + total, buffer.count - total)
+                }
+            }
+            if count == 0 { break }
+            total += count
+        }
+        defer { Sodium.zero(&bytes) }
+        return Array(bytes[0..<total])
+    }
+
+    /// Writes `bytes` to a new file at `path` (mode 0600) atomically: a temporary file in the same
+    /// directory is written and synced, then hard-linked to `path`. `link` fails when `path`
+    /// exists, so an existing file is never replaced (unlike `rename`). Returns false when
+    /// another process created `path` first.
+    static func createExclusively(path: String, bytes: [UInt8]) throws -> Bool {
+        let suffix = Sodium.randomBytes(count: 6).map { String($0, radix: 16) }.joined()
+        let temporary = "\(path).tmp-\(suffix)"
+        let fd = try system("cannot create \(temporary) (does the directory exist and is it writable?)") {
+            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
+        var linked = false
+        defer { if !linked { unlink(temporary) } }
+        do {
+            defer { close(fd) }
+            try system("cannot set mode 0600 on \(temporary)") { fchmod(fd, 0o600) }
+            var written = 0
+            while written < bytes.count {
+                written += try bytes.withUnsafeBytes { buffer in
+                    try system("cannot write \(temporary)") {
+                        write(fd, buffer.baseAddress! + written, buffer.count - written)
+                    }
+                }
+            }
+            try system("cannot sync \(temporary)") { fsync(fd) }
+        }
+        if link(temporary, path) == -1 {
+            let code = errno
+            if code == EEXIST { return false }
+            throw CryptoError(.keyFileIO, "cannot create device key file \(path): \(String(cString: strerror(code)))")
+        }
+        linked = true
+        unlink(temporary)
+        syncDirectory(of: path)
+        return true
+    }
+
+    /// Best effort: makes the new directory entry durable.
+    private static func syncDirectory(of path: String) {
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd != -1 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}

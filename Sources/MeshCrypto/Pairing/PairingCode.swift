@@ -1,0 +1,69 @@
+/// A one-time pairing code people read off one screen and type on another, e.g. `7KQ4-MX9D`.
+///
+/// Seven Crockford base32 characters of secret (35 bits from libsodium's random generator) and
+/// one check character, in two groups of four. The check (see ``Base32Check``) catches any one
+/// mistyped character and any two swapped characters before a network round trip is spent on
+/// them. The code is single-use and short-lived: the pairing service must invalidate it after a
+/// few failed attempts and a few minutes. ``description`` shows the code; only display it to the
+/// user who asked for it, never log it.
+public struct PairingCode: Sendable, CustomStringConvertible, Equatable {
+    static let secretLength = 7
+    static let codec = Base32Check.crockford
+    /// Salt of the check value, so a device ID group is never mistaken for a code.
+    static let checkSalt: UInt8 = 17
+
+    /// The seven secret values (0…31).
+    private let values: [UInt8]
+
+    private init(values: [UInt8]) { self.values = values }
+
+    /// A fresh random code.
+    public static func generate() -> PairingCode {
+        PairingCode(values: (0..<secretLength).map { _ in UInt8(Sodium.randomUniform(32)) })
+    }
+
+    /// Parses a typed code: case, dashes and spaces do not matter, and `I`/`L`/`O` are read as
+    /// `1`/`1`/`0`. Throws ``CryptoError/Code/invalidPairingCode`` saying what is wrong (length,
+    /// which character is not allowed, or that the code has a typo).
+    public static func parse(_ text: String) throws -> PairingCode {
+        let characters = Base32Check.stripSeparators(text)
+        guard characters.count == secretLength + 1 else {
+            throw CryptoError(.invalidPairingCode,
+                              "a pairing code has 8 characters (like 7KQ4-MX9D); got \(characters.count)")
+        }
+        var values: [UInt8] = []
+        for (index, character) in characters.enumerated() {
+            guard let value = codec.value(of: character) else {
+                throw CryptoError(.invalidPairingCode,
+                                  "character \(index + 1) is not a letter or digit used in pairing codes (U is never used)")
+            }
+            values.append(value)
+        }
+        let check = values.removeLast()
+        guard Base32Check.checkValue(values, salt: checkSalt) == check else {
+            throw CryptoError(.invalidPairingCode, "the code has a typo; check it against the other screen and type it again")
+        }
+        return PairingCode(values: values)
+    }
+
+    /// The grouped, typable form, e.g. `7KQ4-MX9D`.
+    public var description: String {
+        let symbols = (values + [Base32Check.checkValue(values, salt: Self.checkSalt)]).map { Self.codec.symbol($0) }
+        return String(symbols[0..<4]) + "-" + String(symbols[4..<8])
+    }
+
+    /// The bytes fed to CPace as the password: the canonical seven secret characters.
+    public var secret: SecretBytes {
+        SecretBytes(values.map { UInt8(ascii: Self.codec.symbol($0).unicodeScalars.first ?? "0") })
+    }
+
+    /// Constant-time comparison of the secret values.
+    public static func == (lhs: PairingCode, rhs: PairingCode) -> Bool { lhs.secret == rhs.secret }
+}
+
+extension PairingCode: CustomDebugStringConvertible, CustomReflectable {
+    /// Redacted: a code must not end up in a debug log by accident.
+    public var debugDescription: String { "PairingCode(redacted)" }
+    /// Hides the secret values from `dump` and mirrors.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
