@@ -24,7 +24,7 @@ public actor MeshNode: MeshControlPlane, Service {
     let logger: Logger
     let eventLoopGroup: any EventLoopGroup
     let clock: any MeshClock
-    let identity: DeviceIdentity
+    nonisolated let identity: DeviceIdentity
     let store: PairedDeviceStore
     let startedAt: UInt64
 
