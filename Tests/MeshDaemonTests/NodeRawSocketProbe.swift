@@ -38,6 +38,28 @@ enum RawSocketProbe {
         return drain(fd)
     }
 
+    /// Opens a TCP connection to 127.0.0.1:`port` and returns its descriptor (-1 on failure).
+    static func openIdle(port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var address = loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return -1
+        }
+        return fd
+    }
+
+    /// Reads until the peer closes or `waitMilliseconds` pass; closes `fd`; returns the bytes read.
+    static func drainAndClose(_ fd: Int32, waitMilliseconds: Int) -> Int {
+        defer { close(fd) }
+        setTimeout(fd, milliseconds: waitMilliseconds)
+        return drain(fd)
+    }
+
     private static func drain(_ fd: Int32) -> Int {
         var total = 0
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -60,5 +82,15 @@ enum RawSocketProbe {
     private static func setTimeout(_ fd: Int32, milliseconds: Int) {
         var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+}
+
+import Dispatch
+
+/// Runs a blocking probe on a Dispatch thread, never on Swift's cooperative pool (which has
+/// one thread per core here: blocking it would stall the nodes under test).
+func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: body()) }
     }
 }

@@ -30,7 +30,7 @@ struct NodeSilenceTests {
         ]
         for (name, bytes) in probes {
             let port = alice.port
-            let reply = await Task.detached { RawSocketProbe.tcpReplyBytes(port: port, sending: bytes, waitMilliseconds: 300) }.value
+            let reply = await offPool { RawSocketProbe.tcpReplyBytes(port: port, sending: bytes, waitMilliseconds: 300) }
             #expect(reply == 0, "\(name): \(reply) reply bytes")
         }
         let datagrams: [[UInt8]] = [
@@ -40,7 +40,7 @@ struct NodeSilenceTests {
         ]
         for datagram in datagrams {
             let port = alice.port
-            let reply = await Task.detached { RawSocketProbe.udpReplyBytes(port: port, sending: datagram) }.value
+            let reply = await offPool { RawSocketProbe.udpReplyBytes(port: port, sending: datagram) }
             #expect(reply == 0)
         }
         #expect(await mallory.node.peers().isEmpty)
@@ -59,18 +59,18 @@ struct NodeSilenceTests {
             configuration.channelTuning.maximumUnauthenticatedConnections = 4
             configuration.channelTuning.handshakeTimeout = 0.5
         }
-        // Hold 8 idle connections open at once.
+        // Hold 8 idle connections open at once: 4 are admitted, 4 are closed at once.
         let port = alice.port
-        let replies = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<8 {
-                group.addTask { await Task.detached { RawSocketProbe.tcpReplyBytes(port: port, sending: [], waitMilliseconds: 1500) }.value }
-            }
-            return await group.reduce(into: [Int]()) { $0.append($1) }
+        let descriptors = await offPool { (0..<8).map { _ in RawSocketProbe.openIdle(port: port) } }
+        #expect(descriptors.allSatisfy { $0 >= 0 })
+        try await waitUntil("4 connections refused over the cap", timeout: 3) {
+            (await alice.node.status().counters["connections.over_cap"] ?? 0) >= 4
         }
+        let replies = await offPool { descriptors.map { RawSocketProbe.drainAndClose($0, waitMilliseconds: 2000) } }
         #expect(replies.allSatisfy { $0 == 0 })
-        let counters = await alice.node.status().counters
-        #expect((counters["connections.over_cap"] ?? 0) >= 4)
-        #expect((counters["connections.timed_out"] ?? 0) >= 1)
+        try await waitUntil("the admitted 4 time out", timeout: 3) {
+            (await alice.node.status().counters["connections.timed_out"] ?? 0) >= 4
+        }
         try await waitUntil("no connection left", timeout: 2) { await alice.node.openConnectionCount() == 0 }
         await bed.shutdown()
     }
@@ -84,7 +84,7 @@ struct NodeSilenceTests {
         }
         let port = alice.port
         for _ in 0..<6 {
-            let reply = await Task.detached { RawSocketProbe.tcpReplyBytes(port: port, sending: [0], waitMilliseconds: 50) }.value
+            let reply = await offPool { RawSocketProbe.tcpReplyBytes(port: port, sending: [0], waitMilliseconds: 50) }
             #expect(reply == 0)
         }
         let counters = await alice.node.status().counters

@@ -41,7 +41,7 @@ extension MeshNode {
                 boundListenAddress = DaemonConfiguration.Endpoint(host: host, port: port)
                 return (server, udp)
             } catch {
-                try? await server.channel.close()
+                try? await server.executeThenClose { _ in }
                 lastError = error
                 if configuration.listen.port != 0 { break }
             }
@@ -120,15 +120,19 @@ extension MeshNode {
     func armDeadline(_ channel: any Channel, seconds: Double, connection id: UInt64) {
         deadlines[id]?.cancel()
         deadlines[id] = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { [weak self] in
-            channel.close(promise: nil)
-            guard let self else { return }
-            Task { await self.deadlinePassed(id) }
+            guard let self else {
+                channel.close(promise: nil)
+                return
+            }
+            Task { await self.deadlinePassed(id, channel: channel) }
         }
     }
 
-    private func deadlinePassed(_ id: UInt64) {
+    /// A deadline fired: unless the connection authenticated or ended meanwhile, close it.
+    private func deadlinePassed(_ id: UInt64, channel: any Channel) {
         guard deadlines.removeValue(forKey: id) != nil else { return }
         counters.connectionsTimedOut += 1
+        channel.close(promise: nil)
     }
 
     /// Forgets a connection that closed.

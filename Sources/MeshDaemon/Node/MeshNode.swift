@@ -115,29 +115,44 @@ public actor MeshNode: MeshControlPlane, Service {
                                                      "device.id": "\(identity.deviceID.short)"])
         for id in peers.keys { scheduleDial(id, immediately: true) }
         let queue = jobQueue
-        try await withTaskCancellationHandler {
-            try await withGracefulShutdownHandler {
-                try await withThrowingDiscardingTaskGroup { group in
-                    group.addTask { try await self.acceptConnections(server) }
-                    group.addTask { try await self.receiveDatagrams(udp) }
-                    group.addTask { await self.runTimers() }
-                    for await job in self.jobs {
-                        group.addTask { await self.perform(job) }
+        // The accept loop is not a child of this task on purpose: cancelling it could drop
+        // accepted connections still buffered in NIO's async server channel, which traps
+        // (swift-nio #2637). It ends by itself once the listener closes.
+        let acceptor = Task { try await self.acceptConnections(server) }
+        var failure: (any Error)?
+        do {
+            try await withTaskCancellationHandler {
+                try await withGracefulShutdownHandler {
+                    try await withThrowingDiscardingTaskGroup { group in
+                        group.addTask { try await self.receiveDatagrams(udp) }
+                        group.addTask { await self.runTimers() }
+                        for await job in self.jobs {
+                            group.addTask { await self.perform(job) }
+                        }
+                        self.closeEverything()
+                        group.cancelAll()
                     }
-                    self.closeEverything()
-                    group.cancelAll()
+                } onGracefulShutdown: {
+                    queue.finish()
                 }
-            } onGracefulShutdown: {
+            } onCancel: {
                 queue.finish()
             }
-        } onCancel: {
-            queue.finish()
+        } catch {
+            failure = error
+        }
+        closeEverything()
+        if case .failure(let error) = await acceptor.result, failure == nil { failure = error }
+        if let failure {
+            logger.error("mesh node failed", metadata: ["error": "\(failure)"])
+            throw failure
         }
         logger.info("mesh node stopped")
     }
 
     /// Closes listeners and connections and fails every waiter (shutdown).
     func closeEverything() {
+        guard phase != .stopped else { return }
         phase = .stopped
         tcpServer?.close(promise: nil)
         udpChannel?.close(promise: nil)
