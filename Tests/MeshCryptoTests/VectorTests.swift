@@ -1,0 +1,31 @@
+import Testing
+@testable import MeshCrypto
+
+@Suite struct VectorTests {
+    @Test func noiseVectorsAllPass() throws {
+        let report = try NoiseVectorRunner.run(fileContents: try Fixtures.vectorFile("noise-25519-chachapoly-sha256"))
+        #expect(report.failures == [])
+        #expect(report.failed == 0)
+        #expect(report.passed >= 35)
+        #expect(report.unsupported == 0)
+    }
+
+    @Test func cpaceVectorPasses() throws {
+        let report = try CPaceVectorRunner.run(fileContents: try Fixtures.vectorFile("cpace-ristretto255-sha512"))
+        #expect(report.failures == [])
+        #expect(report.passed == 1)
+    }
+
+    @Test func corruptedExpectationIsReportedAsFailure() throws {
+        var text = String(decoding: try Fixtures.vectorFile("cpace-ristretto255-sha512"), as: UTF8.self)
+        text = text.replacingOccurrences(of: "\"K_hex\": \"80", with: "\"K_hex\": \"81")
+        let report = try CPaceVectorRunner.run(fileContents: Array(text.utf8))
+        #expect(report.failed == 1)
+        #expect(report.failures.first?.contains("K_hex") == true)
+    }
+
+    @Test func garbageFileIsAClearError() {
+        #expect(throws: CryptoError.self) { try NoiseVectorRunner.run(fileContents: Array("{not json".utf8)) }
+        #expect(throws: CryptoError.self) { try CPaceVectorRunner.run(fileContents: Array("[1,2".utf8)) }
+    }
+}
