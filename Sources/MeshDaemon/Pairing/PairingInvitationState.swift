@@ -113,7 +113,8 @@ public struct PairingInvitationState: Sendable {
     }
 
     /// Ends a running attempt that failed (wrong code, bad message, timeout, peer vanished);
-    /// the `maxFailedAttempts`-th failure invalidates the code.
+    /// the `maxFailedAttempts`-th failure invalidates the code. Call it once per failed
+    /// attempt; a call with no attempt running still counts a failure (erring on the safe side).
     public mutating func attemptFailed() {
         if attemptsInProgress > 0 { attemptsInProgress -= 1 }
         failedAttempts += 1

@@ -25,13 +25,8 @@ public struct PairingJoiner: Sendable {
     /// empty, longer than 64 UTF-8 bytes or contains control characters; rethrows a
     /// `CryptoError` when CPace cannot start.
     public init(code: PairingCode, identity: PairingIdentity) throws {
-        try self.init(code: code, identity: identity,
-                      sessionID: PairingSupport.randomBytes(count: PairingProtocol.sessionIDBytes))
-    }
-
-    /// As ``init(code:identity:)`` with a chosen CPace session id (tests).
-    init(code: PairingCode, identity: PairingIdentity, sessionID: [UInt8]) throws {
         self.identity = try identity.validated()
+        let sessionID = PairingSupport.randomBytes(count: PairingProtocol.sessionIDBytes)
         var password = code.secret.withUnsafeBytes { Array($0) }
         defer { PairingSupport.zero(&password) }
         let cpace = try CPace(role: .initiator, password: password,
@@ -107,7 +102,7 @@ public struct PairingJoiner: Sendable {
         let expected = keys.inviterConfirmation(hello: hello, replyPrefix: decoded.encodedPrefix())
         guard PairingSupport.constantTimeEqual(expected, decoded.confirmation) else { throw .wrongCode }
 
-        let reply = decoded.encoded()
+        let reply = message  // strict decoding: the bytes as received are the canonical encoding
         let confirmation = keys.joinerConfirmation(hello: hello, reply: reply)
         let prefix = PairingJoinerConfirmation(confirmation: confirmation, sealedIdentity: []).encodedPrefix()
         let ad = PairingKeySchedule.joinerIdentityAssociatedData(messagePrefix: prefix, hello: hello, reply: reply)
