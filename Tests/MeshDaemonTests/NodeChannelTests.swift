@@ -23,6 +23,9 @@ struct NodeChannelTests {
         let bed = NodeTestBed()
         defer { Task { await bed.shutdown() } }
         let (alice, bob) = try await pairedPair(bed)
+        let handshake = await (bob.node.status().counters["handshake.last_initiated_us"] ?? 0)
+        print("handshake (bob initiated, message 1 → keys): \(handshake) µs")
+        #expect(handshake > 0)
         let report = try await alice.node.ping(deviceID: bob.node.deviceID.short, count: 200)
         #expect(report.paths.map(\.path) == [.datagram, .stream])
         for path in report.paths {

@@ -9,6 +9,8 @@ struct PendingInitiator: Sendable {
     var handshake: ChannelHandshake
     let localIndex: UInt32
     let connectionID: UInt64
+    /// Monotonic instant message 1 was built (the handshake-time figure starts here).
+    let startedAt: UInt64
 }
 
 /// How one outgoing attempt ended.
@@ -130,6 +132,7 @@ extension MeshNode {
     /// Builds message 1 (framed) for `peer`; nil when the dial is no longer needed.
     func startHandshake(_ peer: DeviceID, channel: any Channel) -> ([UInt8], PendingInitiator)? {
         guard phase == .running, var runtime = peers[peer], runtime.channel == nil else { return nil }
+        let started = clock.monotonicNanoseconds()
         let index = allocateIndex(for: peer)
         let payload = HandshakePayload(sessionIndex: index, udpPort: UInt16(boundListenAddress?.port ?? 0),
                                        wallNanoseconds: clock.wallNanoseconds(), isRekey: false)
@@ -142,7 +145,7 @@ extension MeshNode {
             runtime.outgoingHandshakeInFlight = true
             peers[peer] = runtime
             return (try WireFrame.encode(message1), PendingInitiator(peer: peer, handshake: handshake, localIndex: index,
-                                                                     connectionID: id))
+                                                                     connectionID: id, startedAt: started))
         } catch {
             indexTable.removeValue(forKey: index)
             return nil
@@ -186,6 +189,7 @@ extension MeshNode {
         guard let confirm = try? active.sealStream(.confirm) else { return .failed }
         channel.writeAndFlush(ByteBuffer(bytes: confirm), promise: nil)
         markAuthenticated(pending.connectionID)
+        counters.lastHandshakeMicroseconds = (now &- pending.startedAt) / 1000
         var endpoint: SocketAddress?
         if let ip = channel.remoteAddress?.ipAddress, payload.udpPort != 0 {
             endpoint = try? SocketAddress(ipAddress: ip, port: Int(payload.udpPort))

@@ -23,6 +23,8 @@ struct NodeCounters: Sendable {
     var pairingAttemptsFailed: UInt64 = 0
     var pairingAttemptsRefused: UInt64 = 0
     var inboundMessagesDropped: UInt64 = 0
+    /// Duration of the last handshake this side initiated (message 1 built → keys), µs.
+    var lastHandshakeMicroseconds: UInt64 = 0
 
     /// Name → value, as `DaemonStatus.counters`.
     var dictionary: [String: UInt64] {
@@ -50,6 +52,7 @@ struct NodeCounters: Sendable {
             "pairing.attempts_failed": pairingAttemptsFailed,
             "pairing.attempts_refused": pairingAttemptsRefused,
             "messages.inbound_dropped": inboundMessagesDropped,
+            "handshake.last_initiated_us": lastHandshakeMicroseconds,
         ]
     }
 }
