@@ -138,11 +138,15 @@ public actor MeshNode: MeshControlPlane, Service {
             } onCancel: {
                 queue.finish()
             }
+        } catch is CancellationError {
+            // Cancelled from outside: a normal stop.
         } catch {
             failure = error
         }
         closeEverything()
-        if case .failure(let error) = await acceptor.result, failure == nil { failure = error }
+        if case .failure(let error) = await acceptor.result, failure == nil, !(error is CancellationError) {
+            failure = error
+        }
         if let failure {
             logger.error("mesh node failed", metadata: ["error": "\(failure)"])
             throw failure
