@@ -26,7 +26,8 @@ enum DialResult: Sendable {
 extension MeshNode {
     /// Schedules one dial job for `peer` unless one is already pending.
     func scheduleDial(_ peer: DeviceID, immediately: Bool) {
-        guard phase == .running, var runtime = peers[peer], !runtime.dialing, runtime.channel == nil else { return }
+        guard phase == .running, var runtime = peers[peer], !runtime.dialing, !runtime.attempting,
+              runtime.channel == nil else { return }
         runtime.dialing = true
         let delay = immediately ? 0 : runtime.backoff.nextDelay(using: &random)
         peers[peer] = runtime
@@ -40,19 +41,20 @@ extension MeshNode {
             if delay > 0 {
                 do { try await Task.sleep(nanoseconds: delay) } catch { return }
             }
-            guard let addresses = await beginDial(peer) else { return }
-            for address in addresses {
+            guard let (addresses, generation) = await beginDial(peer) else { return }
+            var failed = true
+            for address in addresses where failed {
                 switch await dial(peer, at: address) {
-                case .ranAndClosed, .notNeeded: return
+                case .ranAndClosed, .notNeeded: failed = false
                 case .failed: continue
                 }
             }
-            await dialFailed(peer)
+            await dialEnded(peer, generation: generation, failed: failed)
         }
     }
 
-    /// The addresses to try now, or nil when no dial is needed any more.
-    func beginDial(_ peer: DeviceID) -> [DaemonConfiguration.Endpoint]? {
+    /// The addresses to try now and the attempt's number, or nil when no dial is needed.
+    func beginDial(_ peer: DeviceID) -> ([DaemonConfiguration.Endpoint], UInt64)? {
         guard phase == .running, var runtime = peers[peer] else { return nil }
         runtime.dialing = false
         guard runtime.channel == nil else {
@@ -72,16 +74,17 @@ extension MeshNode {
             return nil      // nothing to dial: the peer will connect to us
         }
         runtime.attempting = true
+        runtime.dialGeneration &+= 1
         peers[peer] = runtime
-        return addresses
+        return (addresses, runtime.dialGeneration)
     }
 
-    /// Every address failed: back off and try again later.
-    func dialFailed(_ peer: DeviceID) {
-        guard var runtime = peers[peer] else { return }
+    /// A dial job ended; when every address failed, back off and try again later.
+    func dialEnded(_ peer: DeviceID, generation: UInt64, failed: Bool) {
+        guard var runtime = peers[peer], runtime.dialGeneration == generation else { return }
         runtime.attempting = false
         peers[peer] = runtime
-        scheduleDial(peer, immediately: false)
+        if failed { scheduleDial(peer, immediately: false) }
     }
 
     /// One outgoing attempt: connect, handshake, and on success serve the channel until it closes.

@@ -21,6 +21,11 @@ extension MeshNode {
                 server = try await ServerBootstrap(group: eventLoopGroup)
                     .serverChannelOption(.backlog, value: 256)
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .serverChannelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
+                        }
+                    }
                     .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                     .bind(host: host, port: configuration.listen.port) { channel in
                         channel.eventLoop.makeCompletedFuture {
@@ -36,7 +41,10 @@ extension MeshNode {
             do {
                 let udp = try await DatagramBootstrap(group: eventLoopGroup)
                     .bind(host: host, port: port) { channel in
-                        channel.eventLoop.makeCompletedFuture { try DatagramSocket(wrappingChannelSynchronously: channel) }
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
+                            return try DatagramSocket(wrappingChannelSynchronously: channel)
+                        }
                     }
                 boundListenAddress = DaemonConfiguration.Endpoint(host: host, port: port)
                 return (server, udp)

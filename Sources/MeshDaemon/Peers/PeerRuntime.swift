@@ -25,6 +25,8 @@ struct PeerRuntime: Sendable {
     var dialing = false
     /// A connection attempt is under way right now.
     var attempting = false
+    /// Number of the latest dial job (a finished older job must not clear `attempting`).
+    var dialGeneration: UInt64 = 0
     /// Our message 1 went out on an outgoing connection and its answer is pending.
     var outgoingHandshakeInFlight = false
     var backoff: ReconnectBackoff
