@@ -164,3 +164,33 @@ struct NodeChannelTests {
         await bed.shutdown()
     }
 }
+
+@Suite("Several nodes", .serialized)
+struct NodeMeshTests {
+    @Test func threeNodesPairPairwiseAndAllChannelsComeUp() async throws {
+        let bed = NodeTestBed()
+        defer { Task { await bed.shutdown() } }
+        let a = try await bed.start(name: "a"), b = try await bed.start(name: "b"), c = try await bed.start(name: "c")
+        _ = try await bed.pair(a, b)
+        _ = try await bed.pair(a, c)
+        _ = try await bed.pair(c, b)
+        try await waitUntil("all three channels active", timeout: 3) {
+            let ab = await bothActive(a, b), ac = await bothActive(a, c), bc = await bothActive(b, c)
+            return ab && ac && bc
+        }
+        for node in [a, b, c] {
+            let peers = await node.node.peers()
+            #expect(peers.count == 2 && peers.allSatisfy { $0.channel == .active && $0.reachable })
+        }
+        var events = c.node.channelEvents.makeAsyncIterator()
+        try await a.node.unpair(deviceID: c.node.deviceID.short)
+        var sawUnpaired = false
+        for _ in 0..<32 {
+            if case .unpaired(let peer)? = await events.next(), peer == a.node.deviceID { sawUnpaired = true; break }
+        }
+        #expect(sawUnpaired)
+        let ab = await bothActive(a, b), bc = await bothActive(b, c)
+        #expect(ab && bc)
+        await bed.shutdown()
+    }
+}

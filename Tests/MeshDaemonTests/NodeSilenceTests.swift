@@ -52,6 +52,38 @@ struct NodeSilenceTests {
         await bed.shutdown()
     }
 
+    @Test func aReplayedOrUnconfirmedHandshakeNeverDisplacesTheChannel() async throws {
+        let bed = NodeTestBed()
+        defer { Task { await bed.shutdown() } }
+        let alice = try await bed.start(name: "alice")
+        let bob = try await bed.start(name: "bob")
+        _ = try await bed.pair(alice, bob)
+        try await waitUntil("paired channel active", timeout: 2) { await bothActive(alice, bob) }
+        let record = try #require(await alice.node.pairedRecord(bob.node.deviceID))
+        func message1(at wallNanoseconds: Int64) throws -> [UInt8] {
+            let (_, message) = try ChannelHandshake.initiate(
+                localStatic: bob.node.identity.keyPair, peerPublicKey: alice.node.identity.keyPair.publicKey,
+                pairKey: record.pairKey,
+                payload: HandshakePayload(sessionIndex: 7, udpPort: 1, wallNanoseconds: wallNanoseconds, isRekey: false))
+            return ConnectionKind.channel.preamble + (try WireFrame.encode(message))
+        }
+        let port = alice.port
+        // An old timestamp (a replay of an earlier message 1): silence.
+        let old = try message1(at: 1)
+        let replayReply = await offPool { RawSocketProbe.tcpReplyBytes(port: port, sending: old, waitMilliseconds: 300) }
+        #expect(replayReply == 0)
+        #expect((await alice.node.status().counters["handshakes.refused.replay"] ?? 0) >= 1)
+        // A fresh one from bob's key gets message 2, but without bob's confirm nothing changes.
+        let fresh = try message1(at: Int64.max - 1)
+        let freshReply = await offPool { RawSocketProbe.tcpReplyBytes(port: port, sending: fresh, waitMilliseconds: 300) }
+        #expect(freshReply > 0)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await bothActive(alice, bob))
+        let report = try await alice.node.ping(deviceID: bob.node.deviceID.description, count: 3)
+        #expect(report.paths.allSatisfy { $0.received == 3 })
+        await bed.shutdown()
+    }
+
     @Test func unauthenticatedConnectionsAreCappedAndTimedOut() async throws {
         let bed = NodeTestBed()
         defer { Task { await bed.shutdown() } }

@@ -12,3 +12,8 @@ extension MeshNode {
     /// TCP connections open now (authenticated or not), listener excluded.
     func openConnectionCount() -> Int { openConnections.count }
 }
+
+extension MeshNode {
+    /// The stored record of a paired device (tests craft handshakes with its pair key).
+    func pairedRecord(_ peer: DeviceID) -> PairedPeer? { peers[peer]?.record }
+}
