@@ -97,6 +97,15 @@ let package = Package(
         ),
         .executableTarget(name: "mesh-vectors", dependencies: ["MeshCrypto"], swiftSettings: strict),
         .executableTarget(
+            name: "mesh-channel-bench",
+            dependencies: [
+                "MeshDaemon", "MeshLocalAPI",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "mesh-bench",
             dependencies: ["SessionMesh", "MeshCrypto"],
             swiftSettings: strict

@@ -44,6 +44,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var reachabilityLease: Double
     /// Log level name (`trace` … `critical`).
     public var logLevel: String
+    /// Channel timers and limits (rekey, handshake deadlines, rate limits); defaults suit
+    /// production, tests shorten them.
+    public var channelTuning = ChannelTuning()
 
     /// Default UDP/TCP port.
     public static let defaultPort = 47_470

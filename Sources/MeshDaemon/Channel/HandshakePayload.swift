@@ -1,0 +1,53 @@
+/// What each side tells the other inside the (encrypted) Noise handshake messages.
+///
+/// ```
+/// +---------+---------------+-----------+-------------------+-------+
+/// | version | session index | UDP port  | wall time (ns)    | flags |
+/// |   u8    |   u32 (BE)    | u16 (BE)  | i64 (BE)          |  u8   |
+/// +---------+---------------+-----------+-------------------+-------+
+/// ```
+/// - *session index*: the index the sender wants on datagrams addressed to it, so a receiver
+///   finds the keys with one dictionary lookup and an unknown index costs nothing.
+/// - *UDP port*: where the sender listens (TCP uses the same port), so the peer can learn an
+///   address to reconnect to from an inbound connection.
+/// - *wall time*: the initiator's timestamp makes a replayed first message useless (the
+///   responder only accepts a timestamp newer than the last one it saw from that peer).
+/// - *flags*: bit 0 marks a rekey over an existing channel.
+struct HandshakePayload: Sendable, Equatable {
+    static let version: UInt8 = 1
+    static let encodedSize = 16
+
+    var sessionIndex: UInt32
+    var udpPort: UInt16
+    var wallNanoseconds: Int64
+    var isRekey: Bool
+
+    func encode() -> [UInt8] {
+        var writer = WireWriter(capacity: Self.encodedSize)
+        writer.u8(Self.version)
+        writer.u32(sessionIndex)
+        writer.u16(udpPort)
+        writer.i64(wallNanoseconds)
+        writer.u8(isRekey ? 1 : 0)
+        return writer.bytes
+    }
+
+    init(sessionIndex: UInt32, udpPort: UInt16, wallNanoseconds: Int64, isRekey: Bool) {
+        self.sessionIndex = sessionIndex
+        self.udpPort = udpPort
+        self.wallNanoseconds = wallNanoseconds
+        self.isRekey = isRekey
+    }
+
+    init(decoding bytes: [UInt8]) throws(WireFormatError) {
+        var reader = WireReader(bytes)
+        guard try reader.u8("handshake payload version") == Self.version else {
+            throw WireFormatError(what: "handshake payload (unsupported version)")
+        }
+        sessionIndex = try reader.u32("handshake session index")
+        udpPort = try reader.u16("handshake UDP port")
+        wallNanoseconds = try reader.i64("handshake timestamp")
+        isRekey = try reader.u8("handshake flags") & 1 == 1
+        try reader.expectEnd("handshake payload")
+    }
+}

@@ -1,0 +1,22 @@
+/// A peer counts as reachable while its lease, renewed by every authenticated packet, lasts.
+///
+/// Kept apart from the channel state on purpose (ARCHITECTURE §6): a channel may be active on
+/// the stream path while datagrams have stopped arriving, and that is worth seeing.
+struct ReachabilityLease: Sendable, Equatable {
+    /// Lease length, nanoseconds.
+    var duration: UInt64
+    /// Monotonic instant the lease ends; nil before any renewal.
+    private(set) var expiresAt: UInt64?
+
+    /// Creates a lease of `seconds`.
+    init(seconds: Double) { duration = UInt64(max(seconds, 0) * 1e9) }
+
+    /// Renews the lease at monotonic time `now`.
+    mutating func renew(now: UInt64) { expiresAt = max(expiresAt ?? 0, now &+ duration) }
+
+    /// Ends the lease (channel closed).
+    mutating func revoke() { expiresAt = nil }
+
+    /// Whether the lease is running at `now`.
+    func isValid(now: UInt64) -> Bool { expiresAt.map { now < $0 } ?? false }
+}

@@ -1,0 +1,98 @@
+import MeshCrypto
+import MeshLocalAPI
+import NIOCore
+
+extension MeshNode {
+    /// Installs a channel that completed its handshake, replacing (and closing) any older one.
+    func activate(_ peer: DeviceID, channel: ActiveChannel, connection: ChannelConnection,
+                  datagramEndpoint: SocketAddress?) {
+        guard var runtime = peers[peer] else {
+            connection.channel.close(promise: nil)
+            return
+        }
+        if let old = runtime.connection, old.id != connection.id {
+            old.channel.close(promise: nil)
+        }
+        let now = clock.monotonicNanoseconds()
+        runtime.channel = channel
+        runtime.connection = connection
+        if let datagramEndpoint { runtime.datagramEndpoint = datagramEndpoint }
+        runtime.outgoingHandshakeInFlight = false
+        runtime.attempting = false
+        runtime.backoff.reset()
+        runtime.lease.renew(now: now)
+        runtime.lastHandshakeWall = clock.wallSeconds()
+        runtime.nextKeepaliveAt = now
+        peers[peer] = runtime
+        indexTable[channel.current.localIndex] = peer
+        syncIndices(of: peer)
+        counters.handshakesCompleted += 1
+        logger.info("channel active", metadata: ["peer.id": "\(peer.short)",
+                                                "initiator": "\(connection.locallyInitiated ? "local" : "peer")"])
+        channelEventQueue.yield(.activated(peer))
+    }
+
+    /// Closes the channel to `peer` (if any) and, when `redial`, schedules a reconnect.
+    func dropChannel(_ peer: DeviceID, reason: String, redial: Bool) {
+        guard var runtime = peers[peer] else { return }
+        let hadChannel = runtime.channel != nil
+        runtime.connection?.channel.close(promise: nil)
+        runtime.connection = nil
+        runtime.channel = nil
+        runtime.lease.revoke()
+        peers[peer] = runtime
+        syncIndices(of: peer)
+        failPings(to: peer)
+        if hadChannel {
+            logger.info("channel closed", metadata: ["peer.id": "\(peer.short)", "reason": "\(reason)"])
+            channelEventQueue.yield(.deactivated(peer, reason: reason))
+        }
+        if redial { scheduleDial(peer, immediately: false) }
+    }
+
+    /// The TCP connection `connectionID` of `peer` ended.
+    func connectionClosed(peer: DeviceID, connectionID: UInt64) {
+        connectionEnded(connectionID)
+        guard let runtime = peers[peer], runtime.connection?.id == connectionID else { return }
+        dropChannel(peer, reason: "connection closed", redial: phase == .running)
+    }
+
+    /// Writes already-sealed stream bytes on the peer's channel connection (in call order).
+    func writeStream(_ bytes: [UInt8], to connection: ChannelConnection) -> EventLoopFuture<Void> {
+        connection.channel.writeAndFlush(ByteBuffer(bytes: bytes))
+    }
+
+    /// Seals `message` for the stream path of `peer` and writes it; false when not active.
+    @discardableResult
+    func sendStream(_ message: ChannelMessage, to peer: DeviceID) -> EventLoopFuture<Void>? {
+        guard var runtime = peers[peer], var channel = runtime.channel, let connection = runtime.connection else { return nil }
+        do {
+            let bytes = try channel.sealStream(message)
+            runtime.channel = channel
+            peers[peer] = runtime
+            counters.streamMessagesSent += 1
+            return writeStream(bytes, to: connection)
+        } catch {
+            dropChannel(peer, reason: "stream keys exhausted", redial: true)
+            return nil
+        }
+    }
+
+    /// Seals `message` for the datagram path of `peer` and sends it; false when not active.
+    @discardableResult
+    func sendDatagram(_ message: ChannelMessage, to peer: DeviceID) -> Bool {
+        guard var runtime = peers[peer], var channel = runtime.channel, let endpoint = runtime.datagramEndpoint,
+              let udp = udpChannel else { return false }
+        do {
+            let bytes = try channel.sealDatagram(message)
+            runtime.channel = channel
+            peers[peer] = runtime
+            counters.datagramsSent += 1
+            udp.writeAndFlush(AddressedEnvelope(remoteAddress: endpoint, data: ByteBuffer(bytes: bytes)), promise: nil)
+            return true
+        } catch {
+            dropChannel(peer, reason: "datagram keys exhausted", redial: true)
+            return false
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import MeshCrypto
+import NIOCore
+
+extension MeshNode {
+    /// One received datagram: header lookup, authentication, then dispatch. Anything that does
+    /// not authenticate is counted and dropped: no reply, nothing allocated.
+    func handleDatagram(_ bytes: [UInt8], from source: SocketAddress) {
+        let receivedAt = clock.wallNanoseconds()
+        guard let header = DatagramHeader(parsing: bytes), let peer = indexTable[header.receiverIndex],
+              var runtime = peers[peer], var channel = runtime.channel else {
+            counters.datagramsRejected += 1
+            return
+        }
+        let message: ChannelMessage
+        do {
+            message = try channel.openDatagram(bytes, index: header.receiverIndex)
+        } catch {
+            counters.datagramsRejected += 1
+            return
+        }
+        let now = clock.monotonicNanoseconds()
+        counters.datagramsReceived += 1
+        runtime.channel = channel
+        runtime.lease.renew(now: now)
+        if runtime.datagramEndpoint != source { runtime.datagramEndpoint = source }
+        peers[peer] = runtime
+        switch message {
+        case .keepaliveRequest(let t1):
+            sendDatagram(.keepaliveReply(t1: t1, t2: receivedAt, t3: clock.wallNanoseconds()), to: peer)
+        case .keepaliveReply(let t1, let t2, let t3):
+            peers[peer]?.estimator.add(t1: t1, t2: t2, t3: t3, t4: receivedAt, now: now)
+        case .pingRequest(let id):
+            sendDatagram(.pingReply(id: id), to: peer)
+        case .pingReply(let id):
+            finishPing(id, at: now, from: peer)
+        case .application(let payload):
+            deliver(payload, from: peer, path: .datagram)
+        case .unpaired, .rekeyInitiation, .rekeyResponse, .rekeyConfirm, .confirm:
+            break   // stream-only messages are ignored on the datagram path
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import MeshCrypto
+import MeshLocalAPI
+import NIOCore
+import NIOPosix
+
+/// An outgoing handshake between message 1 and message 2.
+struct PendingInitiator: Sendable {
+    let peer: DeviceID
+    var handshake: ChannelHandshake
+    let localIndex: UInt32
+    let connectionID: UInt64
+    /// Monotonic instant message 1 was built (the handshake-time figure starts here).
+    let startedAt: UInt64
+}
+
+/// How one outgoing attempt ended.
+enum DialResult: Sendable {
+    /// The channel was active and its connection has since closed (a redial is scheduled).
+    case ranAndClosed
+    /// Could not connect or the handshake failed; try the next address.
+    case failed
+    /// No longer needed (another channel is active, the peer is gone, or the node stops).
+    case notNeeded
+}
+
+extension MeshNode {
+    /// Schedules one dial job for `peer` unless one is already pending.
+    func scheduleDial(_ peer: DeviceID, immediately: Bool) {
+        guard phase == .running, var runtime = peers[peer], !runtime.dialing, !runtime.attempting,
+              runtime.channel == nil else { return }
+        runtime.dialing = true
+        let delay = immediately ? 0 : runtime.backoff.nextDelay(using: &random)
+        peers[peer] = runtime
+        jobQueue.yield(.dial(peer: peer, delay: delay))
+    }
+
+    /// Runs a job from the run loop.
+    nonisolated func perform(_ job: NodeJob) async {
+        switch job {
+        case .dial(let peer, let delay):
+            if delay > 0 {
+                do { try await Task.sleep(nanoseconds: delay) } catch { return }
+            }
+            guard let (addresses, generation) = await beginDial(peer) else { return }
+            var failed = true
+            for address in addresses where failed {
+                switch await dial(peer, at: address) {
+                case .ranAndClosed, .notNeeded: failed = false
+                case .failed: continue
+                }
+            }
+            await dialEnded(peer, generation: generation, failed: failed)
+        }
+    }
+
+    /// The addresses to try now and the attempt's number, or nil when no dial is needed.
+    func beginDial(_ peer: DeviceID) -> ([DaemonConfiguration.Endpoint], UInt64)? {
+        guard phase == .running, var runtime = peers[peer] else { return nil }
+        runtime.dialing = false
+        guard runtime.channel == nil else {
+            peers[peer] = runtime
+            return nil
+        }
+        var seen = Set<String>()
+        var addresses: [DaemonConfiguration.Endpoint] = []
+        let preferred = runtime.record.addresses.filter { $0.source != .observed }
+            + runtime.record.addresses.filter { $0.source == .observed }.reversed()
+        for text in preferred.map(\.address) + configuration.staticPeers.map(\.description)
+        where seen.insert(text).inserted {
+            if let endpoint = EndpointParser.parse(text) { addresses.append(endpoint) }
+        }
+        guard !addresses.isEmpty else {
+            peers[peer] = runtime
+            return nil      // nothing to dial: the peer will connect to us
+        }
+        runtime.attempting = true
+        runtime.dialGeneration &+= 1
+        peers[peer] = runtime
+        return (addresses, runtime.dialGeneration)
+    }
+
+    /// A dial job ended; when every address failed, back off and try again later.
+    func dialEnded(_ peer: DeviceID, generation: UInt64, failed: Bool) {
+        guard var runtime = peers[peer], runtime.dialGeneration == generation else { return }
+        runtime.attempting = false
+        peers[peer] = runtime
+        if failed { scheduleDial(peer, immediately: false) }
+    }
+
+    /// One outgoing attempt: connect, handshake, and on success serve the channel until it closes.
+    nonisolated func dial(_ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint) async -> DialResult {
+        let connection: WireConnection
+        do {
+            connection = try await ClientBootstrap(group: eventLoopGroup)
+                .connectTimeout(.seconds(2))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: endpoint.host, port: endpoint.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(WireFrameDecoder(expectsPreamble: false)))
+                        return try WireConnection(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            logger.trace("could not connect", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+            return .failed
+        }
+        var pendingHandshake: PendingInitiator?
+        var result = DialResult.failed
+        do {
+            result = try await connection.executeThenClose { inbound, _ -> DialResult in
+                guard let (message1, pending) = await self.startHandshake(peer, channel: connection.channel) else {
+                    return .notNeeded
+                }
+                pendingHandshake = pending
+                try await connection.channel.writeAndFlush(ByteBuffer(bytes: ConnectionKind.channel.preamble + message1))
+                var frames = inbound.makeAsyncIterator()
+                guard case .frame(let message2)? = try await frames.next() else { return .failed }
+                let outcome = await self.finishHandshake(pending, message2: message2, channel: connection.channel)
+                guard case .ranAndClosed = outcome else { return outcome }
+                pendingHandshake = nil
+                try? await self.pumpStream(peer: peer, connectionID: pending.connectionID, frames: &frames)
+                return .ranAndClosed
+            }
+        } catch {
+            logger.trace("outgoing connection ended", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+        }
+        if let pendingHandshake {
+            let failed = if case .failed = result { true } else { false }
+            await handshakeFailed(pendingHandshake, countFailure: failed)
+        }
+        return result
+    }
+
+    /// Builds message 1 (framed) for `peer`; nil when the dial is no longer needed.
+    func startHandshake(_ peer: DeviceID, channel: any Channel) -> ([UInt8], PendingInitiator)? {
+        guard phase == .running, var runtime = peers[peer], runtime.channel == nil else { return nil }
+        let started = clock.monotonicNanoseconds()
+        let index = allocateIndex(for: peer)
+        let payload = HandshakePayload(sessionIndex: index, udpPort: UInt16(boundListenAddress?.port ?? 0),
+                                       wallNanoseconds: clock.wallNanoseconds(), isRekey: false)
+        do {
+            let (handshake, message1) = try ChannelHandshake.initiate(localStatic: identity.keyPair,
+                                                                      peerPublicKey: runtime.record.publicKey,
+                                                                      pairKey: runtime.record.pairKey, payload: payload)
+            let id = registerConnection(channel)
+            armDeadline(channel, seconds: tuning.handshakeTimeout, connection: id)
+            runtime.outgoingHandshakeInFlight = true
+            peers[peer] = runtime
+            return (try WireFrame.encode(message1), PendingInitiator(peer: peer, handshake: handshake, localIndex: index,
+                                                                     connectionID: id, startedAt: started))
+        } catch {
+            indexTable.removeValue(forKey: index)
+            return nil
+        }
+    }
+
+    /// The responder closed, answered garbage, or lost a simultaneous connect: clean up.
+    func handshakeFailed(_ pending: PendingInitiator, countFailure: Bool) {
+        if countFailure { counters.handshakesFailed += 1 }
+        connectionEnded(pending.connectionID)
+        if var runtime = peers[pending.peer] {
+            runtime.outgoingHandshakeInFlight = false
+            peers[pending.peer] = runtime
+        }
+        if indexTable[pending.localIndex] == pending.peer,
+           peers[pending.peer]?.channel?.localIndices.contains(pending.localIndex) != true {
+            indexTable.removeValue(forKey: pending.localIndex)
+        }
+    }
+
+    /// Reads message 2, confirms and activates. `.ranAndClosed` here means "now active".
+    func finishHandshake(_ pending: PendingInitiator, message2: [UInt8], channel: any Channel) -> DialResult {
+        var pending = pending
+        guard phase == .running, let runtime = peers[pending.peer] else { return .notNeeded }
+        let payload: HandshakePayload
+        let keys: ChannelKeys
+        do {
+            (payload, keys) = try pending.handshake.readResponse(message2)
+        } catch {
+            return .failed
+        }
+        if let connection = runtime.connection, runtime.channel != nil,
+           !SimultaneousConnectRule.candidateWins(candidateIsLocal: true, existingIsLocal: connection.locallyInitiated,
+                                                   localKey: identity.keyPair.publicKey, peerKey: runtime.record.publicKey) {
+            counters.simultaneousConnectsResolved += 1
+            return .notNeeded
+        }
+        let now = clock.monotonicNanoseconds()
+        var active = ActiveChannel(keys: keys, localIndex: pending.localIndex, remoteIndex: payload.sessionIndex,
+                                   locallyInitiated: true, now: now, tuning: tuning)
+        guard let confirm = try? active.sealStream(.confirm) else { return .failed }
+        channel.writeAndFlush(ByteBuffer(bytes: confirm), promise: nil)
+        markAuthenticated(pending.connectionID)
+        counters.lastHandshakeMicroseconds = (now &- pending.startedAt) / 1000
+        var endpoint: SocketAddress?
+        if let ip = channel.remoteAddress?.ipAddress, payload.udpPort != 0 {
+            endpoint = try? SocketAddress(ipAddress: ip, port: Int(payload.udpPort))
+        }
+        activate(pending.peer, channel: active,
+                 connection: ChannelConnection(id: pending.connectionID, channel: channel, locallyInitiated: true),
+                 datagramEndpoint: endpoint)
+        return .ranAndClosed
+    }
+}

@@ -1,0 +1,19 @@
+import MeshCrypto
+import NIOCore
+
+/// Read-only views for diagnostics and tests.
+extension MeshNode {
+    /// Local and remote address of the TCP connection carrying the channel to `peer`.
+    func channelConnectionEndpoints(_ peer: DeviceID) -> (local: SocketAddress?, remote: SocketAddress?)? {
+        guard let connection = peers[peer]?.connection, peers[peer]?.channel != nil else { return nil }
+        return (connection.channel.localAddress, connection.channel.remoteAddress)
+    }
+
+    /// TCP connections open now (authenticated or not), listener excluded.
+    func openConnectionCount() -> Int { openConnections.count }
+}
+
+extension MeshNode {
+    /// The stored record of a paired device (tests craft handshakes with its pair key).
+    func pairedRecord(_ peer: DeviceID) -> PairedPeer? { peers[peer]?.record }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import MeshCrypto
+import MeshLocalAPI
+import NIOCore
+
+/// The inviter's side of pairing: one live code at a time, attempts over TCP kind=2
+/// connections (see docs/PAIRING.md for the messages; this file only moves them).
+extension MeshNode {
+    /// Creates a code valid for `seconds` (1…3600), replacing (and failing the waiters of) any
+    /// previous code.
+    public func createPairingCode(validFor seconds: Double) async throws -> PairingInvitation {
+        guard seconds.isFinite, seconds >= 1, seconds <= 3600 else {
+            throw ControlError.invalidArgument("a pairing code must be valid for 1 to 3600 seconds")
+        }
+        endInvitation(with: ControlError(code: "pairing-replaced", message: "a newer pairing code replaced this one"))
+        let code = PairingCode.generate()
+        let state = PairingInvitationState(code: code, issuedAt: wallDate(), lifetime: seconds)
+        invitation = state
+        logger.info("pairing code created", metadata: ["expires.in": "\(Int(seconds))s"])
+        return PairingInvitation(code: code.description, expires: state.expiresAt.timeIntervalSince1970)
+    }
+
+    /// Waits until a device pairs with the live code `code`, or the code ends.
+    public func awaitPairing(code: String) async throws -> PairedDevice {
+        guard let current = invitation, (try? PairingCode.parse(code)) == current.code else {
+            throw ControlError.invalidArgument("no live pairing code matches; create one with `meshctl pair`")
+        }
+        if case .used = current.state, let result = lastPairing { return result }
+        return try await withCheckedThrowingContinuation { invitationWaiters.append($0) }
+    }
+
+    /// Withdraws the live code when it is `code`.
+    public func cancelPairing(code: String) async {
+        guard let current = invitation, (try? PairingCode.parse(code)) == current.code else { return }
+        endInvitation(with: ControlError(code: "pairing-cancelled", message: "the pairing code was cancelled"))
+    }
+
+    /// Drops the live code and fails its waiters with `error`.
+    func endInvitation(with error: ControlError) {
+        invitation = nil
+        let waiters = invitationWaiters
+        invitationWaiters.removeAll()
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    /// Called by the timer: an expired code fails its waiters.
+    func expireInvitationIfNeeded() {
+        guard let current = invitation, current.state(at: wallDate()) == .expired else { return }
+        endInvitation(with: .pairingExpired)
+    }
+
+    func wallDate() -> Date { Date(timeIntervalSince1970: clock.wallSeconds()) }
+
+    /// Serves one pairing attempt on an accepted kind=2 connection.
+    nonisolated func servePairing(_ admission: InboundAdmission,
+                                  frames: inout NIOAsyncChannelInboundStream<WireFrame>.AsyncIterator) async throws {
+        guard var responder = await beginPairingAttempt(admission) else { return }
+        var succeeded = false
+        do {
+            exchange: while true {
+                await rearmPairingDeadline(admission)
+                guard case .frame(let message)? = try await frames.next() else { break }
+                switch try responder.receive(message) {
+                case .send(let reply):
+                    try await admission.channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(reply)))
+                case .finished(let outcome, let last):
+                    guard await pairingSucceeded(outcome, admission: admission) else { break exchange }
+                    succeeded = true
+                    if let last { try await admission.channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(last))) }
+                    break exchange
+                }
+            }
+        } catch {
+            logger.debug("pairing attempt failed", metadata: ["error": "\(error)"])
+        }
+        if !succeeded { await pairingAttemptFailed() }
+    }
+
+    /// Starts a responder when the code accepts an attempt; nil closes the connection silently.
+    func beginPairingAttempt(_ admission: InboundAdmission) -> PairingResponder? {
+        guard invitation != nil else {
+            counters.pairingAttemptsRefused += 1
+            return nil
+        }
+        do {
+            let identity = PairingIdentity(publicKey: identity.keyPair.publicKey, name: configuration.name)
+            let responder = try invitation?.beginAttempt(at: wallDate(), identity: identity)
+            pairingAttemptEnds[admission.id] = clock.monotonicNanoseconds() &+ UInt64(tuning.pairingAttemptTimeout * 1e9)
+            return responder
+        } catch {
+            counters.pairingAttemptsRefused += 1
+            logger.debug("refused a pairing attempt", metadata: ["reason": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Per-message deadline, never past the whole attempt's deadline.
+    func rearmPairingDeadline(_ admission: InboundAdmission) {
+        let now = clock.monotonicNanoseconds()
+        let end = pairingAttemptEnds[admission.id] ?? now
+        let left = end > now ? Double(end - now) / 1e9 : 0
+        armDeadline(admission.channel, seconds: min(tuning.pairingMessageTimeout, left), connection: admission.id)
+    }
+
+    /// Counts a failed attempt; the last allowed failure invalidates the code.
+    func pairingAttemptFailed() {
+        counters.pairingAttemptsFailed += 1
+        guard invitation != nil else { return }
+        invitation?.attemptFailed()
+        if invitation?.state == .invalidated {
+            logger.warning("pairing code invalidated after too many failed attempts")
+            let waiters = invitationWaiters
+            invitationWaiters.removeAll()
+            for waiter in waiters { waiter.resume(throwing: ControlError.pairingCodeInvalidated) }
+        }
+    }
+
+    /// Stores the new peer (before the last message goes out, so its first handshake finds
+    /// the key) and tells the waiters. False when the code was used meanwhile.
+    func pairingSucceeded(_ outcome: PairingOutcome, admission: InboundAdmission) -> Bool {
+        guard invitation?.attemptSucceeded() == true else { return false }
+        pairingAttemptEnds.removeValue(forKey: admission.id)
+        markAuthenticated(admission.id)
+        let device = storePairing(outcome, address: nil)
+        lastPairing = device
+        let waiters = invitationWaiters
+        invitationWaiters.removeAll()
+        for waiter in waiters { waiter.resume(returning: device) }
+        return true
+    }
+
+    /// Adds (or replaces) a paired device from a pairing outcome and saves the store.
+    func storePairing(_ outcome: PairingOutcome, address: PeerAddress?) -> PairedDevice {
+        let id = outcome.peerDeviceID
+        if peers[id] != nil { dropChannel(id, reason: "paired again", redial: false) }
+        var record = PairedPeer(publicKey: outcome.peerPublicKey, name: outcome.peerName, pairKey: outcome.pairKey,
+                                addresses: peers[id]?.record.addresses ?? [], pairedAt: clock.wallSeconds())
+        if let address { record.learn(address: address.address, source: address.source) }
+        peers[id] = PeerRuntime(record: record, tuning: tuning, leaseSeconds: configuration.reachabilityLease)
+        indexTable = indexTable.filter { $0.value != id }
+        persistPeers()
+        counters.pairingsCompleted += 1
+        logger.info("device paired", metadata: ["peer.id": "\(id.short)", "peer.name": "\(outcome.peerName)"])
+        channelEventQueue.yield(.paired(id))
+        return PairedDevice(deviceID: id.description, name: outcome.peerName, verification: outcome.verification)
+    }
+}

@@ -1,0 +1,89 @@
+import MeshCrypto
+import MeshLocalAPI
+import NIOCore
+import NIOPosix
+
+/// The joiner's side of pairing: connect to the inviter's address, run the exchange, store
+/// the inviter, then connect the channel at once.
+extension MeshNode {
+    /// Pairs with the daemon at `address` (`HOST:PORT`) that shows `code`.
+    public func joinPairing(code: String, address: String) async throws -> PairedDevice {
+        let parsed: PairingCode
+        do {
+            parsed = try PairingCode.parse(code)
+        } catch {
+            throw ControlError.invalidCode("\(error)")
+        }
+        guard let endpoint = EndpointParser.parse(address) else {
+            throw ControlError.invalidArgument("'\(address)' is not HOST:PORT")
+        }
+        guard phase == .running else {
+            throw ControlError(code: "not-running", message: "the daemon is not running its network service")
+        }
+        let joiner = try PairingJoiner(code: parsed, identity: PairingIdentity(publicKey: identity.keyPair.publicKey,
+                                                                              name: configuration.name))
+        let outcome: PairingOutcome
+        do {
+            outcome = try await exchangePairing(joiner, with: endpoint)
+        } catch let error as PairingError {
+            counters.pairingAttemptsFailed += 1
+            throw error.controlError
+        } catch {
+            counters.pairingAttemptsFailed += 1
+            throw error
+        }
+        guard outcome.peerPublicKey != identity.keyPair.publicKey else {
+            throw ControlError.invalidArgument("that address is this daemon itself")
+        }
+        let device = storePairing(outcome, address: PeerAddress(address: endpoint.description, source: .pairing))
+        scheduleDial(outcome.peerDeviceID, immediately: true)
+        return device
+    }
+
+    /// Runs the joiner's messages over a kind=2 connection; throws `ControlError` or
+    /// `PairingError`.
+    nonisolated func exchangePairing(_ joiner: PairingJoiner,
+                                     with endpoint: DaemonConfiguration.Endpoint) async throws -> PairingOutcome {
+        let connection: WireConnection
+        do {
+            connection = try await ClientBootstrap(group: eventLoopGroup)
+                .connectTimeout(.seconds(3))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: endpoint.host, port: endpoint.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(WireFrameDecoder(expectsPreamble: false)))
+                        return try WireConnection(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw ControlError.unreachable(endpoint.description, "\(error)")
+        }
+        let channel = connection.channel
+        let timeout = TimeAmount.nanoseconds(Int64(tuning.pairingAttemptTimeout * 1e9))
+        let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        defer { deadline.cancel() }
+        var joiner = joiner
+        let refused = ControlError(
+            code: "pairing-refused",
+            message: "the daemon at \(endpoint) ended the pairing without completing it: the code is wrong, "
+                + "expired, already used, or was invalidated after too many failed attempts; create a new code")
+        return try await connection.executeThenClose { inbound, _ in
+            var frames = inbound.makeAsyncIterator()
+            try await channel.writeAndFlush(ByteBuffer(bytes: ConnectionKind.pairing.preamble + (try WireFrame.encode(joiner.start()))))
+            for _ in 0..<8 {
+                let next: WireFrame?
+                do { next = try await frames.next() } catch { throw refused }
+                guard case .frame(let message)? = next else { throw refused }
+                switch try joiner.receive(message) {
+                case .send(let reply):
+                    try await channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(reply)))
+                case .finished(let outcome, let last):
+                    if let last { try await channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(last))) }
+                    return outcome
+                }
+            }
+            throw refused
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import MeshLocalAPI
+import NIOCore
+import NIOPosix
+
+/// A TCP connection between daemons, read as preamble + frames.
+typealias WireConnection = NIOAsyncChannel<WireFrame, ByteBuffer>
+/// The node's UDP socket.
+typealias DatagramSocket = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+/// The node's TCP listener.
+typealias ListenerSocket = NIOAsyncChannel<WireConnection, Never>
+
+extension MeshNode {
+    /// Binds TCP, then UDP on the port TCP got. With port 0 a few ports are tried until UDP's
+    /// is free too.
+    func bindListeners() async throws -> (ListenerSocket, DatagramSocket) {
+        let host = configuration.listen.host
+        var lastError: (any Error)?
+        for _ in 0..<8 {
+            let server: ListenerSocket
+            do {
+                server = try await ServerBootstrap(group: eventLoopGroup)
+                    .serverChannelOption(.backlog, value: 256)
+                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .serverChannelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
+                        }
+                    }
+                    .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                    .bind(host: host, port: configuration.listen.port) { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(
+                                ByteToMessageHandler(WireFrameDecoder(expectsPreamble: true)))
+                            return try WireConnection(wrappingChannelSynchronously: channel)
+                        }
+                    }
+            } catch {
+                throw NodeError(code: .listen, message: "cannot listen on TCP \(configuration.listen): \(error)")
+            }
+            let port = server.channel.localAddress?.port ?? configuration.listen.port
+            do {
+                let udp = try await DatagramBootstrap(group: eventLoopGroup)
+                    .bind(host: host, port: port) { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
+                            return try DatagramSocket(wrappingChannelSynchronously: channel)
+                        }
+                    }
+                boundListenAddress = DaemonConfiguration.Endpoint(host: host, port: port)
+                return (server, udp)
+            } catch {
+                try? await server.executeThenClose { _ in }
+                lastError = error
+                if configuration.listen.port != 0 { break }
+            }
+        }
+        throw NodeError(code: .listen, message: "cannot listen on UDP \(configuration.listen): \(lastError.map { "\($0)" } ?? "no free port")")
+    }
+
+    /// Accepts TCP connections until the listener closes; each is served in its own task.
+    nonisolated func acceptConnections(_ server: ListenerSocket) async throws {
+        try await server.executeThenClose { inbound in
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await connection in inbound {
+                    group.addTask { await self.serveInbound(connection) }
+                }
+            }
+        }
+    }
+
+    /// Reads datagrams until the socket closes.
+    nonisolated func receiveDatagrams(_ socket: DatagramSocket) async throws {
+        try await socket.executeThenClose { inbound, _ in
+            for try await envelope in inbound {
+                var data = envelope.data
+                guard let bytes = data.readBytes(length: data.readableBytes) else { continue }
+                await self.handleDatagram(bytes, from: envelope.remoteAddress)
+            }
+        }
+    }
+
+    /// One accepted connection: admission, preamble, then a channel handshake or pairing.
+    nonisolated func serveInbound(_ connection: WireConnection) async {
+        guard let admission = await admitInbound(connection.channel) else {
+            try? await connection.executeThenClose { _, _ in }
+            return
+        }
+        do {
+            try await connection.executeThenClose { inbound, _ in
+                var frames = inbound.makeAsyncIterator()
+                guard case .preamble(let kind)? = try await frames.next() else { return }
+                switch kind {
+                case .channel: try await self.respondToChannel(admission, frames: &frames)
+                case .pairing: try await self.servePairing(admission, frames: &frames)
+                }
+            }
+        } catch let error as WireFormatError {
+            await count { $0.connectionsBadPreamble += 1 }
+            logger.trace("closed a connection that sent bad framing", metadata: ["error": "\(error)"])
+        } catch {
+            logger.trace("inbound connection ended", metadata: ["error": "\(error)"])
+        }
+        await connectionEnded(admission.id)
+    }
+
+    /// Rate limit and cap for a new connection; registers it and arms its deadline.
+    func admitInbound(_ channel: any Channel) -> InboundAdmission? {
+        guard phase == .running else { return nil }
+        let source = channel.remoteAddress?.ipAddress ?? "?"
+        guard rateLimiter.allow(source: source, now: clock.monotonicNanoseconds()) else {
+            counters.connectionsRateLimited += 1
+            return nil
+        }
+        guard unauthenticated.count < tuning.maximumUnauthenticatedConnections else {
+            counters.connectionsOverCap += 1
+            return nil
+        }
+        let id = nextConnectionID
+        nextConnectionID += 1
+        openConnections[id] = channel
+        unauthenticated.insert(id)
+        armDeadline(channel, seconds: tuning.handshakeTimeout, connection: id)
+        return InboundAdmission(id: id, channel: channel, sourceIP: source)
+    }
+
+    /// Closes `channel` after `seconds` unless the connection authenticates or ends first
+    /// (replaces an earlier deadline of the same connection).
+    func armDeadline(_ channel: any Channel, seconds: Double, connection id: UInt64) {
+        deadlines[id]?.cancel()
+        deadlines[id] = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { [weak self] in
+            guard let self else {
+                channel.close(promise: nil)
+                return
+            }
+            Task { await self.deadlinePassed(id, channel: channel) }
+        }
+    }
+
+    /// A deadline fired: unless the connection authenticated or ended meanwhile, close it.
+    private func deadlinePassed(_ id: UInt64, channel: any Channel) {
+        guard deadlines.removeValue(forKey: id) != nil else { return }
+        counters.connectionsTimedOut += 1
+        channel.close(promise: nil)
+    }
+
+    /// Forgets a connection that closed.
+    func connectionEnded(_ id: UInt64) {
+        openConnections.removeValue(forKey: id)
+        unauthenticated.remove(id)
+        deadlines.removeValue(forKey: id)?.cancel()
+        pairingAttemptEnds.removeValue(forKey: id)
+    }
+
+    /// The connection authenticated: it no longer counts against the cap or has a deadline.
+    func markAuthenticated(_ id: UInt64) {
+        deadlines.removeValue(forKey: id)?.cancel()
+        unauthenticated.remove(id)
+    }
+
+    /// Mutates the counters (for nonisolated callers).
+    func count(_ change: (inout NodeCounters) -> Void) { change(&counters) }
+
+    /// Registers an outgoing connection.
+    func registerConnection(_ channel: any Channel) -> UInt64 {
+        let id = nextConnectionID
+        nextConnectionID += 1
+        openConnections[id] = channel
+        return id
+    }
+}

@@ -1,0 +1,85 @@
+import MeshCrypto
+import MeshLocalAPI
+
+/// An application message received on a channel (issue 5's delivery router consumes these).
+public struct InboundChannelMessage: Sendable, Equatable {
+    /// The paired device that sent it (authenticated by the channel).
+    public var peer: DeviceID
+    /// The path it arrived on.
+    public var path: PingPath
+    /// The message bytes, exactly as the peer passed them to `send`.
+    public var bytes: [UInt8]
+}
+
+/// A change of a peer's channel.
+public enum ChannelEvent: Sendable, Equatable {
+    /// A handshake completed; both paths can carry messages now.
+    case activated(DeviceID)
+    /// The channel closed (connection lost, lease expired, keys expired, unpaired…).
+    case deactivated(DeviceID, reason: String)
+    /// A device was paired.
+    case paired(DeviceID)
+    /// A device was unpaired (here or by the peer).
+    case unpaired(DeviceID)
+}
+
+/// Why `send(_:to:path:)` failed.
+public struct ChannelSendError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Stable reason.
+    public enum Code: String, Sendable, Equatable {
+        /// No paired device has that ID.
+        case unknownPeer
+        /// The peer has no active channel now.
+        case notActive
+        /// The message exceeds `MeshNode.maximumDatagramMessage` on the datagram path.
+        case tooLargeForDatagram
+        /// The connection failed while writing.
+        case writeFailed
+    }
+
+    /// The reason.
+    public var code: Code
+    /// A sentence for logs.
+    public var description: String { "channel send failed: \(code.rawValue)" }
+}
+
+extension MeshNode {
+    /// Largest application message the datagram path carries (1200 bytes sealed on the wire,
+    /// minus header, counter, tag and the message type byte). Larger ones take the stream.
+    public static let maximumDatagramMessage = 1200 - DatagramHeader.size - 24 - 1
+
+    /// Application messages from peers, in arrival order per path. Single consumer. Bounded
+    /// (8192); when full, new messages are dropped and counted (`messages.inbound_dropped`).
+    public nonisolated var inboundMessages: AsyncStream<InboundChannelMessage> { inboundMessageStream }
+
+    /// Channel activations and deactivations, pairings and unpairings. Single consumer.
+    public nonisolated var channelEvents: AsyncStream<ChannelEvent> { channelEventStream }
+
+    /// Sends `message` to `peer` over `path` on its active channel.
+    ///
+    /// Datagram: one UDP datagram, best effort (no retransmission, may be lost or reordered;
+    /// replays are dropped by the receiver). Stream: in order, reliable while the connection
+    /// lives; returns after the bytes were handed to the kernel. Throws `ChannelSendError`.
+    public func send(_ message: [UInt8], to peer: DeviceID, path: PingPath) async throws {
+        guard peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
+        guard peers[peer]?.channel != nil else { throw ChannelSendError(code: .notActive) }
+        switch path {
+        case .datagram:
+            guard message.count <= Self.maximumDatagramMessage else { throw ChannelSendError(code: .tooLargeForDatagram) }
+            guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
+        case .stream:
+            guard let written = sendStream(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
+            do { try await written.get() } catch { throw ChannelSendError(code: .writeFailed) }
+        }
+    }
+
+    /// Device IDs of peers whose channel is active now.
+    public func activePeers() -> [DeviceID] { peers.filter { $0.value.channel != nil }.map(\.key) }
+
+    /// Hands an application message to the consumer of `inboundMessages`.
+    func deliver(_ bytes: [UInt8], from peer: DeviceID, path: PingPath) {
+        if case .dropped = inboundMessageQueue.yield(InboundChannelMessage(peer: peer, path: path, bytes: bytes)) {
+            counters.inboundMessagesDropped += 1
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import MeshCrypto
+import MeshLocalAPI
+
+/// One outstanding ping probe.
+struct PingWaiter: Sendable {
+    enum State: Sendable {
+        case expected
+        case arrived(UInt64)
+        case waiting(CheckedContinuation<UInt64?, Never>)
+    }
+    let peer: DeviceID
+    var state: State
+}
+
+extension MeshNode {
+    /// Measures `count` round trips (1…10 000) over each path to a peer with an active channel.
+    public func ping(deviceID: String, count: Int) async throws -> PingReport {
+        let peer = try resolvePeer(deviceID)
+        guard peers[peer]?.channel != nil else { throw ControlError.peerNotActive(deviceID) }
+        let probes = min(max(count, 1), 10_000)
+        var reports: [PingPathReport] = []
+        for path in PingPath.allCases {
+            var samples: [Double] = []
+            var sent = 0
+            for _ in 0..<probes where peers[peer]?.channel != nil {
+                sent += 1
+                if let nanoseconds = await probe(peer, path: path) { samples.append(Double(nanoseconds) / 1000) }
+            }
+            let summary = RoundTripSummary(samples)
+            reports.append(PingPathReport(path: path, sent: sent, received: samples.count,
+                                          minMicroseconds: summary?.minimum, p50Microseconds: summary?.p50,
+                                          p99Microseconds: summary?.p99, maxMicroseconds: summary?.maximum))
+        }
+        return PingReport(deviceID: peer.description, paths: reports)
+    }
+
+    /// One probe; the round trip in nanoseconds, or nil when no reply came in time.
+    func probe(_ peer: DeviceID, path: PingPath) async -> UInt64? {
+        let id = nextPingID
+        nextPingID &+= 1
+        pingWaiters[id] = PingWaiter(peer: peer, state: .expected)
+        let start = clock.monotonicNanoseconds()
+        let sent = switch path {
+        case .datagram: sendDatagram(.pingRequest(id: id), to: peer)
+        case .stream: sendStream(.pingRequest(id: id), to: peer) != nil
+        }
+        guard sent else {
+            pingWaiters.removeValue(forKey: id)
+            return nil
+        }
+        let timeout = UInt64(max(tuning.pingTimeout, 0.001) * 1e9)
+        let end: UInt64? = await withTaskGroup(of: UInt64?.self) { group in
+            group.addTask { await self.awaitPingReply(id) }
+            group.addTask {
+                try? await Task.sleep(nanoseconds: timeout)
+                await self.finishPing(id, at: nil, from: nil)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        return end.map { $0 >= start ? $0 - start : 0 }
+    }
+
+    private func awaitPingReply(_ id: UInt32) async -> UInt64? {
+        await withCheckedContinuation { continuation in
+            switch pingWaiters[id]?.state {
+            case .arrived(let at)?:
+                pingWaiters.removeValue(forKey: id)
+                continuation.resume(returning: at)
+            case .expected?:
+                pingWaiters[id]?.state = .waiting(continuation)
+            case .waiting?, nil:
+                continuation.resume(returning: nil)
+            }
+        }
+    }
+
+    /// A reply arrived at `at` (monotonic ns) from `peer`, or the probe timed out (`at` nil).
+    func finishPing(_ id: UInt32, at: UInt64?, from peer: DeviceID? = nil) {
+        guard let waiter = pingWaiters[id] else { return }
+        if let peer, waiter.peer != peer { return }
+        switch waiter.state {
+        case .expected:
+            if let at { pingWaiters[id]?.state = .arrived(at) } else { pingWaiters.removeValue(forKey: id) }
+        case .arrived:
+            if at == nil { pingWaiters.removeValue(forKey: id) }
+        case .waiting(let continuation):
+            pingWaiters.removeValue(forKey: id)
+            continuation.resume(returning: at)
+        }
+    }
+
+    /// The channel to `peer` closed: its probes fail now.
+    func failPings(to peer: DeviceID) {
+        for (id, waiter) in pingWaiters where waiter.peer == peer { finishPing(id, at: nil) }
+    }
+}

@@ -1,0 +1,45 @@
+import MeshCrypto
+
+extension MeshNode {
+    /// Ticks keepalives, leases, rekeys and the pairing code's expiry until cancelled.
+    nonisolated func runTimers() async {
+        let interval = UInt64(max(0.02, min(0.25, configuration.keepaliveInterval / 4)) * 1e9)
+        while !Task.isCancelled {
+            do { try await Task.sleep(nanoseconds: interval) } catch { return }
+            guard await tick() else { return }
+        }
+    }
+
+    /// One timer pass over every active channel; false once the node stops.
+    func tick() -> Bool {
+        guard phase == .running else { return false }
+        let now = clock.monotonicNanoseconds()
+        let keepalive = UInt64(max(configuration.keepaliveInterval, 0.01) * 1e9)
+        for (peer, runtime) in peers where runtime.channel != nil {
+            guard runtime.lease.isValid(now: now) else {
+                counters.leasesExpired += 1
+                logger.debug("reachability lease expired", metadata: ["peer.id": "\(peer.short)"])
+                dropChannel(peer, reason: "no authenticated packet within the reachability lease", redial: true)
+                continue
+            }
+            if now >= runtime.nextKeepaliveAt {
+                peers[peer]?.nextKeepaliveAt = now &+ keepalive
+                if sendDatagram(.keepaliveRequest(t1: clock.wallNanoseconds()), to: peer) {
+                    counters.keepalivesSent += 1
+                }
+            }
+            guard var channel = peers[peer]?.channel else { continue }
+            let action = channel.tick(now: now)
+            peers[peer]?.channel = channel
+            switch action {
+            case .none: break
+            case .startRekey: startRekey(peer)
+            case .closeExpired:
+                counters.channelsExpired += 1
+                dropChannel(peer, reason: "keys older than the reject-after limit", redial: true)
+            }
+        }
+        expireInvitationIfNeeded()
+        return true
+    }
+}

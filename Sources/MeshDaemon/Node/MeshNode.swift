@@ -1,0 +1,189 @@
+import Foundation
+import Logging
+import MeshCrypto
+import MeshLocalAPI
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// One SessionMesh daemon's peer and channel layer: identity, paired devices, pairing,
+/// encrypted channels over UDP + TCP, keepalives, clock offsets.
+///
+/// Create it with the daemon's configuration and run it in a `ServiceGroup` (or call `run()`
+/// in a task); it binds UDP and TCP on the same port, reconnects to paired devices and serves
+/// the control plane until graceful shutdown or cancellation, then closes every socket.
+/// Several nodes can run in one process (tests). A node runs once.
+///
+/// Application data (issue 5) goes through `send(_:to:path:)`, `inboundMessages` and
+/// `channelEvents`; the local API uses the `MeshControlPlane` methods.
+public actor MeshNode: MeshControlPlane, Service {
+    enum Phase { case idle, running, stopped }
+
+    let configuration: DaemonConfiguration
+    let tuning: ChannelTuning
+    let logger: Logger
+    let eventLoopGroup: any EventLoopGroup
+    let clock: any MeshClock
+    nonisolated let identity: DeviceIdentity
+    let store: PairedDeviceStore
+    let startedAt: UInt64
+
+    var phase = Phase.idle
+    var peers: [DeviceID: PeerRuntime] = [:]
+    var indexTable: [UInt32: DeviceID] = [:]
+    var openConnections: [UInt64: any Channel] = [:]
+    var nextConnectionID: UInt64 = 1
+    var unauthenticated: Set<UInt64> = []
+    var deadlines: [UInt64: Scheduled<Void>] = [:]
+    var rateLimiter: HandshakeRateLimiter
+    var counters = NodeCounters()
+    var random = SystemRandomNumberGenerator()
+    var invitation: PairingInvitationState?
+    var invitationWaiters: [CheckedContinuation<PairedDevice, any Error>] = []
+    var pairingAttemptEnds: [UInt64: UInt64] = [:]
+    var lastPairing: PairedDevice?
+    var pingWaiters: [UInt32: PingWaiter] = [:]
+    var nextPingID: UInt32 = 1
+    var tcpServer: (any Channel)?
+    var udpChannel: (any Channel)?
+    /// The address UDP and TCP are bound to, once `run()` has bound them.
+    public internal(set) var boundListenAddress: DaemonConfiguration.Endpoint?
+
+    nonisolated let jobs: AsyncStream<NodeJob>
+    nonisolated let jobQueue: AsyncStream<NodeJob>.Continuation
+    nonisolated let inboundMessageStream: AsyncStream<InboundChannelMessage>
+    let inboundMessageQueue: AsyncStream<InboundChannelMessage>.Continuation
+    nonisolated let channelEventStream: AsyncStream<ChannelEvent>
+    let channelEventQueue: AsyncStream<ChannelEvent>.Continuation
+
+    /// Loads (or creates) the identity key `identity.key` and the paired-device store in
+    /// `configuration.stateDirectory`; throws `NodeError` when either is unusable (a corrupt
+    /// store is reported, never replaced). Does not touch the network until `run()`.
+    public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup) throws {
+        try self.init(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup,
+                      clock: SystemMeshClock(wallOffsetMilliseconds: configuration.clockOffsetMilliseconds))
+    }
+
+    /// As `init(configuration:logger:eventLoopGroup:)` with an injected clock.
+    public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
+                clock: any MeshClock) throws {
+        self.configuration = configuration
+        self.tuning = configuration.channelTuning
+        self.logger = logger
+        self.eventLoopGroup = eventLoopGroup
+        self.clock = clock
+        self.startedAt = clock.monotonicNanoseconds()
+        try StateDirectory.prepare(configuration.stateDirectory)
+        do {
+            identity = try DeviceIdentity.loadOrCreate(at: StateDirectory.path(configuration.stateDirectory, "identity.key"))
+        } catch {
+            throw NodeError(code: .identity, message: "cannot use the device identity key: \(error)")
+        }
+        store = PairedDeviceStore(stateDirectory: configuration.stateDirectory)
+        let records: [PairedPeer]
+        do {
+            records = try store.load()
+        } catch {
+            throw NodeError(code: .pairedDevices, message: error.description)
+        }
+        for record in records {
+            peers[record.deviceID] = PeerRuntime(record: record, tuning: configuration.channelTuning,
+                                                 leaseSeconds: configuration.reachabilityLease)
+        }
+        rateLimiter = HandshakeRateLimiter(ratePerSecond: configuration.channelTuning.handshakesPerSecondPerSource,
+                                           burst: configuration.channelTuning.handshakeBurstPerSource)
+        (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
+        (inboundMessageStream, inboundMessageQueue) = AsyncStream.makeStream(
+            of: InboundChannelMessage.self, bufferingPolicy: .bufferingOldest(MeshNode.inboundBufferLimit))
+        (channelEventStream, channelEventQueue) = AsyncStream.makeStream(
+            of: ChannelEvent.self, bufferingPolicy: .bufferingNewest(1024))
+    }
+
+    /// This device's ID.
+    public nonisolated var deviceID: DeviceID { identity.deviceID }
+
+    /// Binds UDP and TCP, reconnects to paired devices and serves until graceful shutdown or
+    /// cancellation; then closes every socket and returns. Throws `NodeError` when it cannot
+    /// listen.
+    public func run() async throws {
+        guard phase == .idle else { throw NodeError(code: .alreadyRan, message: "this node already ran; create a new MeshNode") }
+        phase = .running
+        let (server, udp) = try await bindListeners()
+        tcpServer = server.channel
+        udpChannel = udp.channel
+        logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
+                                                     "device.id": "\(identity.deviceID.short)"])
+        for id in peers.keys { scheduleDial(id, immediately: true) }
+        let queue = jobQueue
+        // The accept loop is not a child of this task on purpose: cancelling it could drop
+        // accepted connections still buffered in NIO's async server channel, which traps
+        // (swift-nio #2637). It ends by itself once the listener closes.
+        let acceptor = Task { try await self.acceptConnections(server) }
+        var failure: (any Error)?
+        do {
+            try await withTaskCancellationHandler {
+                try await withGracefulShutdownHandler {
+                    try await withThrowingDiscardingTaskGroup { group in
+                        group.addTask { try await self.receiveDatagrams(udp) }
+                        group.addTask { await self.runTimers() }
+                        for await job in self.jobs {
+                            group.addTask { await self.perform(job) }
+                        }
+                        self.closeEverything()
+                        group.cancelAll()
+                    }
+                } onGracefulShutdown: {
+                    queue.finish()
+                }
+            } onCancel: {
+                queue.finish()
+            }
+        } catch is CancellationError {
+            // Cancelled from outside: a normal stop.
+        } catch {
+            failure = error
+        }
+        closeEverything()
+        if case .failure(let error) = await acceptor.result, failure == nil, !(error is CancellationError) {
+            failure = error
+        }
+        if let failure {
+            logger.error("mesh node failed", metadata: ["error": "\(failure)"])
+            throw failure
+        }
+        logger.info("mesh node stopped")
+    }
+
+    /// Closes listeners and connections and fails every waiter (shutdown).
+    func closeEverything() {
+        guard phase != .stopped else { return }
+        phase = .stopped
+        tcpServer?.close(promise: nil)
+        udpChannel?.close(promise: nil)
+        for channel in openConnections.values { channel.close(promise: nil) }
+        for id in Array(peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
+        for waiter in invitationWaiters { waiter.resume(throwing: ControlError(code: "stopping", message: "the daemon is stopping")) }
+        invitationWaiters.removeAll()
+        for (id, _) in pingWaiters { finishPing(id, at: nil) }
+        inboundMessageQueue.finish()
+        channelEventQueue.finish()
+    }
+
+    /// Allocates a fresh, unused, random session index.
+    func allocateIndex(for peer: DeviceID) -> UInt32 {
+        var index = UInt32.random(in: 1...UInt32.max, using: &random)
+        for _ in 0..<64 where indexTable[index] != nil {
+            index = UInt32.random(in: 1...UInt32.max, using: &random)
+        }
+        indexTable[index] = peer
+        return index
+    }
+
+    /// Removes table entries of `peer` the channel no longer uses.
+    func syncIndices(of peer: DeviceID) {
+        let live = Set(peers[peer]?.channel?.localIndices ?? [])
+        indexTable = indexTable.filter { $0.value != peer || live.contains($0.key) }
+    }
+
+    static let inboundBufferLimit = 8192
+}

@@ -1,0 +1,58 @@
+/// Counters a node reports in `meshctl status`. Every name is stable (documented output).
+struct NodeCounters: Sendable {
+    var handshakesCompleted: UInt64 = 0
+    var handshakesFailed: UInt64 = 0
+    var handshakesRefusedUnknownKey: UInt64 = 0
+    var handshakesRefusedReplay: UInt64 = 0
+    var simultaneousConnectsResolved: UInt64 = 0
+    var connectionsRateLimited: UInt64 = 0
+    var connectionsOverCap: UInt64 = 0
+    var connectionsBadPreamble: UInt64 = 0
+    var connectionsTimedOut: UInt64 = 0
+    var datagramsReceived: UInt64 = 0
+    var datagramsSent: UInt64 = 0
+    var datagramsRejected: UInt64 = 0
+    var streamMessagesReceived: UInt64 = 0
+    var streamMessagesSent: UInt64 = 0
+    var streamFramesRejected: UInt64 = 0
+    var rekeysCompleted: UInt64 = 0
+    var channelsExpired: UInt64 = 0
+    var leasesExpired: UInt64 = 0
+    var keepalivesSent: UInt64 = 0
+    var pairingsCompleted: UInt64 = 0
+    var pairingAttemptsFailed: UInt64 = 0
+    var pairingAttemptsRefused: UInt64 = 0
+    var inboundMessagesDropped: UInt64 = 0
+    /// Duration of the last handshake this side initiated (message 1 built → keys), µs.
+    var lastHandshakeMicroseconds: UInt64 = 0
+
+    /// Name → value, as `DaemonStatus.counters`.
+    var dictionary: [String: UInt64] {
+        [
+            "handshakes.completed": handshakesCompleted,
+            "handshakes.failed": handshakesFailed,
+            "handshakes.refused.unknown_key": handshakesRefusedUnknownKey,
+            "handshakes.refused.replay": handshakesRefusedReplay,
+            "handshakes.simultaneous_resolved": simultaneousConnectsResolved,
+            "connections.rate_limited": connectionsRateLimited,
+            "connections.over_cap": connectionsOverCap,
+            "connections.bad_preamble": connectionsBadPreamble,
+            "connections.timed_out": connectionsTimedOut,
+            "datagrams.received": datagramsReceived,
+            "datagrams.sent": datagramsSent,
+            "datagrams.rejected": datagramsRejected,
+            "stream.messages_received": streamMessagesReceived,
+            "stream.messages_sent": streamMessagesSent,
+            "stream.frames_rejected": streamFramesRejected,
+            "rekeys.completed": rekeysCompleted,
+            "channels.expired": channelsExpired,
+            "leases.expired": leasesExpired,
+            "keepalives.sent": keepalivesSent,
+            "pairings.completed": pairingsCompleted,
+            "pairing.attempts_failed": pairingAttemptsFailed,
+            "pairing.attempts_refused": pairingAttemptsRefused,
+            "messages.inbound_dropped": inboundMessagesDropped,
+            "handshake.last_initiated_us": lastHandshakeMicroseconds,
+        ]
+    }
+}

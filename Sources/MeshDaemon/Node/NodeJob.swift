@@ -1,0 +1,7 @@
+import MeshCrypto
+
+/// Work the node's run loop starts as a child task (so it ends with `run()`).
+enum NodeJob: Sendable {
+    /// Wait `delay` nanoseconds, then try to connect a channel to the peer.
+    case dial(peer: DeviceID, delay: UInt64)
+}

@@ -1,0 +1,111 @@
+import Foundation
+import MeshCrypto
+import MeshLocalAPI
+
+/// The file of paired devices: `paired-devices.json` in the state folder, mode `0600`.
+///
+/// ```json
+/// {"version": 1, "devices": [{"deviceID": "…", "publicKey": "<base64>", "name": "…",
+///   "pairKey": "<base64, secret>", "addresses": [{"address": "h:p", "source": "pairing"}],
+///   "pairedAt": 1732233600.5}]}
+/// ```
+/// Every save replaces the whole file atomically (temp file, fsync, rename). A file that
+/// cannot be parsed is an error at start-up and is never replaced or emptied: losing pair keys
+/// silently would unpair every device without telling anyone.
+struct PairedDeviceStore: Sendable {
+    /// The file name inside the state folder.
+    static let fileName = "paired-devices.json"
+
+    /// Full path of the store file.
+    let path: String
+
+    /// A store in `stateDirectory`.
+    init(stateDirectory: String) {
+        path = (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + Self.fileName
+    }
+
+    private struct FileBody: Codable {
+        var version: Int
+        var devices: [Device]
+    }
+
+    private struct Device: Codable {
+        var deviceID: String
+        var publicKey: String
+        var name: String
+        var pairKey: String
+        var addresses: [PeerAddress]
+        var pairedAt: Double
+    }
+
+    /// Reads every paired device; an absent file means none.
+    func load() throws(PeerStoreError) -> [PairedPeer] {
+        let mode: UInt32?
+        let contents: [UInt8]?
+        do {
+            mode = try AtomicFile.mode(path)
+            contents = try AtomicFile.read(path)
+        } catch {
+            throw PeerStoreError(code: .io, path: path, detail: error.description)
+        }
+        guard var bytes = contents else { return [] }
+        defer { for i in bytes.indices { bytes[i] = 0 } }
+        if let mode, mode & 0o077 != 0 {
+            throw PeerStoreError(code: .insecurePermissions, path: path,
+                                 detail: "its mode is \(String(mode, radix: 8)), not 600")
+        }
+        let body: FileBody
+        do {
+            body = try JSONDecoder().decode(FileBody.self, from: Data(bytes))
+        } catch {
+            throw PeerStoreError(code: .corrupt, path: path, detail: "not valid JSON for a paired-device list")
+        }
+        guard body.version == 1 else {
+            throw PeerStoreError(code: .corrupt, path: path, detail: "unsupported version \(body.version)")
+        }
+        var peers: [PairedPeer] = []
+        for (index, device) in body.devices.enumerated() {
+            guard let publicKey = Data(base64Encoded: device.publicKey), publicKey.count == 32 else {
+                throw PeerStoreError(code: .corrupt, path: path, detail: "device \(index + 1) has a bad public key")
+            }
+            guard var pairKey = Data(base64Encoded: device.pairKey).map({ [UInt8]($0) }), pairKey.count == 32 else {
+                throw PeerStoreError(code: .corrupt, path: path, detail: "device \(index + 1) has a bad pair key")
+            }
+            let peer = PairedPeer(publicKey: [UInt8](publicKey), name: device.name, pairKey: SecretBytes(pairKey),
+                                  addresses: device.addresses, pairedAt: device.pairedAt)
+            for i in pairKey.indices { pairKey[i] = 0 }
+            guard peer.deviceID.description == device.deviceID else {
+                throw PeerStoreError(code: .corrupt, path: path,
+                                     detail: "device \(index + 1)'s ID does not match its public key")
+            }
+            peers.append(peer)
+        }
+        return peers
+    }
+
+    /// Replaces the file with `peers`.
+    func save(_ peers: [PairedPeer]) throws(PeerStoreError) {
+        let body = FileBody(version: 1, devices: peers.map { peer in
+            Device(deviceID: peer.deviceID.description, publicKey: Data(peer.publicKey).base64EncodedString(),
+                   name: peer.name,
+                   pairKey: peer.pairKey.withUnsafeBytes { Data($0).base64EncodedString() },
+                   addresses: peer.addresses, pairedAt: peer.pairedAt)
+        })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        var data: Data
+        do {
+            data = try encoder.encode(body)
+        } catch {
+            throw PeerStoreError(code: .io, path: path, detail: "could not encode the device list")
+        }
+        var bytes = [UInt8](data)
+        data.resetBytes(in: 0..<data.count)
+        defer { for i in bytes.indices { bytes[i] = 0 } }
+        do {
+            try AtomicFile.write(bytes, to: path)
+        } catch {
+            throw PeerStoreError(code: .io, path: path, detail: error.description)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import MeshLocalAPI
+import NIOCore
+
+/// The TCP connection that carries a channel.
+struct ChannelConnection: Sendable {
+    /// Node-unique connection number (to ignore events of replaced connections).
+    let id: UInt64
+    let channel: any Channel
+    /// Whether this side opened it.
+    let locallyInitiated: Bool
+}
+
+/// Everything a node knows about one paired peer at run time: the stored record plus channel,
+/// reachability, clock and reconnect state. Kept inside the node actor.
+struct PeerRuntime: Sendable {
+    var record: PairedPeer
+    /// Keys of the active channel, if any.
+    var channel: ActiveChannel?
+    /// The connection carrying `channel`.
+    var connection: ChannelConnection?
+    /// Where datagrams to the peer go (its TCP address with its announced UDP port, updated
+    /// from authenticated datagrams).
+    var datagramEndpoint: SocketAddress?
+    /// A dial job is scheduled or running (possibly waiting out its backoff).
+    var dialing = false
+    /// A connection attempt is under way right now.
+    var attempting = false
+    /// Number of the latest dial job (a finished older job must not clear `attempting`).
+    var dialGeneration: UInt64 = 0
+    /// Our message 1 went out on an outgoing connection and its answer is pending.
+    var outgoingHandshakeInFlight = false
+    var backoff: ReconnectBackoff
+    var lease: ReachabilityLease
+    var estimator = ClockOffsetEstimator()
+    /// Wall seconds of the last completed handshake.
+    var lastHandshakeWall: Double?
+    /// Greatest initiator timestamp accepted from this peer (replayed message 1s are refused).
+    var lastInitiationTimestamp: Int64 = .min
+    /// Monotonic instant the next keepalive is due.
+    var nextKeepaliveAt: UInt64 = 0
+
+    init(record: PairedPeer, tuning: ChannelTuning, leaseSeconds: Double) {
+        self.record = record
+        backoff = ReconnectBackoff(initialSeconds: tuning.reconnectInitial, maximumSeconds: tuning.reconnectMaximum)
+        lease = ReachabilityLease(seconds: leaseSeconds)
+    }
+
+    /// The state `meshctl peers` shows.
+    var channelState: ChannelState {
+        if channel != nil { return .active }
+        if attempting || outgoingHandshakeInFlight { return .connecting }
+        return .down
+    }
+}

@@ -1,0 +1,14 @@
+import NIOCore
+
+/// Keeps transient socket errors (an ICMP-refused datagram, an accept that hit `EMFILE`) from
+/// reaching the async stream above it, which would end the node's UDP or accept loop.
+///
+/// Only for the long-lived listener and UDP channels; NIO itself closes a channel whose error
+/// is fatal, and the loop then ends normally.
+final class ErrorAbsorbingHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Absorbed on purpose: nothing to tell a remote party, nothing the loop can do.
+    }
+}
