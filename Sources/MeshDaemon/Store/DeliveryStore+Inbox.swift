@@ -9,6 +9,7 @@ extension DeliveryStore {
     /// ``DeliveryStoreOptions/dedupHorizonPerPeer`` event IDs per peer after the inbox item is
     /// gone. All or nothing: if the new items would exceed an inbox limit, nothing is stored
     /// and `.full` is thrown (do not ack; the sender retries later).
+    @discardableResult
     public func receiveInbox(from peer: String, items: [InboxItem], at time: Date) throws -> [InboxReceipt] {
         guard !items.isEmpty else { return [] }
         return try withConnection { db in

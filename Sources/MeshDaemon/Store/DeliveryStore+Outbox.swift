@@ -16,6 +16,7 @@ extension DeliveryStore {
     ///
     /// All or nothing: if any item would exceed a limit, none is stored and `.full` is thrown.
     /// Receipts are in the order of `items`; sequences follow that order.
+    @discardableResult
     public func enqueueBatch(peer: String, items: [OutboxItem]) throws -> [OutboxReceipt] {
         guard !items.isEmpty else { return [] }
         return try withConnection { db in
