@@ -14,37 +14,13 @@ extension DeliveryStore {
         guard !items.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "store received items from peer \(peer)"
-            var added = QueueTally()
-            var seenAfter = tallies.seenByPeer[peer] ?? 0
+            var batch = StoreWriteBatch()
             let receipts = try db.transaction(operation) {
-                var receipts: [InboxReceipt] = []
-                receipts.reserveCapacity(items.count)
-                for item in items {
-                    let eventID = StoreColumns.blob(item.eventID)
-                    if try isKnown(eventID, db: db, operation: operation) {
-                        receipts.append(.duplicate)
-                        continue
-                    }
-                    let grown = added + QueueTally(items: 1, bytes: item.payload.count)
-                    try checkInboxLimits(adding: grown, operation: operation)
-                    try db.run("""
-                        INSERT INTO inbox (peer, event_id, feature, session, kind, sender_sequence, payload, received_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """, [.text(peer), .blob(eventID), .text(item.featureID), StoreColumns.value(item.sessionID),
-                              .integer(Int64(item.kind)),
-                              try StoreColumns.integer(item.senderSequence, name: "sender sequence", operation: operation, path: path),
-                              .blob(item.payload), StoreColumns.value(time)], operation)
-                    let id = InboxID(rawValue: db.lastInsertRowID)
-                    try db.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob(eventID), .text(peer)], operation)
-                    receipts.append(.stored(id))
-                    added = grown
-                    seenAfter += 1
-                }
-                seenAfter -= try pruneSeen(peer: peer, count: seenAfter, db: db, operation: operation)
+                let receipts = try items.map { try insertInbox($0, peer: peer, at: time, db: db, batch: &batch, operation: operation) }
+                try pruneSeen(db: db, batch: &batch, operation: operation)
                 return receipts
             }
-            tallies.inbox = tallies.inbox + added
-            tallies.seenByPeer[peer] = seenAfter
+            tallies.apply(batch)
             return receipts
         }
     }
@@ -56,7 +32,7 @@ extension DeliveryStore {
         guard !eventIDs.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "remember event ids from peer \(peer)"
-            var seenAfter = tallies.seenByPeer[peer] ?? 0
+            var batch = StoreWriteBatch()
             let fresh = try db.transaction(operation) {
                 var fresh: [Bool] = []
                 for eventID in eventIDs.map(StoreColumns.blob) {
@@ -66,12 +42,12 @@ extension DeliveryStore {
                     }
                     try db.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob(eventID), .text(peer)], operation)
                     fresh.append(true)
-                    seenAfter += 1
+                    batch.seenAdded[peer, default: 0] += 1
                 }
-                seenAfter -= try pruneSeen(peer: peer, count: seenAfter, db: db, operation: operation)
+                try pruneSeen(db: db, batch: &batch, operation: operation)
                 return fresh
             }
-            tallies.seenByPeer[peer] = seenAfter
+            tallies.apply(batch)
             return fresh
         }
     }
@@ -142,15 +118,38 @@ extension DeliveryStore {
             """, [.blob(eventID)], operation) { _ in true } ?? false
     }
 
-    /// Forgets the oldest seen IDs of `peer` beyond the horizon; returns how many were dropped.
-    private func pruneSeen(peer: String, count: Int, db: SQLiteConnection, operation: String) throws -> Int {
-        let excess = count - options.dedupHorizonPerPeer
-        guard excess > 0 else { return 0 }
+    /// Stores one received item inside an open transaction, or reports it as a duplicate.
+    func insertInbox(_ item: InboxItem, peer: String, at time: Date, db: SQLiteConnection,
+                     batch: inout StoreWriteBatch, operation: String) throws -> InboxReceipt {
+        let eventID = StoreColumns.blob(item.eventID)
+        if try isKnown(eventID, db: db, operation: operation) { return .duplicate }
+        let grown = batch.inboxAdded + QueueTally(items: 1, bytes: item.payload.count)
+        try checkInboxLimits(adding: grown, operation: operation)
         try db.run("""
-            DELETE FROM inbox_seen WHERE rowid IN
-              (SELECT rowid FROM inbox_seen WHERE peer = ? ORDER BY rowid LIMIT ?)
-            """, [.text(peer), .integer(Int64(excess))], operation)
-        return db.changes
+            INSERT INTO inbox (peer, event_id, feature, session, kind, sender_sequence, payload, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(peer), .blob(eventID), .text(item.featureID), StoreColumns.value(item.sessionID),
+                  .integer(Int64(item.kind)),
+                  try StoreColumns.integer(item.senderSequence, name: "sender sequence", operation: operation, path: path),
+                  .blob(item.payload), StoreColumns.value(time)], operation)
+        let id = InboxID(rawValue: db.lastInsertRowID)
+        try db.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob(eventID), .text(peer)], operation)
+        batch.inboxAdded = grown
+        batch.seenAdded[peer, default: 0] += 1
+        return .stored(id)
+    }
+
+    /// Forgets, per peer that grew in `batch`, the oldest seen IDs beyond the horizon.
+    func pruneSeen(db: SQLiteConnection, batch: inout StoreWriteBatch, operation: String) throws {
+        for (peer, added) in batch.seenAdded where added > 0 {
+            let excess = (tallies.seenByPeer[peer] ?? 0) + added - options.dedupHorizonPerPeer
+            guard excess > 0 else { continue }
+            try db.run("""
+                DELETE FROM inbox_seen WHERE rowid IN
+                  (SELECT rowid FROM inbox_seen WHERE peer = ? ORDER BY rowid LIMIT ?)
+                """, [.text(peer), .integer(Int64(excess))], operation)
+            batch.seenAdded[peer] = added - db.changes
+        }
     }
 
     private func checkInboxLimits(adding: QueueTally, operation: String) throws {

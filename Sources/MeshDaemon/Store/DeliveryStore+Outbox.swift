@@ -20,45 +20,14 @@ extension DeliveryStore {
     public func enqueueBatch(peer: String, items: [OutboxItem]) throws -> [OutboxReceipt] {
         guard !items.isEmpty else { return [] }
         return try withConnection { db in
-            var last = tallies.lastSequence[peer] ?? 0
-            var added = QueueTally()
             let operation = "enqueue outbox item for peer \(peer)"
+            var batch = StoreWriteBatch()
             let receipts = try db.transaction(operation) {
-                var receipts: [OutboxReceipt] = []
-                receipts.reserveCapacity(items.count)
-                for item in items {
-                    let eventID = StoreColumns.blob(item.eventID)
-                    if let existing = try db.first("SELECT id, sequence FROM outbox WHERE peer = ? AND event_id = ?",
-                                                   [.text(peer), .blob(eventID)], operation, row: {
-                        OutboxReceipt(id: OutboxID(rawValue: $0.int64(0)), sequence: StoreColumns.unsigned($0, 1),
-                                      wasAlreadyQueued: true)
-                    }) {
-                        receipts.append(existing)
-                        continue
-                    }
-                    let grown = added + QueueTally(items: 1, bytes: item.payload.count)
-                    try checkOutboxLimits(peer: peer, adding: grown, operation: operation)
-                    last += 1
-                    try db.run("""
-                        INSERT INTO outbox (peer, sequence, event_id, feature, session, kind, payload, created_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """, [.text(peer), .integer(Int64(last)), .blob(eventID), .text(item.featureID),
-                              StoreColumns.value(item.sessionID), .integer(Int64(item.kind)), .blob(item.payload),
-                              StoreColumns.value(item.createdAt)], operation)
-                    receipts.append(OutboxReceipt(id: OutboxID(rawValue: db.lastInsertRowID), sequence: last,
-                                                  wasAlreadyQueued: false))
-                    added = grown
-                }
-                if added.items > 0 {
-                    try db.run("""
-                        INSERT INTO outbox_peer (peer, last_sequence) VALUES (?, ?)
-                        ON CONFLICT (peer) DO UPDATE SET last_sequence = excluded.last_sequence
-                        """, [.text(peer), .integer(Int64(last))], operation)
-                }
+                let receipts = try items.map { try insertOutbox($0, peer: peer, db: db, batch: &batch, operation: operation) }
+                try finishOutbox(db: db, batch: batch, operation: operation)
                 return receipts
             }
-            tallies.lastSequence[peer] = last
-            tallies.addOutbox(peer: peer, added)
+            tallies.apply(batch)
             return receipts
         }
     }
@@ -163,10 +132,46 @@ extension DeliveryStore {
         }
     }
 
-    /// Throws `.full` naming the first limit that `adding` more items for `peer` would exceed.
-    private func checkOutboxLimits(peer: String, adding: QueueTally, operation: String) throws {
-        let peerTally = (tallies.outboxByPeer[peer] ?? QueueTally()) + adding
-        let total = tallies.outbox + adding
+    /// Inserts one item inside an open transaction, recording what it added in `batch`.
+    func insertOutbox(_ item: OutboxItem, peer: String, db: SQLiteConnection, batch: inout StoreWriteBatch,
+                      operation: String) throws -> OutboxReceipt {
+        let eventID = StoreColumns.blob(item.eventID)
+        if let existing = try db.first("SELECT id, sequence FROM outbox WHERE peer = ? AND event_id = ?",
+                                       [.text(peer), .blob(eventID)], operation, row: {
+            OutboxReceipt(id: OutboxID(rawValue: $0.int64(0)), sequence: StoreColumns.unsigned($0, 1), wasAlreadyQueued: true)
+        }) {
+            return existing
+        }
+        let one = QueueTally(items: 1, bytes: item.payload.count)
+        let peerAdded = (batch.outboxAdded[peer] ?? QueueTally()) + one
+        try checkOutboxLimits(peer: peer, peerAdding: peerAdded, totalAdding: batch.outboxTotalAdded + one, operation: operation)
+        let sequence = (batch.lastSequence[peer] ?? tallies.lastSequence[peer] ?? 0) + 1
+        try db.run("""
+            INSERT INTO outbox (peer, sequence, event_id, feature, session, kind, payload, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(peer), .integer(Int64(sequence)), .blob(eventID), .text(item.featureID),
+                  StoreColumns.value(item.sessionID), .integer(Int64(item.kind)), .blob(item.payload),
+                  StoreColumns.value(item.createdAt)], operation)
+        batch.lastSequence[peer] = sequence
+        batch.outboxAdded[peer] = peerAdded
+        batch.outboxTotalAdded = batch.outboxTotalAdded + one
+        return OutboxReceipt(id: OutboxID(rawValue: db.lastInsertRowID), sequence: sequence, wasAlreadyQueued: false)
+    }
+
+    /// Persists the advanced per-peer sequence counters of `batch` (same transaction).
+    func finishOutbox(db: SQLiteConnection, batch: StoreWriteBatch, operation: String) throws {
+        for (peer, last) in batch.lastSequence {
+            try db.run("""
+                INSERT INTO outbox_peer (peer, last_sequence) VALUES (?, ?)
+                ON CONFLICT (peer) DO UPDATE SET last_sequence = excluded.last_sequence
+                """, [.text(peer), .integer(Int64(last))], operation)
+        }
+    }
+
+    /// Throws `.full` naming the first limit that the uncommitted additions would exceed.
+    private func checkOutboxLimits(peer: String, peerAdding: QueueTally, totalAdding: QueueTally, operation: String) throws {
+        let peerTally = (tallies.outboxByPeer[peer] ?? QueueTally()) + peerAdding
+        let total = tallies.outbox + totalAdding
         let limit: StoreLimit? =
             if peerTally.items > options.maxOutboxItemsPerPeer { .outboxItemsPerPeer(options.maxOutboxItemsPerPeer) }
             else if peerTally.bytes > options.maxOutboxBytesPerPeer { .outboxBytesPerPeer(options.maxOutboxBytesPerPeer) }
