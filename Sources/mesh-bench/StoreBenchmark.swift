@@ -14,6 +14,7 @@ enum StoreBenchmark {
         var batchItems = 200_000
         var batchSize = 100
         var payloadBytes = 128
+        var senders = 64
     }
 
     static func run(arguments: [String]) {
@@ -26,6 +27,7 @@ enum StoreBenchmark {
                   --items    items for the group-commit runs (default 200000)
                   --batch    items per transaction in group-commit runs (default 100)
                   --payload  payload bytes per item (default 128)
+                  --senders  concurrent senders for the StoreGroupCommitter runs (default 64)
                 """)
             exit(2)
         }
@@ -50,6 +52,7 @@ enum StoreBenchmark {
             case "--items": guard let n = Int(value), n > 0 else { return nil }; settings.batchItems = n
             case "--batch": guard let n = Int(value), n > 0 else { return nil }; settings.batchSize = n
             case "--payload": guard let n = Int(value), n >= 0 else { return nil }; settings.payloadBytes = n
+            case "--senders": guard let n = Int(value), n > 0 else { return nil }; settings.senders = n
             default: return nil
             }
         }
@@ -119,10 +122,58 @@ enum StoreBenchmark {
         }
         report("inbox receive+deliver+ack, group commit", batches * settings.batchSize, seconds, unit: "items/s")
 
+        // Every message individually durable before its call returns, commits shared by concurrent callers.
+        let committer = StoreGroupCommitter(store: store)
+        let concurrentItems = max(settings.senders, settings.batchItems / 4)
+        seconds = try concurrently(settings.senders, concurrentItems) { _ in
+            _ = try await committer.enqueue(peer: "p6", item: OutboxItem(eventID: UUID(), featureID: "bench", kind: 1,
+                                                                         payload: payload, createdAt: now))
+        }
+        report("outbox enqueue, \(settings.senders) senders, group commit", concurrentItems, seconds, unit: "msgs/s")
+        seconds = try concurrently(settings.senders, concurrentItems) { n in
+            _ = try await committer.receive(from: "p7", item: InboxItem(eventID: UUID(), featureID: "bench", kind: 1,
+                                                                        senderSequence: UInt64(n), payload: payload), at: now)
+        }
+        report("inbox receive, \(settings.senders) senders, group commit", concurrentItems, seconds, unit: "msgs/s")
+        committer.shutdown()
+
         let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
         let counts = try store.counts()
         print("  database: \(try store.databaseSize() / 1024) KiB + WAL \(wal / 1024) KiB; " +
               "\(counts.outbox.items) queued, \(counts.seenEventIDs) event IDs remembered")
+    }
+
+    /// Runs `body(0..<total)` from `senders` concurrent tasks; returns the elapsed seconds.
+    private static func concurrently(_ senders: Int, _ total: Int,
+                                     _ body: @escaping @Sendable (Int) async throws -> Void) throws -> Double {
+        let failure = FailureBox()
+        let done = DispatchSemaphore(value: 0)
+        let start = ContinuousClock.now
+        Task {
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for sender in 0..<senders {
+                        group.addTask { for n in stride(from: sender, to: total, by: senders) { try await body(n) } }
+                    }
+                    try await group.waitForAll()
+                }
+            } catch {
+                failure.record(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.error { throw error }
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The first error of a concurrent run.
+    private final class FailureBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: (any Error)?
+        var error: (any Error)? { lock.lock(); defer { lock.unlock() }; return stored }
+        func record(_ error: any Error) { lock.lock(); stored = stored ?? error; lock.unlock() }
     }
 
     private static func timed(_ body: () throws -> Void) throws -> Double {
