@@ -41,6 +41,13 @@ let package = Package(
         ),
         .target(name: "MeshCrypto", dependencies: ["CSodium"], swiftSettings: strict),
 
+        // SQLite boundary for the daemon's durable store.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
         // Local API wire format shared by the daemon and the client library.
         .target(
             name: "MeshLocalAPI",
@@ -55,7 +62,7 @@ let package = Package(
         .target(
             name: "MeshDaemon",
             dependencies: [
-                "SessionMesh", "MeshCrypto", "MeshLocalAPI",
+                "SessionMesh", "MeshCrypto", "MeshLocalAPI", "CSQLite",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -107,7 +114,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mesh-bench",
-            dependencies: ["SessionMesh", "MeshCrypto"],
+            dependencies: ["SessionMesh", "MeshCrypto", "MeshDaemon"],
             swiftSettings: strict
         ),
 

@@ -6,6 +6,7 @@ let usage = """
 usage: mesh-bench <subcommand> [options]
   engine   submit+receive rate between two engines, memory after 1 000 000 events
   crypto   datagram seal/open, Noise handshake and CPace cost next to raw libsodium
+  store    durable store commit rates (single, group commit, inbox) and database size
 """
 
 switch arguments.first {
@@ -13,6 +14,8 @@ case "engine":
     EngineBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "crypto":
     CryptoBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "store":
+    StoreBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "-h", "--help", "help":
     print(usage)
 default:

@@ -1,0 +1,166 @@
+import Foundation
+
+/// Inbox: items received from peer daemons, deduplicated by event ID, kept until an app acks.
+extension DeliveryStore {
+    /// Stores received items from `peer` in one transaction and says, per item, whether it was
+    /// new or a duplicate. Acknowledge both kinds to the sender once this returns.
+    ///
+    /// Dedup looks at the inbox and at the seen-set, which remembers the last
+    /// ``DeliveryStoreOptions/dedupHorizonPerPeer`` event IDs per peer after the inbox item is
+    /// gone. All or nothing: if the new items would exceed an inbox limit, nothing is stored
+    /// and `.full` is thrown (do not ack; the sender retries later).
+    @discardableResult
+    public func receiveInbox(from peer: String, items: [InboxItem], at time: Date) throws -> [InboxReceipt] {
+        guard !items.isEmpty else { return [] }
+        return try withConnection { db in
+            let operation = "store received items from peer \(peer)"
+            var batch = StoreWriteBatch()
+            let receipts = try db.transaction(operation) {
+                let receipts = try items.map { try insertInbox($0, peer: peer, at: time, db: db, batch: &batch, operation: operation) }
+                try pruneSeen(db: db, batch: &batch, operation: operation)
+                return receipts
+            }
+            tallies.apply(batch)
+            return receipts
+        }
+    }
+
+    /// Remembers event IDs that reached an app by another path (e.g. realtime datagrams), so a
+    /// queued copy is later reported as a duplicate. Returns, per ID, `true` when it was new.
+    /// One transaction; the IDs count against the same per-peer dedup horizon.
+    public func recordSeen(from peer: String, eventIDs: [UUID]) throws -> [Bool] {
+        guard !eventIDs.isEmpty else { return [] }
+        return try withConnection { db in
+            let operation = "remember event ids from peer \(peer)"
+            var batch = StoreWriteBatch()
+            let fresh = try db.transaction(operation) {
+                var fresh: [Bool] = []
+                for eventID in eventIDs.map(StoreColumns.blob) {
+                    if try isKnown(eventID, db: db, operation: operation) {
+                        fresh.append(false)
+                        continue
+                    }
+                    try db.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob(eventID), .text(peer)], operation)
+                    fresh.append(true)
+                    batch.seenAdded[peer, default: 0] += 1
+                }
+                try pruneSeen(db: db, batch: &batch, operation: operation)
+                return fresh
+            }
+            tallies.apply(batch)
+            return fresh
+        }
+    }
+
+    /// Whether `eventID` is in the inbox or the seen-set.
+    public func hasSeen(eventID: UUID) throws -> Bool {
+        try withConnection { db in try isKnown(StoreColumns.blob(eventID), db: db, operation: "look up event id") }
+    }
+
+    /// Unacknowledged items for `featureID` after `after`, in arrival order (so per-sender FIFO),
+    /// at most `limit`. ``InboxEntry/isRedelivery`` tells which were handed out before.
+    public func pendingInbox(featureID: String, after: InboxID? = nil, limit: Int = 100) throws -> [InboxEntry] {
+        try withConnection { db in
+            try db.query("""
+                SELECT id, peer, event_id, session, kind, sender_sequence, payload, received_at, delivery_count
+                FROM inbox WHERE feature = ? AND id > ? ORDER BY id LIMIT ?
+                """, [.text(featureID), .integer(after?.rawValue ?? 0), .integer(Int64(max(0, limit)))],
+                "read inbox for feature \(featureID)") { row in
+                let item = InboxItem(eventID: try StoreColumns.uuid(row, 2, path: path), featureID: featureID,
+                                     sessionID: try StoreColumns.optionalUUID(row, 3, path: path),
+                                     kind: UInt8(truncatingIfNeeded: row.int64(4)),
+                                     senderSequence: StoreColumns.unsigned(row, 5), payload: row.blob(6))
+                return InboxEntry(id: InboxID(rawValue: row.int64(0)), peer: row.text(1), item: item,
+                                  receivedAt: StoreColumns.date(row, 7), deliveryCount: Int(row.int64(8)))
+            }
+        }
+    }
+
+    /// Records that these items were handed to an app (delivery count + 1), in one transaction.
+    /// Call it before handing them out, so an app that dies before acking sees them as redeliveries.
+    @discardableResult
+    public func markDelivered(ids: [InboxID]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try withConnection { db in
+            let operation = "mark inbox items delivered"
+            return try db.transaction(operation) {
+                var changed = 0
+                for id in ids {
+                    try db.run("UPDATE inbox SET delivery_count = delivery_count + 1 WHERE id = ?", [.integer(id.rawValue)], operation)
+                    changed += db.changes
+                }
+                return changed
+            }
+        }
+    }
+
+    /// The app acknowledged these items: deletes them (their event IDs stay in the seen-set).
+    /// Returns how many were deleted; unknown ids are ignored.
+    @discardableResult
+    public func acknowledgeInbox(ids: [InboxID]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try withConnection { db in
+            let operation = "acknowledge inbox items"
+            let sizes = try db.transaction(operation) {
+                try ids.compactMap { id in
+                    try db.first("DELETE FROM inbox WHERE id = ? RETURNING LENGTH(payload)", [.integer(id.rawValue)],
+                                 operation) { Int($0.int64(0)) }
+                }
+            }
+            tallies.inbox = tallies.inbox - QueueTally(items: sizes.count, bytes: sizes.reduce(0, +))
+            return sizes.count
+        }
+    }
+
+    private func isKnown(_ eventID: [UInt8], db: SQLiteConnection, operation: String) throws -> Bool {
+        try db.first("""
+            SELECT 1 FROM inbox_seen WHERE event_id = ?1 UNION ALL SELECT 1 FROM inbox WHERE event_id = ?1 LIMIT 1
+            """, [.blob(eventID)], operation) { _ in true } ?? false
+    }
+
+    /// Stores one received item inside an open transaction, or reports it as a duplicate.
+    func insertInbox(_ item: InboxItem, peer: String, at time: Date, db: SQLiteConnection,
+                     batch: inout StoreWriteBatch, operation: String) throws -> InboxReceipt {
+        let eventID = StoreColumns.blob(item.eventID)
+        if try isKnown(eventID, db: db, operation: operation) { return .duplicate }
+        let grown = batch.inboxAdded + QueueTally(items: 1, bytes: item.payload.count)
+        try checkInboxLimits(adding: grown, operation: operation)
+        try db.run("""
+            INSERT INTO inbox (peer, event_id, feature, session, kind, sender_sequence, payload, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(peer), .blob(eventID), .text(item.featureID), StoreColumns.value(item.sessionID),
+                  .integer(Int64(item.kind)),
+                  try StoreColumns.integer(item.senderSequence, name: "sender sequence", operation: operation, path: path),
+                  .blob(item.payload), StoreColumns.value(time)], operation)
+        let id = InboxID(rawValue: db.lastInsertRowID)
+        try db.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob(eventID), .text(peer)], operation)
+        batch.inboxAdded = grown
+        batch.seenAdded[peer, default: 0] += 1
+        return .stored(id)
+    }
+
+    /// Forgets, per peer that grew in `batch`, the oldest seen IDs beyond the horizon.
+    func pruneSeen(db: SQLiteConnection, batch: inout StoreWriteBatch, operation: String) throws {
+        for (peer, added) in batch.seenAdded where added > 0 {
+            let excess = (tallies.seenByPeer[peer] ?? 0) + added - options.dedupHorizonPerPeer
+            guard excess > 0 else { continue }
+            try db.run("""
+                DELETE FROM inbox_seen WHERE rowid IN
+                  (SELECT rowid FROM inbox_seen WHERE peer = ? ORDER BY rowid LIMIT ?)
+                """, [.text(peer), .integer(Int64(excess))], operation)
+            batch.seenAdded[peer] = added - db.changes
+        }
+    }
+
+    private func checkInboxLimits(adding: QueueTally, operation: String) throws {
+        let total = tallies.inbox + adding
+        let limit: StoreLimit? =
+            if total.items > options.maxInboxItems { .inboxItems(options.maxInboxItems) }
+            else if total.bytes > options.maxInboxBytes { .inboxBytes(options.maxInboxBytes) }
+            else { nil }
+        if let limit {
+            throw StoreError(code: .full, operation: operation, path: path, limit: limit,
+                             detail: "the inbox is full (\(tallies.inbox.items) items, \(tallies.inbox.bytes) bytes waiting for apps)")
+        }
+    }
+}

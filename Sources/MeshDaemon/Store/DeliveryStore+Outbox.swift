@@ -1,0 +1,187 @@
+import Foundation
+
+/// Outbox: reliable items for peer daemons, per-peer FIFO, deleted only when the peer acks.
+extension DeliveryStore {
+    /// Queues one item for `peer` and returns once it is durable (one transaction, one fsync).
+    ///
+    /// Throws `.full` naming the limit when a configured limit or the disk is full; nothing
+    /// already queued is changed. Enqueueing an event ID still queued for this peer returns
+    /// the existing entry (`wasAlreadyQueued`).
+    @discardableResult
+    public func enqueue(peer: String, item: OutboxItem) throws -> OutboxReceipt {
+        try enqueueBatch(peer: peer, items: [item])[0]
+    }
+
+    /// Queues many items for `peer` in one transaction (group commit: one fsync for all).
+    ///
+    /// All or nothing: if any item would exceed a limit, none is stored and `.full` is thrown.
+    /// Receipts are in the order of `items`; sequences follow that order.
+    @discardableResult
+    public func enqueueBatch(peer: String, items: [OutboxItem]) throws -> [OutboxReceipt] {
+        guard !items.isEmpty else { return [] }
+        return try withConnection { db in
+            let operation = "enqueue outbox item for peer \(peer)"
+            var batch = StoreWriteBatch()
+            let receipts = try db.transaction(operation) {
+                let receipts = try items.map { try insertOutbox($0, peer: peer, db: db, batch: &batch, operation: operation) }
+                try finishOutbox(db: db, batch: batch, operation: operation)
+                return receipts
+            }
+            tallies.apply(batch)
+            return receipts
+        }
+    }
+
+    /// Items queued for `peer` with a sequence above `after`, oldest first, at most `limit`.
+    public func pendingOutbox(peer: String, after sequence: UInt64 = 0, limit: Int = 100) throws -> [OutboxEntry] {
+        try withConnection { db in
+            let operation = "read outbox for peer \(peer)"
+            let after = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
+            return try db.query("""
+                SELECT id, sequence, event_id, feature, session, kind, payload, created_at, attempts, last_attempt_at
+                FROM outbox WHERE peer = ? AND sequence > ? ORDER BY sequence LIMIT ?
+                """, [.text(peer), after, .integer(Int64(max(0, limit)))], operation) { row in
+                let item = OutboxItem(eventID: try StoreColumns.uuid(row, 2, path: path), featureID: row.text(3),
+                                      sessionID: try StoreColumns.optionalUUID(row, 4, path: path),
+                                      kind: UInt8(truncatingIfNeeded: row.int64(5)), payload: row.blob(6),
+                                      createdAt: StoreColumns.date(row, 7))
+                return OutboxEntry(id: OutboxID(rawValue: row.int64(0)), peer: peer,
+                                   sequence: StoreColumns.unsigned(row, 1), item: item,
+                                   attempts: Int(row.int64(8)), lastAttemptAt: StoreColumns.optionalDate(row, 9))
+            }
+        }
+    }
+
+    /// The peer daemon stored everything up to `sequence`: deletes those items. Returns how many.
+    @discardableResult
+    public func acknowledgeOutbox(peer: String, upTo sequence: UInt64) throws -> Int {
+        try withConnection { db in
+            let operation = "acknowledge outbox for peer \(peer)"
+            let upTo = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
+            let sizes = try db.transaction(operation) {
+                try db.query("DELETE FROM outbox WHERE peer = ? AND sequence <= ? RETURNING LENGTH(payload)",
+                             [.text(peer), upTo], operation) { Int($0.int64(0)) }
+            }
+            tallies.removeOutbox(peer: peer, QueueTally(items: sizes.count, bytes: sizes.reduce(0, +)))
+            return sizes.count
+        }
+    }
+
+    /// The peer daemon stored these events: deletes exactly those items of `peer`. Returns how many.
+    @discardableResult
+    public func acknowledgeOutbox(peer: String, eventIDs: [UUID]) throws -> Int {
+        guard !eventIDs.isEmpty else { return 0 }
+        return try withConnection { db in
+            let operation = "acknowledge outbox for peer \(peer)"
+            let sizes = try db.transaction(operation) {
+                try eventIDs.flatMap { eventID in
+                    try db.query("DELETE FROM outbox WHERE peer = ? AND event_id = ? RETURNING LENGTH(payload)",
+                                 [.text(peer), .blob(StoreColumns.blob(eventID))], operation) { Int($0.int64(0)) }
+                }
+            }
+            tallies.removeOutbox(peer: peer, QueueTally(items: sizes.count, bytes: sizes.reduce(0, +)))
+            return sizes.count
+        }
+    }
+
+    /// Records a send attempt of these items (attempt count + 1, last attempt time) in one transaction.
+    public func recordAttempt(peer: String, sequences: [UInt64], at time: Date) throws {
+        guard !sequences.isEmpty else { return }
+        try withConnection { db in
+            let operation = "record send attempt for peer \(peer)"
+            try db.transaction(operation) {
+                for sequence in sequences {
+                    let value = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
+                    try db.run("UPDATE outbox SET attempts = attempts + 1, last_attempt_at = ? WHERE peer = ? AND sequence = ?",
+                               [StoreColumns.value(time), .text(peer), value], operation)
+                }
+            }
+        }
+    }
+
+    /// Cancels one queued item (`meshctl queue cancel ID`). Returns `false` when no such item is queued.
+    @discardableResult
+    public func cancelOutbox(id: OutboxID) throws -> Bool {
+        try withConnection { db in
+            let operation = "cancel outbox item \(id)"
+            let removed = try db.transaction(operation) {
+                try db.first("DELETE FROM outbox WHERE id = ? RETURNING peer, LENGTH(payload)", [.integer(id.rawValue)],
+                             operation) { ($0.text(0), Int($0.int64(1))) }
+            }
+            guard let (peer, size) = removed else { return false }
+            tallies.removeOutbox(peer: peer, QueueTally(items: 1, bytes: size))
+            return true
+        }
+    }
+
+    /// Outstanding transfers without payloads, by peer then sequence (`meshctl queue`).
+    public func listOutbox(peer: String? = nil, limit: Int = 1_000) throws -> [OutboxSummary] {
+        try withConnection { db in
+            try db.query("""
+                SELECT id, peer, sequence, event_id, feature, session, kind, LENGTH(payload), created_at,
+                       attempts, last_attempt_at
+                FROM outbox WHERE ?1 IS NULL OR peer = ?1 ORDER BY peer, sequence LIMIT ?2
+                """, [.optional(peer), .integer(Int64(max(0, limit)))], "list outbox") { row in
+                OutboxSummary(id: OutboxID(rawValue: row.int64(0)), peer: row.text(1),
+                              sequence: StoreColumns.unsigned(row, 2), eventID: try StoreColumns.uuid(row, 3, path: path),
+                              featureID: row.text(4), sessionID: try StoreColumns.optionalUUID(row, 5, path: path),
+                              kind: UInt8(truncatingIfNeeded: row.int64(6)), size: Int(row.int64(7)),
+                              createdAt: StoreColumns.date(row, 8), attempts: Int(row.int64(9)),
+                              lastAttemptAt: StoreColumns.optionalDate(row, 10))
+            }
+        }
+    }
+
+    /// Inserts one item inside an open transaction, recording what it added in `batch`.
+    func insertOutbox(_ item: OutboxItem, peer: String, db: SQLiteConnection, batch: inout StoreWriteBatch,
+                      operation: String) throws -> OutboxReceipt {
+        let eventID = StoreColumns.blob(item.eventID)
+        if let existing = try db.first("SELECT id, sequence FROM outbox WHERE peer = ? AND event_id = ?",
+                                       [.text(peer), .blob(eventID)], operation, row: {
+            OutboxReceipt(id: OutboxID(rawValue: $0.int64(0)), sequence: StoreColumns.unsigned($0, 1), wasAlreadyQueued: true)
+        }) {
+            return existing
+        }
+        let one = QueueTally(items: 1, bytes: item.payload.count)
+        let peerAdded = (batch.outboxAdded[peer] ?? QueueTally()) + one
+        try checkOutboxLimits(peer: peer, peerAdding: peerAdded, totalAdding: batch.outboxTotalAdded + one, operation: operation)
+        let sequence = (batch.lastSequence[peer] ?? tallies.lastSequence[peer] ?? 0) + 1
+        try db.run("""
+            INSERT INTO outbox (peer, sequence, event_id, feature, session, kind, payload, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(peer), .integer(Int64(sequence)), .blob(eventID), .text(item.featureID),
+                  StoreColumns.value(item.sessionID), .integer(Int64(item.kind)), .blob(item.payload),
+                  StoreColumns.value(item.createdAt)], operation)
+        batch.lastSequence[peer] = sequence
+        batch.outboxAdded[peer] = peerAdded
+        batch.outboxTotalAdded = batch.outboxTotalAdded + one
+        return OutboxReceipt(id: OutboxID(rawValue: db.lastInsertRowID), sequence: sequence, wasAlreadyQueued: false)
+    }
+
+    /// Persists the advanced per-peer sequence counters of `batch` (same transaction).
+    func finishOutbox(db: SQLiteConnection, batch: StoreWriteBatch, operation: String) throws {
+        for (peer, last) in batch.lastSequence {
+            try db.run("""
+                INSERT INTO outbox_peer (peer, last_sequence) VALUES (?, ?)
+                ON CONFLICT (peer) DO UPDATE SET last_sequence = excluded.last_sequence
+                """, [.text(peer), .integer(Int64(last))], operation)
+        }
+    }
+
+    /// Throws `.full` naming the first limit that the uncommitted additions would exceed.
+    private func checkOutboxLimits(peer: String, peerAdding: QueueTally, totalAdding: QueueTally, operation: String) throws {
+        let peerTally = (tallies.outboxByPeer[peer] ?? QueueTally()) + peerAdding
+        let total = tallies.outbox + totalAdding
+        let limit: StoreLimit? =
+            if peerTally.items > options.maxOutboxItemsPerPeer { .outboxItemsPerPeer(options.maxOutboxItemsPerPeer) }
+            else if peerTally.bytes > options.maxOutboxBytesPerPeer { .outboxBytesPerPeer(options.maxOutboxBytesPerPeer) }
+            else if total.items > options.maxOutboxItemsTotal { .outboxItemsTotal(options.maxOutboxItemsTotal) }
+            else if total.bytes > options.maxOutboxBytesTotal { .outboxBytesTotal(options.maxOutboxBytesTotal) }
+            else { nil }
+        if let limit {
+            let queued = tallies.outboxByPeer[peer] ?? QueueTally()
+            throw StoreError(code: .full, operation: operation, path: path, limit: limit,
+                             detail: "the outbox is full (\(queued.items) items, \(queued.bytes) bytes queued for this peer)")
+        }
+    }
+}

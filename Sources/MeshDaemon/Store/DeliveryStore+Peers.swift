@@ -1,0 +1,28 @@
+/// Forgetting a peer when it is unpaired.
+extension DeliveryStore {
+    /// Deletes everything held for or from `peer` in one transaction: its outbox, its
+    /// unacknowledged inbox items, its inbound snapshot slots and the session rows learned from it.
+    ///
+    /// Kept on purpose: the peer's sequence counter (sequences never repeat for a device ID) and
+    /// its remembered event IDs (so items it still has queued are not delivered twice if it is
+    /// paired again); both are small and bounded.
+    @discardableResult
+    public func dropPeer(_ peer: String) throws -> PeerDropSummary {
+        try withConnection { db in
+            let operation = "forget peer \(peer)"
+            let (outbox, inbox, slots, sessions) = try db.transaction(operation) {
+                let outbox = try db.query("DELETE FROM outbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],
+                                          operation) { Int($0.int64(0)) }
+                let inbox = try db.query("DELETE FROM inbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],
+                                         operation) { Int($0.int64(0)) }
+                try db.run("DELETE FROM inbound_slot WHERE peer = ?", [.text(peer)], operation)
+                let slots = db.changes
+                try db.run("DELETE FROM session_directory WHERE source_peer = ?", [.text(peer)], operation)
+                return (outbox, inbox, slots, db.changes)
+            }
+            tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
+            tallies.inbox = tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))
+            return PeerDropSummary(outboxItems: outbox.count, inboxItems: inbox.count, inboundSlots: slots, sessions: sessions)
+        }
+    }
+}

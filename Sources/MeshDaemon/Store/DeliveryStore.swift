@@ -1,0 +1,92 @@
+import Foundation
+
+/// The daemon's durable store: per-peer outbox, inbox with dedup, latest-state slots, the
+/// session directory and timer anchors, in one SQLite file (WAL mode).
+///
+/// Thread safety: internally locked. Every method takes one lock for its whole duration, so
+/// calls from any thread or actor are serialised; a call blocks its caller for the duration
+/// of one SQLite transaction (one fsync with `synchronous = FULL`). Call it from the daemon's
+/// store actor, not from an event loop.
+///
+/// Durability: a method that returns has committed; with `synchronous = FULL` the commit was
+/// fsynced. Every multi-item method is one transaction: all or nothing. See docs/STORE.md.
+///
+/// Peers are named by the textual form of their device ID; the store treats it as opaque.
+public final class DeliveryStore: @unchecked Sendable {
+    /// The database file.
+    public let path: String
+    /// The options the store was opened with.
+    public let options: DeliveryStoreOptions
+
+    private let lock = NSLock()
+    private var connection: SQLiteConnection
+    /// Derived from the tables at open and kept in step after each commit; guarded by `lock`.
+    var tallies: StoreTallies
+
+    private init(path: String, options: DeliveryStoreOptions, connection: SQLiteConnection, tallies: StoreTallies) {
+        self.path = path
+        self.options = options
+        self.connection = connection
+        self.tallies = tallies
+    }
+
+    /// Opens the store at `path`, creating it (mode 0600) when missing, and migrates its schema.
+    ///
+    /// The parent folder must exist. The file is checked first (``DeliveryStoreOptions/verification``):
+    /// a damaged file, or a file that is not a SQLite database, throws `.corrupt` and is left
+    /// exactly as it was — the store never deletes or recreates it. A database of another
+    /// program or of a newer schema throws `.incompatible`.
+    public static func open(path: String, options: DeliveryStoreOptions = DeliveryStoreOptions()) throws -> DeliveryStore {
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
+        do {
+            try StoreOpener(connection: connection, options: options).prepare()
+            let tallies = try StoreTallies.load(from: connection)
+            return DeliveryStore(path: path, options: options, connection: connection, tallies: tallies)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// Closes the file. Later calls throw `.closed`. Also happens when the store is released.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        connection.close()
+    }
+
+    /// Runs `body` under the lock with the open connection.
+    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if connection.isClosed {
+            throw StoreError(code: .closed, operation: "use the store", path: path, detail: "the store is closed")
+        }
+        return try body(connection)
+    }
+
+    /// How much is stored: outbox per peer and in total, inbox, remembered event IDs.
+    public func counts() throws -> StoreCounts {
+        try withConnection { _ in
+            StoreCounts(outboxByPeer: tallies.outboxByPeer.filter { $0.value.items > 0 },
+                        outbox: tallies.outbox, inbox: tallies.inbox,
+                        seenEventIDs: tallies.seenByPeer.values.reduce(0, +))
+        }
+    }
+
+    /// Size of the main database file in bytes (pages in use × page size, excluding the WAL).
+    public func databaseSize() throws -> Int {
+        try withConnection { db in
+            let pages = try db.first("PRAGMA page_count", [], "read page count") { $0.int64(0) } ?? 0
+            let size = try db.first("PRAGMA page_size", [], "read page size") { $0.int64(0) } ?? 0
+            return Int(pages * size)
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check` now; returns `["ok"]` or the problems found.
+    public func integrityCheck() throws -> [String] {
+        try withConnection { db in
+            try db.query("PRAGMA integrity_check(50)", [], "check integrity") { $0.text(0) }
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import CSQLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One SQLite connection with a prepared-statement cache: the only code that sees SQLite.
+///
+/// Not thread-safe: ``DeliveryStore`` uses it under its lock. Every SQLite return code passes
+/// through ``check(_:_:)``, which turns it into a ``StoreError`` naming the operation and file.
+final class SQLiteConnection {
+    /// The database file.
+    let path: String
+    /// The configured file-size ceiling, used to name the limit of an SQLITE_FULL.
+    var maxDatabaseBytes: Int?
+    private var handle: OpaquePointer?
+    private var cache: [String: SQLiteStatement] = [:]
+
+    /// Opens (creating if missing, with mode 0600) the database at `path`.
+    ///
+    /// Nothing is read or written yet: SQLite reads the header lazily, so a damaged file is
+    /// reported by the first statement, and an existing file is never truncated or recreated.
+    init(path: String, busyTimeoutMilliseconds: Int) throws {
+        self.path = path
+        try Self.createFileIfMissing(path)
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw Self.error(rc: rc, message: message, operation: "open database", path: path, maxDatabaseBytes: nil)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        try check(sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMilliseconds)), "set busy timeout")
+    }
+
+    deinit { close() }
+
+    /// Finalizes every cached statement and closes the connection. Idempotent.
+    func close() {
+        for statement in cache.values { statement.finalize() }
+        cache.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    /// Whether ``close()`` has run.
+    var isClosed: Bool { handle == nil }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    /// The row id of the last successful INSERT.
+    var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+
+    /// Runs one or more statements without results (schema, pragmas that return nothing).
+    func execute(_ sql: String, _ operation: String) throws {
+        let db = try liveHandle(operation)
+        try check(sqlite3_exec(db, sql, nil, nil, nil), operation)
+    }
+
+    /// Runs a cached statement to completion, ignoring rows.
+    func run(_ sql: String, _ values: [SQLiteValue] = [], _ operation: String) throws {
+        let statement = try prepared(sql, operation)
+        defer { statement.reset() }
+        try statement.bind(values, operation: operation)
+        while try statement.step(operation: operation) {}
+    }
+
+    /// Runs a cached statement and maps each row.
+    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], _ operation: String,
+                  row: (SQLiteStatement) throws -> T) throws -> [T] {
+        let statement = try prepared(sql, operation)
+        defer { statement.reset() }
+        try statement.bind(values, operation: operation)
+        var rows: [T] = []
+        while try statement.step(operation: operation) { rows.append(try row(statement)) }
+        return rows
+    }
+
+    /// The first row of a cached statement, mapped, or `nil`.
+    func first<T>(_ sql: String, _ values: [SQLiteValue] = [], _ operation: String,
+                  row: (SQLiteStatement) throws -> T) throws -> T? {
+        let statement = try prepared(sql, operation)
+        defer { statement.reset() }
+        try statement.bind(values, operation: operation)
+        return try statement.step(operation: operation) ? row(statement) : nil
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction: committed when it returns (one fsync in
+    /// WAL mode with synchronous=FULL), rolled back when it throws or the commit fails.
+    func transaction<T>(_ operation: String, _ body: () throws -> T) throws -> T {
+        try run("BEGIN IMMEDIATE", [], operation)
+        do {
+            let result = try body()
+            try run("COMMIT", [], operation)
+            return result
+        } catch {
+            if let handle, sqlite3_get_autocommit(handle) == 0 {
+                sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+            }
+            throw error
+        }
+    }
+
+    /// Throws the ``StoreError`` for `rc` unless it is a success code.
+    func check(_ rc: Int32, _ operation: String) throws {
+        if rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE { return }
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+        throw Self.error(rc: rc, message: message, operation: operation, path: path, maxDatabaseBytes: maxDatabaseBytes)
+    }
+
+    /// Sets the database file and its `-wal`/`-shm` companions to mode 0600 when they exist.
+    func restrictFileModes() throws {
+        for file in [path, path + "-wal", path + "-shm"] where access(file, F_OK) == 0 {
+            if chmod(file, 0o600) != 0 {
+                throw StoreError(code: .cannotOpen, operation: "set file mode 0600", path: file,
+                                 detail: String(cString: strerror(errno)))
+            }
+        }
+    }
+
+    private func liveHandle(_ operation: String) throws -> OpaquePointer {
+        guard let handle else {
+            throw StoreError(code: .closed, operation: operation, path: path, detail: "the store is closed")
+        }
+        return handle
+    }
+
+    private func prepared(_ sql: String, _ operation: String) throws -> SQLiteStatement {
+        if let statement = cache[sql] { return statement }
+        let db = try liveHandle(operation)
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        try check(rc, operation)
+        guard let raw else {
+            throw StoreError(code: .internalError, operation: operation, path: path, detail: "empty statement: \(sql)")
+        }
+        let statement = SQLiteStatement(handle: raw, connection: self, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Creates an empty file with mode 0600 so SQLite (and its -wal/-shm files, which copy the
+    /// main file's mode) never exist with wider permissions. An existing file is not touched.
+    private static func createFileIfMissing(_ path: String) throws {
+        let fd = posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StoreError(code: .cannotOpen, operation: "create database file", path: path,
+                             detail: String(cString: strerror(errno)))
+        }
+        _ = posixClose(fd)
+    }
+
+    private static func error(rc: Int32, message: String, operation: String, path: String,
+                              maxDatabaseBytes: Int?) -> StoreError {
+        let code: StoreError.Code
+        var limit: StoreLimit?
+        switch rc & 0xFF {
+        case SQLITE_FULL:
+            code = .full
+            limit = maxDatabaseBytes.map { .databaseSize($0) } ?? .disk
+        case SQLITE_CORRUPT, SQLITE_NOTADB: code = .corrupt
+        case SQLITE_BUSY, SQLITE_LOCKED: code = .busy
+        case SQLITE_IOERR: code = .io
+        case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY, SQLITE_AUTH: code = .cannotOpen
+        case SQLITE_RANGE, SQLITE_TOOBIG, SQLITE_MISMATCH: code = .invalidArgument
+        default: code = .internalError
+        }
+        return StoreError(code: code, operation: operation, path: path, limit: limit,
+                          detail: "\(message) (SQLite code \(rc))")
+    }
+}
+
+// File-scope aliases: inside the class, `open`/`close` would name the class's own members.
+private func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+private func posixClose(_ fd: Int32) -> Int32 { close(fd) }

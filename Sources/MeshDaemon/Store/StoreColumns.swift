@@ -1,0 +1,56 @@
+import Foundation
+
+/// Conversions between the store's Swift values and its SQLite columns.
+///
+/// UUIDs are 16-byte blobs; times are REAL seconds since 1970; revisions and sequences are
+/// INTEGER (so at most Int64.max); a missing session in a slot key is the empty blob.
+enum StoreColumns {
+    static func blob(_ uuid: UUID) -> [UInt8] { withUnsafeBytes(of: uuid.uuid) { Array($0) } }
+
+    static func value(_ uuid: UUID?) -> SQLiteValue { uuid.map { .blob(blob($0)) } ?? .null }
+
+    /// Slot keys cannot be NULL (NULLs are distinct in a primary key), so "no session" is x''.
+    static func slotKey(_ uuid: UUID?) -> SQLiteValue { .blob(uuid.map(blob) ?? []) }
+
+    static func value(_ date: Date) -> SQLiteValue { .real(date.timeIntervalSince1970) }
+
+    static func value(_ date: Date?) -> SQLiteValue { date.map(value) ?? .null }
+
+    static func date(_ statement: SQLiteStatement, _ index: Int32) -> Date {
+        Date(timeIntervalSince1970: statement.double(index))
+    }
+
+    static func optionalDate(_ statement: SQLiteStatement, _ index: Int32) -> Date? {
+        statement.isNull(index) ? nil : date(statement, index)
+    }
+
+    /// Reads a 16-byte UUID column; anything else means the file was altered behind our back.
+    static func uuid(_ statement: SQLiteStatement, _ index: Int32, path: String) throws -> UUID {
+        let bytes = statement.blob(index)
+        guard bytes.count == 16 else {
+            throw StoreError(code: .corrupt, operation: "read event or session id", path: path,
+                             detail: "a stored id has \(bytes.count) bytes instead of 16")
+        }
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    /// A nullable UUID column, or an empty-blob slot key, as `UUID?`.
+    static func optionalUUID(_ statement: SQLiteStatement, _ index: Int32, path: String) throws -> UUID? {
+        if statement.isNull(index) || statement.blob(index).isEmpty { return nil }
+        return try uuid(statement, index, path: path)
+    }
+
+    /// A revision or sequence as INTEGER; values above Int64.max are refused.
+    static func integer(_ value: UInt64, name: String, operation: String, path: String) throws -> SQLiteValue {
+        guard let signed = Int64(exactly: value) else {
+            throw StoreError(code: .invalidArgument, operation: operation, path: path,
+                             detail: "\(name) \(value) is above the largest storable value \(Int64.max)")
+        }
+        return .integer(signed)
+    }
+
+    static func unsigned(_ statement: SQLiteStatement, _ index: Int32) -> UInt64 {
+        UInt64(clamping: statement.int64(index))
+    }
+}

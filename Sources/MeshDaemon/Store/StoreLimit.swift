@@ -1,0 +1,36 @@
+/// A limit of the durable store that a write would exceed, carried by a `.full` ``StoreError``.
+///
+/// Byte limits count payload bytes only (not SQLite's own overhead); ``databaseSize`` and
+/// ``disk`` are the file-level ceilings.
+public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
+    /// At most this many outbox items for one peer.
+    case outboxItemsPerPeer(Int)
+    /// At most this many payload bytes in the outbox for one peer.
+    case outboxBytesPerPeer(Int)
+    /// At most this many outbox items over all peers.
+    case outboxItemsTotal(Int)
+    /// At most this many outbox payload bytes over all peers.
+    case outboxBytesTotal(Int)
+    /// At most this many inbox items (received, not yet acknowledged by the local app).
+    case inboxItems(Int)
+    /// At most this many inbox payload bytes.
+    case inboxBytes(Int)
+    /// The configured maximum database file size, in bytes, was reached (SQLITE_FULL).
+    case databaseSize(Int)
+    /// The file system is full (SQLITE_FULL from the operating system).
+    case disk
+
+    /// E.g. `outbox items per peer = 10000`.
+    public var description: String {
+        switch self {
+        case .outboxItemsPerPeer(let n): "outbox items per peer = \(n)"
+        case .outboxBytesPerPeer(let n): "outbox bytes per peer = \(n)"
+        case .outboxItemsTotal(let n): "outbox items in total = \(n)"
+        case .outboxBytesTotal(let n): "outbox bytes in total = \(n)"
+        case .inboxItems(let n): "inbox items = \(n)"
+        case .inboxBytes(let n): "inbox bytes = \(n)"
+        case .databaseSize(let n): "database size = \(n) bytes"
+        case .disk: "disk full"
+        }
+    }
+}

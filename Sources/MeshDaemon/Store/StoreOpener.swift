@@ -1,0 +1,64 @@
+/// The checks and settings applied when a store file is opened, in an order that never writes
+/// to a file before it is known to be a healthy SessionMesh store.
+struct StoreOpener {
+    let connection: SQLiteConnection
+    let options: DeliveryStoreOptions
+
+    func prepare() throws {
+        let db = connection
+        // First read of page 1: a file that is not a database fails here with .corrupt.
+        let applicationID = try db.first("PRAGMA application_id", [], "read database header") { $0.int64(0) } ?? 0
+        try verify()
+        let version = try db.first("PRAGMA user_version", [], "read schema version") { $0.int64(0) } ?? 0
+        let tables = try db.first("SELECT COUNT(*) FROM sqlite_master", [], "read schema") { $0.int64(0) } ?? 0
+        if applicationID != 0 && applicationID != StoreSchema.applicationID {
+            throw incompatible("application id \(applicationID) is not SessionMesh's")
+        }
+        if applicationID == 0 && tables > 0 {
+            throw incompatible("the file is a SQLite database of another program")
+        }
+        if version > StoreSchema.currentVersion {
+            throw incompatible("schema version \(version) is newer than this build's \(StoreSchema.currentVersion)")
+        }
+
+        let mode = try db.first("PRAGMA journal_mode = WAL", [], "enable WAL mode") { $0.text(0) }
+        guard mode?.lowercased() == "wal" else {
+            throw StoreError(code: .cannotOpen, operation: "enable WAL mode", path: db.path,
+                             detail: "journal mode stayed \(mode ?? "unknown"); is the file system local?")
+        }
+        try db.execute("PRAGMA synchronous = \(options.synchronous == .full ? "FULL" : "NORMAL")", "set synchronous mode")
+        // Bounds the WAL file left after a checkpoint; checkpoints still run every ~1000 pages.
+        try db.execute("PRAGMA journal_size_limit = \(64 << 20)", "limit WAL size")
+        if let maxBytes = options.maxDatabaseBytes {
+            let pageSize = try db.first("PRAGMA page_size", [], "read page size") { $0.int64(0) } ?? 4096
+            try db.execute("PRAGMA max_page_count = \(max(1, Int64(maxBytes) / max(pageSize, 512)))", "set size ceiling")
+            db.maxDatabaseBytes = maxBytes
+        }
+        for target in version..<StoreSchema.currentVersion {
+            try db.transaction("migrate schema to version \(target + 1)") {
+                try db.execute(StoreSchema.migrations[Int(target)], "migrate schema to version \(target + 1)")
+                try db.execute("PRAGMA user_version = \(target + 1)", "record schema version")
+                try db.execute("PRAGMA application_id = \(StoreSchema.applicationID)", "mark file as SessionMesh store")
+            }
+        }
+        try db.restrictFileModes()
+    }
+
+    private func verify() throws {
+        let pragma: String
+        switch options.verification {
+        case .none: return
+        case .quick: pragma = "PRAGMA quick_check(20)"
+        case .full: pragma = "PRAGMA integrity_check(20)"
+        }
+        let problems = try connection.query(pragma, [], "check database integrity") { $0.text(0) }
+        if problems != ["ok"] {
+            throw StoreError(code: .corrupt, operation: "check database integrity", path: connection.path,
+                             detail: "the database is damaged: " + problems.prefix(5).joined(separator: "; "))
+        }
+    }
+
+    private func incompatible(_ detail: String) -> StoreError {
+        StoreError(code: .incompatible, operation: "open database", path: connection.path, detail: detail)
+    }
+}

@@ -1,0 +1,89 @@
+/// The versioned schema of the delivery store: one migration per version, applied in order.
+///
+/// `PRAGMA user_version` holds the version, `PRAGMA application_id` marks the file as ours.
+/// Never edit a shipped migration; append a new one. docs/STORE.md describes every table.
+enum StoreSchema {
+    /// `SMSH`: distinguishes a SessionMesh store from any other SQLite file.
+    static let applicationID: Int64 = 0x534D_5348
+
+    /// Migration `i` brings the file from version `i` to `i + 1`.
+    static let migrations: [String] = [
+        // Version 1.
+        """
+        CREATE TABLE outbox_peer (
+            peer TEXT PRIMARY KEY NOT NULL,
+            last_sequence INTEGER NOT NULL
+        );
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            peer TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            event_id BLOB NOT NULL,
+            feature TEXT NOT NULL,
+            session BLOB,
+            kind INTEGER NOT NULL,
+            payload BLOB NOT NULL,
+            created_at REAL NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_attempt_at REAL,
+            UNIQUE (peer, sequence),
+            UNIQUE (peer, event_id)
+        );
+        CREATE TABLE inbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            peer TEXT NOT NULL,
+            event_id BLOB NOT NULL UNIQUE,
+            feature TEXT NOT NULL,
+            session BLOB,
+            kind INTEGER NOT NULL,
+            sender_sequence INTEGER NOT NULL,
+            payload BLOB NOT NULL,
+            received_at REAL NOT NULL,
+            delivery_count INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX inbox_by_feature ON inbox (feature, id);
+        CREATE INDEX inbox_by_peer ON inbox (peer);
+        CREATE TABLE inbox_seen (
+            event_id BLOB NOT NULL UNIQUE,
+            peer TEXT NOT NULL
+        );
+        CREATE INDEX inbox_seen_by_peer ON inbox_seen (peer);
+        CREATE TABLE outbound_slot (
+            feature TEXT NOT NULL,
+            session BLOB NOT NULL,
+            revision INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (feature, session)
+        ) WITHOUT ROWID;
+        CREATE TABLE inbound_slot (
+            peer TEXT NOT NULL,
+            feature TEXT NOT NULL,
+            session BLOB NOT NULL,
+            revision INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (peer, feature, session)
+        ) WITHOUT ROWID;
+        CREATE TABLE session_directory (
+            session_id BLOB PRIMARY KEY NOT NULL,
+            feature TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            status TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            revision INTEGER NOT NULL,
+            source_peer TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX session_by_feature ON session_directory (feature);
+        CREATE TABLE timer_anchor (
+            session_id BLOB PRIMARY KEY NOT NULL,
+            revision INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            updated_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ]
+
+    /// The version a fully migrated file has.
+    static var currentVersion: Int64 { Int64(migrations.count) }
+}

@@ -1,0 +1,44 @@
+/// In-memory counters of what the store holds, so limits cost no `COUNT(*)` per write.
+///
+/// Loaded from the tables when the store opens; updated only after a transaction commits, so
+/// a rolled-back write never skews them.
+struct StoreTallies {
+    var outboxByPeer: [String: QueueTally] = [:]
+    var outbox = QueueTally()
+    var inbox = QueueTally()
+    var lastSequence: [String: UInt64] = [:]
+    var seenByPeer: [String: Int] = [:]
+
+    static func load(from db: SQLiteConnection) throws -> StoreTallies {
+        var tallies = StoreTallies()
+        let operation = "load queue counters"
+        for (peer, tally) in try db.query(
+            "SELECT peer, COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox GROUP BY peer", [], operation,
+            row: { ($0.text(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
+            tallies.outboxByPeer[peer] = tally
+            tallies.outbox = tallies.outbox + tally
+        }
+        tallies.inbox = try db.first("SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM inbox", [], operation) {
+            QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1)))
+        } ?? QueueTally()
+        for (peer, last) in try db.query("SELECT peer, last_sequence FROM outbox_peer", [], operation,
+                                         row: { ($0.text(0), UInt64(clamping: $0.int64(1))) }) {
+            tallies.lastSequence[peer] = last
+        }
+        for (peer, count) in try db.query("SELECT peer, COUNT(*) FROM inbox_seen GROUP BY peer", [], operation,
+                                          row: { ($0.text(0), Int($0.int64(1))) }) {
+            tallies.seenByPeer[peer] = count
+        }
+        return tallies
+    }
+
+    mutating func addOutbox(peer: String, _ delta: QueueTally) {
+        outboxByPeer[peer, default: QueueTally()] = outboxByPeer[peer, default: QueueTally()] + delta
+        outbox = outbox + delta
+        if outboxByPeer[peer]?.items == 0 { outboxByPeer[peer] = nil }
+    }
+
+    mutating func removeOutbox(peer: String, _ delta: QueueTally) {
+        addOutbox(peer: peer, QueueTally() - delta)
+    }
+}

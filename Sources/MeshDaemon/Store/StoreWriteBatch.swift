@@ -1,0 +1,22 @@
+/// What one open transaction added, applied to ``StoreTallies`` only after it commits.
+struct StoreWriteBatch {
+    /// New last sequence of each peer whose outbox grew.
+    var lastSequence: [String: UInt64] = [:]
+    /// Outbox items and bytes added per peer.
+    var outboxAdded: [String: QueueTally] = [:]
+    /// Outbox items and bytes added over all peers.
+    var outboxTotalAdded = QueueTally()
+    /// Inbox items and bytes added.
+    var inboxAdded = QueueTally()
+    /// Net change of remembered event IDs per peer (added minus pruned).
+    var seenAdded: [String: Int] = [:]
+}
+
+extension StoreTallies {
+    mutating func apply(_ batch: StoreWriteBatch) {
+        for (peer, last) in batch.lastSequence { lastSequence[peer] = last }
+        for (peer, added) in batch.outboxAdded { addOutbox(peer: peer, added) }
+        inbox = inbox + batch.inboxAdded
+        for (peer, added) in batch.seenAdded { seenByPeer[peer, default: 0] += added }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+@Suite("DeliveryStore file handling")
+struct StoreFileTests {
+    enum Damage: String, CaseIterable, Sendable {
+        case garbage, truncated, overwrittenPages
+    }
+
+    @Test(arguments: Damage.allCases)
+    func aDamagedFileGivesAClearErrorAndIsLeftUntouched(damage: Damage) throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let path = dir.path()
+        var generator = SeededGenerator(seed: 0x5EED)
+        let store = try DeliveryStore.open(path: path)
+        for chunk in 0..<10 {
+            try store.enqueueBatch(peer: "A", items: (0..<50).map { makeOutboxItem(chunk * 50 + $0, size: 200) })
+        }
+        store.close()
+
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(bytes.count > 64 << 10)
+        switch damage {
+        case .garbage: bytes = (0..<bytes.count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        case .truncated: bytes = Array(bytes.prefix(bytes.count / 2))
+        case .overwrittenPages:
+            for i in 4096..<(bytes.count - 4096) { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let error = #expect(throws: StoreError.self) { try DeliveryStore.open(path: path) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == path)
+        #expect(error.map { "\($0)" }?.contains("was not modified") == true)
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
+    }
+
+    @Test func theDatabaseAndItsWALFilesAreOwnerOnly() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let path = dir.path()
+        let store = try DeliveryStore.open(path: path)
+        try store.enqueue(peer: "A", item: makeOutboxItem(1))
+        for file in [path, path + "-wal", path + "-shm"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: file)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file)")
+        }
+        store.close()
+
+        // A file created with wider permissions is narrowed when opened.
+        #expect(FileManager.default.createFile(atPath: dir.path("other.sqlite"), contents: nil,
+                                               attributes: [.posixPermissions: 0o644]))
+        let other = try DeliveryStore.open(path: dir.path("other.sqlite"))
+        other.close()
+        let mode = try FileManager.default.attributesOfItem(atPath: dir.path("other.sqlite"))[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func aForeignOrNewerDatabaseIsRefusedAsIncompatible() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let foreign = try SQLiteConnection(path: dir.path("foreign.sqlite"), busyTimeoutMilliseconds: 100)
+        try foreign.execute("CREATE TABLE notes (text TEXT)", "test setup")
+        foreign.close()
+        let error = #expect(throws: StoreError.self) { try DeliveryStore.open(path: dir.path("foreign.sqlite")) }
+        #expect(error?.code == .incompatible)
+
+        let store = try DeliveryStore.open(path: dir.path())
+        store.close()
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        try raw.execute("PRAGMA user_version = 99", "test setup")
+        raw.close()
+        let newer = #expect(throws: StoreError.self) { try DeliveryStore.open(path: dir.path()) }
+        #expect(newer?.code == .incompatible)
+        #expect(newer?.detail.contains("99") == true)
+    }
+
+    @Test func openingInAMissingFolderAndUsingAClosedStoreGiveClearErrors() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let missing = #expect(throws: StoreError.self) { try DeliveryStore.open(path: dir.path("no/such/dir.sqlite")) }
+        #expect(missing?.code == .cannotOpen)
+
+        let store = try DeliveryStore.open(path: dir.path())
+        store.close()
+        let closed = #expect(throws: StoreError.self) { try store.enqueue(peer: "A", item: makeOutboxItem(1)) }
+        #expect(closed?.code == .closed)
+    }
+
+    @Test func synchronousNormalAndFullVerificationOpenTheSameData() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(synchronous: .normal))
+        try store.enqueue(peer: "A", item: makeOutboxItem(1))
+        store.close()
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(verification: .full))
+        #expect(try store.pendingOutbox(peer: "A").count == 1)
+        #expect(try store.databaseSize() > 0)
+    }
+}

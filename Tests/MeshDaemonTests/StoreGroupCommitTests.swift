@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+@Suite("DeliveryStore group commit")
+struct StoreGroupCommitTests {
+    @Test func concurrentSendersEachKeepTheirOrderAndEverythingIsDurable() async throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        let committer = StoreGroupCommitter(store: store)
+        let senders = 16, perSender = 25
+        let receipts = try await withThrowingTaskGroup(of: [OutboxReceipt].self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    var receipts: [OutboxReceipt] = []
+                    for i in 0..<perSender {
+                        receipts.append(try await committer.enqueue(peer: "A", item: makeOutboxItem(sender * 1_000 + i)))
+                    }
+                    return receipts
+                }
+            }
+            return try await group.reduce(into: [[OutboxReceipt]]()) { $0.append($1) }
+        }
+        committer.shutdown()
+        for own in receipts { #expect(zip(own, own.dropFirst()).allSatisfy { $0.sequence < $1.sequence }) }
+        #expect(Set(receipts.joined().map(\.sequence)) == Set(1...UInt64(senders * perSender)))
+        store.close()
+
+        let reopened = try DeliveryStore.open(path: dir.path())
+        let entries = try reopened.pendingOutbox(peer: "A", limit: 10_000)
+        #expect(entries.count == senders * perSender)
+        for sender in 0..<senders {
+            let own = entries.map { payloadIndex($0.item.payload) }.filter { $0 / 1_000 == sender }
+            #expect(own == (0..<perSender).map { sender * 1_000 + $0 })
+        }
+    }
+
+    @Test func aWriteOverALimitFailsAloneAndOthersInTheGroupCommit() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxOutboxBytesPerPeer: 100))
+        let duplicate = makeInboxItem(7)
+        let results = store.commitGroup([
+            .outbox(peer: "A", item: makeOutboxItem(1, size: 50)),
+            .outbox(peer: "A", item: makeOutboxItem(2, size: 60)),
+            .outbox(peer: "A", item: makeOutboxItem(3, size: 50)),
+            .inbox(peer: "B", item: duplicate, at: storeTestEpoch),
+            .inbox(peer: "B", item: duplicate, at: storeTestEpoch),
+        ])
+        #expect(results.map { (try? $0.get()) != nil } == [true, false, true, true, true])
+        if case .failure(let error) = results[1] { #expect(error.limit == .outboxBytesPerPeer(100)) }
+        if case .success(.inbox(let receipt)) = results[4] { #expect(receipt == .duplicate) }
+        #expect(try store.pendingOutbox(peer: "A").map { payloadIndex($0.item.payload) } == [1, 3])
+        #expect(try store.pendingOutbox(peer: "A").map(\.sequence) == [1, 2])
+        #expect(try store.counts().inbox.items == 1)
+    }
+
+    @Test func receiveThroughTheCommitterDedupsAndShutdownRefusesLaterWrites() async throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        let committer = StoreGroupCommitter(store: store, maxBatch: 4)
+        let item = makeInboxItem(1)
+        #expect(try await committer.receive(from: "A", item: item, at: storeTestEpoch) != .duplicate)
+        #expect(try await committer.receive(from: "A", item: item, at: storeTestEpoch) == .duplicate)
+        committer.shutdown()
+        let error = await #expect(throws: StoreError.self) {
+            try await committer.enqueue(peer: "A", item: makeOutboxItem(1))
+        }
+        #expect(error?.code == .closed)
+        #expect(try store.pendingInbox(featureID: "demo").count == 1)
+    }
+}

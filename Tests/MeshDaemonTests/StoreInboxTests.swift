@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+@Suite("DeliveryStore inbox")
+struct StoreInboxTests {
+    @Test func duplicatesAreRecognisedAcrossAcksAndReopen() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let items = (0..<4).map { makeInboxItem($0) }
+        var store = try DeliveryStore.open(path: dir.path())
+        let first = try store.receiveInbox(from: "A", items: items, at: storeTestEpoch)
+        #expect(first.allSatisfy { if case .stored = $0 { true } else { false } })
+        // The same event within one batch, and again later: one copy.
+        let extra = makeInboxItem(9)
+        #expect(try store.receiveInbox(from: "A", items: [extra, extra], at: storeTestEpoch).last == .duplicate)
+
+        let ids = try store.pendingInbox(featureID: "demo").map(\.id)
+        try store.acknowledgeInbox(ids: Array(ids.prefix(2)))
+        store.close()
+
+        store = try DeliveryStore.open(path: dir.path())
+        // Acked (gone from the inbox), still queued, and from another peer: all duplicates.
+        let again = try store.receiveInbox(from: "A", items: items, at: storeTestEpoch)
+        #expect(again == [.duplicate, .duplicate, .duplicate, .duplicate])
+        #expect(try store.receiveInbox(from: "B", items: [items[0]], at: storeTestEpoch) == [.duplicate])
+        #expect(try store.pendingInbox(featureID: "demo").count == 3)
+    }
+
+    @Test func realtimeEventIDsRecordedAsSeenMakeTheQueuedCopyADuplicate() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        let item = makeInboxItem(1)
+        #expect(try store.recordSeen(from: "A", eventIDs: [item.eventID, item.eventID]) == [true, false])
+        #expect(try store.hasSeen(eventID: item.eventID))
+        #expect(try store.receiveInbox(from: "A", items: [item], at: storeTestEpoch) == [.duplicate])
+        #expect(try store.hasSeen(eventID: UUID()) == false)
+    }
+
+    @Test func pendingIsPerSenderFIFOAndRedeliveriesAreCounted() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        try store.receiveInbox(from: "A", items: [makeInboxItem(1), makeInboxItem(2)], at: storeTestEpoch)
+        try store.receiveInbox(from: "B", items: [makeInboxItem(10)], at: storeTestEpoch)
+        try store.receiveInbox(from: "A", items: [makeInboxItem(3), makeInboxItem(4, feature: "chat")], at: storeTestEpoch)
+
+        let pending = try store.pendingInbox(featureID: "demo")
+        #expect(pending.filter { $0.peer == "A" }.map(\.item.senderSequence) == [1, 2, 3])
+        #expect(pending.map(\.peer) == ["A", "A", "B", "A"])
+        #expect(pending.allSatisfy { !$0.isRedelivery })
+        #expect(try store.pendingInbox(featureID: "chat").map(\.item.senderSequence) == [4])
+        #expect(try store.pendingInbox(featureID: "demo", after: pending[1].id, limit: 1).map(\.id) == [pending[2].id])
+
+        // The app got the first two and died before acking; after a restart they are redeliveries.
+        #expect(try store.markDelivered(ids: [pending[0].id, pending[1].id]) == 2)
+        store.close()
+        store = try DeliveryStore.open(path: dir.path())
+        let again = try store.pendingInbox(featureID: "demo")
+        #expect(again.map(\.deliveryCount) == [1, 1, 0, 0])
+        #expect(again.map(\.isRedelivery) == [true, true, false, false])
+        try store.markDelivered(ids: [again[0].id])
+        #expect(try store.pendingInbox(featureID: "demo").first?.deliveryCount == 2)
+
+        #expect(try store.acknowledgeInbox(ids: [again[0].id, again[2].id, InboxID(rawValue: 999)]) == 2)
+        #expect(try store.pendingInbox(featureID: "demo").map(\.id) == [again[1].id, again[3].id])
+        #expect(try store.counts().inbox.items == 3)
+    }
+
+    @Test func theSeenSetIsBoundedPerPeer() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 10))
+        let items = (0..<25).map { makeInboxItem($0) }
+        for chunk in stride(from: 0, to: 25, by: 5) {
+            try store.receiveInbox(from: "A", items: Array(items[chunk..<chunk + 5]), at: storeTestEpoch)
+        }
+        try store.receiveInbox(from: "B", items: [makeInboxItem(100)], at: storeTestEpoch)
+        #expect(try store.counts().seenEventIDs == 11)
+        try store.acknowledgeInbox(ids: try store.pendingInbox(featureID: "demo", limit: 100).map(\.id))
+        // The newest 10 of A are still remembered after the inbox is empty; older ones are forgotten.
+        #expect(try store.hasSeen(eventID: items[24].eventID))
+        #expect(try store.hasSeen(eventID: items[15].eventID))
+        #expect(try store.hasSeen(eventID: items[14].eventID) == false)
+    }
+
+    @Test func aFullInboxRefusesTheWholeBatchAndKeepsWhatItHas() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3))
+        try store.receiveInbox(from: "A", items: [makeInboxItem(1), makeInboxItem(2)], at: storeTestEpoch)
+        let refused = [makeInboxItem(3), makeInboxItem(4)]
+        let error = #expect(throws: StoreError.self) {
+            try store.receiveInbox(from: "A", items: refused, at: storeTestEpoch)
+        }
+        #expect(error?.code == .full)
+        #expect(error?.limit == .inboxItems(3))
+        #expect(try store.pendingInbox(featureID: "demo").map(\.item.senderSequence) == [1, 2])
+        // Nothing of the refused batch was remembered: it is accepted once there is room.
+        #expect(try store.hasSeen(eventID: refused[0].eventID) == false)
+        try store.acknowledgeInbox(ids: [try #require(try store.pendingInbox(featureID: "demo").first).id])
+        #expect(try store.receiveInbox(from: "A", items: refused, at: storeTestEpoch).count == 2)
+        #expect(try store.pendingInbox(featureID: "demo").map(\.item.senderSequence) == [2, 3, 4])
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+@Suite("DeliveryStore slots, sessions, anchors, unpair")
+struct StoreSlotTests {
+    @Test func aLowerRevisionNeverReplacesAHigherOneAcrossReopen() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let session = UUID()
+        var store = try DeliveryStore.open(path: dir.path())
+        #expect(try store.putOutboundSlot(featureID: "demo", revision: 5, bytes: [5], at: storeTestEpoch))
+        #expect(try store.putOutboundSlot(featureID: "demo", sessionID: session, revision: 1, bytes: [1], at: storeTestEpoch))
+        #expect(try store.putInboundSlot(peer: "A", featureID: "demo", revision: 7, bytes: [7], at: storeTestEpoch))
+        store.close()
+
+        store = try DeliveryStore.open(path: dir.path())
+        #expect(try store.putOutboundSlot(featureID: "demo", revision: 4, bytes: [4], at: storeTestEpoch) == false)
+        #expect(try store.putOutboundSlot(featureID: "demo", revision: 5, bytes: [55], at: storeTestEpoch) == false)
+        #expect(try store.putInboundSlot(peer: "A", featureID: "demo", revision: 6, bytes: [6], at: storeTestEpoch) == false)
+        #expect(try store.outboundSlot(featureID: "demo")?.bytes == [5])
+        #expect(try store.outboundSlot(featureID: "demo", sessionID: session)?.revision == 1)
+        #expect(try store.inboundSlot(peer: "A", featureID: "demo")?.bytes == [7])
+        #expect(try store.inboundSlot(peer: "B", featureID: "demo") == nil)
+
+        #expect(try store.putOutboundSlot(featureID: "demo", revision: 6, bytes: [], at: storeTestEpoch))
+        #expect(try store.outboundSlot(featureID: "demo")?.bytes == [])
+        #expect(try store.listOutboundSlots().count == 2)
+        #expect(try store.listInboundSlots(peer: "A").map(\.revision) == [7])
+
+        let tooBig = #expect(throws: StoreError.self) {
+            try store.putOutboundSlot(featureID: "demo", revision: .max, bytes: [], at: storeTestEpoch)
+        }
+        #expect(tooBig?.code == .invalidArgument)
+    }
+
+    @Test func sessionRowsAndTimerAnchorsFollowTheLatestRevision() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let id = UUID()
+        var store = try DeliveryStore.open(path: dir.path())
+        let running = SessionRecord(sessionID: id, featureID: "demo", owner: "dev-a", status: "running",
+                                    updatedAt: storeTestEpoch, revision: 1, sourcePeer: "A")
+        var closed = running
+        closed.status = "closed"
+        closed.revision = 2
+        #expect(try store.putSession(running))
+        #expect(try store.putSession(closed))
+        #expect(try store.putTimerAnchor(sessionID: id, revision: 3, bytes: [3], at: storeTestEpoch))
+        store.close()
+
+        store = try DeliveryStore.open(path: dir.path())
+        #expect(try store.putSession(running) == false, "a stale announcement must not revive a closed session")
+        #expect(try store.session(id: id)?.status == "closed")
+        #expect(try store.listSessions(featureID: "demo").map(\.sessionID) == [id])
+        #expect(try store.listSessions(featureID: "chat").isEmpty)
+        #expect(try store.putTimerAnchor(sessionID: id, revision: 2, bytes: [2], at: storeTestEpoch) == false)
+        #expect(try store.timerAnchor(sessionID: id)?.bytes == [3])
+        #expect(try store.listTimerAnchors().count == 1)
+        #expect(try store.deleteTimerAnchor(sessionID: id))
+        #expect(try store.deleteSession(id: id))
+        #expect(try store.session(id: id) == nil)
+    }
+
+    @Test func droppingAPeerForgetsItsQueuesSlotsAndSessionsOnly() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        try store.enqueueBatch(peer: "A", items: [makeOutboxItem(1), makeOutboxItem(2)])
+        try store.enqueue(peer: "B", item: makeOutboxItem(3))
+        let received = makeInboxItem(1)
+        try store.receiveInbox(from: "A", items: [received], at: storeTestEpoch)
+        try store.receiveInbox(from: "B", items: [makeInboxItem(2)], at: storeTestEpoch)
+        try store.putInboundSlot(peer: "A", featureID: "demo", revision: 1, bytes: [1], at: storeTestEpoch)
+        try store.putInboundSlot(peer: "B", featureID: "demo", revision: 1, bytes: [1], at: storeTestEpoch)
+        try store.putOutboundSlot(featureID: "demo", revision: 1, bytes: [1], at: storeTestEpoch)
+        try store.putSession(SessionRecord(sessionID: UUID(), featureID: "demo", owner: "a", status: "running",
+                                           updatedAt: storeTestEpoch, revision: 1, sourcePeer: "A"))
+
+        let summary = try store.dropPeer("A")
+        #expect(summary == PeerDropSummary(outboxItems: 2, inboxItems: 1, inboundSlots: 1, sessions: 1))
+        #expect(try store.pendingOutbox(peer: "A").isEmpty)
+        #expect(try store.pendingOutbox(peer: "B").count == 1)
+        #expect(try store.pendingInbox(featureID: "demo").map(\.peer) == ["B"])
+        #expect(try store.listInboundSlots().map(\.peer) == ["B"])
+        #expect(try store.outboundSlot(featureID: "demo") != nil)
+        #expect(try store.counts().outboxByPeer.keys.sorted() == ["B"])
+        // Re-paired: old events are still recognised, sequences continue.
+        #expect(try store.receiveInbox(from: "A", items: [received], at: storeTestEpoch) == [.duplicate])
+        #expect(try store.enqueue(peer: "A", item: makeOutboxItem(4)).sequence == 3)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+@testable import MeshDaemon
+
+/// A fresh folder for one test's database files, removed by `cleanUp()`.
+struct StoreTestDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("mesh-store-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// Path of a database file in the folder.
+    func path(_ name: String = "store.sqlite") -> String { url.appendingPathComponent(name).path }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// A fixed instant, so tests never read the wall clock.
+let storeTestEpoch = Date(timeIntervalSince1970: 1_800_000_000)
+
+/// An outbox item whose payload encodes `index`.
+func makeOutboxItem(_ index: Int, feature: String = "demo", size: Int = 8, session: UUID? = nil) -> OutboxItem {
+    var payload = withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) }
+    if size > payload.count { payload += [UInt8](repeating: 0xAB, count: size - payload.count) }
+    return OutboxItem(eventID: UUID(), featureID: feature, sessionID: session, kind: 1, payload: payload,
+                      createdAt: storeTestEpoch.addingTimeInterval(Double(index)))
+}
+
+/// The index stored in the first 8 payload bytes by `makeOutboxItem`.
+func payloadIndex(_ payload: [UInt8]) -> Int {
+    payload.prefix(8).reduce(0) { $0 << 8 | Int($1) }
+}
+
+/// An inbox item with a fresh event ID.
+func makeInboxItem(_ index: Int, feature: String = "demo", eventID: UUID = UUID()) -> InboxItem {
+    InboxItem(eventID: eventID, featureID: feature, kind: 2, senderSequence: UInt64(index),
+              payload: withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) })
+}
+
+/// SplitMix64: a small seeded generator so randomised tests reproduce from their printed seed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
