@@ -61,7 +61,7 @@ in_host_bare() {
     exec ip netns exec "$(host_ns "$k")" unshare --mount --propagation private \
         sh -c 'mount -t tmpfs -o mode=0755 smlab-run /run &&
                mkdir -p /run/dbus /run/avahi-daemon &&
-               exec "$@"' "$@"
+               exec "$@"' smlab-bare "$@"
 }
 
 # Records PID with its expected process name, so teardown never signals a reused PID.

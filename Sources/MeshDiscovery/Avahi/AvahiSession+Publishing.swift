@@ -25,6 +25,7 @@ extension AvahiSession {
         if old?.instanceName != new.instanceName || old?.port != new.port {
             if let group { avahi_entry_group_reset(group) }
             publishedName = new.instanceName
+            advertisedPorts.insert(new.port)
             hub.withdrawn()
             publishIfNeeded()
             return

@@ -28,6 +28,10 @@ final class AvahiSession: @unchecked Sendable {
     var browser: OpaquePointer?
     var resolvers: [MDNSServiceTable.InstanceKey: OpaquePointer] = [:]
     var table = MDNSServiceTable()
+    /// SRV target of each instance's last resolution (to notice an instance moving hosts).
+    var resolvedHostNames: [MDNSServiceTable.InstanceKey: String] = [:]
+    /// Every port this session advertised; with our host name they identify our own service.
+    var advertisedPorts: Set<UInt16> = []
     var advertisement: DiscoveryAdvertisement?
     /// The instance name in use: the advertisement's, or an alternative after a collision.
     var publishedName: String?
@@ -66,6 +70,7 @@ final class AvahiSession: @unchecked Sendable {
     func start(advertising advertisement: DiscoveryAdvertisement?) throws(DiscoveryError) {
         self.advertisement = advertisement
         publishedName = advertisement?.instanceName
+        if let advertisement { advertisedPorts.insert(advertisement.port) }
         logger.info("mDNS discovery starting", metadata: [
             "service.type": "\(configuration.serviceType)",
             "advertising": "\(advertisement?.instanceName ?? "-")",

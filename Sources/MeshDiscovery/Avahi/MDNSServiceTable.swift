@@ -54,6 +54,15 @@ struct MDNSServiceTable: Sendable {
         resolutions.removeAll()
     }
 
+    /// Names with at least one resolved instance.
+    var names: Set<String> { Set(resolutions.keys.map(\.name)) }
+
+    /// The current aggregate view of `name`, if any instance of it resolved.
+    func service(named name: String) -> DiscoveredService? {
+        guard case .updated(let service)? = aggregate(name: name) else { return nil }
+        return service
+    }
+
     private func aggregate(name: String) -> Change? {
         let mine = resolutions.filter { $0.key.name == name }.map(\.value)
         guard let newest = mine.max(by: { $0.sequence < $1.sequence }) else { return nil }
