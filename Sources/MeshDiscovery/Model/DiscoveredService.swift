@@ -35,6 +35,15 @@ public struct DiscoveredService: Sendable, Hashable {
     /// True while the device accepts a pairing.
     public var acceptsPairing: Bool { pairingHint != nil }
 
+    /// True when the advertised device-ID hint fits `deviceID` (a paired device's full ID).
+    ///
+    /// Only a filter for which paired device to try: anyone can advertise any hint, so the
+    /// handshake must still prove the identity. False when the service has no hint.
+    public func mayBe(deviceID: String) -> Bool {
+        guard let deviceIDHint else { return false }
+        return DiscoveryAdvertisement.deviceIDHint(for: deviceID) == deviceIDHint.uppercased()
+    }
+
     /// Names of the network interfaces the service was seen on (empty for static peers).
     public var interfaceNames: [String] {
         var seen = Set<String>()

@@ -109,6 +109,26 @@ struct DiscoveryLabTests {
         }
     }
 
+    @Test("B's link goes down and up: B loses A, then finds it again within 5 s of the link coming back")
+    func linkDownUp() async throws {
+        try await LabSession.with(hosts: 2) { lab in
+            _ = try lab.probe(host: 1, name: "host-a", deviceID: "AAAA1111", port: 7001)
+            let b = try lab.probe(host: 2, name: "host-b", deviceID: "BBBB2222", port: 7002)
+            _ = try await b.waitForResolved("host-a", timeout: .seconds(6)) { $0.hosts == ["198.18.0.1"] }
+            let mark = b.mark
+            try await lab.run("link", ["2", "down"])
+            let lost = try await b.waitFor("removed host-a", from: mark, timeout: .seconds(5)) {
+                $0.event == "removed" && $0.name == "host-a"
+            }
+            let up = ContinuousClock.now
+            try await lab.run("link", ["2", "up"])
+            let found = try await b.waitForResolved("host-a", from: lost.index, timeout: .seconds(5)) {
+                $0.hosts == ["198.18.0.1"]
+            }
+            print("lab figure: link down/up on B: A resolved again \(LabSession.ms(found.at - up)) ms after the link came up")
+        }
+    }
+
     @Test("two hosts advertise the same name: one takes an alternative name and each sees the other correctly")
     func nameCollision() async throws {
         try await LabSession.with(hosts: 2) { lab in
