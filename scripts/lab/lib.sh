@@ -99,3 +99,34 @@ stop_avahi() {
     fi
     rm -f "$d/run/avahi-daemon/pid"
 }
+
+# lab_teardown DIR NAME: stops the daemons recorded in DIR/pids (only if the PID still runs
+# the recorded program), deletes the namespaces recorded in DIR/namespaces that carry NAME,
+# removes DIR. Bounded: TERM, up to 3 s, then KILL.
+lab_teardown() {
+    local dir=$1 name=$2 pid prog ns i alive
+    local IFS=$' \t\n'
+    set +e
+    case "$name" in smlab[0-9]*) ;; *) echo "lab: refusing to tear down '$name'" >&2; return 1 ;; esac
+    if [ -f "$dir/pids" ]; then
+        while read -r pid prog; do
+            pid_is "$pid" "$prog" && kill -TERM "$pid" 2>/dev/null
+        done <"$dir/pids"
+        for ((i = 0; i < 30; i++)); do
+            alive=0
+            while read -r pid prog; do pid_is "$pid" "$prog" && alive=1; done <"$dir/pids"
+            [ $alive = 0 ] && break
+            sleep 0.1
+        done
+        while read -r pid prog; do
+            pid_is "$pid" "$prog" && kill -KILL "$pid" 2>/dev/null
+        done <"$dir/pids"
+    fi
+    if [ -f "$dir/namespaces" ]; then
+        while read -r ns; do
+            case "$ns" in "${name}"h[0-9]*|"${name}"br) ip netns del "$ns" 2>/dev/null ;; esac
+        done <"$dir/namespaces"
+    fi
+    case "$dir" in /tmp/smlab[0-9]*.*) rm -rf "$dir" ;; esac
+    echo "lab: $name torn down" >&2
+}
