@@ -87,8 +87,11 @@ final class AvahiSession: @unchecked Sendable {
     /// Stops the thread, frees every C object in order and finally the poll. Idempotent; never
     /// call it from an Avahi callback.
     func shutdown() {
-        guard !isShutDown else { return }
-        isShutDown = true
+        avahi_threaded_poll_lock(poll)
+        let already = isShutDown
+        isShutDown = true  // callbacks still queued on the poll thread see this and do nothing
+        avahi_threaded_poll_unlock(poll)
+        guard !already else { return }
         if threadStarted { _ = avahi_threaded_poll_stop(poll) }
         // The thread has been joined: this is the only thread touching the session now.
         tearDownClient()

@@ -54,6 +54,18 @@ struct DiscoveryLabTests {
             let offMs = LabSession.ms(off.at - sent)
             print("lab figure: pairing flag seen by the peer: on after \(onMs) ms, off after \(offMs) ms")
             #expect(on.event.hosts == ["198.18.0.1"])
+
+            // Rapid updates from the caller's side race the Avahi thread; the last one wins.
+            mark = b.mark
+            for round in 0..<20 {
+                a.child.send("pair burst-\(round)")
+                a.child.send("unpair")
+            }
+            a.child.send("pair final")
+            sent = ContinuousClock.now
+            let last = try await b.waitForResolved("inviter", from: mark, timeout: .seconds(10)) { $0.pair == "final" }
+            print("lab figure: after 41 rapid updates the peer saw the last one \(LabSession.ms(last.at - sent)) ms later")
+            #expect(a.child.isRunning)
         }
     }
 
