@@ -122,7 +122,7 @@ final class AvahiSession: @unchecked Sendable {
         resolvers.removeAll()
         table.removeAll()
         reportUnavailable(code: .busUnreachable,
-                          message: "cannot reach the D-Bus system bus (\(AvahiSession.describe(error))); is dbus running? Retrying; static peers keep working")
+                          message: "cannot reach avahi-daemon over the D-Bus system bus (Avahi: \(AvahiSession.describe(error))); is dbus running? Retrying with backoff; static peers keep working")
         scheduleRetry(growing: true)
     }
 
