@@ -18,10 +18,12 @@ let package = Package(
         .library(name: "SessionMeshClient", targets: ["SessionMeshClient"]),
         .library(name: "MeshCrypto", targets: ["MeshCrypto"]),
         .library(name: "MeshDaemon", targets: ["MeshDaemon"]),
+        .library(name: "MeshDiscovery", targets: ["MeshDiscovery"]),
         .executable(name: "meshd", targets: ["meshd"]),
         .executable(name: "meshctl", targets: ["meshctl"]),
         .executable(name: "mesh-vectors", targets: ["mesh-vectors"]),
         .executable(name: "mesh-bench", targets: ["mesh-bench"]),
+        .executable(name: "mesh-discovery-probe", targets: ["mesh-discovery-probe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -46,6 +48,27 @@ let package = Package(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // Avahi boundary: MeshDiscovery is the only importer of CAvahiClient.
+        .systemLibrary(
+            name: "CAvahiClient",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+        .target(
+            name: "MeshDiscovery",
+            dependencies: ["CAvahiClient", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "mesh-discovery-probe",
+            dependencies: [
+                "MeshDiscovery",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
         ),
 
         // Local API wire format shared by the daemon and the client library.
@@ -125,6 +148,7 @@ let package = Package(
             resources: [.copy("Vectors")],
             swiftSettings: strict
         ),
+        .testTarget(name: "MeshDiscoveryTests", dependencies: ["MeshDiscovery"], swiftSettings: strict),
         .testTarget(
             name: "MeshDaemonTests",
             dependencies: [
