@@ -97,7 +97,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case .some(ChannelEvent.inputClosed) = event as? ChannelEvent {
+        if case .some(NIOCore.ChannelEvent.inputClosed) = event as? NIOCore.ChannelEvent {
             // The client shut down its write side: answer what it sent, then close.
             inputClosed = true
             closeIfDrained(context: context)
