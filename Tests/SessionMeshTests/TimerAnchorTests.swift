@@ -65,14 +65,16 @@ struct TimerAnchorTests {
     }
 
     /// For any sequence of pause/resume instants, elapsed equals the exact sum of the active
-    /// intervals (in whole microseconds) and never decreases while running.
+    /// intervals (in whole microseconds), never decreases while running, and a countdown's
+    /// remaining time is its duration minus that, exactly.
     @Test func elapsedIsTheExactSumOfActiveIntervals() {
         let seedBase = environmentInteger("MESH_PROPERTY_SEED_BASE", default: 1)
         let seeds = environmentInteger("MESH_PROPERTY_SEEDS", default: 100)
         for seed in seedBase..<(seedBase + seeds * 5) {
             var random = SessionSeededRandom(seed: seed)
             var t: Int64 = Int64.random(in: 0...1_000_000_000, using: &random)
-            var anchor = SessionTimerAnchor.started(at: Self.instant(t))
+            let duration = Int64.random(in: 1...7_200_000_000, using: &random)
+            var anchor = SessionTimerAnchor.started(at: Self.instant(t), duration: Double(duration) / 1_000_000)
             var active: Int64 = 0
             var runningSince: Int64? = t
             var lastElapsed: Int64 = 0
@@ -85,6 +87,12 @@ struct TimerAnchorTests {
                     let got = anchor.elapsedMicroseconds(at: Self.instant(probe))
                     if got != expected || got < lastElapsed {
                         Issue.record("seed \(seed): elapsed \(got) µs, expected \(expected) µs (last \(lastElapsed))")
+                        return
+                    }
+                    // A countdown's remaining time is its duration minus the active time, exactly.
+                    let remaining = anchor.remaining(at: Self.instant(probe)).map { Int64(($0 * 1_000_000).rounded()) }
+                    if remaining != max(0, duration - expected) {
+                        Issue.record("seed \(seed): remaining \(String(describing: remaining)) µs, expected \(max(0, duration - expected)) µs")
                         return
                     }
                 }

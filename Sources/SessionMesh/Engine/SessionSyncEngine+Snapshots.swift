@@ -77,7 +77,7 @@ extension SessionSyncEngine {
             }
         }
         adoptedRevisionBySource[metadata.sourcePeerID] = snapshot.revision
-        _revision = max(_revision, snapshot.revision) &+ 1
+        _revision = Self.saturatingIncrement(max(_revision, snapshot.revision))
         _lastAppliedMetadata = replay.last?.metadata ?? metadata
         return .applied(state)
     }
@@ -102,8 +102,10 @@ extension SessionSyncEngine {
         history.forEach { entry in
             let source = entry.metadata.sourcePeerID
             guard source != peerID else { return }
-            let expected = next[source] ?? (reflectedSequences[source] ?? 0) + 1
-            guard entry.metadata.sequence == expected else { return }
+            let baseline = reflectedSequences[source] ?? 0
+            guard baseline < .max else { return }
+            let expected = next[source] ?? baseline + 1
+            guard entry.metadata.sequence == expected, expected < .max else { return }
             next[source] = expected + 1
             missing.append(SessionSyncEnvelope(metadata: entry.metadata, payload: entry.event))
         }

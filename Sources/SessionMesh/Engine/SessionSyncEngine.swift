@@ -126,6 +126,7 @@ where
     public mutating func submitLocal(
         _ event: Event, at timestamp: Date, monotonicTimestamp: TimeInterval? = nil
     ) throws -> SessionSyncEnvelope<Event> {
+        guard _localSequence < .max else { throw SessionSyncError.sequenceExhausted(peerID: localPeer.id) }
         let metadata = SessionSyncMetadata(
             sessionID: sessionID, featureID: featureID, sourcePeerID: localPeer.id,
             eventID: eventIDs.next(), sequence: _localSequence + 1, causalTimestamp: timestamp,
@@ -136,7 +137,7 @@ where
             throw SessionSyncError.reducerFailed(eventID: metadata.eventID, reason: String(describing: error))
         }
         _localSequence = metadata.sequence
-        _revision &+= 1
+        _revision = Self.saturatingIncrement(_revision)
         _lastAppliedMetadata = metadata
         remember(metadata.eventID)
         history.append(HistoryEntry(metadata: metadata, event: event, isLocal: true))
@@ -160,6 +161,7 @@ where
         }
         let last = baseline ?? 0
         if metadata.sequence <= last { return .duplicate(_state) }
+        // Here last < metadata.sequence ≤ UInt64.max, so last + 1 cannot overflow.
         if metadata.sequence != last + 1 {
             return .snapshotRequired(expectedSequence: last + 1, receivedSequence: metadata.sequence)
         }
@@ -170,7 +172,7 @@ where
         remember(metadata.eventID)
         history.append(HistoryEntry(metadata: metadata, event: envelope.payload, isLocal: false))
         guard applied else { return .ignored(_state) }
-        _revision &+= 1
+        _revision = Self.saturatingIncrement(_revision)
         _lastAppliedMetadata = metadata
         return .applied(_state)
     }
@@ -202,6 +204,10 @@ where
         policy.shouldApply(event: event, context: SessionConflictContext(
             state: target, metadata: metadata, lastAppliedMetadata: lastApplied, isReplay: isReplay))
     }
+
+    /// `value + 1`, or `value` at `UInt64.max`: a revision never wraps back to a small number.
+    @inlinable
+    static func saturatingIncrement(_ value: UInt64) -> UInt64 { value == .max ? value : value + 1 }
 
     /// Throws unless `metadata` belongs to this engine's session, feature, payload type and version.
     @inlinable

@@ -19,6 +19,9 @@ public enum SessionSyncError: Error, Sendable, Hashable, CustomStringConvertible
     case reducerFailed(eventID: UUID, reason: String)
     /// A new source peer would exceed the engine's configured peer limit.
     case tooManyPeers(limit: Int)
+    /// This peer has issued sequence 2^64−1 in this session (only reachable through a hostile
+    /// snapshot); start a new session.
+    case sequenceExhausted(peerID: String)
     /// The transport cannot deliver in this mode (see ``SessionTransportCapabilities``).
     case unsupportedDeliveryMode(SessionDeliveryMode)
     /// The transport cannot send right now (closed, not started, or no such peer).
@@ -43,6 +46,8 @@ public enum SessionSyncError: Error, Sendable, Hashable, CustomStringConvertible
             "reducer failed on event \(eventID): \(reason); its sequence was not consumed"
         case let .tooManyPeers(limit):
             "more than \(limit) source peers in one session; raise SessionSyncEngineConfiguration.maxPeers if that is expected"
+        case let .sequenceExhausted(peerID):
+            "peer '\(peerID)' has used every sequence number of this session; start a new session"
         case let .unsupportedDeliveryMode(mode):
             "the transport does not support delivery mode \(mode)"
         case let .transportUnavailable(reason):

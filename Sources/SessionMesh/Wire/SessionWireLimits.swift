@@ -8,11 +8,11 @@ public struct SessionWireLimits: Sendable, Hashable {
     /// Most entries in a snapshot's `reflectedSequences`. Default 1024.
     public var maxReflectedPeers: Int
 
-    /// Creates limits; the defaults are ``default``.
+    /// Creates limits (negative values count as 0); the defaults are ``default``.
     public init(maxStringBytes: Int = 1024, maxPayloadBytes: Int = 16 << 20, maxReflectedPeers: Int = 1024) {
-        self.maxStringBytes = maxStringBytes
-        self.maxPayloadBytes = maxPayloadBytes
-        self.maxReflectedPeers = maxReflectedPeers
+        self.maxStringBytes = max(0, maxStringBytes)
+        self.maxPayloadBytes = max(0, maxPayloadBytes)
+        self.maxReflectedPeers = max(0, maxReflectedPeers)
     }
 
     /// 1024-byte strings, 16 MiB payloads, 1024 reflected peers.

@@ -60,7 +60,7 @@ struct WireReader {
     mutating func length(_ field: String, limit: Int) throws -> Int {
         let start = offset
         let value = try varint(field)
-        guard value <= UInt64(limit) else {
+        guard value <= UInt64(max(0, limit)) else {
             throw SessionWireError(.limitExceeded, offset: start, detail: "\(field) length \(value) exceeds limit \(limit)")
         }
         return Int(value)
