@@ -145,14 +145,22 @@ final class SQLiteConnection {
     }
 
     /// Creates an empty file with mode 0600 so SQLite (and its -wal/-shm files, which copy the
-    /// main file's mode) never exist with wider permissions. An existing file is not touched.
+    /// main file's mode) never exist with wider permissions, and fsyncs the folder so the new
+    /// name survives a power loss. An existing file is not touched.
     private static func createFileIfMissing(_ path: String) throws {
-        let fd = posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = posixOpen(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 && errno == EEXIST { return }
         guard fd >= 0 else {
             throw StoreError(code: .cannotOpen, operation: "create database file", path: path,
                              detail: String(cString: strerror(errno)))
         }
         _ = posixClose(fd)
+        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let folderFD = posixOpen(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+        if folderFD >= 0 {
+            _ = fsync(folderFD)
+            _ = posixClose(folderFD)
+        }
     }
 
     private static func error(rc: Int32, message: String, operation: String, path: String,

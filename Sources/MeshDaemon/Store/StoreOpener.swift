@@ -27,6 +27,9 @@ struct StoreOpener {
                              detail: "journal mode stayed \(mode ?? "unknown"); is the file system local?")
         }
         try db.execute("PRAGMA synchronous = \(options.synchronous == .full ? "FULL" : "NORMAL")", "set synchronous mode")
+        // Event IDs are random UUIDs, so index inserts touch pages all over the file: a cache
+        // larger than the 2 MiB default keeps them in memory (it grows only as it is used).
+        try db.execute("PRAGMA cache_size = -16384", "set page cache size")
         // Bounds the WAL file left after a checkpoint; checkpoints still run every ~1000 pages.
         try db.execute("PRAGMA journal_size_limit = \(64 << 20)", "limit WAL size")
         if let maxBytes = options.maxDatabaseBytes {
