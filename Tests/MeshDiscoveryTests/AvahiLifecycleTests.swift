@@ -35,8 +35,8 @@ struct AvahiLifecycleTests {
     @Test("a device-ID hint only matches the device it was derived from")
     func hintMatching() {
         let service = DiscoveredService(instanceName: "b", source: .mdns, deviceIDHint: "MFZWGQ3T", addresses: [])
-        #expect(service.mayBe(deviceID: "mfzw-gq3t-kxyz"))
-        #expect(!service.mayBe(deviceID: "abcd-efgh-ijkl"))
-        #expect(!DiscoveredService(instanceName: "c", source: .mdns, addresses: []).mayBe(deviceID: "mfzw-gq3t"))
+        #expect(service.hintMatches(deviceID: "mfzw-gq3t-kxyz"))
+        #expect(!service.hintMatches(deviceID: "abcd-efgh-ijkl"))
+        #expect(!DiscoveredService(instanceName: "c", source: .mdns, addresses: []).hintMatches(deviceID: "mfzw-gq3t"))
     }
 }

@@ -1,5 +1,6 @@
 import CAvahiClient
 import Logging
+import Synchronization
 
 /// Owns every Avahi C object of one ``AvahiPeerDiscovery`` and reacts to Avahi's callbacks.
 ///
@@ -40,6 +41,8 @@ final class AvahiSession: @unchecked Sendable {
     private var needsReconnect = false
     private var threadStarted = false
     private var isShutDown = false
+    /// Makes ``shutdown()`` run once even if called again (the poll is freed by then).
+    private let shutdownStarted = Atomic<Bool>(false)
 
     /// Creates the event loop (not yet running); nil when Avahi cannot allocate it.
     init?(configuration: AvahiPeerDiscovery.Configuration, hub: DiscoveryEventHub, logger: Logger) {
@@ -87,11 +90,10 @@ final class AvahiSession: @unchecked Sendable {
     /// Stops the thread, frees every C object in order and finally the poll. Idempotent; never
     /// call it from an Avahi callback.
     func shutdown() {
+        guard !shutdownStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
         avahi_threaded_poll_lock(poll)
-        let already = isShutDown
         isShutDown = true  // callbacks still queued on the poll thread see this and do nothing
         avahi_threaded_poll_unlock(poll)
-        guard !already else { return }
         if threadStarted { _ = avahi_threaded_poll_stop(poll) }
         // The thread has been joined: this is the only thread touching the session now.
         tearDownClient()
@@ -120,6 +122,7 @@ final class AvahiSession: @unchecked Sendable {
         group = nil
         browser = nil
         resolvers.removeAll()
+        resolvedHostNames.removeAll()
         table.removeAll()
         reportUnavailable(code: .busUnreachable,
                           message: "cannot reach avahi-daemon over the D-Bus system bus (Avahi: \(AvahiSession.describe(error))); is dbus running? Retrying with backoff; static peers keep working")

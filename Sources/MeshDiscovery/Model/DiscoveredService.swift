@@ -39,7 +39,7 @@ public struct DiscoveredService: Sendable, Hashable {
     ///
     /// Only a filter for which paired device to try: anyone can advertise any hint, so the
     /// handshake must still prove the identity. False when the service has no hint.
-    public func mayBe(deviceID: String) -> Bool {
+    public func hintMatches(deviceID: String) -> Bool {
         guard let deviceIDHint else { return false }
         return DiscoveryAdvertisement.deviceIDHint(for: deviceID) == deviceIDHint.uppercased()
     }

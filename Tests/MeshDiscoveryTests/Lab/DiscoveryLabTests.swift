@@ -137,7 +137,7 @@ struct DiscoveryLabTests {
             let found = try await b.waitForResolved("host-a", from: lost.index, timeout: .seconds(5)) {
                 $0.hosts == ["198.18.0.1"]
             }
-            print("lab figure: link down/up on B: A resolved again \(LabSession.ms(found.at - up)) ms after the link came up")
+            print("lab figure: link down/up on B: B resolved A again \(LabSession.ms(found.at - up)) ms after the link came up")
         }
     }
 
@@ -183,6 +183,23 @@ struct DiscoveryLabTests {
                 #expect(!probe.events.contains { $0.event == "resolved" && $0.addresses?.contains {
                     $0.host == "198.18.0.\(host)" && $0.port == UInt16(7000 + host) } == true })
             }
+        }
+    }
+
+    @Test("starting and stopping quickly, mid-handshake with avahi-daemon, never crashes and leaves nothing published")
+    func quickStartStop() async throws {
+        try await LabSession.with(hosts: 2) { lab in
+            for round in 1...8 {
+                let seconds = Double(round % 6 + 1) * 0.05
+                let quick = try lab.probe(host: 1, name: "quick-\(round)", deviceID: "AAAA1111", port: 7001,
+                                          duration: seconds, extra: ["--ignore-stdin"])
+                let status = await quick.child.waitForExit(timeout: .seconds(10))
+                #expect(status == 0, "round \(round): exit status \(String(describing: status)): \(quick.child.errorOutput)")
+            }
+            let watcher = try lab.probe(host: 2, name: "watcher", deviceID: "BBBB2222", port: 7002, duration: 3,
+                                        extra: ["--ignore-stdin"])
+            #expect(await watcher.child.waitForExit(timeout: .seconds(10)) == 0)
+            #expect(!watcher.events.contains { $0.event == "resolved" && ($0.name ?? "").hasPrefix("quick-") })
         }
     }
 

@@ -52,7 +52,7 @@ final class LabSession: @unchecked Sendable {
     }
 
     /// Starts `mesh-discovery-probe` in host `host` (`bare`: with no bus and no avahi-daemon).
-    func probe(host: Int, name: String, deviceID: String, port: UInt16, duration: Int = 60,
+    func probe(host: Int, name: String, deviceID: String, port: UInt16, duration: Double = 60,
                bare: Bool = false, extra: [String] = []) throws -> LabProbe {
         guard let probe = LabEnvironment.probePath else { throw LabError("mesh-discovery-probe not built") }
         var arguments = bare ? ["--bare", "\(host)"] : ["\(host)"]
