@@ -56,6 +56,26 @@ struct LocalAPIIsolationTests {
         }
     }
 
+    @Test func aClientThatPipelinesManyRequestsWhileReadingGetsEveryReply() async throws {
+        // One read delivers at most 64 KiB = 4096 empty requests, so a queue limit just above
+        // that must never trip, however many requests are pipelined.
+        var limits = LocalAPIServer.Limits()
+        limits.maximumQueued = 4200
+        try await withTestServer(limits: limits) { test in
+            let count = 10_000
+            let pipeliner = try RawSocket(path: test.socketPath)
+            var wire = ByteBuffer()
+            for id in 1...count { LocalAPIFrameEncoder.write(.request(.peers, id: UInt32(id)), to: &wire) }
+            let bytes = Array(wire.readableBytesView)
+            let sending = Task { try await blocking { pipeliner.send(bytes) } }
+            let replies = try await pipeliner.readFrames(count)
+            let seen = Set(replies.filter { $0.kind == .reply }.map(\.requestID))
+            #expect(try await sending.value == bytes.count)
+            #expect(seen.count == count)
+            #expect(test.server.counters.value(.slowReaderCloses) == 0)
+        }
+    }
+
     @Test func aClientThatNeverReadsDoesNotSlowOthers() async throws {
         var limits = LocalAPIServer.Limits()
         limits.writeBufferLowWatermark = 8 * 1024
