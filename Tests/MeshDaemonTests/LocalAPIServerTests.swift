@@ -81,6 +81,18 @@ struct LocalAPIServerTests {
         }
     }
 
+    @Test func callsOnAClosedClientFailAtOnce() async throws {
+        try await withTestServer { test in
+            let client = try await MeshClient.connect(socketPath: test.socketPath)
+            await client.close()
+            await #expect {
+                _ = try await client.status()
+            } throws: { error in
+                (error as? MeshClientError)?.kind == .connectionClosed
+            }
+        }
+    }
+
     @Test func aMissingSocketSaysIsMeshdRunning() async throws {
         await #expect {
             _ = try await MeshClient.connect(socketPath: "/tmp/smt-does-not-exist/meshd.sock")
