@@ -89,7 +89,7 @@ struct LocalAPIIsolationTests {
             for id in 1...20_000 { LocalAPIFrameEncoder.write(.request(.status, id: UInt32(id)), to: &wire) }
             let sent = flooder.send(Array(wire.readableBytesView))
             #expect(sent > 0)
-            try await waitUntil { test.server.counters.value(.slowReaderPauses) >= 1 }
+            try await pollUntil { test.server.counters.value(.slowReaderPauses) >= 1 }
 
             // Another client is served promptly all the while.
             let client = try await MeshClient.connect(socketPath: test.socketPath)
