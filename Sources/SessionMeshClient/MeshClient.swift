@@ -70,8 +70,11 @@ public final class MeshClient: Sendable {
                      flags: LocalAPIFrame.Flags = []) async throws -> LocalAPIFrame {
         let promise = channel.eventLoop.makePromise(of: LocalAPIFrame.self)
         let request = LocalAPIClientRequest(operation: operation, flags: flags, body: body, promise: promise)
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        let socketPath = self.socketPath
+        written.futureResult.whenFailure { _ in promise.fail(MeshClientError.connectionClosed(socketPath: socketPath)) }
         let reply = try await withTaskCancellationHandler {
-            channel.writeAndFlush(request, promise: nil)
+            channel.writeAndFlush(request, promise: written)
             return try await promise.futureResult.get()
         } onCancel: {
             promise.fail(CancellationError())

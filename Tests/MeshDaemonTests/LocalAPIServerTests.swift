@@ -45,12 +45,12 @@ struct LocalAPIServerTests {
             let code = try await client.createPairingCode().code
 
             async let paired = client.awaitPairing(code: code)
-            try await waitUntil { await test.controlPlane.waitingCount() == 1 }
+            try await pollUntil { await test.controlPlane.waitingCount() == 1 }
             await test.controlPlane.completePairing(code: code)
             #expect(try await paired.name == "laptop")
 
             let cancelled = Task { try await client.awaitPairing(code: code) }
-            try await waitUntil { await test.controlPlane.waitingCount() == 1 }
+            try await pollUntil { await test.controlPlane.waitingCount() == 1 }
             try await client.cancelPairing(code: code)
             let outcome = await cancelled.result
             #expect(throws: MeshClientError(kind: .daemon, code: "pairing-cancelled", message: "the pairing code was cancelled")) {
@@ -78,6 +78,18 @@ struct LocalAPIServerTests {
             }
             #expect(try await client.status().name == "fake")
             await client.close()
+        }
+    }
+
+    @Test func callsOnAClosedClientFailAtOnce() async throws {
+        try await withTestServer { test in
+            let client = try await MeshClient.connect(socketPath: test.socketPath)
+            await client.close()
+            await #expect {
+                _ = try await client.status()
+            } throws: { error in
+                (error as? MeshClientError)?.kind == .connectionClosed
+            }
         }
     }
 
@@ -154,7 +166,7 @@ struct LocalAPIServerTests {
 }
 
 /// Polls `condition` every 10 ms for up to 5 s.
-func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
+func pollUntil(_ condition: @Sendable () async -> Bool) async throws {
     for _ in 0..<500 {
         if await condition() { return }
         try await Task.sleep(for: .milliseconds(10))

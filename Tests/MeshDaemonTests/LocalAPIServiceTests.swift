@@ -27,7 +27,7 @@ struct LocalAPIServiceTests {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: service)],
                                                                           logger: Logger(label: "test")))
         let running = Task { try await group.run() }
-        try await waitUntil { listening.isSet }
+        try await pollUntil { listening.isSet }
 
         let client = try await MeshClient.connect(socketPath: configuration.socketPath)
         #expect(try await client.status().counters["api.connections.accepted"] == 1)

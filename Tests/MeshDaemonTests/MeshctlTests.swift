@@ -10,7 +10,7 @@ struct MeshctlTests {
             let meshctl = try ChildProcess("meshctl", ["--socket", test.socketPath, "pair", "--json", "--expires", "60"])
             let first = try #require(try await meshctl.readLine())
             #expect(first == #"{"code":"K7Q2-9XWM","expires":1700000060}"#)
-            try await waitUntil { await test.controlPlane.waitingCount() == 1 }
+            try await pollUntil { await test.controlPlane.waitingCount() == 1 }
             await test.controlPlane.completePairing(code: FakeControlPlane.code)
             let last = try #require(try await meshctl.readLine())
             #expect(last == #"{"paired":{"deviceID":"AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD","name":"laptop","verification":"4821 0375"}}"#)
@@ -22,7 +22,7 @@ struct MeshctlTests {
         try await withTestServer { test in
             let meshctl = try ChildProcess("meshctl", ["--socket", test.socketPath, "pair", "--json"])
             _ = try #require(try await meshctl.readLine())
-            try await waitUntil { await test.controlPlane.waitingCount() == 1 }
+            try await pollUntil { await test.controlPlane.waitingCount() == 1 }
             meshctl.interrupt()
             let last = try #require(try await meshctl.readLine())
             #expect(last.hasPrefix(#"{"error":{"code":"cancelled""#))

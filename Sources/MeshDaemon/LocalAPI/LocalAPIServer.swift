@@ -66,6 +66,11 @@ public final class LocalAPIServer: Sendable {
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .childChannelOption(ChannelOptions.autoRead, value: true)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            // One read of at most 64 KiB per read request: this is what bounds the requests a
+            // paused connection can still deliver (64 KiB / 16-byte frames = 4096 < maximumQueued).
+            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
+            .childChannelOption(ChannelOptions.recvAllocator,
+                                value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 64 * 1024))
             .childChannelOption(ChannelOptions.writeBufferWaterMark,
                                 value: .init(low: limits.writeBufferLowWatermark, high: limits.writeBufferHighWatermark))
             .childChannelInitializer { channel in

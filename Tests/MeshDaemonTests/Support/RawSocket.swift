@@ -61,6 +61,15 @@ final class RawSocket: @unchecked Sendable {
         try await blocking { self.readFrameNow() }
     }
 
+    /// Reads up to `count` frames off the cooperative pool, stopping early at EOF / timeout.
+    func readFrames(_ count: Int) async throws -> [LocalAPIFrame] {
+        try await blocking {
+            var frames: [LocalAPIFrame] = []
+            while frames.count < count, let frame = self.readFrameNow() { frames.append(frame) }
+            return frames
+        }
+    }
+
     /// Whether the peer closes the connection within the receive timeout (off the pool).
     func closesSoon() async throws -> Bool {
         try await blocking { self.closesSoonNow() }
