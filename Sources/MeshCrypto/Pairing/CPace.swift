@@ -12,7 +12,12 @@
 /// concatenation for runs where neither side is the initiator.
 public struct CPace: Sendable {
     /// Which share comes first in the initiator-responder transcript.
-    public enum Role: Sendable { case initiator, responder }
+    public enum Role: Sendable {
+        /// Sends first; its share and AD come first in the transcript (`Ya`, `ADa`).
+        case initiator
+        /// Answers; its share and AD come second (`Yb`, `ADb`).
+        case responder
+    }
 
     /// The domain separation identifier for ristretto255.
     static let dsi = Array("CPaceRistretto255".utf8)
