@@ -12,7 +12,7 @@ public struct InboundChannelMessage: Sendable, Equatable {
 }
 
 /// A change of a peer's channel.
-public enum ChannelEvent: Sendable, Equatable {
+public enum PeerChannelEvent: Sendable, Equatable {
     /// A handshake completed; both paths can carry messages now.
     case activated(DeviceID)
     /// The channel closed (connection lost, lease expired, keys expired, unpaired…).
@@ -53,7 +53,7 @@ extension MeshNode {
     public nonisolated var inboundMessages: AsyncStream<InboundChannelMessage> { inboundMessageStream }
 
     /// Channel activations and deactivations, pairings and unpairings. Single consumer.
-    public nonisolated var channelEvents: AsyncStream<ChannelEvent> { channelEventStream }
+    public nonisolated var channelEvents: AsyncStream<PeerChannelEvent> { channelEventStream }
 
     /// Sends `message` to `peer` over `path` on its active channel.
     ///

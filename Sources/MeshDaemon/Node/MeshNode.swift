@@ -53,8 +53,8 @@ public actor MeshNode: MeshControlPlane, Service {
     nonisolated let jobQueue: AsyncStream<NodeJob>.Continuation
     nonisolated let inboundMessageStream: AsyncStream<InboundChannelMessage>
     let inboundMessageQueue: AsyncStream<InboundChannelMessage>.Continuation
-    nonisolated let channelEventStream: AsyncStream<ChannelEvent>
-    let channelEventQueue: AsyncStream<ChannelEvent>.Continuation
+    nonisolated let channelEventStream: AsyncStream<PeerChannelEvent>
+    let channelEventQueue: AsyncStream<PeerChannelEvent>.Continuation
 
     /// Loads (or creates) the identity key `identity.key` and the paired-device store in
     /// `configuration.stateDirectory`; throws `NodeError` when either is unusable (a corrupt
@@ -96,7 +96,7 @@ public actor MeshNode: MeshControlPlane, Service {
         (inboundMessageStream, inboundMessageQueue) = AsyncStream.makeStream(
             of: InboundChannelMessage.self, bufferingPolicy: .bufferingOldest(MeshNode.inboundBufferLimit))
         (channelEventStream, channelEventQueue) = AsyncStream.makeStream(
-            of: ChannelEvent.self, bufferingPolicy: .bufferingNewest(1024))
+            of: PeerChannelEvent.self, bufferingPolicy: .bufferingNewest(1024))
     }
 
     /// This device's ID.
