@@ -69,9 +69,7 @@ struct Meshd: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         do {
-            // MeshNode swap point: replace the next line with
-            //   let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group)
-            let node = PlaceholderControlPlane(configuration: configuration)
+            let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group)
             let api = LocalAPIService(configuration: configuration, controlPlane: node, eventLoopGroup: group,
                                       logger: logger, onListening: {
                 do {
