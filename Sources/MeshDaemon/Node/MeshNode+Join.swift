@@ -60,7 +60,7 @@ extension MeshNode {
             throw ControlError.unreachable(endpoint.description, "\(error)")
         }
         let channel = connection.channel
-        let timeout = TimeAmount.nanoseconds(Int64(tuning.pairingAttemptTimeout * 1e9))
+        let timeout = TimeAmount.nanoseconds(Nanoseconds.signed(seconds: tuning.pairingAttemptTimeout))
         let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { deadline.cancel() }
         var joiner = joiner

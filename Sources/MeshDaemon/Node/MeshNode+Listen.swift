@@ -127,7 +127,7 @@ extension MeshNode {
     /// (replaces an earlier deadline of the same connection).
     func armDeadline(_ channel: any Channel, seconds: Double, connection id: UInt64) {
         deadlines[id]?.cancel()
-        deadlines[id] = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { [weak self] in
+        deadlines[id] = channel.eventLoop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: seconds))) { [weak self] in
             guard let self else {
                 channel.close(promise: nil)
                 return
