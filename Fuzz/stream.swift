@@ -24,8 +24,8 @@ public func fuzzStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var messages: [[UInt8]] = []
     var wire: [UInt8] = []
     var index = 1
-    while index + 1 < bytes.count && messages.count < 8 {
-        let length = (Int(bytes[index]) << 8 | Int(bytes[index + 1])) * 3 % 140_000
+    while index + 1 < bytes.count && messages.count < 4 {
+        let length = (Int(bytes[index]) << 8 | Int(bytes[index + 1])) * 3 % 70_000
         let message = [UInt8](repeating: UInt8(truncatingIfNeeded: messages.count), count: length)
         guard let sealed = try? sealer.seal(message) else { fatalError("sealing a valid message failed") }
         messages.append(message)

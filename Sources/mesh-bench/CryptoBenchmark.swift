@@ -63,7 +63,7 @@ enum CryptoBenchmark {
 
     static func datagrams(rounds: Int, scale: Double) throws {
         print("datagram seal+open (ChaCha20-Poly1305, 4-byte header as AD), CPU ns per message, median of \(rounds) rounds")
-        print("size     MeshCrypto [UInt8]   MeshCrypto into:   raw libsodium   ratio([UInt8])  ratio(into:)  GB/s([UInt8])  GB/s(raw)")
+        print("size     MeshCrypto [UInt8]   MeshCrypto into:   raw libsodium   ratio([UInt8])  ratio(into:)  GB/s([UInt8])  GB/s(raw)   (GB/s = payload bytes per seal+open)")
         for size in [64, 1200] {
             let iterations = Int(Double(size == 64 ? 400_000 : 150_000) * scale)
             let header: [UInt8] = [1, 2, 3, 4]

@@ -116,3 +116,22 @@ import Testing
         }
     }
 }
+
+@Suite struct DatagramBufferTests {
+    @Test func allocationFreeFormsMatchTheArrayForms() throws {
+        var (alice, bob) = try Fixtures.channel()
+        let payload: [UInt8] = Array(0..<200), header: [UInt8] = [9, 9]
+        var sealed = [UInt8](repeating: 0, count: payload.count + DatagramSealer.overhead + 10)
+        let written = try payload.withUnsafeBytes { p in
+            try header.withUnsafeBytes { h in try sealed.withUnsafeMutableBytes { try alice.datagramSender.seal(p, associatedData: h, into: $0) } }
+        }
+        #expect(written == payload.count + DatagramSealer.overhead)
+        #expect(try bob.datagramReceiver.open(Array(sealed[0..<written]), associatedData: header) == payload)
+        var small = [UInt8](repeating: 0, count: 10)
+        #expect(throws: CryptoError.self) {
+            try payload.withUnsafeBytes { p in
+                try header.withUnsafeBytes { h in try small.withUnsafeMutableBytes { try alice.datagramSender.seal(p, associatedData: h, into: $0) } }
+            }
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MeshCrypto
 
@@ -27,5 +28,23 @@ import Testing
     @Test func garbageFileIsAClearError() {
         #expect(throws: CryptoError.self) { try NoiseVectorRunner.run(fileContents: Array("{not json".utf8)) }
         #expect(throws: CryptoError.self) { try CPaceVectorRunner.run(fileContents: Array("[1,2".utf8)) }
+    }
+}
+
+@Suite struct VectorFormatTests {
+    @Test func noiseCFormatWithNameFieldRuns() throws {
+        let text = String(decoding: try Fixtures.vectorFile("noise-25519-chachapoly-sha256"), as: UTF8.self)
+            .replacingOccurrences(of: "\"protocol_name\"", with: "\"name\"")
+        let report = try NoiseVectorRunner.run(fileContents: Array(text.utf8))
+        #expect(report.failed == 0)
+        #expect(report.passed >= 35)
+    }
+
+    @Test func unsupportedProtocolsAreCountedNotFailed() throws {
+        let text = String(decoding: try Fixtures.vectorFile("noise-25519-chachapoly-sha256"), as: UTF8.self)
+            .replacingOccurrences(of: "_25519_ChaChaPoly_SHA256\"", with: "_448_AESGCM_BLAKE2b\"")
+        let report = try NoiseVectorRunner.run(fileContents: Array(text.utf8))
+        #expect(report.unsupported > 0 && report.passed == 0 && report.failed == 0)
+        #expect(!report.isSuccess)
     }
 }

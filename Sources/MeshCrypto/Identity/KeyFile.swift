@@ -4,6 +4,15 @@ import Glibc
 import Darwin
 #endif
 
+/// `read(2)`, named apart from ``KeyFile/read(path:)``.
+private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.read(fd, buffer, count)
+    #else
+    Darwin.read(fd, buffer, count)
+    #endif
+}
+
 /// The on-disk device key and the file-system calls that read and create it.
 ///
 /// Format (73 bytes):
@@ -94,7 +103,7 @@ enum KeyFile {
         while total < bytes.count {
             let count = try bytes.withUnsafeMutableBytes { buffer in
                 try system("cannot read device key file \(path)") {
-                    Glibc.read(fd, buffer.baseAddress! + total, buffer.count - total)
+                    posixRead(fd, buffer.baseAddress! + total, buffer.count - total)
                 }
             }
             if count == 0 { break }

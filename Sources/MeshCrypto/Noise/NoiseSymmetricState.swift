@@ -39,7 +39,9 @@ struct NoiseSymmetricState: Sendable {
     mutating func mixKeyAndHash(_ inputKeyMaterial: SecretBytes) {
         let outputs = Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial, outputs: 3)
         chainingKey = outputs[0]
-        mixHash(outputs[1].unsafeCopy)
+        var tempHash = outputs[1].unsafeCopy
+        mixHash(tempHash)
+        Sodium.zero(&tempHash)
         cipher = NoiseCipherState(key: outputs[2])
     }
 
