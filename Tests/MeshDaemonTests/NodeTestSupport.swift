@@ -111,15 +111,21 @@ struct TimedOut: Error, CustomStringConvertible {
 }
 
 /// Polls `probe` every 10 ms until it returns a value or `timeout` seconds pass.
+///
+/// The polling runs on an event loop, not on Swift's cooperative pool: CPU-heavy tests of other
+/// suites can occupy the pool's threads (one per core) for seconds, and a deadline measured by a
+/// task waiting for a pool thread would fail for reasons that have nothing to do with the node.
 func eventually<T>(_ what: String, timeout: Double, _ probe: () async throws -> T?) async throws -> T {
-    let clock = ContinuousClock()
-    let deadline = clock.now.advanced(by: .milliseconds(Int(timeout * 1000)))
-    while clock.now < deadline {
+    try await withTaskExecutorPreference(EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(Int(timeout * 1000)))
+        while clock.now < deadline {
+            if let value = try await probe() { return value }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         if let value = try await probe() { return value }
-        try await Task.sleep(for: .milliseconds(10))
+        throw TimedOut(what: what)
     }
-    if let value = try await probe() { return value }
-    throw TimedOut(what: what)
 }
 
 /// Waits until `condition` holds (polling, bounded by `timeout`).

@@ -46,7 +46,7 @@ extension MeshNode {
                                      with endpoint: DaemonConfiguration.Endpoint) async throws -> PairingOutcome {
         let connection: WireConnection
         do {
-            connection = try await ClientBootstrap(group: eventLoopGroup)
+            connection = try await ClientBootstrap(group: loop)
                 .connectTimeout(.seconds(3))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connect(host: endpoint.host, port: endpoint.port) { channel in

@@ -18,7 +18,7 @@ extension MeshNode {
         for _ in 0..<8 {
             let server: ListenerSocket
             do {
-                server = try await ServerBootstrap(group: eventLoopGroup)
+                server = try await ServerBootstrap(group: loop)
                     .serverChannelOption(.backlog, value: 256)
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                     .serverChannelInitializer { channel in
@@ -39,7 +39,7 @@ extension MeshNode {
             }
             let port = server.channel.localAddress?.port ?? configuration.listen.port
             do {
-                let udp = try await DatagramBootstrap(group: eventLoopGroup)
+                let udp = try await DatagramBootstrap(group: loop)
                     .bind(host: host, port: port) { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
