@@ -69,7 +69,9 @@ final class NodeTestBed: @unchecked Sendable {
     /// Starts a node and waits (≤ 5 s) until it listens.
     func start(_ configuration: DaemonConfiguration) async throws -> RunningNode {
         let node = try MeshNode(configuration: configuration, logger: Self.logger(configuration.name), eventLoopGroup: group)
-        let task = Task { try await node.run() }
+        // Started on the node's own loop: a plain Task would wait for a cooperative-pool thread,
+        // which CPU-heavy tests elsewhere in the process may hold for seconds.
+        let task = Task(executorPreference: node.taskExecutor) { try await node.run() }
         let port = try await eventually("\(configuration.name) listening", timeout: 5) { await node.boundListenAddress?.port }
         let running = RunningNode(node: node, task: task, stateDirectory: configuration.stateDirectory, port: port)
         lock.withLock { nodes.append(running) }
