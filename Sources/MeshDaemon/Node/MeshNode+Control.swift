@@ -10,7 +10,6 @@ extension MeshNode {
         values["peers.paired"] = UInt64(peers.count)
         values["peers.active"] = UInt64(peers.values.filter { $0.channel != nil }.count)
         values["connections.unauthenticated"] = UInt64(unauthenticated.count)
-        values["handshakes.rate_limited_total"] = rateLimiter.refused
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
                             listen: (boundListenAddress ?? configuration.listen).description,
                             socket: configuration.socketPath, uptimeSeconds: uptime, counters: values)

@@ -91,7 +91,7 @@ extension MeshNode {
     nonisolated func dial(_ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint) async -> DialResult {
         let connection: WireConnection
         do {
-            connection = try await ClientBootstrap(group: eventLoopGroup)
+            connection = try await ClientBootstrap(group: loop)
                 .connectTimeout(.seconds(2))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connect(host: endpoint.host, port: endpoint.port) { channel in

@@ -46,7 +46,7 @@ extension MeshNode {
                                      with endpoint: DaemonConfiguration.Endpoint) async throws -> PairingOutcome {
         let connection: WireConnection
         do {
-            connection = try await ClientBootstrap(group: eventLoopGroup)
+            connection = try await ClientBootstrap(group: loop)
                 .connectTimeout(.seconds(3))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
@@ -60,7 +60,7 @@ extension MeshNode {
             throw ControlError.unreachable(endpoint.description, "\(error)")
         }
         let channel = connection.channel
-        let timeout = TimeAmount.nanoseconds(Int64(tuning.pairingAttemptTimeout * 1e9))
+        let timeout = TimeAmount.nanoseconds(Nanoseconds.signed(seconds: tuning.pairingAttemptTimeout))
         let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { deadline.cancel() }
         var joiner = joiner

@@ -23,6 +23,9 @@ public actor MeshNode: MeshControlPlane, Service {
     let tuning: ChannelTuning
     let logger: Logger
     let eventLoopGroup: any EventLoopGroup
+    /// The loop this node runs on: its actor, sockets and tasks (see `EventLoopTaskExecutor`).
+    nonisolated let loop: any EventLoop
+    nonisolated let taskExecutor: EventLoopTaskExecutor
     let clock: any MeshClock
     nonisolated let identity: DeviceIdentity
     let store: PairedDeviceStore
@@ -73,6 +76,8 @@ public actor MeshNode: MeshControlPlane, Service {
         self.tuning = configuration.channelTuning
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
+        self.loop = eventLoopGroup.next()
+        self.taskExecutor = EventLoopTaskExecutor(self.loop)
         self.clock = clock
         self.startedAt = clock.monotonicNanoseconds()
         try StateDirectory.prepare(configuration.stateDirectory)
@@ -104,10 +109,17 @@ public actor MeshNode: MeshControlPlane, Service {
     /// This device's ID.
     public nonisolated var deviceID: DeviceID { identity.deviceID }
 
+    /// The actor runs on the node's event loop (one thread for the node's whole state machine).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
+
     /// Binds UDP and TCP, reconnects to paired devices and serves until graceful shutdown or
     /// cancellation; then closes every socket and returns. Throws `NodeError` when it cannot
     /// listen.
     public func run() async throws {
+        try await withTaskExecutorPreference(taskExecutor) { try await self.serve() }
+    }
+
+    private func serve() async throws {
         guard phase == .idle else { throw NodeError(code: .alreadyRan, message: "this node already ran; create a new MeshNode") }
         phase = .running
         let (server, udp) = try await bindListeners()
@@ -120,7 +132,7 @@ public actor MeshNode: MeshControlPlane, Service {
         // The accept loop is not a child of this task on purpose: cancelling it could drop
         // accepted connections still buffered in NIO's async server channel, which traps
         // (swift-nio #2637). It ends by itself once the listener closes.
-        let acceptor = Task { try await self.acceptConnections(server) }
+        let acceptor = Task(executorPreference: taskExecutor) { try await self.acceptConnections(server) }
         var failure: (any Error)?
         do {
             try await withTaskCancellationHandler {
