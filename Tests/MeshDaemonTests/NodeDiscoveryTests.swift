@@ -55,6 +55,34 @@ struct NodeDiscoveryTests {
         await bed.shutdown()
     }
 
+    @Test("with mDNS off, a static peer address that reaches a paired device is shown as static")
+    func staticPeerShownAsStatic() async throws {
+        let bed = NodeTestBed()
+        defer { Task { await bed.shutdown() } }
+        let aliceConfiguration = bed.configuration(name: "alice", stateDirectory: bed.temporaryFolder())
+        let bobConfiguration = bed.configuration(name: "bob", stateDirectory: bed.temporaryFolder())
+        var alice = try await bed.start(aliceConfiguration)
+        var bob = try await bed.start(bobConfiguration)
+        _ = try await bed.pair(alice, bob)
+        try await waitUntil("first channel", timeout: 5) { await bothActive(alice, bob) }
+        await alice.stop()
+        await bob.stop()
+
+        // Bob comes back on a new port; only Alice's static list knows it.
+        bob = try await bed.start(bobConfiguration)
+        var staticConfiguration = aliceConfiguration
+        staticConfiguration.mdns = false
+        staticConfiguration.staticPeers = [.init(host: "127.0.0.1", port: bob.port)]
+        let discovery = MeshNode.defaultDiscovery(for: staticConfiguration, logger: NodeTestBed.logger("alice"))
+        #expect(discovery is StaticPeerDiscovery)
+        alice = try await bed.start(staticConfiguration, discovery: discovery)
+        try await waitUntil("channel over the static address", timeout: 5) { await bothActive(alice, bob) }
+        let shown = try #require(await alice.node.peers().first)
+        #expect(shown.addresses.contains(PeerAddress(address: "127.0.0.1:\(bob.port)", source: .static)))
+        #expect(await alice.node.status().counters["discovery.mdns_available"] == 0)
+        await bed.shutdown()
+    }
+
     @Test("pairing by code alone: the inviter advertises the public hint, the joiner finds it and pairs")
     func pairByCodeAlone() async throws {
         let bed = NodeTestBed()
