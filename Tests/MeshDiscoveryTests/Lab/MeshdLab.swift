@@ -55,6 +55,7 @@ final class MeshdLab: @unchecked Sendable {
                 await lab.stopAll()
                 throw error
             }
+            if ProcessInfo.processInfo.environment["MESH_LAB_DUMP"] == "1" { lab.dumpDaemonLogs() }
             await lab.stopAll()
         }
     }
