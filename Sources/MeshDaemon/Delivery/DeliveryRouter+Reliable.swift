@@ -88,14 +88,15 @@ extension DeliveryRouter {
     }
 
     /// Outstanding transfers for `meshctl queue`, with attempts of this run added.
-    public func queue() async throws -> [(summary: OutboxSummary, attempts: Int)] {
+    public func queue() async throws -> [(summary: OutboxSummary, attempts: Int, ageSeconds: Double)] {
         let store = self.store
         let items: [OutboxSummary]
         do { items = try await worker.run { try store.listOutbox() } } catch { throw DeliveryError.store(error) }
+        let now = wallNow()
         return items.map { summary in
             let peer = try? DeviceID.parse(summary.peer)
             let live = peer.flatMap { peerStates[$0]?.attempts[summary.sequence] } ?? 0
-            return (summary, summary.attempts + live)
+            return (summary, summary.attempts + live, summary.age(at: now))
         }
     }
 

@@ -162,3 +162,8 @@ public actor DeliveryRouter: Service {
         return values
     }
 }
+
+extension DeliveryRouter: CustomStringConvertible {
+    /// `DeliveryRouter(DEVICE)`, for ServiceLifecycle's logs.
+    public nonisolated var description: String { "DeliveryRouter(\(localDeviceID.short))" }
+}
