@@ -150,6 +150,15 @@ let package = Package(
         ),
         .testTarget(name: "MeshDiscoveryTests", dependencies: ["MeshDiscovery"], swiftSettings: strict),
         .testTarget(
+            name: "SessionMeshClientTests",
+            dependencies: [
+                "SessionMeshClient", "MeshLocalAPI", "SessionMesh",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "MeshDaemonTests",
             dependencies: [
                 "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto", "MeshDiscovery",

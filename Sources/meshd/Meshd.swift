@@ -74,17 +74,23 @@ struct Meshd: AsyncParsableCommand {
         do {
             let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group,
                                     discovery: MeshNode.defaultDiscovery(for: configuration, logger: logger))
+            let store = try DeliveryRouter.openStore(stateDirectory: configuration.stateDirectory)
+            defer { store.close() }
+            let router = DeliveryRouter(node: node, store: store, logger: logger)
             let api = LocalAPIService(configuration: configuration, controlPlane: node, eventLoopGroup: group,
-                                      logger: logger, onListening: {
+                                      logger: logger, router: router, onListening: {
                 do {
                     try notifier.notify("READY=1")
                 } catch {
                     logger.error("sd_notify READY failed", metadata: ["error": "\(error)"])
                 }
             })
+            // Dependency order: node, then the router (consumes the node's messages), then the
+            // local API (uses both). Shutdown runs in reverse: clients go, the router flushes, the node stops.
             let services = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: node),
+                    .init(service: router),
                     .init(service: api),
                     .init(service: SystemdNotifyService(notifier: notifier, logger: logger)),
                 ],

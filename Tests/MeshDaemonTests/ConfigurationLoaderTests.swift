@@ -24,11 +24,12 @@ struct ConfigurationLoaderTests {
         let defaults = try loader(["HOME": "/home/ann", "XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": "/c"]).defaults(for: .user)
         #expect(defaults.stateDirectory == "/s/sessionmesh")
         #expect(defaults.configFile == "/c/sessionmesh/meshd.toml")
-        #expect(defaults.socketPath == nil)
+        #expect(defaults.socketPath == "/s/sessionmesh/meshd.sock")
     }
 
-    @Test func userModeWithoutARuntimeFolderNeedsASocketFlag() throws {
-        #expect(throws: ConfigurationError.self) { try loader(["HOME": "/h"]).load(mode: .user, overrides: .init()) }
+    @Test func userModeWithoutARuntimeFolderPutsTheSocketInTheStateFolder() throws {
+        #expect(try loader(["HOME": "/h"]).load(mode: .user, overrides: .init()).socketPath
+                == "/h/.local/state/sessionmesh/meshd.sock")
         var overrides = ConfigurationLoader.Overrides()
         overrides.socketPath = "a.sock"
         #expect(try loader(["HOME": "/h"]).load(mode: .user, overrides: overrides).socketPath == "/work/a.sock")

@@ -42,8 +42,7 @@ public struct ConfigurationLoader: Sendable {
     public struct Defaults: Sendable, Equatable {
         /// State folder.
         public var stateDirectory: String
-        /// Socket path, or nil when the environment gives none (user mode without
-        /// `XDG_RUNTIME_DIR`).
+        /// Socket path (user mode without `XDG_RUNTIME_DIR`: `meshd.sock` in the state folder).
         public var socketPath: String?
         /// Config file read when `--config` is not given (missing is fine).
         public var configFile: String
@@ -80,7 +79,10 @@ public struct ConfigurationLoader: Sendable {
             guard let state, let config else {
                 throw ConfigurationError(key: "HOME", message: "neither XDG_STATE_HOME nor HOME is set; pass --state-dir and --config")
             }
+            // Without a runtime folder (a root shell, a container), the socket lives in the state
+            // folder, which the daemon creates 0700; meshctl looks there too.
             let socket = (try? absoluteEnvironment("XDG_RUNTIME_DIR")).map { $0 + "/sessionmesh/meshd.sock" }
+                ?? state + "/meshd.sock"
             return Defaults(stateDirectory: state, socketPath: socket, configFile: config)
         }
     }

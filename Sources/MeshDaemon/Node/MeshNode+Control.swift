@@ -27,7 +27,7 @@ extension MeshNode {
                 deviceID: runtime.record.deviceID.description, name: runtime.record.name,
                 addresses: displayedAddresses(runtime), channel: runtime.channelState,
                 lastHandshake: runtime.lastHandshakeWall,
-                rttMilliseconds: runtime.estimator.latestRoundTripNanoseconds.map { Double($0) / 1e6 },
+                rttMilliseconds: runtime.estimator.smoothedRoundTripNanoseconds.map { Double($0) / 1e6 },
                 clockOffsetMilliseconds: estimate.map { Double($0.offsetNanoseconds) / 1e6 },
                 clockOffsetErrorMilliseconds: estimate.map { Double($0.errorBoundNanoseconds) / 1e6 },
                 leaseExpires: reachable ? runtime.lease.expiresAt.map { clock.wallSeconds(ofMonotonic: $0) } : nil,

@@ -27,6 +27,12 @@ extension MeshNode {
                 if sendDatagram(.keepaliveRequest(t1: clock.wallNanoseconds()), to: peer) {
                     counters.keepalivesSent += 1
                 }
+                // Datagrams may be filtered where TCP passes: when the lease is about to run
+                // out, ask over the stream too, so a UDP-less network keeps a (slower) channel.
+                if let expiry = runtime.lease.expiresAt, expiry > now, expiry - now < 2 * keepalive {
+                    sendStream(.keepaliveRequest(t1: clock.wallNanoseconds()), to: peer)
+                    counters.keepalivesSent += 1
+                }
             }
             guard var channel = peers[peer]?.channel else { continue }
             let action = channel.tick(now: now)

@@ -49,6 +49,8 @@ public actor MeshNode: MeshControlPlane, Service {
     var lastPairing: PairedDevice?
     var pingWaiters: [UInt32: PingWaiter] = [:]
     var nextPingID: UInt32 = 1
+    /// Test seam: drop every received datagram (see `ignoreDatagramsForTesting`).
+    var ignoresDatagrams = false
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
     /// The address UDP and TCP are bound to, once `run()` has bound them.
