@@ -29,6 +29,7 @@ final class MeshdLab: @unchecked Sendable {
     let session: LabSession
     private let lock = NSLock()
     private var daemons: [(host: Int, process: ChildProcess)] = []
+    private var watchers: [ChildProcess] = []
 
     private init(session: LabSession) {
         self.session = session
@@ -99,8 +100,12 @@ final class MeshdLab: @unchecked Sendable {
         }
     }
 
-    /// Stops every daemon this lab started.
+    /// Stops every watch and daemon this lab started.
     func stopAll() async {
+        for watcher in lock.withLock({ watchers }) where watcher.isRunning {
+            watcher.terminate()
+            _ = await watcher.waitForExit(timeout: .seconds(5))
+        }
         let hosts = lock.withLock { Set(daemons.map(\.host)) }
         for host in hosts.sorted() { await stop(host) }
     }
@@ -183,6 +188,31 @@ final class MeshdLab: @unchecked Sendable {
             throw LabError("meshctl pair on host \(host) printed no code: \(waiting.errorOutput)")
         }
         return (code, waiting)
+    }
+
+    /// `meshctl watch --feature F --json` on `host` (an app attached to F; it acknowledges
+    /// what it prints). Waits (≤ 10 s) until it is attached.
+    func watch(_ host: Int, feature: String) async throws -> ChildProcess {
+        let child = try ChildProcess(label: "watch on \(host)", executable: LabEnvironment.scripts + "/meshctl",
+                                     arguments: ["\(host)", "watch", "--feature", feature, "--json"], environment: environment)
+        lock.withLock { watchers.append(child) }
+        guard await child.waitForLine(timeout: .seconds(10), where: { Self.jsonObject($0)?["type"] as? String == "attached" }) != nil else {
+            throw LabError("meshctl watch on host \(host) did not attach: \(child.errorOutput)")
+        }
+        return child
+    }
+
+    /// The payloads of the envelopes a watch printed so far, in order.
+    static func envelopePayloads(_ watch: ChildProcess) -> [String] {
+        watch.output.compactMap { line in
+            guard let object = jsonObject(line.text), object["type"] as? String == "envelope" else { return nil }
+            return object["payload"] as? String
+        }
+    }
+
+    /// A JSON object line, or nil.
+    static func jsonObject(_ text: String) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
     }
 
     /// Prints every daemon's log (used when a scenario failed).

@@ -142,10 +142,15 @@ struct MeshdLabTests {
         }
     }
 
-    @Test("(d) B's link goes down: A reports B unreachable when the lease expires; link back: channel within 5 s")
+    @Test("(d) B's link goes down: A reports B unreachable when the lease expires, reliable sends queue; link back: channel within 5 s, each queued message arrives once")
     func linkDownAndUp() async throws {
         try await MeshdLab.with(hosts: 2) { lab in
             try await pairedAB(lab)
+            let deviceB = try await lab.status(b).deviceID
+            // An app on B: meshctl watch prints (and acknowledges) every envelope of feature "lab".
+            let watch = try await lab.watch(b, feature: "lab")
+            defer { watch.terminate() }
+
             let down = ContinuousClock.now
             try await lab.session.run("link", ["2", "down"])
             let unreachable = try await lab.waitUntil("A reports B unreachable", timeout: .seconds(6)) {
@@ -154,14 +159,36 @@ struct MeshdLabTests {
             let downMs = LabSession.ms(unreachable - down)
             print("lab figure: (d) A reported B unreachable \(downMs) ms after B's link went down (lease 2 s)")
             #expect(downMs >= 1000 && downMs <= 4000)
+
+            // Reliable messages to B while it is away: accepted and queued on A.
+            let messages = (1...5).map { "queued-\($0)" }
+            for message in messages {
+                let sent = try await lab.meshctl(a, ["send", "--feature", "lab", "--mode", "reliable", "--to", deviceB, "--json", message])
+                #expect(sent.status == 0, "\(sent.output) \(sent.errors)")
+                #expect(sent.output.contains("\"queued\""), "\(sent.output)")
+            }
+            let queued = try await lab.meshctl(a, ["queue", "--json"])
+            #expect(MeshdLab.jsonObject(queued.output)?["items"].flatMap { $0 as? [Any] }?.count == messages.count)
             // Stay down long enough for the reconnect backoff to grow.
-            try await Task.sleep(for: .seconds(4))
+            try await Task.sleep(for: .seconds(3))
+
             let up = ContinuousClock.now
             try await lab.session.run("link", ["2", "up"])
             let active = try await lab.waitActive(a, b, timeout: .seconds(8))
             let upMs = LabSession.ms(active - up)
             print("lab figure: (d) channel active again \(upMs) ms after B's link came back up")
             #expect(upMs <= 5000)
+
+            let arrived = try await lab.waitUntil("the queued messages on B", timeout: .seconds(10)) {
+                MeshdLab.envelopePayloads(watch).count >= messages.count
+            }
+            print("lab figure: (d) \(messages.count) queued reliable messages delivered \(LabSession.ms(arrived - up)) ms after the link came up")
+            try await Task.sleep(for: .milliseconds(1500))   // a duplicate would show up by now
+            #expect(MeshdLab.envelopePayloads(watch) == messages, "each queued message exactly once, in order")
+            try await lab.waitUntil("A's queue drained", timeout: .seconds(5)) {
+                let left = try await lab.meshctl(a, ["queue", "--json"])
+                return MeshdLab.jsonObject(left.output)?["items"].flatMap { $0 as? [Any] }?.isEmpty == true
+            }
         }
     }
 
