@@ -75,6 +75,12 @@ struct NodeDiscoveryTests {
         staticConfiguration.staticPeers = [.init(host: "127.0.0.1", port: bob.port)]
         let discovery = MeshNode.defaultDiscovery(for: staticConfiguration, logger: NodeTestBed.logger("alice"))
         #expect(discovery is StaticPeerDiscovery)
+        // mDNS on, but listening on loopback: still no Avahi (nothing to announce to the network).
+        var loopback = staticConfiguration
+        loopback.mdns = true
+        #expect(MeshNode.defaultDiscovery(for: loopback, logger: NodeTestBed.logger("alice")) is StaticPeerDiscovery)
+        loopback.listen = .init(host: "0.0.0.0", port: 0)
+        #expect(MeshNode.defaultDiscovery(for: loopback, logger: NodeTestBed.logger("alice")) is MergedPeerDiscovery)
         alice = try await bed.start(staticConfiguration, discovery: discovery)
         try await waitUntil("channel over the static address", timeout: 5) { await bothActive(alice, bob) }
         let shown = try #require(await alice.node.peers().first)

@@ -9,13 +9,27 @@ import NIOCore
 /// re-handshake at once. Discovery never decides trust: every address still has to pass the
 /// channel handshake with the paired key.
 extension MeshNode {
-    /// Discovery as `meshd` runs it: Avahi (unless `mdns` is off) merged with the static peers.
+    /// Discovery as `meshd` runs it: Avahi merged with the static peers.
+    ///
+    /// Avahi is left out when `mdns` is off, and when the daemon listens on a loopback address
+    /// (`127.0.0.0/8`, `::1`, `localhost`): no other device could reach it there, so announcing
+    /// it on the network would only mislead (and test daemons stay off the LAN).
     public static func defaultDiscovery(for configuration: DaemonConfiguration, logger: Logger) -> any PeerDiscovery {
         let staticPeers = StaticPeerDiscovery(
             peers: configuration.staticPeers.map { StaticPeer(host: $0.host, port: UInt16(clamping: $0.port)) },
             logger: logger)
         guard configuration.mdns else { return staticPeers }
+        guard !isLoopback(configuration.listen.host) else {
+            logger.info("mDNS off: the daemon listens on a loopback address", metadata: ["listen": "\(configuration.listen)"])
+            return staticPeers
+        }
         return MergedPeerDiscovery([AvahiPeerDiscovery(logger: logger), staticPeers])
+    }
+
+    /// True for `127.0.0.0/8`, `::1` and `localhost`.
+    static func isLoopback(_ host: String) -> Bool {
+        let lowered = host.lowercased()
+        return lowered == "localhost" || lowered == "::1" || lowered == "0:0:0:0:0:0:0:1" || lowered.hasPrefix("127.")
     }
 
     /// How often the node re-checks its advertisement, paired set and local interfaces.
