@@ -13,7 +13,8 @@ struct Meshctl: AsyncParsableCommand {
             Exit codes: 0 ok, 1 the daemon reported an error, 2 usage error, 3 cannot reach the daemon, \
             130 interrupted.
             """,
-        subcommands: [StatusCommand.self, PeersCommand.self, PairCommand.self, UnpairCommand.self, PingCommand.self])
+        subcommands: [StatusCommand.self, PeersCommand.self, PairCommand.self, UnpairCommand.self, PingCommand.self,
+                      SendCommand.self, WatchCommand.self, SnapshotCommand.self, QueueCommand.self, SessionsCommand.self])
 
     @Option(help: ArgumentHelp("The daemon's socket. Default: the user daemon's ($XDG_RUNTIME_DIR/sessionmesh/meshd.sock, or ~/.local/state/sessionmesh/meshd.sock without XDG_RUNTIME_DIR) if it exists, else /run/sessionmesh/meshd.sock.", valueName: "PATH"))
     var socket: String?

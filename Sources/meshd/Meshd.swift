@@ -39,6 +39,9 @@ struct Meshd: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
 
+    @Flag(name: .customLong("no-mdns"), help: "Do not publish or browse over mDNS (Avahi); use static peers and known addresses only.")
+    var noMDNS = false
+
     @Option(name: .customLong("clock-offset-ms"), help: ArgumentHelp("FOR TESTS ONLY: skew this daemon's wall clock by N milliseconds, so tests can check clock-offset estimation.", valueName: "N"))
     var clockOffsetMilliseconds: Int64?
 
@@ -69,18 +72,25 @@ struct Meshd: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         do {
-            let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group)
+            let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group,
+                                    discovery: MeshNode.defaultDiscovery(for: configuration, logger: logger))
+            let store = try DeliveryRouter.openStore(stateDirectory: configuration.stateDirectory)
+            defer { store.close() }
+            let router = DeliveryRouter(node: node, store: store, logger: logger)
             let api = LocalAPIService(configuration: configuration, controlPlane: node, eventLoopGroup: group,
-                                      logger: logger, onListening: {
+                                      logger: logger, router: router, onListening: {
                 do {
                     try notifier.notify("READY=1")
                 } catch {
                     logger.error("sd_notify READY failed", metadata: ["error": "\(error)"])
                 }
             })
+            // Dependency order: node, then the router (consumes the node's messages), then the
+            // local API (uses both). Shutdown runs in reverse: clients go, the router flushes, the node stops.
             let services = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: node),
+                    .init(service: router),
                     .init(service: api),
                     .init(service: SystemdNotifyService(notifier: notifier, logger: logger)),
                 ],
@@ -109,6 +119,7 @@ struct Meshd: AsyncParsableCommand {
         overrides.name = name
         overrides.logLevel = logLevel
         overrides.clockOffsetMilliseconds = clockOffsetMilliseconds
+        overrides.noMDNS = noMDNS
         return overrides
     }
 }

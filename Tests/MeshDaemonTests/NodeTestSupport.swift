@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshCrypto
+import MeshDiscovery
 import MeshLocalAPI
 import NIOCore
 import NIOPosix
@@ -67,8 +68,9 @@ final class NodeTestBed: @unchecked Sendable {
     }
 
     /// Starts a node and waits (≤ 5 s) until it listens.
-    func start(_ configuration: DaemonConfiguration) async throws -> RunningNode {
-        let node = try MeshNode(configuration: configuration, logger: Self.logger(configuration.name), eventLoopGroup: group)
+    func start(_ configuration: DaemonConfiguration, discovery: (any PeerDiscovery)? = nil) async throws -> RunningNode {
+        let node = try MeshNode(configuration: configuration, logger: Self.logger(configuration.name), eventLoopGroup: group,
+                                discovery: discovery)
         // Started on the node's own loop: a plain Task would wait for a cooperative-pool thread,
         // which CPU-heavy tests elsewhere in the process may hold for seconds.
         let task = Task(executorPreference: node.taskExecutor) { try await node.run() }

@@ -22,10 +22,12 @@ public struct ConfigFile: Sendable, Equatable {
     public var keepaliveInterval: Double?
     /// `reachability_lease`, seconds.
     public var reachabilityLease: Double?
+    /// `mdns`: publish and browse over mDNS (default true).
+    public var mdns: Bool?
 
     /// Every key the file may contain.
     public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
-                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease"]
+                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "mdns"]
     /// Accepted `log_level` values.
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -86,6 +88,11 @@ public struct ConfigFile: Sendable, Equatable {
             keepaliveInterval = try seconds(value, in: 0.05...60)
         case "reachability_lease":
             reachabilityLease = try seconds(value, in: 0.1...600)
+        case "mdns":
+            guard case .boolean(let flag) = value else {
+                throw ConfigurationError(message: "must be true or false, got \(value.typeName)")
+            }
+            mdns = flag
         default:
             throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
         }

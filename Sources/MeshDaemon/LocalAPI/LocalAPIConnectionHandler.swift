@@ -28,6 +28,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var closing = false
     private var inputClosed = false
     private var lastWrite: EventLoopFuture<Void>?
+    private var connection: LocalAPIConnectionContext?
 
     init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl, logger: Logger) {
         self.dispatcher = dispatcher
@@ -38,6 +39,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         counters.add(.connectionsAccepted)
+        connection = LocalAPIConnectionContext(channel: context.channel)
         readCredentials(context: context)
         context.fireChannelActive()
     }
@@ -46,6 +48,9 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         closing = true
         for task in tasks.values { task.cancel() }
         tasks.removeAll()
+        if let ids = connection?.close(), !ids.isEmpty, let router = dispatcher.router {
+            Task { for id in ids { await router.detach(id) } }
+        }
         logger.debug("local API client disconnected")
         context.fireChannelInactive()
     }
@@ -158,9 +163,12 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         let eventLoop = context.eventLoop
         let dispatcher = self.dispatcher
         let credentials = self.credentials
+        let connection = self.connection
         logger.trace("local API request", metadata: ["api.op": "\(operation.name)", "api.request": "\(requestID)"])
         tasks[key] = Task {
-            let outcome = await dispatcher.perform(request, credentials: credentials)
+            let outcome = await LocalAPIDispatcher.$currentRequestID.withValue(requestID) {
+                await dispatcher.perform(request, credentials: credentials, connection: connection)
+            }
             eventLoop.execute {
                 handler.value.finish(key: key, operation: operation, requestID: requestID, outcome: outcome,
                                      context: boundContext.value)
@@ -174,8 +182,10 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         counters.add(.requests)
         switch outcome {
         case .success(let body):
-            lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation,
+            let flags: LocalAPIFrame.Flags = LocalAPIDataOperation.binaryReplies.contains(operation) ? .binaryBody : []
+            lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation, flags: flags,
                                                                             requestID: requestID, body: body)))
+            if operation == LocalAPIDataOperation.attach { connection?.replyWritten(requestID: requestID) }
         case .failure(let error):
             write(context: context, error: error, operation: operation, requestID: requestID)
         }

@@ -16,13 +16,17 @@ public struct LocalAPIDispatcher: Sendable {
     public let daemonVersion: String
     /// Local API counters merged into the `status` reply's counters, if given.
     public let counters: LocalAPICounters?
+    /// The delivery router serving the data operations; without it they fail with
+    /// `delivery-unavailable`.
+    public let router: DeliveryRouter?
 
     /// Creates a dispatcher.
     public init(controlPlane: any MeshControlPlane, defaultPairingLifetime: Double,
                 maximumBodyLength: Int = LocalAPIWireFormat.defaultMaximumBodyLength,
                 daemonVersion: String = LocalAPIDispatcher.currentDaemonVersion,
-                counters: LocalAPICounters? = nil) {
+                counters: LocalAPICounters? = nil, router: DeliveryRouter? = nil) {
         self.counters = counters
+        self.router = router
         self.controlPlane = controlPlane
         self.defaultPairingLifetime = defaultPairingLifetime
         self.maximumBodyLength = maximumBodyLength
@@ -37,7 +41,14 @@ public struct LocalAPIDispatcher: Sendable {
     /// A `ControlError` becomes its code and message; any other error becomes `internal`
     /// (its text is not sent, as it may carry details the client should not see).
     public func perform(_ request: LocalAPIRequest, credentials: PeerCredentials?) async -> Result<ByteBuffer, LocalAPIErrorBody> {
+        await perform(request, credentials: credentials, connection: nil)
+    }
+
+    /// As `perform(_:credentials:)`, with the connection's context (needed by `attach`).
+    func perform(_ request: LocalAPIRequest, credentials: PeerCredentials?,
+                 connection: LocalAPIConnectionContext?) async -> Result<ByteBuffer, LocalAPIErrorBody> {
         do {
+            if let reply = try await dataReply(to: request, connection: connection) { return .success(reply) }
             return .success(try await reply(to: request, credentials: credentials))
         } catch let error as ControlError {
             return .failure(LocalAPIErrorBody(code: error.code, message: error.message))
@@ -58,11 +69,15 @@ public struct LocalAPIDispatcher: Sendable {
             return try LocalAPIJSON.encode(HelloReply(
                 protocolVersion: Int(LocalAPIWireFormat.version), daemon: "meshd",
                 daemonVersion: daemonVersion, maximumBodyLength: maximumBodyLength,
-                operations: LocalAPIOperation.controlOperations.map(\.name), uid: credentials?.uid))
+                operations: LocalAPIOperation.controlOperations.map(\.name) + (router == nil ? [] : LocalAPIDataOperation.all.map(\.1)),
+                uid: credentials?.uid))
         case .status:
             var status = await controlPlane.status()
             if let counters {
                 status.counters.merge(counters.snapshot()) { node, _ in node }
+            }
+            if let router {
+                status.counters.merge(await router.counterValues()) { node, _ in node }
             }
             return try LocalAPIJSON.encode(status)
         case .peers:
@@ -81,6 +96,8 @@ public struct LocalAPIDispatcher: Sendable {
             return try LocalAPIJSON.encode(EmptyBody())
         case .ping(let deviceID, let count):
             return try LocalAPIJSON.encode(try await controlPlane.ping(deviceID: deviceID, count: count))
+        default:
+            throw DeliveryError.unavailable
         }
     }
 }

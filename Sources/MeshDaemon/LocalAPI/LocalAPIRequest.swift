@@ -1,6 +1,7 @@
 import Foundation
 import MeshLocalAPI
 import NIOCore
+import SessionMesh
 
 /// A control request read from a frame and checked, ready to perform.
 public enum LocalAPIRequest: Sendable, Equatable {
@@ -17,11 +18,37 @@ public enum LocalAPIRequest: Sendable, Equatable {
     /// `pair.cancel`.
     case pairCancel(code: String)
     /// `pair.join`.
-    case pairJoin(code: String, address: String)
+    case pairJoin(code: String, address: String?)
     /// `unpair`.
     case unpair(deviceID: String)
     /// `ping`.
     case ping(deviceID: String, count: Int)
+    /// `attach` (data operations from here on; docs/LOCAL-API.md § data operations).
+    case attach(features: [String], sessionID: UUID?, app: String?)
+    /// `send`: mode byte, target ("" = all), the envelope and its encoded bytes.
+    case send(mode: UInt8, target: String, envelope: AnySessionSyncEnvelope, encoded: [UInt8])
+    /// `snapshot.publish`: target ("" = all), the snapshot and its encoded bytes.
+    case snapshotPublish(target: String, snapshot: AnySessionSyncSnapshot, encoded: [UInt8])
+    /// `snapshot.request`.
+    case snapshotRequest(sessionID: UUID, featureID: String, peer: String?)
+    /// `snapshot.latest`.
+    case snapshotLatest(featureID: String, peer: String?, sessionID: UUID?)
+    /// `anchor.set`.
+    case anchorSet(sessionID: UUID, featureID: String, revision: UInt64, anchor: SessionTimerAnchor)
+    /// `session.announce`.
+    case sessionAnnounce(sessionID: UUID, featureID: String, owner: String, status: String)
+    /// `session.close`.
+    case sessionClose(sessionID: UUID, featureID: String)
+    /// `sessions`.
+    case sessions(featureID: String?)
+    /// `inbox.ack`.
+    case inboxAck(ids: [Int64])
+    /// `queue`.
+    case queue
+    /// `queue.cancel`.
+    case queueCancel(id: Int64)
+    /// `watermark.set`.
+    case watermarkSet(sessionID: UUID, featureID: String, peer: String, sequence: UInt64)
 
     /// Why a request frame was refused, and whether the connection must close.
     public struct Rejection: Error, Sendable, Equatable {
@@ -40,6 +67,9 @@ public enum LocalAPIRequest: Sendable, Equatable {
                             closesConnection: true)
         }
         let operation = frame.operation
+        if LocalAPIDataOperation.isData(operation) {
+            return try parseData(frame)
+        }
         guard LocalAPIOperation.controlOperations.contains(operation) else {
             throw Rejection(body: LocalAPIErrorBody(code: LocalAPIErrorBody.Code.unknownOperation,
                                                     message: "operation \(operation.name) is not implemented by this daemon; see the hello reply for the list"),
@@ -80,8 +110,9 @@ public enum LocalAPIRequest: Sendable, Equatable {
             return .pairCancel(code: try nonEmpty(LocalAPIJSON.decode(PairCodeRequest.self, from: body, operation: operation).code, "code", operation))
         case .pairJoin:
             let request = try LocalAPIJSON.decode(PairJoinRequest.self, from: body, operation: operation)
-            return .pairJoin(code: try nonEmpty(request.code, "code", operation),
-                             address: try nonEmpty(request.address, "address", operation))
+            var address: String?
+            if let given = request.address { address = try nonEmpty(given, "address", operation) }
+            return .pairJoin(code: try nonEmpty(request.code, "code", operation), address: address)
         case .unpair:
             let request = try LocalAPIJSON.decode(UnpairRequest.self, from: body, operation: operation)
             return .unpair(deviceID: try nonEmpty(request.deviceID, "deviceID", operation))
@@ -98,11 +129,11 @@ public enum LocalAPIRequest: Sendable, Equatable {
         }
     }
 
-    private static func invalid(_ message: String) -> LocalAPIErrorBody {
+    static func invalid(_ message: String) -> LocalAPIErrorBody {
         LocalAPIErrorBody(code: LocalAPIErrorBody.Code.invalidArgument, message: message)
     }
 
-    private static func nonEmpty(_ value: String, _ field: String, _ operation: LocalAPIOperation) throws(LocalAPIErrorBody) -> String {
+    static func nonEmpty(_ value: String, _ field: String, _ operation: LocalAPIOperation) throws(LocalAPIErrorBody) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, trimmed.utf8.count <= 256 else {
             throw invalid("\(operation.name): \(field) must be 1 to 256 characters")

@@ -19,17 +19,20 @@ public struct LocalAPIService: Service {
     /// Counters of this service's server (fold them into status if wanted).
     public let counters: LocalAPICounters
 
-    /// Creates the service; nothing happens until `run()`.
+    /// Creates the service; nothing happens until `run()`. With a `router`, the data operations
+    /// (attach, send, snapshots, sessions…) are served; without one they fail with
+    /// `delivery-unavailable`.
     public init(configuration: DaemonConfiguration, controlPlane: any MeshControlPlane,
                 eventLoopGroup: any EventLoopGroup, logger: Logger,
                 limits: LocalAPIServer.Limits = LocalAPIServer.Limits(),
                 counters: LocalAPICounters = LocalAPICounters(),
+                router: DeliveryRouter? = nil,
                 onListening: @escaping @Sendable () -> Void = {}) {
         self.configuration = configuration
         self.dispatcher = LocalAPIDispatcher(controlPlane: controlPlane,
                                              defaultPairingLifetime: configuration.pairingCodeLifetime,
                                              maximumBodyLength: limits.maximumBodyLength,
-                                             counters: counters)
+                                             counters: counters, router: router)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.limits = limits

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshCrypto
+import MeshDiscovery
 import MeshLocalAPI
 import NIOCore
 import NIOPosix
@@ -30,6 +31,10 @@ public actor MeshNode: MeshControlPlane, Service {
     nonisolated let identity: DeviceIdentity
     let store: PairedDeviceStore
     let startedAt: UInt64
+    /// Where peer addresses come from besides the store (mDNS, static peers); nil: none.
+    let discovery: (any PeerDiscovery)?
+    /// What discovery has found (see MeshNode+Discovery.swift).
+    var discovered = DiscoveredPeerTable()
 
     var phase = Phase.idle
     var peers: [DeviceID: PeerRuntime] = [:]
@@ -64,14 +69,20 @@ public actor MeshNode: MeshControlPlane, Service {
     /// Loads (or creates) the identity key `identity.key` and the paired-device store in
     /// `configuration.stateDirectory`; throws `NodeError` when either is unusable (a corrupt
     /// store is reported, never replaced). Does not touch the network until `run()`.
-    public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup) throws {
+    ///
+    /// `discovery` finds peer addresses (meshd passes `MeshNode.defaultDiscovery(for:logger:)`:
+    /// Avahi plus the static peers); the node starts and stops it. Nil: no discovery.
+    public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
+                discovery: (any PeerDiscovery)? = nil) throws {
         try self.init(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup,
-                      clock: SystemMeshClock(wallOffsetMilliseconds: configuration.clockOffsetMilliseconds))
+                      clock: SystemMeshClock(wallOffsetMilliseconds: configuration.clockOffsetMilliseconds),
+                      discovery: discovery)
     }
 
-    /// As `init(configuration:logger:eventLoopGroup:)` with an injected clock.
+    /// As `init(configuration:logger:eventLoopGroup:discovery:)` with an injected clock.
     public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
-                clock: any MeshClock) throws {
+                clock: any MeshClock, discovery: (any PeerDiscovery)? = nil) throws {
+        self.discovery = discovery
         self.configuration = configuration
         self.tuning = configuration.channelTuning
         self.logger = logger
@@ -140,6 +151,7 @@ public actor MeshNode: MeshControlPlane, Service {
                     try await withThrowingDiscardingTaskGroup { group in
                         group.addTask { try await self.receiveDatagrams(udp) }
                         group.addTask { await self.runTimers() }
+                        group.addTask { await self.runDiscovery() }
                         for await job in self.jobs {
                             group.addTask { await self.perform(job) }
                         }
@@ -158,6 +170,7 @@ public actor MeshNode: MeshControlPlane, Service {
             failure = error
         }
         closeEverything()
+        await discovery?.stop()
         if case .failure(let error) = await acceptor.result, failure == nil, !(error is CancellationError) {
             failure = error
         }

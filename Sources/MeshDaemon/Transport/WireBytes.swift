@@ -63,3 +63,12 @@ struct WireFormatError: Error, CustomStringConvertible, Equatable {
     var what: String
     var description: String { "malformed or truncated \(what)" }
 }
+
+extension WireReader {
+    /// The next `count` bytes (delivery protocol payloads); throws when fewer remain.
+    mutating func take(_ count: Int, _ what: String) throws(WireFormatError) -> [UInt8] {
+        guard count >= 0, remaining >= count else { throw WireFormatError(what: what) }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+}

@@ -1,0 +1,60 @@
+/// Counters of the delivery router, shown by `meshctl status` (names are stable).
+struct DeliveryCounters: Sendable {
+    var realtimeSent: UInt64 = 0
+    var realtimeAcked: UInt64 = 0
+    var realtimeFallbacks: UInt64 = 0
+    var realtimeReceived: UInt64 = 0
+    var realtimeDuplicates: UInt64 = 0
+    var reliableEnqueued: UInt64 = 0
+    var reliableBatchesSent: UInt64 = 0
+    var reliableItemsSent: UInt64 = 0
+    var reliableAcked: UInt64 = 0
+    var reliableRetries: UInt64 = 0
+    var reliableRefused: UInt64 = 0
+    var inboxStored: UInt64 = 0
+    var inboxDuplicates: UInt64 = 0
+    var inboxDelivered: UInt64 = 0
+    var inboxRefused: UInt64 = 0
+    var snapshotsPushed: UInt64 = 0
+    var snapshotsReceived: UInt64 = 0
+    var snapshotsStale: UInt64 = 0
+    var snapshotRequestsAnsweredFromSlot: UInt64 = 0
+    var pendingDropped: UInt64 = 0
+    var pendingCollapsed: UInt64 = 0
+    var pendingDrained: UInt64 = 0
+    var anchorsReceived: UInt64 = 0
+    var sessionsReceived: UInt64 = 0
+    var malformed: UInt64 = 0
+    var storeErrors: UInt64 = 0
+
+    var dictionary: [String: UInt64] {
+        [
+            "delivery.realtime.sent": realtimeSent,
+            "delivery.realtime.acked": realtimeAcked,
+            "delivery.realtime.fallbacks": realtimeFallbacks,
+            "delivery.realtime.received": realtimeReceived,
+            "delivery.realtime.duplicates": realtimeDuplicates,
+            "delivery.reliable.enqueued": reliableEnqueued,
+            "delivery.reliable.batches_sent": reliableBatchesSent,
+            "delivery.reliable.items_sent": reliableItemsSent,
+            "delivery.reliable.acked": reliableAcked,
+            "delivery.reliable.retries": reliableRetries,
+            "delivery.reliable.refused": reliableRefused,
+            "delivery.inbox.stored": inboxStored,
+            "delivery.inbox.duplicates": inboxDuplicates,
+            "delivery.inbox.delivered": inboxDelivered,
+            "delivery.inbox.refused": inboxRefused,
+            "delivery.snapshots.pushed": snapshotsPushed,
+            "delivery.snapshots.received": snapshotsReceived,
+            "delivery.snapshots.stale": snapshotsStale,
+            "delivery.snapshot_requests.answered_from_slot": snapshotRequestsAnsweredFromSlot,
+            "pending.dropped": pendingDropped,
+            "pending.collapsed": pendingCollapsed,
+            "pending.drained": pendingDrained,
+            "delivery.anchors.received": anchorsReceived,
+            "delivery.sessions.received": sessionsReceived,
+            "delivery.malformed": malformed,
+            "delivery.store_errors": storeErrors,
+        ]
+    }
+}

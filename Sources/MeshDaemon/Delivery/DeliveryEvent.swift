@@ -1,0 +1,29 @@
+import Foundation
+import SessionMesh
+
+/// Something the router hands to an attached app (the local API turns it into an `event` frame).
+public enum DeliveryEvent: Sendable, Equatable {
+    /// An envelope from `from`. `inboxID` is 0 for realtime items (nothing to ack); otherwise
+    /// the item stays in the inbox until `inbox.ack`. `mode` is the local API mode byte.
+    case envelope(from: String, inboxID: Int64, redelivery: Bool, mode: UInt8, encoded: [UInt8])
+    /// A snapshot from `from` (encoded with `SessionWireCodec`).
+    case snapshot(from: String, encoded: [UInt8])
+    /// A peer's app asks for a snapshot (encoded `SessionSnapshotRequest`).
+    case snapshotRequest(from: String, encoded: [UInt8])
+    /// Reachability of a peer (featureID nil) or of a feature on it changed.
+    case reachability(peer: String, featureID: String?, reachable: Bool, reason: String)
+    /// A timer anchor, already rewritten into this device's clock.
+    case anchor(from: String, sessionID: UUID, featureID: String, revision: UInt64, anchor: SessionTimerAnchor)
+    /// A session directory row changed (`change`: announced, updated, closed).
+    case session(SessionRecord, change: String)
+    /// The app on `peer` processed our events of the session up to `sequence`.
+    case watermark(peer: String, sessionID: UUID, featureID: String, sequence: UInt64)
+}
+
+/// Where the router sends an attachment's events. Implementations must not block: the local
+/// API's sink hands frames to the connection's event loop, which sheds them (counted) when the
+/// client reads too slowly.
+public protocol DeliveryEventSink: AnyObject, Sendable {
+    /// Delivers one event, in call order.
+    func emit(_ event: DeliveryEvent)
+}

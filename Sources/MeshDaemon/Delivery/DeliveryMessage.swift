@@ -1,0 +1,122 @@
+import Foundation
+
+/// The daemon-to-daemon application protocol, carried in `MeshNode.send` messages. The first
+/// byte is the type; docs/DELIVERY.md draws every layout.
+///
+/// ```
+///  type  name               path      body
+///  0x01  realtime           datagram  item                       (stream when drained from pending)
+///  0x02  realtime ack       datagram  eventID 16
+///  0x03  reliable batch     stream    count u32, (sequence u64, item)*
+///  0x04  reliable ack       stream    upTo u64 (cumulative, after the inbox commit)
+///  0x05  snapshot push      stream    encoded snapshot (SessionWireCodec)
+///  0x06  snapshot request   stream    encoded SessionSnapshotRequest
+///  0x07  snapshot reply     stream    encoded snapshot (always shown to apps)
+///  0x08  timer anchor       stream    anchor record (sender's wall clock)
+///  0x09  session            stream    session record
+///  0x0A  watermark          stream    sessionID 16, feature str16, sequence u64
+///  0x0B  feature presence   either    count u16, feature str16 *
+/// ```
+enum DeliveryMessage: Sendable, Equatable {
+    case realtime(DeliveryItem)
+    case realtimeAck(eventID: UUID)
+    case reliableBatch([(sequence: UInt64, item: DeliveryItem)])
+    case reliableAck(upTo: UInt64)
+    case snapshotPush([UInt8])
+    case snapshotRequest([UInt8])
+    case snapshotReply([UInt8])
+    case anchor(DeliveryAnchorRecord)
+    case session(DeliverySessionRecord)
+    case watermark(sessionID: UUID, featureID: String, sequence: UInt64)
+    case presence(features: [String])
+
+    static func == (lhs: DeliveryMessage, rhs: DeliveryMessage) -> Bool { lhs.encode() == rhs.encode() }
+
+    /// The bytes to pass to `MeshNode.send`.
+    func encode() -> [UInt8] {
+        var writer = WireWriter(capacity: 64)
+        switch self {
+        case .realtime(let item):
+            writer.u8(0x01)
+            item.encode(into: &writer)
+        case .realtimeAck(let eventID):
+            writer.u8(0x02)
+            writer.uuid(eventID)
+        case .reliableBatch(let items):
+            writer.u8(0x03)
+            writer.u32(UInt32(truncatingIfNeeded: items.count))
+            for (sequence, item) in items {
+                writer.u64(sequence)
+                item.encode(into: &writer)
+            }
+        case .reliableAck(let upTo):
+            writer.u8(0x04)
+            writer.u64(upTo)
+        case .snapshotPush(let bytes):
+            writer.u8(0x05)
+            writer.raw(bytes)
+        case .snapshotRequest(let bytes):
+            writer.u8(0x06)
+            writer.raw(bytes)
+        case .snapshotReply(let bytes):
+            writer.u8(0x07)
+            writer.raw(bytes)
+        case .anchor(let record):
+            writer.u8(0x08)
+            record.encode(into: &writer)
+        case .session(let record):
+            writer.u8(0x09)
+            record.encode(into: &writer)
+        case .watermark(let sessionID, let featureID, let sequence):
+            writer.u8(0x0A)
+            writer.uuid(sessionID)
+            writer.string16(featureID)
+            writer.u64(sequence)
+        case .presence(let features):
+            writer.u8(0x0B)
+            writer.u16(UInt16(truncatingIfNeeded: features.count))
+            for feature in features { writer.string16(feature) }
+        }
+        return writer.bytes
+    }
+
+    /// Strict decoding: any short, oversized or trailing input throws (the caller counts and
+    /// drops it); never traps.
+    init(decoding bytes: [UInt8]) throws(WireFormatError) {
+        var reader = WireReader(bytes)
+        let type = try reader.u8("delivery message type")
+        switch type {
+        case 0x01: self = .realtime(try DeliveryItem(reading: &reader))
+        case 0x02: self = .realtimeAck(eventID: try reader.uuid("realtime ack"))
+        case 0x03:
+            let count = Int(try reader.u32("batch count"))
+            // Each item takes at least 8 + 16 + 1 + 2 + 1 + 4 bytes: refuse counts the bytes cannot hold.
+            guard count <= reader.remaining / 32 else { throw WireFormatError(what: "batch count") }
+            var items: [(sequence: UInt64, item: DeliveryItem)] = []
+            items.reserveCapacity(count)
+            for _ in 0..<count {
+                let sequence = try reader.u64("batch sequence")
+                items.append((sequence, try DeliveryItem(reading: &reader)))
+            }
+            self = .reliableBatch(items)
+        case 0x04: self = .reliableAck(upTo: try reader.u64("reliable ack"))
+        case 0x05: self = .snapshotPush(reader.rest())
+        case 0x06: self = .snapshotRequest(reader.rest())
+        case 0x07: self = .snapshotReply(reader.rest())
+        case 0x08: self = .anchor(try DeliveryAnchorRecord(reading: &reader))
+        case 0x09: self = .session(try DeliverySessionRecord(reading: &reader))
+        case 0x0A:
+            self = .watermark(sessionID: try reader.uuid("watermark session"),
+                              featureID: try reader.string16("watermark feature"),
+                              sequence: try reader.u64("watermark sequence"))
+        case 0x0B:
+            let count = Int(try reader.u16("presence count"))
+            var features: [String] = []
+            for _ in 0..<count { features.append(try reader.string16("presence feature")) }
+            self = .presence(features: features)
+        default:
+            throw WireFormatError(what: "delivery message (unknown type \(type))")
+        }
+        try reader.expectEnd("delivery message")
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import MeshCrypto
+import MeshLocalAPI
+
+/// Attachments of local apps, feature presence and reachability events.
+extension DeliveryRouter {
+    /// Attaches a client for `features`: from now on `sink` gets their events. Items waiting in
+    /// the inbox for these features are handed to `sink` right after (marked as redeliveries
+    /// when handed out before). One client may attach several times; features add up.
+    public func attach(features: [String], sessionID: UUID? = nil, app: String? = nil,
+                       sink: any DeliveryEventSink) async -> DeliveryAttachResult {
+        let id = nextAttachmentID
+        nextAttachmentID &+= 1
+        attachments[id] = DeliveryAttachment(features: Set(features), sessionID: sessionID, app: app, sink: sink)
+        await announcePresenceIfChanged()
+        let now = now()
+        let statuses = await node.peers()
+        let peers = statuses.map { status in
+            let state = (try? DeviceID.parse(status.deviceID)).flatMap { peerStates[$0] }
+            let reachable = state.map { state in features.contains { state.isReachable($0, now: now) } } ?? false
+            return DeliveryAttachResult.Peer(deviceID: status.deviceID, name: status.name, reachable: reachable)
+        }
+        Task { await self.replayInbox(features: features, to: sink) }
+        return DeliveryAttachResult(attachmentID: id, localDeviceID: localDeviceID.description, peers: peers)
+    }
+
+    /// Ends an attachment (the client disconnected). Unknown ids are ignored.
+    public func detach(_ attachmentID: UInt64) async {
+        guard let removed = attachments.removeValue(forKey: attachmentID) else { return }
+        let key = ObjectIdentifier(removed.sink)
+        if !attachments.values.contains(where: { ObjectIdentifier($0.sink) == key }) { handedOut[key] = nil }
+        await announcePresenceIfChanged()
+    }
+
+    /// Sends the set of features with an attached app to every active peer when it changed.
+    func announcePresenceIfChanged() async {
+        let features = Set(attachments.values.flatMap(\.features)).sorted()
+        guard features != announcedFeatures else { return }
+        announcedFeatures = features
+        for (peer, state) in peerStates where state.active {
+            await transmit(.presence(features: features), to: peer, path: .stream)
+        }
+    }
+
+    /// A peer announced which features have an attached app there.
+    func presenceReceived(_ features: [String], from peer: DeviceID) {
+        guard var state = peerStates[peer] else { return }
+        state.remoteFeatures = Set(features)
+        state.presenceExpiresAt = now() &+ UInt64(options.presenceLease * 1e9)
+        peerStates[peer] = state
+        updateReachability(peer, gained: "app-attached", lost: "app-detached")
+    }
+
+    /// Recomputes which features of `peer` are reachable and emits the changes.
+    func updateReachability(_ peer: DeviceID, gained: String, lost: String) {
+        guard var state = peerStates[peer] else { return }
+        let now = now()
+        let reachable: Set<String> = state.active && now < state.presenceExpiresAt ? state.remoteFeatures : []
+        let up = reachable.subtracting(state.reachableFeatures), down = state.reachableFeatures.subtracting(reachable)
+        state.reachableFeatures = reachable
+        peerStates[peer] = state
+        for feature in up.sorted() {
+            emit(.reachability(peer: peer.description, featureID: feature, reachable: true, reason: gained), feature: feature)
+        }
+        for feature in down.sorted() {
+            emit(.reachability(peer: peer.description, featureID: feature, reachable: false, reason: lost), feature: feature)
+        }
+    }
+
+    /// Hands every inbox item of `features` to `sink`, oldest first, in pages.
+    func replayInbox(features: [String], to sink: any DeliveryEventSink) async {
+        let store = self.store
+        for feature in Set(features).sorted() {
+            var after: InboxID?
+            for _ in 0..<10_000 {
+                let cursor = after
+                guard let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
+                      let last = page.last else { break }
+                after = last.id
+                await hand(page, to: [sink])
+            }
+        }
+    }
+
+    /// Marks entries delivered, then emits them to each sink that has not had them yet.
+    func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink]) async {
+        guard !entries.isEmpty, !sinks.isEmpty else { return }
+        let store = self.store, ids = entries.map(\.id)
+        do {
+            _ = try await worker.run { try store.markDelivered(ids: ids) }
+        } catch {
+            counters.storeErrors &+= 1
+            logger.error("could not mark inbox items delivered", metadata: ["error": "\(error)"])
+            return
+        }
+        for sink in sinks {
+            let key = ObjectIdentifier(sink)
+            var given = handedOut[key] ?? []
+            for entry in entries where given.insert(entry.id.rawValue).inserted {
+                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
+                                    mode: entry.item.kind, encoded: entry.item.payload))
+                counters.inboxDelivered &+= 1
+            }
+            handedOut[key] = given
+        }
+    }
+
+    /// The sinks of attachments of `featureID`, each once.
+    func sinks(for featureID: String) -> [any DeliveryEventSink] {
+        var seen = Set<ObjectIdentifier>()
+        return attachments.values.filter { $0.features.contains(featureID) }.map(\.sink)
+            .filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    /// An app acknowledged inbox items: deletes them. Returns how many were deleted.
+    public func acknowledgeInbox(ids: [Int64]) async throws -> Int {
+        let store = self.store, inboxIDs = ids.map(InboxID.init(rawValue:))
+        let count: Int
+        do {
+            count = try await worker.run { try store.acknowledgeInbox(ids: inboxIDs) }
+        } catch {
+            throw DeliveryError.store(error)
+        }
+        for key in handedOut.keys { handedOut[key]?.subtract(ids) }
+        return count
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import MeshCrypto
+import MeshLocalAPI
+import SessionMesh
+
+/// Channel events: activation drains the pending buffer and resends what peers need.
+extension DeliveryRouter {
+    func consumeChannelEvents() async {
+        for await event in node.channelEvents {
+            switch event {
+            case .activated(let peer): await activated(peer)
+            case .deactivated(let peer, _): deactivated(peer)
+            case .paired(let peer): ensurePeer(peer)
+            case .unpaired(let peer): await unpaired(peer)
+            }
+        }
+    }
+
+    func activated(_ peer: DeviceID) async {
+        ensurePeer(peer)
+        guard var state = peerStates[peer] else { return }
+        state.active = true
+        state.everActivated = true
+        state.epoch &+= 1
+        state.lastSent = state.lastAcked
+        state.retryDelay = options.retryInitial
+        state.lastProgressAt = now()
+        let drained = state.pending.drain()
+        peerStates[peer] = state
+        counters.pendingDrained &+= UInt64(drained.count)
+        emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: true, reason: "channel-active"))
+        await refreshEstimate(peer)
+        await transmit(.presence(features: announcedFeatures), to: peer, path: .stream)
+        // Pre-activation items, in arrival order, on the ordered stream path.
+        for item in drained {
+            switch item {
+            case .envelope(let envelope): await sendRealtimeOnStream(envelope, to: peer)
+            case .snapshot(let message):
+                if await transmitRaw(message, to: peer) { counters.snapshotsPushed &+= 1 }
+            }
+        }
+        await resendState(to: peer)
+        await pump(peer)
+    }
+
+    func deactivated(_ peer: DeviceID) {
+        guard var state = peerStates[peer] else { return }
+        state.active = false
+        state.remoteFeatures = []
+        state.presenceExpiresAt = 0
+        peerStates[peer] = state
+        updateReachability(peer, gained: "channel-active", lost: "channel-down")
+        emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: false, reason: "channel-down"))
+        // Realtime items still waiting for an ack go to the outbox now.
+        let waiting = awaitingAck.filter { $0.value.peer == peer }
+        for (eventID, entry) in waiting {
+            awaitingAck[eventID] = nil
+            fallBack(entry.item, to: peer)
+        }
+    }
+
+    func unpaired(_ peer: DeviceID) async {
+        peerStates[peer] = nil
+        awaitingAck = awaitingAck.filter { $0.value.peer != peer }
+        let store = self.store, key = peer.description
+        do {
+            let summary = try await worker.run { try store.dropPeer(key) }
+            logger.info("delivery data of unpaired device dropped",
+                        metadata: ["peer.id": "\(peer.short)", "outbox": "\(summary.outboxItems)", "inbox": "\(summary.inboxItems)"])
+        } catch {
+            counters.storeErrors &+= 1
+            logger.error("could not drop the delivery data of an unpaired device", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Outbound slots, local sessions, anchors and watermarks: what a peer gets on every activation.
+    func resendState(to peer: DeviceID) async {
+        let store = self.store
+        guard let (slots, sessions, anchors) = try? await worker.run({
+            (try store.listOutboundSlots(), try store.listSessions(), try store.listTimerAnchors())
+        }) else {
+            counters.storeErrors &+= 1
+            return
+        }
+        for session in sessions where session.sourcePeer == nil {
+            await transmit(.session(DeliverySessionRecord(session)), to: peer, path: .stream)
+        }
+        for slot in slots where await transmit(.snapshotPush(slot.bytes), to: peer, path: .stream) {
+            counters.snapshotsPushed &+= 1
+        }
+        for stored in anchors {
+            if let record = try? DeliveryAnchorRecord(stored: stored.bytes) {
+                await transmit(.anchor(record), to: peer, path: .stream)
+            }
+        }
+        for (sessionID, mark) in peerStates[peer]?.watermarksSent ?? [:] {
+            await transmit(.watermark(sessionID: sessionID, featureID: mark.featureID, sequence: mark.sequence),
+                           to: peer, path: .stream)
+        }
+    }
+
+    /// Sends already-encoded delivery message bytes on the stream.
+    func transmitRaw(_ bytes: [UInt8], to peer: DeviceID) async -> Bool {
+        do {
+            try await node.send(bytes, to: peer, path: .stream)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    func refreshEstimate(_ peer: DeviceID) async {
+        let estimate = await node.linkEstimate(of: peer)
+        peerStates[peer]?.roundTripNanoseconds = estimate.roundTripNanoseconds
+        peerStates[peer]?.offsetNanoseconds = estimate.offsetNanoseconds
+    }
+
+    /// Every 100 ms: estimates, presence renewal, lease expiry, reliable retries, seen-set flush.
+    func runTicks() async {
+        var round: UInt64 = 0
+        while !Task.isCancelled {
+            do { try await Task.sleep(nanoseconds: 100_000_000) } catch { return }
+            round &+= 1
+            await tick(round: round)
+        }
+    }
+
+    func tick(round: UInt64) async {
+        let renewEvery = UInt64(max(1, (options.presenceLease / 3) * 10))
+        for peer in peerStates.keys.sorted() where peerStates[peer]?.active == true {
+            await refreshEstimate(peer)
+            if round % renewEvery == 0 {
+                await transmit(.presence(features: announcedFeatures), to: peer, path: .datagram)
+            }
+            updateReachability(peer, gained: "app-attached", lost: "lease-expired")
+            retryIfStalled(peer)
+        }
+        await flushSeen()
+    }
+
+    /// Resends from the last ack when the peer has not acknowledged within the retry delay.
+    func retryIfStalled(_ peer: DeviceID) {
+        guard var state = peerStates[peer], state.active, state.lastSent > state.lastAcked else { return }
+        let now = now()
+        guard now > state.lastProgressAt, Double(now - state.lastProgressAt) / 1e9 >= state.retryDelay else { return }
+        counters.reliableRetries &+= 1
+        state.epoch &+= 1
+        state.lastSent = state.lastAcked
+        state.lastProgressAt = now
+        let jitter = Double.random(in: 0.75...1.25, using: &random)
+        state.retryDelay = min(options.retryMaximum, state.retryDelay * 2 * jitter)
+        peerStates[peer] = state
+        Task { await self.pump(peer) }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import MeshCrypto
+import MeshLocalAPI
+
+/// The reliable path: outbox → stream batches → peer inbox → cumulative ack → outbox delete.
+extension DeliveryRouter {
+    /// Sends unacknowledged outbox items to `peer` in sequence order, within the window.
+    /// One pump per peer runs at a time; a call while one runs makes it loop once more.
+    func pump(_ peer: DeviceID) async {
+        guard let initial = peerStates[peer], initial.active else { return }
+        if initial.pumping {
+            peerStates[peer]?.pumpAgain = true
+            return
+        }
+        peerStates[peer]?.pumping = true
+        defer { peerStates[peer]?.pumping = false }
+        let store = self.store, key = peer.description
+        for _ in 0..<1_000_000 {
+            guard let state = peerStates[peer], state.active else { return }
+            peerStates[peer]?.pumpAgain = false
+            let inFlight = state.lastSent > state.lastAcked ? Int(state.lastSent - state.lastAcked) : 0
+            let room = options.reliableWindow - inFlight
+            guard room > 0 else { return }
+            let after = state.lastSent, epoch = state.epoch
+            let entries: [OutboxEntry]
+            do {
+                entries = try await worker.run { try store.pendingOutbox(peer: key, after: after, limit: min(room, 1024)) }
+            } catch {
+                noteStoreError(error, "could not read the outbox")
+                return
+            }
+            guard let current = peerStates[peer], current.active, current.epoch == epoch, current.lastSent == after else {
+                continue
+            }
+            guard let last = entries.last else {
+                if peerStates[peer]?.pumpAgain == true { continue }
+                return
+            }
+            if current.lastSent <= current.lastAcked { peerStates[peer]?.lastProgressAt = now() }
+            peerStates[peer]?.lastSent = last.sequence
+            for entry in entries { peerStates[peer]?.attempts[entry.sequence, default: 0] += 1 }
+            for batch in batches(entries) {
+                guard await transmit(.reliableBatch(batch), to: peer, path: .stream) else { return }
+                counters.reliableBatchesSent &+= 1
+                counters.reliableItemsSent &+= UInt64(batch.count)
+            }
+        }
+    }
+
+    /// Splits entries into batch messages of at most `maximumBatchBytes` payload each.
+    func batches(_ entries: [OutboxEntry]) -> [[(sequence: UInt64, item: DeliveryItem)]] {
+        var result: [[(sequence: UInt64, item: DeliveryItem)]] = []
+        var current: [(sequence: UInt64, item: DeliveryItem)] = []
+        var bytes = 0
+        for entry in entries {
+            let size = entry.item.payload.count + 64
+            if !current.isEmpty && bytes + size > options.maximumBatchBytes {
+                result.append(current)
+                current = []
+                bytes = 0
+            }
+            current.append((entry.sequence, DeliveryItem(entry)))
+            bytes += size
+        }
+        if !current.isEmpty { result.append(current) }
+        return result
+    }
+
+    /// The peer stored everything up to `upTo` durably: forget it here and send more.
+    func reliableAcked(upTo: UInt64, from peer: DeviceID) {
+        guard var state = peerStates[peer], upTo > state.lastAcked else { return }
+        counters.reliableAcked &+= upTo - state.lastAcked
+        state.lastAcked = upTo
+        if state.lastSent < upTo { state.lastSent = upTo }
+        state.lastProgressAt = now()
+        state.retryDelay = options.retryInitial
+        state.attempts = state.attempts.filter { $0.key > upTo }
+        peerStates[peer] = state
+        let store = self.store, key = peer.description
+        Task {
+            do {
+                _ = try await self.worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
+            } catch {
+                self.noteStoreError(error, "could not delete acknowledged outbox items")
+            }
+            await self.pump(peer)
+        }
+    }
+
+    /// Outstanding transfers for `meshctl queue`, with attempts of this run added.
+    public func queue() async throws -> [(summary: OutboxSummary, attempts: Int, ageSeconds: Double)] {
+        let store = self.store
+        let items: [OutboxSummary]
+        do { items = try await worker.run { try store.listOutbox() } } catch { throw DeliveryError.store(error) }
+        let now = wallNow()
+        return items.map { summary in
+            let peer = try? DeviceID.parse(summary.peer)
+            let live = peer.flatMap { peerStates[$0]?.attempts[summary.sequence] } ?? 0
+            return (summary, summary.attempts + live, summary.age(at: now))
+        }
+    }
+
+    /// Cancels one outstanding transfer; throws `not-found` when no such item is queued.
+    public func cancelQueued(id: Int64) async throws {
+        let store = self.store
+        let removed: Bool
+        do { removed = try await worker.run { try store.cancelOutbox(id: OutboxID(rawValue: id)) } } catch {
+            throw DeliveryError.store(error)
+        }
+        guard removed else { throw DeliveryError.notFound("no queued item has id \(id); see `meshctl queue`") }
+    }
+}

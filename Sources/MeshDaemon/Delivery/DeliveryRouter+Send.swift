@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import MeshCrypto
+import MeshLocalAPI
+import SessionMesh
+
+/// The send operation: realtime (datagram + ack, falling back to the outbox) and reliable.
+extension DeliveryRouter {
+    /// Sends an envelope (`encoded` with `SessionWireCodec`) to `target` (nil/empty = every paired
+    /// device). `mode` is the local API mode byte: 1 realtime, 2 reliable, 5 acknowledgement.
+    ///
+    /// Reliable returns once the item is durably in the outbox of every target, or throws
+    /// `queue-full` (nothing queued for any target is lost).
+    public func send(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], mode: UInt8,
+                     to target: String?) async throws -> DeliverySendOutcome {
+        let peers = try await targets(target)
+        let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: mode, featureID: envelope.metadata.featureID,
+                                sessionID: envelope.metadata.sessionID, payload: encoded)
+        if mode == DeliveryItem.Kind.reliableEnvelope.rawValue {
+            try await enqueueReliable(item, for: peers)
+            return DeliverySendOutcome(outcome: "queued", peers: peers.count)
+        }
+        var outcomes: Set<String> = []
+        for peer in peers { outcomes.insert(await sendRealtime(item, to: peer)) }
+        let outcome = outcomes.contains("queued") ? "queued" : outcomes.contains("pending") ? "pending" : "sent"
+        return DeliverySendOutcome(outcome: outcome, peers: peers.count)
+    }
+
+    /// Durably queues `item` for every peer (concurrent callers share commits), then starts sending.
+    func enqueueReliable(_ item: DeliveryItem, for peers: [DeviceID]) async throws {
+        let outbox = item.outboxItem(createdAt: wallNow())
+        let committer = self.committer
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for peer in peers {
+                    let key = peer.description
+                    group.addTask { _ = try await committer.enqueue(peer: key, item: outbox) }
+                }
+                try await group.waitForAll()
+            }
+        } catch let error as StoreError where error.code == .full {
+            counters.reliableRefused &+= 1
+            throw DeliveryError.queueFull(error.description)
+        } catch {
+            counters.storeErrors &+= 1
+            throw DeliveryError.store(error)
+        }
+        counters.reliableEnqueued &+= UInt64(peers.count)
+        for peer in peers where peerStates[peer]?.active == true {
+            Task { await self.pump(peer) }
+        }
+    }
+
+    /// One realtime item to one peer; returns the outcome word.
+    func sendRealtime(_ item: DeliveryItem, to peer: DeviceID) async -> String {
+        guard let state = peerStates[peer] else { return "queued" }
+        if !state.active {
+            if !state.everActivated {
+                if peerStates[peer]?.pending.enqueue(envelope: item) == true { counters.pendingDropped &+= 1 }
+                return "pending"
+            }
+            fallBack(item, to: peer)
+            return "queued"
+        }
+        let message = DeliveryMessage.realtime(item).encode()
+        guard state.isReachable(item.featureID, now: now()), message.count <= MeshNode.maximumDatagramMessage else {
+            fallBack(item, to: peer)
+            return "queued"
+        }
+        expectAck(item, from: peer)
+        do {
+            try await node.send(message, to: peer, path: .datagram)
+            counters.realtimeSent &+= 1
+            return "sent"
+        } catch {
+            if awaitingAck.removeValue(forKey: item.eventID) != nil { fallBack(item, to: peer) }
+            return "queued"
+        }
+    }
+
+    /// A drained pre-activation item: realtime message on the ordered stream, ack still expected.
+    func sendRealtimeOnStream(_ item: DeliveryItem, to peer: DeviceID) async {
+        expectAck(item, from: peer)
+        if await transmit(.realtime(item), to: peer, path: .stream) {
+            counters.realtimeSent &+= 1
+        } else if awaitingAck.removeValue(forKey: item.eventID) != nil {
+            fallBack(item, to: peer)
+        }
+    }
+
+    /// Puts a realtime item into the durable outbox (same event ID, so the receiver dedups).
+    func fallBack(_ item: DeliveryItem, to peer: DeviceID) {
+        counters.realtimeFallbacks &+= 1
+        let committer = self.committer, key = peer.description, outbox = item.outboxItem(createdAt: wallNow())
+        Task {
+            do {
+                _ = try await committer.enqueue(peer: key, item: outbox)
+                await self.pump(peer)
+            } catch {
+                self.noteStoreError(error, "could not queue a realtime item that got no ack")
+            }
+        }
+    }
+
+    func noteStoreError(_ error: any Error, _ message: Logger.Message) {
+        counters.storeErrors &+= 1
+        logger.error(message, metadata: ["error": "\(error)"])
+    }
+
+    // MARK: - Acks of realtime items
+
+    func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
+        let rtt = Double(peerStates[peer]?.roundTripNanoseconds ?? 0) / 1e9
+        let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, 4 * rtt))
+        awaitingAck[item.eventID] = (peer, item, now() &+ UInt64(seconds * 1e9))
+        ackOrder.append(item.eventID)
+        if !ackWatchdogRunning {
+            ackWatchdogRunning = true
+            Task { await self.watchAcks() }
+        }
+    }
+
+    func realtimeAcked(_ eventID: UUID) {
+        if awaitingAck.removeValue(forKey: eventID) != nil { counters.realtimeAcked &+= 1 }
+    }
+
+    /// Sleeps until the earliest deadline, falls back what expired; stops when nothing waits.
+    func watchAcks() async {
+        while true {
+            while ackOrderHead < ackOrder.count, awaitingAck[ackOrder[ackOrderHead]] == nil { ackOrderHead += 1 }
+            if ackOrderHead > 1024 && ackOrderHead * 2 > ackOrder.count {
+                ackOrder.removeFirst(ackOrderHead)
+                ackOrderHead = 0
+            }
+            guard ackOrderHead < ackOrder.count, let first = awaitingAck[ackOrder[ackOrderHead]] else {
+                ackOrder.removeAll()
+                ackOrderHead = 0
+                ackWatchdogRunning = false
+                return
+            }
+            let now = now()
+            if first.deadline > now {
+                try? await Task.sleep(nanoseconds: first.deadline - now)
+                continue
+            }
+            let eventID = ackOrder[ackOrderHead]
+            ackOrderHead += 1
+            awaitingAck[eventID] = nil
+            fallBack(first.item, to: first.peer)
+        }
+    }
+}

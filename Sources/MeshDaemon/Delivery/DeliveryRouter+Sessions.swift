@@ -1,0 +1,172 @@
+import Foundation
+import MeshCrypto
+import MeshLocalAPI
+import SessionMesh
+
+/// The session directory, closing, timer anchors and watermarks.
+extension DeliveryRouter {
+    /// Announces or updates a session of this device and replicates it to active peers (and to
+    /// the others on their next activation). Throws `session-closed` for a closed session.
+    public func announceSession(sessionID: UUID, featureID: String, owner: String, status: String) async throws {
+        guard status != "closed" else {
+            throw ControlError.invalidArgument("session.announce: use session.close to close a session")
+        }
+        let store = self.store
+        let existing: SessionRecord?
+        do { existing = try await worker.run { try store.session(id: sessionID) } } catch { throw DeliveryError.store(error) }
+        if existing?.status == "closed" { throw DeliveryError.sessionClosed(sessionID.uuidString) }
+        let record = SessionRecord(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
+                                   updatedAt: wallNow(), revision: (existing?.revision ?? 0) + 1, sourcePeer: nil)
+        do { _ = try await worker.run { try store.putSession(record) } } catch { throw DeliveryError.store(error) }
+        emit(.session(record, change: existing == nil ? "announced" : "updated"), feature: featureID)
+        for (peer, state) in peerStates where state.active {
+            await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
+        }
+    }
+
+    /// Closes a session: directory row `closed`, a closing envelope queued reliably for every
+    /// paired device, a closing snapshot in the outbound slot. Returns once the envelope was
+    /// acknowledged by the reachable peers (within `closeWait`) — `delivered` — or is durably
+    /// queued for the others — `queued`.
+    public func closeSession(sessionID: UUID, featureID: String) async throws -> (delivered: [String], queued: [String]) {
+        let store = self.store, at = wallNow()
+        let existing: SessionRecord?
+        let slot: SnapshotSlot?
+        do {
+            (existing, slot) = try await worker.run {
+                (try store.session(id: sessionID), try store.outboundSlot(featureID: featureID, sessionID: sessionID))
+            }
+        } catch {
+            throw DeliveryError.store(error)
+        }
+        let record = SessionRecord(sessionID: sessionID, featureID: featureID, owner: existing?.owner ?? localDeviceID.description,
+                                   status: "closed", updatedAt: at, revision: (existing?.revision ?? 0) + 1, sourcePeer: nil)
+        let metadata = SessionSyncMetadata(sessionID: sessionID, featureID: featureID, sourcePeerID: localDeviceID.description,
+                                           eventID: UUID(), sequence: 0, causalTimestamp: at,
+                                           payloadType: Self.sessionClosedPayloadType)
+        let envelope = AnySessionSyncEnvelope(metadata: metadata, payload: Data())
+        let snapshot = AnySessionSyncSnapshot(metadata: metadata, revision: (slot?.revision ?? 0) + 1, state: Data())
+        let encodedEnvelope: [UInt8], encodedSnapshot: [UInt8]
+        do {
+            encodedEnvelope = try SessionWireCodec.encode(envelope)
+            encodedSnapshot = try SessionWireCodec.encode(snapshot)
+        } catch {
+            throw ControlError.invalidArgument("session.close: \(error)")
+        }
+        do { _ = try await worker.run { try store.putSession(record) } } catch { throw DeliveryError.store(error) }
+        emit(.session(record, change: "closed"), feature: featureID)
+        let peers = peerStates.keys.sorted()
+        let item = DeliveryItem(eventID: metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
+                                featureID: featureID, sessionID: sessionID, payload: encodedEnvelope)
+        try await enqueueReliable(item, for: peers)
+        _ = try await publishSnapshot(snapshot, encoded: encodedSnapshot, to: nil)
+        var delivered: [String] = [], queued: [String] = []
+        for peer in peers {
+            if peerStates[peer]?.active == true {
+                await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
+            }
+        }
+        for peer in peers {
+            if peerStates[peer]?.active == true, await waitUntilDelivered(item.eventID, to: peer) {
+                delivered.append(peer.description)
+            } else {
+                queued.append(peer.description)
+            }
+        }
+        return (delivered, queued)
+    }
+
+    /// Waits (bounded by `closeWait`) until the outbox no longer holds `eventID` for `peer`.
+    func waitUntilDelivered(_ eventID: UUID, to peer: DeviceID) async -> Bool {
+        let store = self.store, key = peer.description
+        let deadline = now() &+ UInt64(options.closeWait * 1e9)
+        while now() < deadline {
+            let queued = try? await worker.run { try store.listOutbox(peer: key).contains { $0.eventID == eventID } }
+            if queued == false { return true }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return false
+    }
+
+    /// The directory, optionally of one feature, most recently updated first.
+    public func sessions(featureID: String?) async throws -> [SessionRecord] {
+        let store = self.store
+        do { return try await worker.run { try store.listSessions(featureID: featureID) } } catch { throw DeliveryError.store(error) }
+    }
+
+    func sessionReceived(_ message: DeliverySessionRecord, from peer: DeviceID) async {
+        counters.sessionsReceived &+= 1
+        let record = message.record(sourcePeer: peer.description), store = self.store
+        guard let (existing, changed) = try? await worker.run({
+            let existing = try store.session(id: record.sessionID)
+            return (existing, try store.putSession(record))
+        }) else {
+            counters.storeErrors &+= 1
+            return
+        }
+        guard changed else { return }
+        let change = record.status == "closed" ? "closed" : existing == nil ? "announced" : "updated"
+        emit(.session(record, change: change), feature: record.featureID)
+    }
+
+    // MARK: - Timer anchors
+
+    /// Stores a session's anchor (latest revision wins; instants in this device's clock) and
+    /// forwards it. Returns whether it replaced the stored one.
+    public func setAnchor(sessionID: UUID, featureID: String, revision: UInt64, anchor: SessionTimerAnchor) async throws -> Bool {
+        let record = DeliveryAnchorRecord(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
+        let store = self.store, at = wallNow(), bytes = record.encoded()
+        let stored: Bool
+        do {
+            stored = try await worker.run { try store.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at) }
+        } catch {
+            throw DeliveryError.store(error)
+        }
+        if stored {
+            for (peer, state) in peerStates where state.active { await transmit(.anchor(record), to: peer, path: .stream) }
+        }
+        return stored
+    }
+
+    /// A peer's anchor: rewritten into this clock with the estimated offset (peer minus local),
+    /// stored if newer, handed to the apps of the feature.
+    func anchorReceived(_ record: DeliveryAnchorRecord, from peer: DeviceID) async {
+        counters.anchorsReceived &+= 1
+        await refreshEstimate(peer)
+        let offset = Double(peerStates[peer]?.offsetNanoseconds ?? 0) / 1e9
+        var local = record
+        local.anchor = record.anchor.shifted(by: -offset)
+        let store = self.store, at = wallNow(), bytes = local.encoded(), sessionID = local.sessionID, revision = local.revision
+        guard let stored = try? await worker.run({
+            try store.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at)
+        }) else {
+            counters.storeErrors &+= 1
+            return
+        }
+        guard stored else { return }
+        emit(.anchor(from: peer.description, sessionID: local.sessionID, featureID: local.featureID,
+                     revision: local.revision, anchor: local.anchor), feature: local.featureID)
+    }
+
+    // MARK: - Watermarks
+
+    /// This device's app processed `peer`'s events of the session up to `sequence`: forwards it
+    /// (monotonic: a lower value is ignored; resent on every activation).
+    public func setWatermark(sessionID: UUID, featureID: String, peer: String, sequence: UInt64) async throws {
+        let target = try await node.resolvePairedPeer(peer)
+        ensurePeer(target)
+        guard let state = peerStates[target] else { return }
+        if let known = state.watermarksSent[sessionID], known.sequence >= sequence { return }
+        peerStates[target]?.watermarksSent[sessionID] = (featureID, sequence)
+        if state.active {
+            await transmit(.watermark(sessionID: sessionID, featureID: featureID, sequence: sequence), to: target, path: .stream)
+        }
+    }
+
+    func watermarkReceived(sessionID: UUID, featureID: String, sequence: UInt64, from peer: DeviceID) {
+        guard let state = peerStates[peer] else { return }
+        if let known = state.watermarksReceived[sessionID], known >= sequence { return }
+        peerStates[peer]?.watermarksReceived[sessionID] = sequence
+        emit(.watermark(peer: peer.description, sessionID: sessionID, featureID: featureID, sequence: sequence), feature: featureID)
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import Logging
+import MeshCrypto
+import MeshLocalAPI
+import ServiceLifecycle
+import SessionMesh
+
+/// Routes application data between local apps and paired devices: the four delivery modes of
+/// ARCHITECTURE §5, pre-activation buffering, presence, watermarks, sessions and timer anchors.
+///
+/// Wires a `MeshNode` (channels), a `DeliveryStore` (outbox, inbox, slots, directory, anchors)
+/// and the attached local clients (`DeliveryEventSink`). It is the single consumer of the
+/// node's `inboundMessages` and `channelEvents`, so create one router per node and run it in
+/// the same `ServiceGroup`, after the node (shutdown runs in reverse: the router stops first).
+/// A router runs once. docs/DELIVERY.md describes the protocol and the guarantees.
+public actor DeliveryRouter: Service {
+    let node: MeshNode
+    let store: DeliveryStore
+    let committer: StoreGroupCommitter
+    let worker = StoreWorker()
+    let options: DeliveryRouterOptions
+    let logger: Logger
+    let clock: any MeshClock
+    /// This device's ID.
+    public nonisolated let localDeviceID: DeviceID
+
+    var counters = DeliveryCounters()
+    var peerStates: [DeviceID: DeliveryPeerState] = [:]
+    var attachments: [UInt64: DeliveryAttachment] = [:]
+    var nextAttachmentID: UInt64 = 1
+    var announcedFeatures: [String] = []
+    /// Inbox ids handed to each sink and not yet acknowledged (no sink sees an item twice live).
+    var handedOut: [ObjectIdentifier: Set<Int64>] = [:]
+    var awaitingAck: [UUID: (peer: DeviceID, item: DeliveryItem, deadline: UInt64)] = [:]
+    var ackOrder: [UUID] = []
+    var ackOrderHead = 0
+    var ackWatchdogRunning = false
+    var realtimeSeen: Set<UUID> = []
+    var realtimeSeenOrder: [UUID] = []
+    var realtimeSeenHead = 0
+    var seenToRecord: [DeviceID: [UUID]] = [:]
+    var random = SystemRandomNumberGenerator()
+    var ran = false
+
+    nonisolated let inboxWork: AsyncStream<(DeviceID, [(sequence: UInt64, item: DeliveryItem)])>
+    let inboxWorkQueue: AsyncStream<(DeviceID, [(sequence: UInt64, item: DeliveryItem)])>.Continuation
+
+    /// Creates a router over `node` and an open `store`. Nothing happens until `run()`.
+    /// The router owns the store's group committer and shuts it down when it stops; the caller
+    /// closes the store after `run()` returned.
+    public init(node: MeshNode, store: DeliveryStore, options: DeliveryRouterOptions = DeliveryRouterOptions(),
+                logger: Logger) {
+        self.node = node
+        self.store = store
+        self.committer = StoreGroupCommitter(store: store)
+        self.options = options
+        self.logger = logger
+        self.clock = node.clock
+        self.localDeviceID = node.deviceID
+        (inboxWork, inboxWorkQueue) = AsyncStream.makeStream()
+    }
+
+    /// Opens (or creates) `<stateDirectory>/delivery.sqlite` with `storeOptions`.
+    public static func openStore(stateDirectory: String,
+                                 options: DeliveryStoreOptions = DeliveryStoreOptions()) throws -> DeliveryStore {
+        try DeliveryStore.open(path: StateDirectory.path(stateDirectory, "delivery.sqlite"), options: options)
+    }
+
+    /// Consumes the node's messages and channel events, retries, renews presence and expires
+    /// leases until graceful shutdown or cancellation. Then flushes what it must and returns.
+    public func run() async throws {
+        guard !ran else { throw ControlError(code: "already-ran", message: "this delivery router already ran") }
+        ran = true
+        for peer in await node.pairedDeviceIDs() { ensurePeer(peer) }
+        let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await self.consumeChannelEvents() }
+                    group.addTask { await self.consumeInbound() }
+                    group.addTask { await self.consumeInboxWork() }
+                    group.addTask { await self.runTicks() }
+                    for await _ in stop {}
+                    group.cancelAll()
+                }
+            } onGracefulShutdown: {
+                stopper.finish()
+            }
+        } onCancel: {
+            stopper.finish()
+        }
+        inboxWorkQueue.finish()
+        await flushSeen()
+        let committer = self.committer
+        _ = try? await worker.run { committer.shutdown() }
+        logger.info("delivery router stopped")
+    }
+
+    func ensurePeer(_ peer: DeviceID) {
+        if peerStates[peer] == nil {
+            peerStates[peer] = DeliveryPeerState(pendingCapacity: options.pendingCapacity, retryInitial: options.retryInitial)
+        }
+    }
+
+    /// Monotonic now, ns.
+    func now() -> UInt64 { clock.monotonicNanoseconds() }
+
+    /// Wall now as a `Date` (the node's clock, so a skewed test clock applies).
+    func wallNow() -> Date { Date(timeIntervalSince1970: Double(clock.wallNanoseconds()) / 1e9) }
+
+    /// Sends `message` to `peer`; false when the channel refused it.
+    @discardableResult
+    func transmit(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath) async -> Bool {
+        do {
+            try await node.send(message.encode(), to: peer, path: path)
+            return true
+        } catch {
+            logger.trace("delivery send failed", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Emits `event` to every attachment of `featureID` (each sink once).
+    func emit(_ event: DeliveryEvent, feature featureID: String) {
+        var seen = Set<ObjectIdentifier>()
+        for attachment in attachments.values where attachment.features.contains(featureID) {
+            if seen.insert(ObjectIdentifier(attachment.sink)).inserted { attachment.sink.emit(event) }
+        }
+    }
+
+    /// Emits `event` to every attachment (each sink once).
+    func emitToAll(_ event: DeliveryEvent) {
+        var seen = Set<ObjectIdentifier>()
+        for attachment in attachments.values where seen.insert(ObjectIdentifier(attachment.sink)).inserted {
+            attachment.sink.emit(event)
+        }
+    }
+
+    /// Resolves a target: nil or empty means every paired device.
+    func targets(_ text: String?) async throws -> [DeviceID] {
+        guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty, text != "all" else {
+            return peerStates.keys.sorted()
+        }
+        let peer = try await node.resolvePairedPeer(text)
+        ensurePeer(peer)
+        return [peer]
+    }
+
+    /// Counters for `meshctl status`, including the pending-buffer and store levels.
+    public func counterValues() async -> [String: UInt64] {
+        var values = counters.dictionary
+        values["pending.queued"] = UInt64(peerStates.values.reduce(0) { $0 + $1.pending.count })
+        values["delivery.realtime.awaiting_ack"] = UInt64(awaitingAck.count)
+        values["delivery.attachments"] = UInt64(attachments.count)
+        let store = self.store
+        if let counts = try? await worker.run({ try store.counts() }) {
+            values["delivery.outbox.items"] = UInt64(counts.outbox.items)
+            values["delivery.outbox.bytes"] = UInt64(counts.outbox.bytes)
+            values["delivery.inbox.items"] = UInt64(counts.inbox.items)
+            values["delivery.inbox.bytes"] = UInt64(counts.inbox.bytes)
+        }
+        return values
+    }
+}
+
+extension DeliveryRouter: CustomStringConvertible {
+    /// `DeliveryRouter(DEVICE)`, for ServiceLifecycle's logs.
+    public nonisolated var description: String { "DeliveryRouter(\(localDeviceID.short))" }
+}

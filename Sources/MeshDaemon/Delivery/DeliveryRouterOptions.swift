@@ -1,0 +1,26 @@
+/// Tuning of the delivery router; the defaults suit a daemon.
+public struct DeliveryRouterOptions: Sendable, Equatable {
+    /// Pre-activation buffer: envelopes held per peer before its first activation (oldest dropped).
+    public var pendingCapacity = 200
+    /// Smallest realtime ack deadline, seconds (the deadline is max(4 × RTT, this)).
+    public var minimumAckDeadline = 0.020
+    /// Longest realtime ack deadline, seconds.
+    public var maximumAckDeadline = 0.5
+    /// Reliable items sent but not yet acknowledged, per peer, before the sender waits.
+    public var reliableWindow = 4096
+    /// Largest reliable batch message, bytes of payload.
+    public var maximumBatchBytes = 512 * 1024
+    /// First retry delay of unacknowledged reliable items, seconds (doubles, jittered ±25 %).
+    public var retryInitial = 1.0
+    /// Longest retry delay, seconds.
+    public var retryMaximum = 30.0
+    /// How long a peer's feature presence lasts without renewal, seconds.
+    public var presenceLease = 6.0
+    /// How long `session.close` waits for reachable peers to ack the closing envelope, seconds.
+    public var closeWait = 2.0
+    /// Realtime event IDs remembered in memory for dedup against a queued copy.
+    public var realtimeDedupMemory = 65_536
+
+    /// The defaults.
+    public init() {}
+}

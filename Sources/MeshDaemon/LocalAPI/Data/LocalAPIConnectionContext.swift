@@ -1,0 +1,46 @@
+import Foundation
+import NIOCore
+
+/// Per-connection state the data operations need: the channel to write events to, the
+/// attachments to end when the client goes away, and the sinks waiting for their attach reply.
+final class LocalAPIConnectionContext: @unchecked Sendable {
+    let channel: any Channel
+    private let lock = NSLock()
+    private var attachmentIDs: [UInt64] = []
+    private var waitingSinks: [UInt32: LocalAPIEventSink] = [:]
+    private var closed = false
+
+    init(channel: any Channel) { self.channel = channel }
+
+    /// A new sink for the attach request `requestID`; it holds events until `replyWritten`.
+    func makeSink(requestID: UInt32) -> LocalAPIEventSink {
+        let sink = LocalAPIEventSink(channel: channel, requestID: requestID)
+        lock.withLock { waitingSinks[requestID] = sink }
+        return sink
+    }
+
+    /// Records an attachment; false when the connection already closed (detach it at once).
+    func attached(_ id: UInt64) -> Bool {
+        lock.withLock {
+            guard !closed else { return false }
+            attachmentIDs.append(id)
+            return true
+        }
+    }
+
+    /// On the event loop, after the reply to `requestID` was written: opens its sink, if any.
+    func replyWritten(requestID: UInt32) {
+        let sink = lock.withLock { waitingSinks.removeValue(forKey: requestID) }
+        sink?.open()
+    }
+
+    /// The connection closed: returns the attachments to end.
+    func close() -> [UInt64] {
+        lock.withLock {
+            closed = true
+            waitingSinks.removeAll()
+            defer { attachmentIDs.removeAll() }
+            return attachmentIDs
+        }
+    }
+}

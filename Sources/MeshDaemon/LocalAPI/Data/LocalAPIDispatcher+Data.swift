@@ -1,0 +1,76 @@
+import Foundation
+import MeshLocalAPI
+import NIOCore
+import SessionMesh
+
+extension LocalAPIDispatcher {
+    /// The reply to a data operation, or nil when `request` is a control operation.
+    func dataReply(to request: LocalAPIRequest, connection: LocalAPIConnectionContext?) async throws -> ByteBuffer? {
+        switch request {
+        case .hello, .status, .peers, .pairCreate, .pairWait, .pairCancel, .pairJoin, .unpair, .ping:
+            return nil
+        default:
+            break
+        }
+        guard let router else { throw DeliveryError.unavailable }
+        switch request {
+        case .attach(let features, let sessionID, let app):
+            guard let connection, let requestID = LocalAPIDispatcher.currentRequestID else {
+                throw ControlError.invalidArgument("attach needs a socket connection")
+            }
+            let sink = connection.makeSink(requestID: requestID)
+            let result = await router.attach(features: features, sessionID: sessionID, app: app, sink: sink)
+            if !connection.attached(result.attachmentID) { await router.detach(result.attachmentID) }
+            return try LocalAPIJSON.encode(AttachReply(
+                attachmentID: result.attachmentID, localDeviceID: result.localDeviceID,
+                peers: result.peers.map { AttachReply.Peer(deviceID: $0.deviceID, name: $0.name, reachable: $0.reachable) }))
+        case .send(let mode, let target, let envelope, let encoded):
+            let outcome = try await router.send(envelope, encoded: encoded, mode: mode, to: target)
+            return try LocalAPIJSON.encode(SendReply(eventID: envelope.metadata.eventID, outcome: outcome.outcome, peers: outcome.peers))
+        case .snapshotPublish(let target, let snapshot, let encoded):
+            let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target)
+            return try LocalAPIJSON.encode(SnapshotPublishReply(revision: snapshot.revision, stored: stored))
+        case .snapshotRequest(let sessionID, let featureID, let peer):
+            try await router.requestSnapshot(sessionID: sessionID, featureID: featureID, peer: peer)
+            return try LocalAPIJSON.encode(EmptyBody())
+        case .snapshotLatest(let featureID, let peer, let sessionID):
+            guard let found = try await router.latestSnapshot(featureID: featureID, peer: peer, sessionID: sessionID) else {
+                throw DeliveryError.notFound("no snapshot of feature \(featureID) was received\(peer.map { " from \($0)" } ?? "")")
+            }
+            var bytes: [UInt8] = []
+            LocalAPIEventFrames.append(found.peer, to: &bytes)
+            return ByteBuffer(bytes: bytes + found.encoded)
+        case .anchorSet(let sessionID, let featureID, let revision, let anchor):
+            let stored = try await router.setAnchor(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
+            return try LocalAPIJSON.encode(StoredReply(stored: stored))
+        case .sessionAnnounce(let sessionID, let featureID, let owner, let status):
+            try await router.announceSession(sessionID: sessionID, featureID: featureID, owner: owner, status: status)
+            return try LocalAPIJSON.encode(EmptyBody())
+        case .sessionClose(let sessionID, let featureID):
+            let result = try await router.closeSession(sessionID: sessionID, featureID: featureID)
+            return try LocalAPIJSON.encode(SessionCloseReply(delivered: result.delivered, queued: result.queued))
+        case .sessions(let featureID):
+            return try LocalAPIJSON.encode(SessionsReply(sessions: try await router.sessions(featureID: featureID).map { SessionBody($0) }))
+        case .inboxAck(let ids):
+            return try LocalAPIJSON.encode(InboxAckReply(acknowledged: try await router.acknowledgeInbox(ids: ids)))
+        case .queue:
+            let items = try await router.queue().map { entry in
+                QueueItem(id: entry.summary.id.rawValue, peer: entry.summary.peer, featureID: entry.summary.featureID,
+                          eventID: entry.summary.eventID, ageSeconds: entry.ageSeconds,
+                          attempts: entry.attempts, size: entry.summary.size)
+            }
+            return try LocalAPIJSON.encode(QueueReply(items: items))
+        case .queueCancel(let id):
+            try await router.cancelQueued(id: id)
+            return try LocalAPIJSON.encode(EmptyBody())
+        case .watermarkSet(let sessionID, let featureID, let peer, let sequence):
+            try await router.setWatermark(sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence)
+            return try LocalAPIJSON.encode(EmptyBody())
+        default:
+            return nil
+        }
+    }
+
+    /// The id of the request being performed (set by the connection handler's task).
+    @TaskLocal static var currentRequestID: UInt32?
+}

@@ -1,0 +1,72 @@
+import Foundation
+import MeshLocalAPI
+import NIOCore
+import SessionMesh
+
+/// Encodes `DeliveryEvent`s as local API event frames (docs/LOCAL-API.md § events).
+enum LocalAPIEventFrames {
+    static func frame(for event: DeliveryEvent, requestID: UInt32) -> LocalAPIFrame? {
+        func binary(_ operation: LocalAPIOperation, _ bytes: [UInt8]) -> LocalAPIFrame {
+            LocalAPIFrame(kind: .event, operation: operation, flags: .binaryBody, requestID: requestID, body: ByteBuffer(bytes: bytes))
+        }
+        func json(_ operation: LocalAPIOperation, _ value: some Encodable) -> LocalAPIFrame? {
+            guard let body = try? LocalAPIJSON.encode(value) else { return nil }
+            return LocalAPIFrame(kind: .event, operation: operation, requestID: requestID, body: body)
+        }
+        switch event {
+        case .envelope(let from, let inboxID, let redelivery, let mode, let encoded):
+            var bytes: [UInt8] = [redelivery ? 1 : 0]
+            let id = UInt64(bitPattern: inboxID)
+            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((id >> UInt64(shift)) & 0xff)) }
+            append(from, to: &bytes)
+            bytes.append(mode)
+            bytes.append(contentsOf: encoded)
+            return binary(LocalAPIDataOperation.envelopeEvent, bytes)
+        case .snapshot(let from, let encoded):
+            var bytes: [UInt8] = []
+            append(from, to: &bytes)
+            return binary(LocalAPIDataOperation.snapshotEvent, bytes + encoded)
+        case .snapshotRequest(let from, let encoded):
+            var bytes: [UInt8] = []
+            append(from, to: &bytes)
+            return binary(LocalAPIDataOperation.snapshotRequestEvent, bytes + encoded)
+        case .reachability(let peer, let featureID, let reachable, let reason):
+            return json(LocalAPIDataOperation.reachabilityEvent,
+                        ReachabilityBody(peer: peer, featureID: featureID, reachable: reachable, reason: reason))
+        case .anchor(let from, let sessionID, let featureID, let revision, let anchor):
+            return json(LocalAPIDataOperation.anchorEvent,
+                        AnchorEventBody(sessionID: sessionID, featureID: featureID, revision: revision,
+                                        anchor: AnchorBody(anchor), from: from))
+        case .session(let record, let change):
+            return json(LocalAPIDataOperation.sessionEvent, SessionBody(record, change: change))
+        case .watermark(let peer, let sessionID, let featureID, let sequence):
+            return json(LocalAPIDataOperation.watermarkEvent,
+                        WatermarkBody(sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence))
+        }
+    }
+
+    /// `u8 length | UTF-8` (device IDs are far below 255 bytes).
+    static func append(_ text: String, to bytes: inout [UInt8]) {
+        let utf8 = Array(text.utf8.prefix(255))
+        bytes.append(UInt8(utf8.count))
+        bytes.append(contentsOf: utf8)
+    }
+}
+
+extension AnchorBody {
+    init(_ anchor: SessionTimerAnchor) {
+        self.init(startedAt: anchor.startedAt.timeIntervalSince1970,
+                  accumulatedElapsedBeforeAnchor: anchor.accumulatedElapsedBeforeAnchor,
+                  pauseStartedAt: anchor.pauseStartedAt?.timeIntervalSince1970, isPaused: anchor.isPaused,
+                  expectedEndAt: anchor.expectedEndAt?.timeIntervalSince1970,
+                  stepStartedAt: anchor.stepStartedAt?.timeIntervalSince1970)
+    }
+}
+
+extension SessionBody {
+    init(_ record: SessionRecord, change: String? = nil) {
+        self.init(sessionID: record.sessionID, featureID: record.featureID, owner: record.owner, status: record.status,
+                  updatedAt: record.updatedAt.timeIntervalSince1970, revision: record.revision,
+                  sourcePeer: record.sourcePeer, change: change)
+    }
+}

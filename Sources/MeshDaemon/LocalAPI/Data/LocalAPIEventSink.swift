@@ -1,0 +1,47 @@
+import Foundation
+import MeshLocalAPI
+import NIOCore
+
+/// The event sink of one `attach`: turns `DeliveryEvent`s into `event` frames carrying the
+/// attach request's id and writes them to the client's connection.
+///
+/// Writes pass through `LocalAPIConnectionHandler`, which sheds them (counted, reported in
+/// `events.dropped`) while the client reads too slowly. Until the attach reply is written the
+/// sink holds events (at most `heldLimit`, then sheds), so the reply always comes first.
+final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
+    private let channel: any Channel
+    let requestID: UInt32
+    private let lock = NSLock()
+    private var isOpen = false
+    private var held: [LocalAPIFrame] = []
+    private(set) var heldShed: UInt64 = 0
+    static let heldLimit = 8192
+
+    init(channel: any Channel, requestID: UInt32) {
+        self.channel = channel
+        self.requestID = requestID
+    }
+
+    func emit(_ event: DeliveryEvent) {
+        guard let frame = LocalAPIEventFrames.frame(for: event, requestID: requestID) else { return }
+        lock.lock()
+        if !isOpen {
+            if held.count < Self.heldLimit { held.append(frame) } else { heldShed &+= 1 }
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        channel.writeAndFlush(frame, promise: nil)
+    }
+
+    /// Called on the event loop right after the attach reply was written: releases held events.
+    func open() {
+        lock.lock()
+        isOpen = true
+        let frames = held
+        held = []
+        lock.unlock()
+        for frame in frames { channel.write(frame, promise: nil) }
+        channel.flush()
+    }
+}
