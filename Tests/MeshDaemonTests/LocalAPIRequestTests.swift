@@ -16,6 +16,7 @@ struct LocalAPIRequestTests {
         (.pairWait, #"{"code":"K7Q2-9XWM"}"#, .pairWait(code: "K7Q2-9XWM")),
         (.pairCancel, #"{"code":"K7Q2-9XWM"}"#, .pairCancel(code: "K7Q2-9XWM")),
         (.pairJoin, #"{"code":"C","address":"[::1]:47001"}"#, .pairJoin(code: "C", address: "[::1]:47001")),
+        (.pairJoin, #"{"code":"C"}"#, .pairJoin(code: "C", address: nil)),
         (.unpair, #"{"deviceID":"ABC"}"#, .unpair(deviceID: "ABC")),
         (.ping, #"{"deviceID":"ABC"}"#, .ping(deviceID: "ABC", count: 10)),
         (.ping, #"{"deviceID":"ABC","count":200}"#, .ping(deviceID: "ABC", count: 200)),
@@ -45,10 +46,10 @@ struct LocalAPIRequestTests {
 
     @Test func aMissingFieldIsNamedButTheBodyIsNotEchoed() {
         #expect {
-            try LocalAPIRequest.parse(.request(.pairJoin, id: 1, json: #"{"code":"SECRET-CODE"}"#))
+            try LocalAPIRequest.parse(.request(.pairWait, id: 1, json: #"{"cod":"SECRET-CODE"}"#))
         } throws: { error in
             guard let rejection = error as? LocalAPIRequest.Rejection else { return false }
-            return rejection.body.message == "pair.join: missing field 'address'" && !rejection.body.message.contains("SECRET")
+            return rejection.body.message == "pair.wait: missing field 'code'" && !rejection.body.message.contains("SECRET")
         }
     }
 
