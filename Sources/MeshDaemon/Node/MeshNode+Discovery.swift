@@ -106,7 +106,7 @@ extension MeshNode {
     func applyDiscovery(_ event: DiscoveryEvent) {
         switch event {
         case .published(let name):
-            logger.info("advertising on mDNS", metadata: ["service.name": "\(name)"])
+            logger.debug("advertising on mDNS", metadata: ["service.name": "\(name)"])
         case .unavailable(let reason):
             logger.debug("mDNS unavailable; using known and static addresses", metadata: ["reason": "\(reason.code)"])
         default:
