@@ -20,7 +20,7 @@ public actor DeliveryRouter: Service {
     let worker = StoreWorker()
     let options: DeliveryRouterOptions
     let logger: Logger
-    let clock: any MeshClock
+    nonisolated let clock: any MeshClock
     /// This device's ID.
     public nonisolated let localDeviceID: DeviceID
 
