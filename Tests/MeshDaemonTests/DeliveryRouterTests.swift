@@ -43,8 +43,16 @@ struct DeliveryRouterTests {
         try await waitUntil("50 realtime items", timeout: 5) { sinkB.envelopes.count >= 50 }
         #expect(sinkB.envelopes.allSatisfy { $0.inboxID == 0 && $0.mode == 1 })
         #expect(Set(sinkB.envelopes.map { DeliveryFixtures.text($0.envelope) }).count == 50)
-        try await waitUntil("acks", timeout: 5) { await a.router.counterValues()["delivery.realtime.acked"] == 50 }
-        #expect(await a.router.counterValues()["delivery.realtime.fallbacks"] == 0)
+        // Under load an ack may miss its deadline: that item then also goes through the outbox,
+        // and the receiver drops the copy. Either way each item is acked or queued exactly once.
+        try await waitUntil("acks or fallbacks", timeout: 5) {
+            let counters = await a.router.counterValues()
+            return (counters["delivery.realtime.acked"] ?? 0) + (counters["delivery.realtime.fallbacks"] ?? 0) == 50
+        }
+        try await waitUntil("outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
+        let counters = await a.router.counterValues()
+        print("realtime: \(counters["delivery.realtime.acked"] ?? 0) acked in time, \(counters["delivery.realtime.fallbacks"] ?? 0) fell back")
+        #expect(sinkB.envelopes.count == 50)
         await bed.shutdown()
     }
 

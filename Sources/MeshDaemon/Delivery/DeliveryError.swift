@@ -11,14 +11,8 @@ enum DeliveryError {
     static func sessionClosed(_ id: String) -> ControlError {
         ControlError(code: "session-closed", message: "session \(id) is closed; a new session needs a new UUID")
     }
-    static func tooLarge(_ detail: String) -> ControlError {
-        ControlError(code: "too-large", message: detail)
-    }
     static func store(_ error: any Error) -> ControlError {
         ControlError(code: "store-failed", message: "the daemon's durable store failed: \(error)")
-    }
-    static func noPeers() -> ControlError {
-        ControlError(code: "no-peers", message: "no paired device to send to; pair one with `meshctl pair`")
     }
     static let unavailable = ControlError(code: "delivery-unavailable",
                                           message: "this daemon runs without the delivery router (no data operations)")
