@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MeshLocalAPI
 import NIOCore
+import NIOPosix
 import SessionMesh
 import Testing
 @testable import MeshDaemon
@@ -12,7 +13,7 @@ struct LocalAPIDataTests {
     static func startServer(_ daemon: RunningDaemon, bed: DeliveryTestBed) async throws -> LocalAPIServer {
         let dispatcher = LocalAPIDispatcher(controlPlane: daemon.node, defaultPairingLifetime: 60, router: daemon.router)
         return try await LocalAPIServer.start(socketPath: daemon.running.stateDirectory + "/api.sock", mode: 0o600,
-                                              dispatcher: dispatcher, eventLoopGroup: bed.nodes.group,
+                                              dispatcher: dispatcher, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
                                               logger: NodeTestBed.logger("api"))
     }
 
@@ -32,7 +33,8 @@ struct LocalAPIDataTests {
         defer { Task { await bed.shutdown() } }
         let (a, b) = try await bed.pair()
         let serverA = try await Self.startServer(a, bed: bed), serverB = try await Self.startServer(b, bed: bed)
-        defer { Task { await serverA.shutdown(); await serverB.shutdown() } }
+        let servers = ServerCleanup([serverA, serverB])
+        defer { Task { await servers.shutdown() } }
         let appA = try RawSocket(path: serverA.socketPath), appB = try RawSocket(path: serverB.socketPath)
 
         appB.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 7, json: #"{"features":["demo"],"app":"test"}"#))
@@ -78,6 +80,7 @@ struct LocalAPIDataTests {
         appA.send(.request(LocalAPIOperation(rawValue: 0x0002), id: 5))
         let status = try Self.json(DaemonStatus.self, try await appA.readFrame())
         #expect(status.counters["delivery.reliable.enqueued"] == 1 && status.counters["pending.dropped"] == 0)
+        await servers.shutdown()
         await bed.shutdown()
     }
 
@@ -86,7 +89,8 @@ struct LocalAPIDataTests {
         defer { Task { await bed.shutdown() } }
         let (a, _) = try await bed.pair()
         let server = try await Self.startServer(a, bed: bed)
-        defer { Task { await server.shutdown() } }
+        let servers = ServerCleanup([server])
+        defer { Task { await servers.shutdown() } }
         let bad = try RawSocket(path: server.socketPath), good = try RawSocket(path: server.socketPath)
         bad.send(Self.binary(0x0101, id: 1, [9, 0, 1, 2, 3]))
         #expect(try await bad.readFrame()?.errorBody?.code == "invalid-argument")
@@ -97,6 +101,18 @@ struct LocalAPIDataTests {
         #expect(try await good.readFrame()?.errorBody?.code == "unsupported-body")
         good.send(.request(LocalAPIOperation(rawValue: 0x0108), id: 4, json: "{}"))
         #expect(try Self.json(SessionsReply.self, try await good.readFrame()).sessions.isEmpty)
+        await servers.shutdown()
         await bed.shutdown()
+    }
+}
+
+/// Shuts local API servers down once (servers run on the process-wide singleton group).
+final class ServerCleanup: @unchecked Sendable {
+    private let lock = NSLock()
+    private var servers: [LocalAPIServer]
+    init(_ servers: [LocalAPIServer]) { self.servers = servers }
+    func shutdown() async {
+        let taken = lock.withLock { defer { servers = [] }; return servers }
+        for server in taken { await server.shutdown() }
     }
 }
