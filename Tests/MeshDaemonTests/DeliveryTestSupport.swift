@@ -68,7 +68,7 @@ final class DeliveryTestBed: @unchecked Sendable {
         let a = try await start(name: "alice")
         let b = try await start(name: "bob", clockOffset: clockOffsetB)
         _ = try await nodes.pair(a.running, b.running)
-        try await waitUntil("both channels active", timeout: 5) { await bothActive(a.running, b.running) }
+        try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
         return (a, b)
     }
 

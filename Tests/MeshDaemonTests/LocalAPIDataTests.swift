@@ -116,3 +116,38 @@ final class ServerCleanup: @unchecked Sendable {
         for server in taken { await server.shutdown() }
     }
 }
+
+@Suite("Feature allow-list")
+struct FeatureAllowListTests {
+    @Test func entriesParseAndDecide() throws {
+        let list = try FeatureAllowList(parsing: ["1000:demo", "1001:*"])
+        #expect(list.allows(uid: 1000, feature: "demo") && !list.allows(uid: 1000, feature: "chat"))
+        #expect(list.allows(uid: 1001, feature: "anything") && list.allows(uid: 0, feature: "demo"))
+        #expect(!list.allows(uid: 1002, feature: "demo") && !list.allows(uid: nil, feature: "demo"))
+        #expect(throws: ConfigurationError.self) { try FeatureAllowList(parsing: ["demo"]) }
+        #expect(throws: ConfigurationError.self) { try FeatureAllowList(parsing: ["x:demo"]) }
+    }
+
+    @Test func theConfigFileReadsIt() throws {
+        let file = try ConfigFile(parsing: #"feature_allow = ["1000:demo", "1000:chat"]"#, fileName: "meshd.toml")
+        #expect(file.featureAllowList == FeatureAllowList(entries: [1000: ["demo", "chat"]]))
+    }
+
+    @Test func aUidWithoutAnEntryIsRefused() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let a = try await bed.start(name: "alice")
+        let dispatcher = LocalAPIDispatcher(controlPlane: a.node, defaultPairingLifetime: 60, router: a.router,
+                                            featureAllowList: FeatureAllowList(entries: [1000: ["demo"]]))
+        let request = LocalAPIRequest.snapshotLatest(featureID: "demo", peer: nil, sessionID: nil)
+        let refused = await dispatcher.perform(request, credentials: PeerCredentials(pid: 1, uid: 1001, gid: 1001))
+        #expect(refused.failureCode == "feature-not-allowed")
+        let allowed = await dispatcher.perform(request, credentials: PeerCredentials(pid: 1, uid: 1000, gid: 1000))
+        #expect(allowed.failureCode == "not-found")
+        await bed.shutdown()
+    }
+}
+
+extension Result where Failure == LocalAPIErrorBody {
+    var failureCode: String? { if case .failure(let body) = self { body.code } else { nil } }
+}

@@ -17,3 +17,10 @@ enum DeliveryError {
     static let unavailable = ControlError(code: "delivery-unavailable",
                                           message: "this daemon runs without the delivery router (no data operations)")
 }
+
+extension DeliveryError {
+    static func featureNotAllowed(_ feature: String, uid: UInt32?) -> ControlError {
+        ControlError(code: "feature-not-allowed",
+                     message: "uid \(uid.map(String.init) ?? "unknown") may not use feature '\(feature)'; see feature_allow in the daemon's config")
+    }
+}
