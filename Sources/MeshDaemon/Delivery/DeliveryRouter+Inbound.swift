@@ -50,7 +50,7 @@ extension DeliveryRouter {
         }
         let sinks = sinks(for: item.featureID)
         if sinks.isEmpty {
-            let committer = self.committer, key = peer.description, inbox = item.inboxItem(senderSequence: 0), at = wallNow()
+            let committer = self.committer, key = key(peer), inbox = item.inboxItem(senderSequence: 0), at = wallNow()
             do {
                 if case .stored(let id) = try await committer.receive(from: key, item: inbox, at: at) {
                     rememberRealtime(item.eventID, from: peer, persist: false)
@@ -65,7 +65,7 @@ extension DeliveryRouter {
         } else {
             rememberRealtime(item.eventID, from: peer)
             for sink in sinks {
-                sink.emit(.envelope(from: peer.description, inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload))
+                sink.emit(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload))
             }
         }
         await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
@@ -91,12 +91,12 @@ extension DeliveryRouter {
     /// so a queued copy arriving after a restart is still a duplicate.
     func flushSeen() async {
         guard !seenToRecord.isEmpty else { return }
-        let batch = seenToRecord
+        let batch = Dictionary(uniqueKeysWithValues: seenToRecord.map { (key($0.key), $0.value) })
         seenToRecord = [:]
         let store = self.store
         do {
             _ = try await worker.run {
-                for (peer, ids) in batch { _ = try store.recordSeen(from: peer.description, eventIDs: ids) }
+                for (peer, ids) in batch { _ = try store.recordSeen(from: peer, eventIDs: ids) }
             }
         } catch {
             noteStoreError(error, "could not remember delivered realtime event ids")
@@ -122,7 +122,7 @@ extension DeliveryRouter {
                 fresh.append(item.inboxItem(senderSequence: sequence))
             }
         }
-        let store = self.store, key = peer.description, at = wallNow(), toStore = fresh
+        let store = self.store, key = key(peer), at = wallNow(), toStore = fresh
         let receipts: [InboxReceipt]
         do {
             receipts = try await worker.run { try store.receiveInbox(from: key, items: toStore, at: at) }

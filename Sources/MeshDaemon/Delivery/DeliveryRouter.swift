@@ -26,6 +26,9 @@ public actor DeliveryRouter: Service {
 
     var counters = DeliveryCounters()
     var peerStates: [DeviceID: DeliveryPeerState] = [:]
+    /// Full textual IDs (the store's peer keys), cached: formatting and parsing IDs is not free.
+    var peerKeys: [DeviceID: String] = [:]
+    var peersByKey: [String: DeviceID] = [:]
     var attachments: [UInt64: DeliveryAttachment] = [:]
     var nextAttachmentID: UInt64 = 1
     var announcedFeatures: [String] = []
@@ -99,8 +102,14 @@ public actor DeliveryRouter: Service {
     func ensurePeer(_ peer: DeviceID) {
         if peerStates[peer] == nil {
             peerStates[peer] = DeliveryPeerState(pendingCapacity: options.pendingCapacity, retryInitial: options.retryInitial)
+            let key = peer.description
+            peerKeys[peer] = key
+            peersByKey[key] = peer
         }
     }
+
+    /// The peer's full textual ID (store key, `from` of events).
+    func key(_ peer: DeviceID) -> String { peerKeys[peer] ?? peer.description }
 
     /// Monotonic now, ns.
     func now() -> UInt64 { clock.monotonicNanoseconds() }
@@ -141,6 +150,7 @@ public actor DeliveryRouter: Service {
         guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty, text != "all" else {
             return peerStates.keys.sorted()
         }
+        if let exact = peersByKey[text] { return [exact] }
         let peer = try await node.resolvePairedPeer(text)
         ensurePeer(peer)
         return [peer]
