@@ -12,7 +12,8 @@ extension DeliveryRouter {
 
     func handle(_ inbound: InboundChannelMessage) async {
         let peer = inbound.peer
-        guard peerStates[peer] != nil else { return }
+        // The channel authenticated the sender; its `.paired` event may still be on its way.
+        ensurePeer(peer)
         let message: DeliveryMessage
         do {
             message = try DeliveryMessage(decoding: inbound.bytes)
