@@ -155,4 +155,24 @@ struct DeliveryStateTests {
         #expect(marks == [3, 9])
         await bed.shutdown()
     }
+
+    @Test func queueCancelAndUnpairDropQueuedItems() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let (a, b) = try await bed.pair()
+        await b.stop()
+        try await waitUntil("alice sees bob down", timeout: 5) { await !a.node.isActive(b.deviceID) }
+        for index in 1...3 {
+            let (envelope, encoded) = try DeliveryFixtures.envelope("q\(index)", sequence: UInt64(index))
+            _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.deviceID.short)
+        }
+        let queued = try await a.router.queue()
+        #expect(queued.map(\.summary.featureID) == ["demo", "demo", "demo"] && queued.allSatisfy { $0.summary.peer == b.id })
+        try await a.router.cancelQueued(id: queued[0].summary.id.rawValue)
+        await #expect(throws: ControlError.self) { try await a.router.cancelQueued(id: queued[0].summary.id.rawValue) }
+        #expect(try await a.router.queue().count == 2)
+        try await a.node.unpair(deviceID: b.id)
+        try await waitUntil("outbox of the unpaired device dropped", timeout: 5) { try await a.router.queue().isEmpty }
+        await bed.shutdown()
+    }
 }
