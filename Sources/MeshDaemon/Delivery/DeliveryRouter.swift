@@ -45,8 +45,10 @@ public actor DeliveryRouter: Service {
     var random = SystemRandomNumberGenerator()
     var ran = false
 
-    nonisolated let inboxWork: AsyncStream<(DeviceID, [(sequence: UInt64, item: DeliveryItem)])>
-    let inboxWorkQueue: AsyncStream<(DeviceID, [(sequence: UInt64, item: DeliveryItem)])>.Continuation
+    /// Received items waiting for their inbox transaction, in arrival order.
+    var inboxBacklog: [(peer: DeviceID, work: DeliveryInboxWork)] = []
+    nonisolated let inboxSignal: AsyncStream<Void>
+    let inboxSignalQueue: AsyncStream<Void>.Continuation
 
     /// Creates a router over `node` and an open `store`. Nothing happens until `run()`.
     /// The router owns the store's group committer and shuts it down when it stops; the caller
@@ -60,7 +62,7 @@ public actor DeliveryRouter: Service {
         self.logger = logger
         self.clock = node.clock
         self.localDeviceID = node.deviceID
-        (inboxWork, inboxWorkQueue) = AsyncStream.makeStream()
+        (inboxSignal, inboxSignalQueue) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Opens (or creates) `<stateDirectory>/delivery.sqlite` with `storeOptions`.
@@ -92,7 +94,7 @@ public actor DeliveryRouter: Service {
         } onCancel: {
             stopper.finish()
         }
-        inboxWorkQueue.finish()
+        inboxSignalQueue.finish()
         await flushSeen()
         let committer = self.committer
         _ = try? await worker.run { committer.shutdown() }
