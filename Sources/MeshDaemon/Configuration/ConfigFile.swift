@@ -22,10 +22,12 @@ public struct ConfigFile: Sendable, Equatable {
     public var keepaliveInterval: Double?
     /// `reachability_lease`, seconds.
     public var reachabilityLease: Double?
+    /// `feature_allow`: per-uid feature allow-list.
+    public var featureAllowList: FeatureAllowList?
 
     /// Every key the file may contain.
     public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
-                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease"]
+                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "feature_allow"]
     /// Accepted `log_level` values.
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -86,6 +88,13 @@ public struct ConfigFile: Sendable, Equatable {
             keepaliveInterval = try seconds(value, in: 0.05...60)
         case "reachability_lease":
             reachabilityLease = try seconds(value, in: 0.1...600)
+        case "feature_allow":
+            guard case .array(let items) = value else {
+                throw ConfigurationError(message: "must be an array of \"UID:FEATURE\" strings, got \(value.typeName)")
+            }
+            var texts: [String] = []
+            for item in items { texts.append(try string(item)) }
+            featureAllowList = try FeatureAllowList(parsing: texts)
         default:
             throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
         }
