@@ -142,7 +142,7 @@ final class WatchProcess: @unchecked Sendable {
 }
 
 /// Test-side helpers for building envelopes and snapshots.
-enum DeliveryFixtures {
+enum ProcessFixtures {
     static let session = UUID(uuidString: "0D1E2F30-4A5B-4C6D-8E9F-A0B1C2D3E4F5")!
 
     static func envelope(_ sequence: UInt64, feature: String = "demo", source: String = "test-app",
