@@ -33,7 +33,9 @@ struct LocalAPIRequestTests {
         (.ping, #"{"deviceID":"  "}"#, "invalid-argument", false),
         (.pairCreate, #"{"validFor":-1}"#, "invalid-argument", false),
         (LocalAPIOperation(rawValue: 0x0077), "{}", "unknown-operation", false),
-        (LocalAPIOperation(rawValue: 0x0100), "{}", "unknown-operation", false),
+        (LocalAPIOperation(rawValue: 0x0F00), "{}", "unknown-operation", false),
+        (LocalAPIOperation(rawValue: 0x0100), #"{"features":[]}"#, "invalid-argument", false),
+        (LocalAPIOperation(rawValue: 0x0100), "{}", "bad-request", true),
     ])
     func badRequestsAreRejectedWithACode(operation: LocalAPIOperation, json: String, code: String, closes: Bool) {
         #expect {

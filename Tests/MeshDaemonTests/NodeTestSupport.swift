@@ -72,7 +72,7 @@ final class NodeTestBed: @unchecked Sendable {
         let node = try MeshNode(configuration: configuration, logger: Self.logger(configuration.name), eventLoopGroup: group,
                                 discovery: discovery)
         let task = Task { try await node.run() }
-        let port = try await eventually("\(configuration.name) listening", timeout: 5) { await node.boundListenAddress?.port }
+        let port = try await eventually("\(configuration.name) listening", timeout: 20) { await node.boundListenAddress?.port }
         let running = RunningNode(node: node, task: task, stateDirectory: configuration.stateDirectory, port: port)
         lock.withLock { nodes.append(running) }
         return running

@@ -19,6 +19,7 @@ struct DeliveryPeerState: Sendable {
     var epoch: UInt64 = 0
     var pumping = false
     var pumpAgain = false
+    var pumpScheduled = false
     /// Monotonic ns of the last send into an idle window or the last ack progress.
     var lastProgressAt: UInt64 = 0
     /// Current retry delay, seconds.

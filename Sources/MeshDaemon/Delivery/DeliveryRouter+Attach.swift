@@ -16,7 +16,7 @@ extension DeliveryRouter {
         let now = now()
         let statuses = await node.peers()
         let peers = statuses.map { status in
-            let state = (try? DeviceID.parse(status.deviceID)).flatMap { peerStates[$0] }
+            let state = peersByKey[status.deviceID].flatMap { peerStates[$0] }
             let reachable = state.map { state in features.contains { state.isReachable($0, now: now) } } ?? false
             return DeliveryAttachResult.Peer(deviceID: status.deviceID, name: status.name, reachable: reachable)
         }

@@ -12,7 +12,8 @@ extension DeliveryRouter {
 
     func handle(_ inbound: InboundChannelMessage) async {
         let peer = inbound.peer
-        guard peerStates[peer] != nil else { return }
+        // The channel authenticated the sender; its `.paired` event may still be on its way.
+        ensurePeer(peer)
         let message: DeliveryMessage
         do {
             message = try DeliveryMessage(decoding: inbound.bytes)
@@ -24,7 +25,7 @@ extension DeliveryRouter {
         switch message {
         case .realtime(let item): await realtimeReceived(item, from: peer, path: inbound.path)
         case .realtimeAck(let eventID): realtimeAcked(eventID)
-        case .reliableBatch(let items): inboxWorkQueue.yield((peer, items))
+        case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
         case .reliableAck(let upTo): reliableAcked(upTo: upTo, from: peer)
         case .snapshotPush(let bytes): await snapshotReceived(bytes, from: peer, isReply: false)
         case .snapshotReply(let bytes): await snapshotReceived(bytes, from: peer, isReply: true)
@@ -49,24 +50,14 @@ extension DeliveryRouter {
             return
         }
         let sinks = sinks(for: item.featureID)
-        if sinks.isEmpty {
-            let committer = self.committer, key = peer.description, inbox = item.inboxItem(senderSequence: 0), at = wallNow()
-            do {
-                if case .stored(let id) = try await committer.receive(from: key, item: inbox, at: at) {
-                    rememberRealtime(item.eventID, from: peer, persist: false)
-                    counters.inboxStored &+= 1
-                    await hand([InboxEntry(id: id, peer: key, item: inbox, receivedAt: at, deliveryCount: 0)],
-                               to: self.sinks(for: item.featureID))
-                }
-            } catch {
-                noteStoreError(error, "could not store a realtime item for an absent app")
-                return
-            }
-        } else {
-            rememberRealtime(item.eventID, from: peer)
-            for sink in sinks {
-                sink.emit(.envelope(from: peer.description, inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload))
-            }
+        guard !sinks.isEmpty else {
+            // No app attached here: keep it in the inbox; acked once stored.
+            queueForInbox(.realtime(item, path: path), from: peer)
+            return
+        }
+        rememberRealtime(item.eventID, from: peer)
+        for sink in sinks {
+            sink.emit(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload))
         }
         await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
     }
@@ -91,47 +82,80 @@ extension DeliveryRouter {
     /// so a queued copy arriving after a restart is still a duplicate.
     func flushSeen() async {
         guard !seenToRecord.isEmpty else { return }
-        let batch = seenToRecord
+        let batch = Dictionary(uniqueKeysWithValues: seenToRecord.map { (key($0.key), $0.value) })
         seenToRecord = [:]
         let store = self.store
         do {
             _ = try await worker.run {
-                for (peer, ids) in batch { _ = try store.recordSeen(from: peer.description, eventIDs: ids) }
+                for (peer, ids) in batch { _ = try store.recordSeen(from: peer, eventIDs: ids) }
             }
         } catch {
             noteStoreError(error, "could not remember delivered realtime event ids")
         }
     }
 
-    // MARK: - Reliable batches
+    // MARK: - Inbox transactions
 
+    func queueForInbox(_ work: DeliveryInboxWork, from peer: DeviceID) {
+        inboxBacklog.append((peer, work))
+        inboxSignalQueue.yield()
+    }
+
+    /// Takes everything received meanwhile and stores it per peer in one transaction each, so
+    /// a slow disk commits many batches per fsync; arrival order is kept per peer.
     func consumeInboxWork() async {
-        for await (peer, items) in inboxWork {
-            await storeBatch(items, from: peer)
+        for await _ in inboxSignal {
+            for _ in 0..<1_000_000 where !inboxBacklog.isEmpty {
+                let taken = inboxBacklog
+                inboxBacklog = []
+                var order: [DeviceID] = []
+                var byPeer: [DeviceID: [DeliveryInboxWork]] = [:]
+                for (peer, work) in taken {
+                    if byPeer[peer] == nil { order.append(peer) }
+                    byPeer[peer, default: []].append(work)
+                }
+                for peer in order { await store(byPeer[peer] ?? [], from: peer) }
+            }
         }
     }
 
-    /// Stores a batch in the inbox (one transaction), acks it, then hands the new items to apps.
-    func storeBatch(_ items: [(sequence: UInt64, item: DeliveryItem)], from peer: DeviceID) async {
-        guard let lastSequence = items.last?.sequence else { return }
+    /// Stores received items in the inbox (one transaction), acks them (cumulative ack for
+    /// batches, one ack per realtime item), then hands the new ones to the apps.
+    func store(_ works: [DeliveryInboxWork], from peer: DeviceID) async {
         var fresh: [InboxItem] = []
-        for (sequence, item) in items {
-            if realtimeSeen.contains(item.eventID) {
-                counters.inboxDuplicates &+= 1
-            } else {
-                fresh.append(item.inboxItem(senderSequence: sequence))
+        var lastSequence: UInt64?
+        var realtimeAcks: [(UUID, PingPath)] = []
+        for work in works {
+            switch work {
+            case .batch(let items):
+                for (sequence, item) in items {
+                    lastSequence = max(lastSequence ?? 0, sequence)
+                    if realtimeSeen.contains(item.eventID) {
+                        counters.inboxDuplicates &+= 1
+                    } else {
+                        fresh.append(item.inboxItem(senderSequence: sequence))
+                    }
+                }
+            case .realtime(let item, let path):
+                realtimeAcks.append((item.eventID, path))
+                if realtimeSeen.contains(item.eventID) {
+                    counters.realtimeDuplicates &+= 1
+                } else {
+                    fresh.append(item.inboxItem(senderSequence: 0))
+                }
             }
         }
-        let store = self.store, key = peer.description, at = wallNow(), toStore = fresh
+        let store = self.store, key = key(peer), at = wallNow(), toStore = fresh
         let receipts: [InboxReceipt]
         do {
             receipts = try await worker.run { try store.receiveInbox(from: key, items: toStore, at: at) }
         } catch {
             counters.inboxRefused &+= UInt64(fresh.count)
-            logger.warning("inbox refused a reliable batch; the sender will retry", metadata: ["error": "\(error)"])
+            logger.warning("inbox refused received items; the sender will retry", metadata: ["error": "\(error)"])
             return
         }
-        await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream)
+        if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }
+        for (eventID, path) in realtimeAcks { await transmit(.realtimeAck(eventID: eventID), to: peer, path: path) }
         var stored: [InboxEntry] = []
         for (item, receipt) in zip(fresh, receipts) {
             switch receipt {
@@ -147,4 +171,12 @@ extension DeliveryRouter {
             await hand(stored.filter { $0.item.featureID == feature }, to: sinks(for: feature))
         }
     }
+}
+
+/// Received items waiting for an inbox transaction.
+enum DeliveryInboxWork: Sendable {
+    /// A reliable batch: cumulative ack after the commit.
+    case batch([(sequence: UInt64, item: DeliveryItem)])
+    /// A realtime item no app was attached for: acked on `path` after the commit.
+    case realtime(DeliveryItem, path: PingPath)
 }

@@ -31,12 +31,16 @@ extension DeliveryRouter {
         let outbox = item.outboxItem(createdAt: wallNow())
         let committer = self.committer
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for peer in peers {
-                    let key = peer.description
-                    group.addTask { _ = try await committer.enqueue(peer: key, item: outbox) }
+            if peers.count == 1, let peer = peers.first {
+                _ = try await committer.enqueue(peer: key(peer), item: outbox)
+            } else {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for peer in peers {
+                        let key = key(peer)
+                        group.addTask { _ = try await committer.enqueue(peer: key, item: outbox) }
+                    }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
             }
         } catch let error as StoreError where error.code == .full {
             counters.reliableRefused &+= 1
@@ -46,9 +50,7 @@ extension DeliveryRouter {
             throw DeliveryError.store(error)
         }
         counters.reliableEnqueued &+= UInt64(peers.count)
-        for peer in peers where peerStates[peer]?.active == true {
-            Task { await self.pump(peer) }
-        }
+        for peer in peers { schedulePump(peer) }
     }
 
     /// One realtime item to one peer; returns the outcome word.
@@ -91,11 +93,11 @@ extension DeliveryRouter {
     /// Puts a realtime item into the durable outbox (same event ID, so the receiver dedups).
     func fallBack(_ item: DeliveryItem, to peer: DeviceID) {
         counters.realtimeFallbacks &+= 1
-        let committer = self.committer, key = peer.description, outbox = item.outboxItem(createdAt: wallNow())
+        let committer = self.committer, key = key(peer), outbox = item.outboxItem(createdAt: wallNow())
         Task {
             do {
                 _ = try await committer.enqueue(peer: key, item: outbox)
-                await self.pump(peer)
+                self.schedulePump(peer)
             } catch {
                 self.noteStoreError(error, "could not queue a realtime item that got no ack")
             }
