@@ -44,7 +44,7 @@ extension DeliveryRouter {
     /// inbox when none is attached; acked either way once it is safe.
     func realtimeReceived(_ item: DeliveryItem, from peer: DeviceID, path: PingPath) async {
         counters.realtimeReceived &+= 1
-        if realtimeSeen.contains(item.eventID) {
+        if realtimeSeen.contains(item.eventID) || inboxInFlight[item.eventID] != nil {
             counters.realtimeDuplicates &+= 1
             await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
             return
@@ -97,6 +97,7 @@ extension DeliveryRouter {
     // MARK: - Inbox transactions
 
     func queueForInbox(_ work: DeliveryInboxWork, from peer: DeviceID) {
+        for eventID in work.eventIDs { inboxInFlight[eventID, default: 0] += 1 }
         inboxBacklog.append((peer, work))
         inboxSignalQueue.yield()
     }
@@ -122,6 +123,11 @@ extension DeliveryRouter {
     /// Stores received items in the inbox (one transaction), acks them (cumulative ack for
     /// batches, one ack per realtime item), then hands the new ones to the apps.
     func store(_ works: [DeliveryInboxWork], from peer: DeviceID) async {
+        defer {
+            for eventID in works.flatMap(\.eventIDs) {
+                if let count = inboxInFlight[eventID], count > 1 { inboxInFlight[eventID] = count - 1 } else { inboxInFlight[eventID] = nil }
+            }
+        }
         var fresh: [InboxItem] = []
         var lastSequence: UInt64?
         var realtimeAcks: [(UUID, PingPath)] = []
@@ -179,4 +185,11 @@ enum DeliveryInboxWork: Sendable {
     case batch([(sequence: UInt64, item: DeliveryItem)])
     /// A realtime item no app was attached for: acked on `path` after the commit.
     case realtime(DeliveryItem, path: PingPath)
+
+    var eventIDs: [UUID] {
+        switch self {
+        case .batch(let items): items.map(\.item.eventID)
+        case .realtime(let item, _): [item.eventID]
+        }
+    }
 }

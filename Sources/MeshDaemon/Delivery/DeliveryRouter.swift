@@ -47,6 +47,9 @@ public actor DeliveryRouter: Service {
 
     /// Received items waiting for their inbox transaction, in arrival order.
     var inboxBacklog: [(peer: DeviceID, work: DeliveryInboxWork)] = []
+    /// Event IDs queued for or inside an inbox transaction (a realtime copy arriving meanwhile
+    /// is a duplicate: the stored copy will be handed out).
+    var inboxInFlight: [UUID: Int] = [:]
     nonisolated let inboxSignal: AsyncStream<Void>
     let inboxSignalQueue: AsyncStream<Void>.Continuation
 
