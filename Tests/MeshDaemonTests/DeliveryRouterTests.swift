@@ -122,4 +122,24 @@ struct DeliveryRouterTests {
         #expect(second.envelopes.first?.envelope.metadata.eventID == envelope.metadata.eventID)
         await bed.shutdown()
     }
+
+    @Test func aRealtimeCopyArrivingWhileItsQueuedCopyIsBeingStoredIsADuplicate() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let (a, b) = try await bed.pair()
+        let sink = CollectingSink()
+        _ = await b.router.attach(features: ["demo"], sink: sink)
+        for index in 1...20 {
+            let (envelope, encoded) = try DeliveryFixtures.envelope("race\(index)", sequence: UInt64(index))
+            let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: 1, featureID: "demo",
+                                    sessionID: envelope.metadata.sessionID, payload: encoded)
+            await b.router.queueForInbox(.batch([(UInt64(index), item)]), from: a.deviceID)
+            await b.router.realtimeReceived(item, from: a.deviceID, path: .datagram)
+        }
+        try await waitUntil("20 items", timeout: 5) { sink.envelopes.count >= 20 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(sink.envelopes.count == 20)
+        #expect(Set(sink.envelopes.map(\.envelope.metadata.eventID)).count == 20)
+        await bed.shutdown()
+    }
 }
