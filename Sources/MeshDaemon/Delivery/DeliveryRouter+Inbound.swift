@@ -25,6 +25,7 @@ extension DeliveryRouter {
         switch message {
         case .realtime(let item): await realtimeReceived(item, from: peer, path: inbound.path)
         case .realtimeAck(let eventID): realtimeAcked(eventID)
+        case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
         case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
         case .reliableAck(let upTo): reliableAcked(upTo: upTo, from: peer)
         case .snapshotPush(let bytes): await snapshotReceived(bytes, from: peer, isReply: false)
@@ -46,7 +47,7 @@ extension DeliveryRouter {
         counters.realtimeReceived &+= 1
         if realtimeSeen.contains(item.eventID) || inboxInFlight[item.eventID] != nil {
             counters.realtimeDuplicates &+= 1
-            await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
+            await queueAck(item.eventID, to: peer, path: path)
             return
         }
         let sinks = sinks(for: item.featureID)
@@ -59,7 +60,37 @@ extension DeliveryRouter {
         for sink in sinks {
             sink.emit(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload))
         }
-        await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
+        await queueAck(item.eventID, to: peer, path: path)
+    }
+
+    /// Acks on the datagram path are coalesced: those queued while the router is busy go out
+    /// together (0x0C) once it yields. Stream-path acks go at once, in order.
+    func queueAck(_ eventID: UUID, to peer: DeviceID, path: PingPath) async {
+        guard path == .datagram else {
+            await transmit(.realtimeAck(eventID: eventID), to: peer, path: path)
+            return
+        }
+        ackBacklog[peer, default: []].append(eventID)
+        guard !ackFlushScheduled else { return }
+        ackFlushScheduled = true
+        Task {
+            await Task.yield()
+            await self.flushAcks()
+        }
+    }
+
+    func flushAcks() async {
+        ackFlushScheduled = false
+        let backlog = ackBacklog
+        ackBacklog = [:]
+        for (peer, eventIDs) in backlog {
+            var start = 0
+            while start < eventIDs.count {
+                let chunk = Array(eventIDs[start..<min(start + 64, eventIDs.count)])
+                start += chunk.count
+                await transmit(chunk.count == 1 ? .realtimeAck(eventID: chunk[0]) : .realtimeAcks(chunk), to: peer, path: .datagram)
+            }
+        }
     }
 
     /// Remembers an event ID in memory (both paths check it); `persist` also records it in the
@@ -161,7 +192,7 @@ extension DeliveryRouter {
             return
         }
         if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }
-        for (eventID, path) in realtimeAcks { await transmit(.realtimeAck(eventID: eventID), to: peer, path: path) }
+        for (eventID, path) in realtimeAcks { await queueAck(eventID, to: peer, path: path) }
         var stored: [InboxEntry] = []
         for (item, receipt) in zip(fresh, receipts) {
             switch receipt {

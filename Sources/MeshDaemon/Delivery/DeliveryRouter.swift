@@ -42,6 +42,8 @@ public actor DeliveryRouter: Service {
     var realtimeSeenOrder: [UUID] = []
     var realtimeSeenHead = 0
     var seenToRecord: [DeviceID: [UUID]] = [:]
+    var ackBacklog: [DeviceID: [UUID]] = [:]
+    var ackFlushScheduled = false
     var random = SystemRandomNumberGenerator()
     var ran = false
 
