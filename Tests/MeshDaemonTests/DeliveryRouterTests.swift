@@ -42,7 +42,8 @@ extension DeliveryIntegration {
                 #expect(outcome.outcome == "sent")
             }
             try await waitUntil("50 realtime items", timeout: 5) { sinkB.envelopes.count >= 50 }
-            #expect(sinkB.envelopes.allSatisfy { $0.inboxID == 0 && $0.mode == 1 })
+            // A datagram lost or overtaken under load arrives as its queued copy (inboxID ≠ 0).
+            #expect(sinkB.envelopes.allSatisfy { $0.mode == 1 })
             #expect(Set(sinkB.envelopes.map { DeliveryFixtures.text($0.envelope) }).count == 50)
             // Under load an ack may miss its deadline: that item then also goes through the outbox,
             // and the receiver drops the copy. Either way each item is acked or queued exactly once.
@@ -54,6 +55,8 @@ extension DeliveryIntegration {
             let counters = await a.router.counterValues()
             print("realtime: \(counters["delivery.realtime.acked"] ?? 0) acked in time, \(counters["delivery.realtime.fallbacks"] ?? 0) fell back")
             #expect(sinkB.envelopes.count == 50)
+            let viaInbox = sinkB.envelopes.filter { $0.inboxID != 0 }.count
+            #expect(viaInbox <= Int(counters["delivery.realtime.fallbacks"] ?? 0))
             await bed.shutdown()
         }
 
