@@ -146,5 +146,25 @@ extension DeliveryIntegration {
             #expect(Set(sink.envelopes.map(\.envelope.metadata.eventID)).count == 20)
             await bed.shutdown()
         }
+    
+        @Test func itemsThatReachedTheInboxBeforeTheAppAttachedStayAheadOfLiveOnes() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, b) = try await bed.pair()
+            var items: [DeliveryItem] = []
+            for index in 1...60 {
+                let (envelope, encoded) = try DeliveryFixtures.envelope("o\(index)", sequence: UInt64(index))
+                items.append(DeliveryItem(eventID: envelope.metadata.eventID, kind: 1, featureID: "demo",
+                                          sessionID: envelope.metadata.sessionID, payload: encoded))
+            }
+            for item in items[0..<30] { await b.router.realtimeReceived(item, from: a.deviceID, path: .stream) }
+            let sink = CollectingSink()
+            _ = await b.router.attach(features: ["demo"], sink: sink)
+            for item in items[30...] { await b.router.realtimeReceived(item, from: a.deviceID, path: .stream) }
+            try await waitUntil("60 items", timeout: 5) { sink.envelopes.count >= 60 }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(sink.envelopes.map { DeliveryFixtures.text($0.envelope) } == (1...60).map { "o\($0)" })
+            await bed.shutdown()
+        }
     }
 }

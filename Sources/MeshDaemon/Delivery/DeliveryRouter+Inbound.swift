@@ -51,14 +51,15 @@ extension DeliveryRouter {
             return
         }
         let sinks = sinks(for: item.featureID)
-        guard !sinks.isEmpty else {
-            // No app attached here: keep it in the inbox; acked once stored.
+        guard !sinks.isEmpty, (realtimeInPipeline[peer]?[item.featureID] ?? 0) == 0 else {
+            // No app attached here (or earlier items of this feature are on their way to the
+            // inbox): keep it in the inbox, in order; acked once stored.
             queueForInbox(.realtime(item, path: path), from: peer)
             return
         }
         rememberRealtime(item.eventID, from: peer)
         for sink in sinks {
-            sink.emit(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload))
+            emitLive(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload), to: sink)
         }
         await queueAck(item.eventID, to: peer, path: path)
     }
@@ -129,6 +130,7 @@ extension DeliveryRouter {
 
     func queueForInbox(_ work: DeliveryInboxWork, from peer: DeviceID) {
         for eventID in work.eventIDs { inboxInFlight[eventID, default: 0] += 1 }
+        if case .realtime(let item, _) = work { realtimeInPipeline[peer, default: [:]][item.featureID, default: 0] += 1 }
         inboxBacklog.append((peer, work))
         inboxSignalQueue.yield()
     }
@@ -155,6 +157,10 @@ extension DeliveryRouter {
     /// batches, one ack per realtime item), then hands the new ones to the apps.
     func store(_ works: [DeliveryInboxWork], from peer: DeviceID) async {
         defer {
+            for case .realtime(let item, _) in works {
+                let left = (realtimeInPipeline[peer]?[item.featureID] ?? 1) - 1
+                realtimeInPipeline[peer]?[item.featureID] = left > 0 ? left : nil
+            }
             for eventID in works.flatMap(\.eventIDs) {
                 if let count = inboxInFlight[eventID], count > 1 { inboxInFlight[eventID] = count - 1 } else { inboxInFlight[eventID] = nil }
             }
