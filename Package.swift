@@ -137,7 +137,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mesh-bench",
-            dependencies: ["SessionMesh", "MeshCrypto", "MeshDaemon"],
+            dependencies: ["SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient"],
             swiftSettings: strict
         ),
 

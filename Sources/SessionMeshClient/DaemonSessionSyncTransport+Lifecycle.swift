@@ -193,7 +193,7 @@ extension DaemonSessionSyncTransport {
     }
 
     /// The transport protocol's form of a reachability event.
-    static func reachability(_ event: ReachabilityEvent) -> SessionPeerReachability {
+    static func reachability(_ event: MeshReachabilityEvent) -> SessionPeerReachability {
         let reason: SessionPeerReachability.Reason = switch event.reason {
         case .channelActive: .channelActivated
         case .channelDown: .channelClosed

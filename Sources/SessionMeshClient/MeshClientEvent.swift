@@ -4,26 +4,26 @@ import SessionMesh
 
 /// Something the daemon reported on an attachment (`MeshClient.attach(features:sessionID:app:)`).
 ///
-/// Reliable envelopes (`EnvelopeEvent.inboxID != 0`) stay in the daemon's inbox until
+/// Reliable envelopes (`MeshEnvelopeEvent.inboxID != 0`) stay in the daemon's inbox until
 /// `MeshClient.ackInbox(_:)` names them; one that is handed out again after the app died or
 /// detached without acking has `isRedelivery` set. Reachability (a lease) and watermarks (what
 /// the remote app processed) are separate events; neither implies the other.
 public enum MeshClientEvent: Sendable, Equatable {
     /// An envelope from a peer: its inbox id (0 = nothing to ack), redelivery flag, sender and mode.
-    case envelope(EnvelopeEvent)
+    case envelope(MeshEnvelopeEvent)
     /// A peer's snapshot replaced the inbound slot, or answers `requestSnapshot`.
-    case snapshot(SnapshotEvent)
+    case snapshot(MeshSnapshotEvent)
     /// A peer's app asks for a snapshot; answer with `publishSnapshot(_:to:)` to `from`.
-    case snapshotRequest(SnapshotRequestEvent)
+    case snapshotRequest(MeshSnapshotRequestEvent)
     /// A peer (or the counterpart app of a feature on it) became reachable or unreachable.
-    case reachability(ReachabilityEvent)
+    case reachability(MeshReachabilityEvent)
     /// A peer set a session's timer anchor; its instants are already in this device's clock
     /// (`event.anchor.anchor` is the `SessionTimerAnchor`).
-    case anchor(AnchorEvent)
+    case anchor(MeshAnchorEvent)
     /// The session directory changed.
-    case session(SessionEvent)
+    case session(MeshSessionEvent)
     /// The app on `peer` processed this app's events of the session up to `sequence`.
-    case watermark(WatermarkBody)
+    case watermark(MeshWatermarkBody)
     /// The daemon shed this many events because this client read too slowly. Reliable items
     /// are not lost (they stay in the inbox and come again on the next attach); realtime
     /// envelopes, reachability and other events may be.
@@ -56,7 +56,7 @@ public struct MeshAttachment: Sendable {
     /// This daemon's full device ID.
     public var localDeviceID: String
     /// Paired devices and whether each is reachable at attach time.
-    public var peers: [AttachedPeer]
+    public var peers: [MeshAttachedPeer]
     /// Events of the attached features, in the order the daemon sent them. Buffered without
     /// bound on the client side: keep consuming it.
     public var events: AsyncStream<MeshClientEvent>

@@ -7,6 +7,8 @@ usage: mesh-bench <subcommand> [options]
   engine   submit+receive rate between two engines, memory after 1 000 000 events
   crypto   datagram seal/open, Noise handshake and CPace cost next to raw libsodium
   store    durable store commit rates (single, group commit, inbox) and database size
+  delivery two meshd on loopback, app → A → B → app: realtime latency and throughput, reliable
+           throughput durable at both ends, raw loopback UDP for scale, daemon RSS
 """
 
 switch arguments.first {
@@ -16,6 +18,8 @@ case "crypto":
     CryptoBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "store":
     StoreBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "delivery":
+    DeliveryBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "-h", "--help", "help":
     print(usage)
 default:

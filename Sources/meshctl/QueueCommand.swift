@@ -26,7 +26,7 @@ struct QueueListCommand: AsyncParsableCommand {
     func run() async throws {
         let items = try await withDaemon(queue.parent, json: output.json) { try await $0.queue() }
         if output.json {
-            Output.jsonLine(QueueReply(items: items))
+            Output.jsonLine(MeshQueueReply(items: items))
             return
         }
         guard !items.isEmpty else {

@@ -19,7 +19,7 @@ struct SessionsCommand: AsyncParsableCommand {
         let feature = self.feature
         let sessions = try await withDaemon(parent, json: output.json) { try await $0.sessions(featureID: feature) }
         if output.json {
-            Output.jsonLine(SessionsReply(sessions: sessions))
+            Output.jsonLine(MeshSessionsReply(sessions: sessions))
             return
         }
         guard !sessions.isEmpty else {

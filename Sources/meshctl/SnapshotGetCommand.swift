@@ -37,7 +37,7 @@ struct SnapshotGetCommand: AsyncParsableCommand {
             throw CLIFailure(exitCode: CLIFailure.daemonError, code: LocalAPIDataError.notFound,
                              message: "no snapshot of feature '\(feature)'\(from) has been received", json: output.json)
         }
-        var record = WatchRecord(.snapshot(SnapshotEvent(from: reply.peer, snapshot: reply.snapshot)), now: Date())
+        var record = WatchRecord(.snapshot(MeshSnapshotEvent(from: reply.peer, snapshot: reply.snapshot)), now: Date())
         record.type = "snapshot"
         if output.json {
             Output.jsonLine(record)

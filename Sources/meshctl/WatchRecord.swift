@@ -33,7 +33,7 @@ struct WatchRecord: Encodable {
     var change: String?
     var owner: String?
     var status: String?
-    var anchor: TimerAnchorBody?
+    var anchor: MeshTimerAnchorBody?
     var elapsedSeconds: Double?
     var dropped: UInt64?
     var detail: String?

@@ -16,6 +16,7 @@ struct LocalAPIRequestTests {
         (.pairWait, #"{"code":"K7Q2-9XWM"}"#, .pairWait(code: "K7Q2-9XWM")),
         (.pairCancel, #"{"code":"K7Q2-9XWM"}"#, .pairCancel(code: "K7Q2-9XWM")),
         (.pairJoin, #"{"code":"C","address":"[::1]:47001"}"#, .pairJoin(code: "C", address: "[::1]:47001")),
+        (.pairJoin, #"{"code":"C"}"#, .pairJoin(code: "C", address: nil)),
         (.unpair, #"{"deviceID":"ABC"}"#, .unpair(deviceID: "ABC")),
         (.ping, #"{"deviceID":"ABC"}"#, .ping(deviceID: "ABC", count: 10)),
         (.ping, #"{"deviceID":"ABC","count":200}"#, .ping(deviceID: "ABC", count: 200)),
@@ -32,7 +33,8 @@ struct LocalAPIRequestTests {
         (.ping, #"{"deviceID":"  "}"#, "invalid-argument", false),
         (.pairCreate, #"{"validFor":-1}"#, "invalid-argument", false),
         (LocalAPIOperation(rawValue: 0x0077), "{}", "unknown-operation", false),
-        (LocalAPIOperation(rawValue: 0x0FFF), "{}", "unknown-operation", false),
+        (LocalAPIOperation(rawValue: 0x0F00), "{}", "unknown-operation", false),
+        (LocalAPIOperation(rawValue: 0x0100), #"{"features":[]}"#, "invalid-argument", false),
         (LocalAPIOperation(rawValue: 0x0100), "{}", "bad-request", true),
     ])
     func badRequestsAreRejectedWithACode(operation: LocalAPIOperation, json: String, code: String, closes: Bool) {
@@ -46,7 +48,7 @@ struct LocalAPIRequestTests {
 
     @Test func aMissingFieldIsNamedButTheBodyIsNotEchoed() {
         #expect {
-            try LocalAPIRequest.parse(.request(.pairWait, id: 1, json: #"{"kode":"SECRET-CODE"}"#))
+            try LocalAPIRequest.parse(.request(.pairWait, id: 1, json: #"{"cod":"SECRET-CODE"}"#))
         } throws: { error in
             guard let rejection = error as? LocalAPIRequest.Rejection else { return false }
             return rejection.body.message == "pair.wait: missing field 'code'" && !rejection.body.message.contains("SECRET")

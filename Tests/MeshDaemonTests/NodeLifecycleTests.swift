@@ -15,7 +15,7 @@ struct NodeLifecycleTests {
                                 logger: NodeTestBed.logger("alice"), eventLoopGroup: bed.group)
         let group = ServiceGroup(services: [node], logger: NodeTestBed.logger("group"))
         let running = Task(executorPreference: node.taskExecutor) { try await group.run() }
-        let port = try await eventually("listening", timeout: 5) { await node.boundListenAddress?.port }
+        let port = try await eventually("listening", timeout: 20) { await node.boundListenAddress?.port }
         await group.triggerGracefulShutdown()
         try await running.value
         // The port is free again: a new node binds it.

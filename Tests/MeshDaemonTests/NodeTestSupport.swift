@@ -74,7 +74,7 @@ final class NodeTestBed: @unchecked Sendable {
         // Started on the node's own loop: a plain Task would wait for a cooperative-pool thread,
         // which CPU-heavy tests elsewhere in the process may hold for seconds.
         let task = Task(executorPreference: node.taskExecutor) { try await node.run() }
-        let port = try await eventually("\(configuration.name) listening", timeout: 5) { await node.boundListenAddress?.port }
+        let port = try await eventually("\(configuration.name) listening", timeout: 20) { await node.boundListenAddress?.port }
         let running = RunningNode(node: node, task: task, stateDirectory: configuration.stateDirectory, port: port)
         lock.withLock { nodes.append(running) }
         return running

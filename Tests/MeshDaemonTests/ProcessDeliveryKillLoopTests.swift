@@ -32,7 +32,7 @@ struct ProcessDeliveryKillLoopTests {
         let plan: [(victimIsA: Bool, after: Double, down: Double)] = (0..<Self.kills).map { _ in
             (Bool.random(using: &rng), Double.random(in: 0.3...1.2, using: &rng), Double.random(in: 0...0.3, using: &rng))
         }
-        let envelopes = (1...Self.messages).map { DeliveryFixtures.envelope(UInt64($0), feature: "burst", source: "burst-app") }
+        let envelopes = (1...Self.messages).map { ProcessFixtures.envelope(UInt64($0), feature: "burst", source: "burst-app") }
 
         let sender = Task { try await Self.send(envelopes, socketPath: pair.a.socketPath, deadline: started.addingTimeInterval(75)) }
         var killed: [String] = []

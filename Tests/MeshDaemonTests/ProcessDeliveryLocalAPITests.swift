@@ -75,7 +75,7 @@ struct ProcessDeliveryLocalAPITests {
         let app = try await MeshClient.connect(socketPath: pair.a.socketPath)
         defer { Task { await app.close() } }
         let observer = try await app.attach(features: ["demo"], app: "owner")
-        try await DeliveryFixtures.awaitFeatureReachable(observer, peer: pair.idB, feature: "demo", timeout: 8)
+        try await ProcessFixtures.awaitFeatureReachable(observer, peer: pair.idB, feature: "demo", timeout: 8)
         let session = UUID()
         try await app.announceSession(sessionID: session, featureID: "demo", owner: pair.idA, status: "running")
         let announced = try await watch.next(type: "session", timeout: 10)
@@ -122,7 +122,7 @@ struct ProcessDeliveryLocalAPITests {
                 #expect(answer?.kind == .error && body?.code == expectedCode, "\(name): got \(body?.code ?? "nothing")")
             }
             sequence += 1
-            try await healthy.send(envelope: DeliveryFixtures.envelope(sequence, payload: "after \(name)"), mode: .reliableEventually)
+            try await healthy.send(envelope: ProcessFixtures.envelope(sequence, payload: "after \(name)"), mode: .reliableEventually)
             let delivered = try await watch.next(type: "envelope", timeout: 10)
             #expect(delivered["payload"] as? String == "after \(name)")
         }
@@ -130,8 +130,8 @@ struct ProcessDeliveryLocalAPITests {
         print("process figure: \(shapes.count) malformed connections, the watch got all \(sequence) items sent in between")
     }
 
-    static func nextAnchor(_ attachment: MeshAttachment, timeout: Double) async throws -> AnchorEvent {
-        let found = try await withDeadline(timeout) { () -> AnchorEvent? in
+    static func nextAnchor(_ attachment: MeshAttachment, timeout: Double) async throws -> MeshAnchorEvent {
+        let found = try await withDeadline(timeout) { () -> MeshAnchorEvent? in
             for await event in attachment.events { if case .anchor(let anchor) = event { return anchor } }
             return nil
         }
@@ -153,8 +153,8 @@ struct ProcessDeliveryLocalAPITests {
             buffer.writeBytes(body)
             return Array(buffer.readableBytesView)
         }
-        let envelope = (try? SessionWireCodec.encode(DeliveryFixtures.envelope(1))) ?? []
-        let snapshot = (try? SessionWireCodec.encode(DeliveryFixtures.snapshot(revision: 1, state: "s"))) ?? []
+        let envelope = (try? SessionWireCodec.encode(ProcessFixtures.envelope(1))) ?? []
+        let snapshot = (try? SessionWireCodec.encode(ProcessFixtures.snapshot(revision: 1, state: "s"))) ?? []
         return [
             ("http request", Array("GET / HTTP/1.1\r\n\r\n".utf8), "bad-magic"),
             ("version 9", frame(0x0100, version: 9, body: []), "unsupported-version"),

@@ -27,7 +27,7 @@ struct ProcessDeliveryModeTests {
         let observer = try await MeshClient.connect(socketPath: pair.a.socketPath)
         defer { Task { await observer.close() } }
         let attachment = try await observer.attach(features: ["demo"], app: "observer")
-        try await DeliveryFixtures.awaitFeatureReachable(attachment, peer: pair.idB, feature: "demo", timeout: 8)
+        try await ProcessFixtures.awaitFeatureReachable(attachment, peer: pair.idB, feature: "demo", timeout: 8)
 
         let reliable = try await pair.a.meshctl(["send", "--feature", "demo", "--mode", "reliable", "--json", "hello"])
         #expect(reliable.status == 0, "\(reliable.output)")
@@ -66,7 +66,7 @@ struct ProcessDeliveryModeTests {
         #expect(slot["from"] as? String == pair.idA)
 
         // Binary payloads print as base64.
-        let binary = try await observer.send(envelope: AnySessionSyncEnvelope(metadata: DeliveryFixtures.envelope(9).metadata,
+        let binary = try await observer.send(envelope: AnySessionSyncEnvelope(metadata: ProcessFixtures.envelope(9).metadata,
                                                                              payload: Data([0, 1, 2, 255])), mode: .reliableEventually)
         #expect(binary.outcome == .queued)
         let bytes = try await watch.next(type: "envelope", timeout: 10)

@@ -21,7 +21,7 @@ struct ProcessDeliveryRecoveryTests {
 
         let client = try await MeshClient.connect(socketPath: pair.a.socketPath)
         for sequence in 1...20 {
-            let reply = try await client.send(envelope: DeliveryFixtures.envelope(UInt64(sequence)), mode: .reliableEventually)
+            let reply = try await client.send(envelope: ProcessFixtures.envelope(UInt64(sequence)), mode: .reliableEventually)
             #expect(reply.outcome == .queued)
         }
         await client.close()
@@ -56,11 +56,11 @@ struct ProcessDeliveryRecoveryTests {
 
         let client = try await MeshClient.connect(socketPath: pair.a.socketPath)
         for sequence in 1...300 {
-            let reply = try await client.send(envelope: DeliveryFixtures.envelope(UInt64(sequence)), mode: .realtimeBestEffort)
+            let reply = try await client.send(envelope: ProcessFixtures.envelope(UInt64(sequence)), mode: .realtimeBestEffort)
             #expect(reply.outcome == .pending)
         }
         for revision in [10, 30, 20] as [UInt64] {
-            try await client.publishSnapshot(DeliveryFixtures.snapshot(revision: revision, state: "rev \(revision)"))
+            try await client.publishSnapshot(ProcessFixtures.snapshot(revision: revision, state: "rev \(revision)"))
         }
         await client.close()
         let counters = try #require(try await pair.a.status()["counters"] as? [String: Any])
@@ -86,10 +86,10 @@ struct ProcessDeliveryRecoveryTests {
         let pair = try await DaemonPair.start()
         defer { pair.stopNow() }
         let client = try await MeshClient.connect(socketPath: pair.a.socketPath)
-        let stored = try await client.publishSnapshot(DeliveryFixtures.snapshot(revision: 10, state: "ten"))
-        #expect(stored == SnapshotPublishReply(revision: 10, stored: true))
+        let stored = try await client.publishSnapshot(ProcessFixtures.snapshot(revision: 10, state: "ten"))
+        #expect(stored == MeshSnapshotPublishReply(revision: 10, stored: true))
         let reader = try await MeshClient.connect(socketPath: pair.b.socketPath)
-        var latest: SnapshotLatestReply?
+        var latest: MeshSnapshotLatestReply?
         for _ in 0..<100 where latest == nil {
             latest = try await reader.latestSnapshot(featureID: "demo", peer: pair.idA)
             if latest == nil { try await Task.sleep(for: .milliseconds(50)) }
@@ -109,8 +109,8 @@ struct ProcessDeliveryRecoveryTests {
         try await pair.a.restart()
         try await pair.a.waitForChannel(pair.idB, timeout: 5)
         let late = try await MeshClient.connect(socketPath: pair.a.socketPath)
-        let stale = try await late.publishSnapshot(DeliveryFixtures.snapshot(revision: 5, state: "five"))
-        #expect(stale == SnapshotPublishReply(revision: 10, stored: false))
+        let stale = try await late.publishSnapshot(ProcessFixtures.snapshot(revision: 5, state: "five"))
+        #expect(stale == MeshSnapshotPublishReply(revision: 5, stored: false))
         await late.close()
         try await Task.sleep(for: .milliseconds(500))
         let after = try await pair.b.meshctl(["snapshot", "get", "--feature", "demo", "--peer", pair.idA, "--json"])

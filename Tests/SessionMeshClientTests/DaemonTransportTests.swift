@@ -27,14 +27,14 @@ struct DaemonTransportTests {
         try await transport.start()
         let data = daemon.requests.filter { $0.operation == .send || $0.operation == .snapshotPublish }
         #expect(data.count == 201)
-        let sequences = try data.dropLast().map { try SendRequest.decode($0.body).envelope.metadata.sequence }
+        let sequences = try data.dropLast().map { try MeshSendRequest.decode($0.body).envelope.metadata.sequence }
         #expect(sequences == Array(101...300))
         let last = try #require(data.last)
-        #expect(try SnapshotPublishRequest.decode(last.body).snapshot.revision == 2)
+        #expect(try MeshSnapshotPublishRequest.decode(last.body).snapshot.revision == 2)
 
         // Once attached, sends go straight through.
         try await transport.send(Fixtures.envelope(sequence: 301), mode: .realtimeBestEffort, to: Self.peer)
-        let direct = try SendRequest.decode(try #require(daemon.requests.last).body)
+        let direct = try MeshSendRequest.decode(try #require(daemon.requests.last).body)
         #expect(direct.envelope.metadata.sequence == 301)
         #expect(direct.target == Self.peer.id)
         await transport.stop()
@@ -49,7 +49,7 @@ struct DaemonTransportTests {
         #expect(daemon.requests.isEmpty)
         try await transport.start()
         try await waiting.value
-        let sent = try SendRequest.decode(try #require(daemon.requests.last { $0.operation == .send }).body)
+        let sent = try MeshSendRequest.decode(try #require(daemon.requests.last { $0.operation == .send }).body)
         #expect(sent.mode == .reliableEventually)
 
         let stopped = DaemonSessionSyncTransport(socketPath: daemon.socketPath, localPeer: Self.me, features: ["demo"])
@@ -61,7 +61,7 @@ struct DaemonTransportTests {
     }
 
     @Test func latestPeerSnapshotIsPrimedFromTheDaemonAndNeverGoesBackInRevision() async throws {
-        let stored = SnapshotLatestReply(peer: Self.peer.id, snapshot: Fixtures.snapshot(revision: 5))
+        let stored = MeshSnapshotLatestReply(peer: Self.peer.id, snapshot: Fixtures.snapshot(revision: 5))
         let daemon = try await FakeDaemon.start(StandardResponder(latest: stored).callAsFunction)
         defer { Task { await daemon.stop() } }
         let transport = DaemonSessionSyncTransport(socketPath: daemon.socketPath, localPeer: Self.me, features: ["demo"])
@@ -71,11 +71,11 @@ struct DaemonTransportTests {
         let snapshots = transport.receiveSnapshots()
 
         let attachID = try #require(daemon.requests.first { $0.operation == .attach }).requestID
-        daemon.push(try LocalAPIDataEvent.snapshot(SnapshotEvent(from: Self.peer.id, snapshot: Fixtures.snapshot(revision: 7))).frame(requestID: attachID))
+        daemon.push(try LocalAPIDataEvent.snapshot(MeshSnapshotEvent(from: Self.peer.id, snapshot: Fixtures.snapshot(revision: 7))).frame(requestID: attachID))
         var iterator = snapshots.makeAsyncIterator()
         #expect(await iterator.next()?.revision == 7)
         #expect(transport.latestPeerSnapshot(featureID: "demo")?.revision == 7)
-        daemon.push(try LocalAPIDataEvent.snapshot(SnapshotEvent(from: Self.peer.id, snapshot: Fixtures.snapshot(revision: 6))).frame(requestID: attachID))
+        daemon.push(try LocalAPIDataEvent.snapshot(MeshSnapshotEvent(from: Self.peer.id, snapshot: Fixtures.snapshot(revision: 6))).frame(requestID: attachID))
         #expect(await iterator.next()?.revision == 6)
         #expect(transport.latestPeerSnapshot(featureID: "demo")?.revision == 7)
         #expect(transport.latestPeerSnapshot(featureID: "other") == nil)
@@ -89,7 +89,7 @@ struct DaemonTransportTests {
         try await transport.start()
         let attachID = try #require(daemon.requests.first { $0.operation == .attach }).requestID
         let early = Fixtures.envelope(sequence: 1)
-        daemon.push(try LocalAPIDataEvent.envelope(EnvelopeEvent(inboxID: 42, from: Self.peer.id, mode: .reliableEventually, envelope: early))
+        daemon.push(try LocalAPIDataEvent.envelope(MeshEnvelopeEvent(inboxID: 42, from: Self.peer.id, mode: .reliableEventually, envelope: early))
             .frame(requestID: attachID))
         try await Task.sleep(for: .milliseconds(100))
         #expect(!daemon.requests.contains { $0.operation == .inboxAck })
@@ -100,19 +100,19 @@ struct DaemonTransportTests {
         #expect(await firstIterator.next() == early)
         #expect(await eventually { daemon.requests.contains { $0.operation == .inboxAck } })
         let late = Fixtures.envelope(sequence: 2)
-        daemon.push(try LocalAPIDataEvent.envelope(EnvelopeEvent(inboxID: 43, from: Self.peer.id, mode: .reliableEventually, envelope: late))
+        daemon.push(try LocalAPIDataEvent.envelope(MeshEnvelopeEvent(inboxID: 43, from: Self.peer.id, mode: .reliableEventually, envelope: late))
             .frame(requestID: attachID))
         var secondIterator = second.makeAsyncIterator()
         #expect(await firstIterator.next() == late)
         #expect(await secondIterator.next() == late)
         #expect(await eventually {
             let acked = daemon.requests.filter { $0.operation == .inboxAck }
-                .compactMap { try? LocalAPIJSON.decode(InboxAckRequest.self, from: $0.body, operation: .inboxAck).ids }
+                .compactMap { try? LocalAPIJSON.decode(MeshInboxAckRequest.self, from: $0.body, operation: .inboxAck).ids }
             return acked.flatMap { $0 }.sorted() == [42, 43]
         })
 
         let changes = transport.reachabilityChanges()
-        daemon.push(try LocalAPIDataEvent.reachability(ReachabilityEvent(peer: Self.peer.id, featureID: "demo", reachable: false, reason: .leaseExpired))
+        daemon.push(try LocalAPIDataEvent.reachability(MeshReachabilityEvent(peer: Self.peer.id, featureID: "demo", reachable: false, reason: .leaseExpired))
             .frame(requestID: attachID))
         var changeIterator = changes.makeAsyncIterator()
         let change = await changeIterator.next()

@@ -18,37 +18,37 @@ struct DataCodecTests {
                                                 targetPeerID: "you", expectedSequence: 4, receivedSequence: 9)
 
     @Test func binaryBodiesRoundTrip() throws {
-        let send = SendRequest(mode: .reliableEventually, target: "AAAAAAA", envelope: Self.envelope)
-        #expect(try SendRequest.decode(send.encode()) == send)
-        let publish = SnapshotPublishRequest(target: "", snapshot: Self.snapshot)
-        #expect(try SnapshotPublishRequest.decode(publish.encode()) == publish)
-        let latest = SnapshotLatestReply(peer: "AAAAAAA-BBBBBBB", snapshot: Self.snapshot)
-        #expect(try SnapshotLatestReply.decode(latest.encode()) == latest)
-        let event = EnvelopeEvent(isRedelivery: true, inboxID: 1 << 40, from: "AAAAAAA-BBBBBBB", mode: .reliableEventually, envelope: Self.envelope)
-        #expect(try EnvelopeEvent.decode(event.encode()) == event)
-        let snapshotEvent = SnapshotEvent(from: "ü-peer", snapshot: Self.snapshot)
-        #expect(try SnapshotEvent.decode(snapshotEvent.encode()) == snapshotEvent)
-        let requestEvent = SnapshotRequestEvent(from: "peer", request: Self.request)
-        #expect(try SnapshotRequestEvent.decode(requestEvent.encode()) == requestEvent)
+        let send = MeshSendRequest(mode: .reliableEventually, target: "AAAAAAA", envelope: Self.envelope)
+        #expect(try MeshSendRequest.decode(send.encode()) == send)
+        let publish = MeshSnapshotPublishRequest(target: "", snapshot: Self.snapshot)
+        #expect(try MeshSnapshotPublishRequest.decode(publish.encode()) == publish)
+        let latest = MeshSnapshotLatestReply(peer: "AAAAAAA-BBBBBBB", snapshot: Self.snapshot)
+        #expect(try MeshSnapshotLatestReply.decode(latest.encode()) == latest)
+        let event = MeshEnvelopeEvent(isRedelivery: true, inboxID: 1 << 40, from: "AAAAAAA-BBBBBBB", mode: .reliableEventually, envelope: Self.envelope)
+        #expect(try MeshEnvelopeEvent.decode(event.encode()) == event)
+        let snapshotEvent = MeshSnapshotEvent(from: "ü-peer", snapshot: Self.snapshot)
+        #expect(try MeshSnapshotEvent.decode(snapshotEvent.encode()) == snapshotEvent)
+        let requestEvent = MeshSnapshotRequestEvent(from: "peer", request: Self.request)
+        #expect(try MeshSnapshotRequestEvent.decode(requestEvent.encode()) == requestEvent)
     }
 
     @Test func theSendLayoutIsModeThenTargetThenTheCoreEncoding() throws {
-        let body = try SendRequest(mode: .realtimeBestEffort, target: "AB", envelope: Self.envelope).encode()
+        let body = try MeshSendRequest(mode: .realtimeBestEffort, target: "AB", envelope: Self.envelope).encode()
         let bytes = Array(body.readableBytesView)
         #expect(Array(bytes.prefix(4)) == [1, 2, 0x41, 0x42])
         #expect(Array(bytes.dropFirst(4)) == (try SessionWireCodec.encode(Self.envelope)))
-        let event = try EnvelopeEvent(isRedelivery: false, inboxID: 258, from: "", mode: .reliableEventually, envelope: Self.envelope).encode()
+        let event = try MeshEnvelopeEvent(isRedelivery: false, inboxID: 258, from: "", mode: .reliableEventually, envelope: Self.envelope).encode()
         #expect(Array(event.readableBytesView.prefix(11)) == [0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 2])
     }
 
     @Test func everyTruncationIsABadRequestNamingTheOperation() throws {
-        let body = try EnvelopeEvent(inboxID: 9, from: "peer", mode: .realtimeBestEffort, envelope: Self.envelope).encode()
+        let body = try MeshEnvelopeEvent(inboxID: 9, from: "peer", mode: .realtimeBestEffort, envelope: Self.envelope).encode()
         let bytes = Array(body.readableBytesView)
         for length in 0..<bytes.count {
             let prefix = ByteBuffer(bytes: bytes.prefix(length))
-            #expect(throws: LocalAPIErrorBody.self) { try EnvelopeEvent.decode(prefix) }
+            #expect(throws: LocalAPIErrorBody.self) { try MeshEnvelopeEvent.decode(prefix) }
             do {
-                _ = try EnvelopeEvent.decode(prefix)
+                _ = try MeshEnvelopeEvent.decode(prefix)
             } catch {
                 #expect(error.code == "bad-request")
                 #expect(error.message.hasPrefix("envelope: "))
@@ -57,24 +57,29 @@ struct DataCodecTests {
     }
 
     @Test func trailingBytesUnknownModesFlagsAndBadUTF8AreRejected() throws {
-        var trailing = try SendRequest(mode: .reliableEventually, envelope: Self.envelope).encode()
+        var trailing = try MeshSendRequest(mode: .reliableEventually, envelope: Self.envelope).encode()
         trailing.writeInteger(UInt8(0))
-        #expect(throws: LocalAPIErrorBody.self) { try SendRequest.decode(trailing) }
+        #expect(throws: LocalAPIErrorBody.self) { try MeshSendRequest.decode(trailing) }
 
         for mode: UInt8 in [0, 3, 4, 6, 255] {
             var body = ByteBuffer(bytes: [mode, 0])
             body.writeBytes(try SessionWireCodec.encode(Self.envelope))
-            #expect(throws: LocalAPIErrorBody.self) { try SendRequest.decode(body) }
+            do {
+                _ = try MeshSendRequest.decode(body)
+                Issue.record("mode \(mode) was accepted")
+            } catch {
+                #expect(error.code == "invalid-argument")
+            }
         }
 
-        var flagged = try EnvelopeEvent(inboxID: 1, from: "p", mode: .reliableEventually, envelope: Self.envelope).encode()
+        var flagged = try MeshEnvelopeEvent(inboxID: 1, from: "p", mode: .reliableEventually, envelope: Self.envelope).encode()
         flagged.setInteger(UInt8(0x82), at: flagged.readerIndex)
-        #expect(throws: LocalAPIErrorBody.self) { try EnvelopeEvent.decode(flagged) }
+        #expect(throws: LocalAPIErrorBody.self) { try MeshEnvelopeEvent.decode(flagged) }
 
         var badUTF8 = ByteBuffer(bytes: [2, 2, 0xC3, 0x28])
         badUTF8.writeBytes(try SessionWireCodec.encode(Self.envelope))
         do {
-            _ = try SendRequest.decode(badUTF8)
+            _ = try MeshSendRequest.decode(badUTF8)
             Issue.record("invalid UTF-8 was accepted")
         } catch {
             #expect(error.message.contains("'target' is not valid UTF-8"))
@@ -83,26 +88,26 @@ struct DataCodecTests {
         // A snapshot where an envelope belongs.
         var wrongKind = ByteBuffer(bytes: [2, 0])
         wrongKind.writeBytes(try SessionWireCodec.encode(Self.snapshot))
-        #expect(throws: LocalAPIErrorBody.self) { try SendRequest.decode(wrongKind) }
+        #expect(throws: LocalAPIErrorBody.self) { try MeshSendRequest.decode(wrongKind) }
     }
 
     @Test func aTargetLongerThan255BytesCannotBeEncoded() {
-        let send = SendRequest(mode: .reliableEventually, target: String(repeating: "x", count: 256), envelope: Self.envelope)
+        let send = MeshSendRequest(mode: .reliableEventually, target: String(repeating: "x", count: 256), envelope: Self.envelope)
         #expect(throws: LocalAPIErrorBody.self) { try send.encode() }
     }
 
     @Test func eventFramesRoundTripWithTheRightFlags() throws {
-        let session = SessionRecord(sessionID: UUID(), featureID: "demo", owner: "app", status: "running",
+        let session = MeshSessionRecord(sessionID: UUID(), featureID: "demo", owner: "app", status: "running",
                                     updatedAt: 1_763_768_400, revision: 2, sourcePeer: "AAAAAAA")
         let events: [LocalAPIDataEvent] = [
-            .envelope(EnvelopeEvent(inboxID: 0, from: "p", mode: .realtimeBestEffort, envelope: Self.envelope)),
-            .snapshot(SnapshotEvent(from: "p", snapshot: Self.snapshot)),
-            .snapshotRequest(SnapshotRequestEvent(from: "p", request: Self.request)),
-            .reachability(ReachabilityEvent(peer: "p", featureID: "demo", reachable: false, reason: .appDetached)),
-            .anchor(AnchorEvent(sessionID: UUID(), featureID: "demo", revision: 3,
-                                anchor: TimerAnchorBody(SessionTimerAnchor.started(at: Date(timeIntervalSince1970: 1_763_768_400))), from: "p")),
-            .session(SessionEvent(session, change: .closed)),
-            .watermark(WatermarkBody(sessionID: UUID(), featureID: "demo", peer: "p", sequence: 99)),
+            .envelope(MeshEnvelopeEvent(inboxID: 0, from: "p", mode: .realtimeBestEffort, envelope: Self.envelope)),
+            .snapshot(MeshSnapshotEvent(from: "p", snapshot: Self.snapshot)),
+            .snapshotRequest(MeshSnapshotRequestEvent(from: "p", request: Self.request)),
+            .reachability(MeshReachabilityEvent(peer: "p", featureID: "demo", reachable: false, reason: .appDetached)),
+            .anchor(MeshAnchorEvent(sessionID: UUID(), featureID: "demo", revision: 3,
+                                anchor: MeshTimerAnchorBody(SessionTimerAnchor.started(at: Date(timeIntervalSince1970: 1_763_768_400))), from: "p")),
+            .session(MeshSessionEvent(session, change: .closed)),
+            .watermark(MeshWatermarkBody(sessionID: UUID(), featureID: "demo", peer: "p", sequence: 99)),
             .eventsDropped(EventsDroppedEvent(dropped: 17)),
         ]
         for event in events {
@@ -121,27 +126,27 @@ struct DataCodecTests {
 
     @Test func jsonBodiesUseTheDocumentedKeys() throws {
         let session = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
-        let attach = String(buffer: try LocalAPIJSON.encode(AttachRequest(features: ["demo"], sessionID: session, app: "x")))
+        let attach = String(buffer: try LocalAPIJSON.encode(MeshAttachRequest(features: ["demo"], sessionID: session, app: "x")))
         #expect(attach == #"{"app":"x","features":["demo"],"sessionID":"E621E1F8-C36C-495A-93FC-0C247A3E6E5F"}"#)
-        let reach = try LocalAPIJSON.decode(ReachabilityEvent.self, from: ByteBuffer(string: #"{"peer":"P","reachable":true,"reason":"lease-expired"}"#),
+        let reach = try LocalAPIJSON.decode(MeshReachabilityEvent.self, from: ByteBuffer(string: #"{"peer":"P","reachable":true,"reason":"lease-expired"}"#),
                                             operation: .reachabilityEvent)
-        #expect(reach == ReachabilityEvent(peer: "P", reachable: true, reason: .leaseExpired))
-        let anchor = String(buffer: try LocalAPIJSON.encode(TimerAnchorBody(startedAt: 1_763_768_400.25, accumulatedElapsedBeforeAnchor: 1.5, isPaused: false)))
+        #expect(reach == MeshReachabilityEvent(peer: "P", reachable: true, reason: .leaseExpired))
+        let anchor = String(buffer: try LocalAPIJSON.encode(MeshTimerAnchorBody(startedAt: 1_763_768_400.25, accumulatedElapsedBeforeAnchor: 1.5, isPaused: false)))
         #expect(anchor == #"{"accumulatedElapsedBeforeAnchor":1.5,"isPaused":false,"startedAt":1763768400.25}"#)
         #expect(throws: LocalAPIErrorBody.self) {
-            try LocalAPIJSON.decode(ReachabilityEvent.self, from: ByteBuffer(string: #"{"peer":"P","reachable":true,"reason":"bored"}"#), operation: .reachabilityEvent)
+            try LocalAPIJSON.decode(MeshReachabilityEvent.self, from: ByteBuffer(string: #"{"peer":"P","reachable":true,"reason":"bored"}"#), operation: .reachabilityEvent)
         }
-        #expect(throws: LocalAPIErrorBody.self) { try AttachRequest(features: []).validate() }
-        #expect(throws: LocalAPIErrorBody.self) { try AttachRequest(features: [String(repeating: "f", count: 256)]).validate() }
+        #expect(throws: LocalAPIErrorBody.self) { try MeshAttachRequest(features: []).validate() }
+        #expect(throws: LocalAPIErrorBody.self) { try MeshAttachRequest(features: [String(repeating: "f", count: 256)]).validate() }
     }
 
     @Test func anAnchorSurvivesTheLocalAPIFormWithinAMicrosecond() {
         let start = Date(timeIntervalSince1970: 1_763_768_400.123456)
         let anchor = SessionTimerAnchor.started(at: start, duration: 600).paused(at: start.addingTimeInterval(30)).resumed(at: start.addingTimeInterval(45))
-        let back = TimerAnchorBody(anchor).anchor
+        let back = MeshTimerAnchorBody(anchor).anchor
         let at = start.addingTimeInterval(100)
         #expect(abs(back.elapsedMicroseconds(at: at) - anchor.elapsedMicroseconds(at: at)) <= 1)
-        #expect(TimerAnchorBody(startedAt: .nan, accumulatedElapsedBeforeAnchor: 0, isPaused: false).validateThrows())
+        #expect(MeshTimerAnchorBody(startedAt: .nan, accumulatedElapsedBeforeAnchor: 0, isPaused: false).validateThrows())
     }
 
     @Test func dataOperationsHaveTheirDocumentedNames() {
@@ -154,7 +159,7 @@ struct DataCodecTests {
     }
 }
 
-extension TimerAnchorBody {
+extension MeshTimerAnchorBody {
     fileprivate func validateThrows() -> Bool {
         do { try validate(operation: .anchorSet); return false } catch { return true }
     }

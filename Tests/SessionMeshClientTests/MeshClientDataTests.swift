@@ -13,11 +13,11 @@ struct MeshClientDataTests {
         var responder = StandardResponder()
         responder.afterAttach = { id in
             [
-                try! LocalAPIDataEvent.envelope(EnvelopeEvent(isRedelivery: true, inboxID: 9, from: "PEERDEV-7654321",
+                try! LocalAPIDataEvent.envelope(MeshEnvelopeEvent(isRedelivery: true, inboxID: 9, from: "PEERDEV-7654321",
                                                               mode: .reliableEventually, envelope: envelope)).frame(requestID: id),
-                try! LocalAPIDataEvent.reachability(ReachabilityEvent(peer: "PEERDEV-7654321", featureID: "other", reachable: true,
+                try! LocalAPIDataEvent.reachability(MeshReachabilityEvent(peer: "PEERDEV-7654321", featureID: "other", reachable: true,
                                                                       reason: .appAttached)).frame(requestID: id &+ 1000),
-                try! LocalAPIDataEvent.reachability(ReachabilityEvent(peer: "PEERDEV-7654321", featureID: "demo", reachable: false,
+                try! LocalAPIDataEvent.reachability(MeshReachabilityEvent(peer: "PEERDEV-7654321", featureID: "demo", reachable: false,
                                                                       reason: .appDetached)).frame(requestID: id),
                 try! LocalAPIDataEvent.eventsDropped(EventsDroppedEvent(dropped: 3)).frame(requestID: 0),
                 LocalAPIFrame(kind: .event, operation: .anchorEvent, requestID: id, body: ByteBuffer(string: "{")),
@@ -35,9 +35,9 @@ struct MeshClientDataTests {
             if events.count == 4 { daemon.dropConnections() }
         }
         #expect(events.count == 4)
-        #expect(events.first == .envelope(EnvelopeEvent(isRedelivery: true, inboxID: 9, from: "PEERDEV-7654321",
+        #expect(events.first == .envelope(MeshEnvelopeEvent(isRedelivery: true, inboxID: 9, from: "PEERDEV-7654321",
                                                         mode: .reliableEventually, envelope: envelope)))
-        #expect(events.dropFirst().first == .reachability(ReachabilityEvent(peer: "PEERDEV-7654321", featureID: "demo",
+        #expect(events.dropFirst().first == .reachability(MeshReachabilityEvent(peer: "PEERDEV-7654321", featureID: "demo",
                                                                            reachable: false, reason: .appDetached)))
         #expect(events.dropFirst(2).first == .eventsDropped(3))
         guard case .undecodable(let operation, _) = events.last else {
@@ -54,11 +54,11 @@ struct MeshClientDataTests {
         let client = try await MeshClient.connect(socketPath: daemon.socketPath)
         let envelope = Fixtures.envelope(sequence: 4)
         let reply = try await client.send(envelope: envelope, mode: .realtimeBestEffort, to: "PEERDEV")
-        #expect(reply == SendReply(eventID: envelope.metadata.eventID, outcome: .queued, peers: 1))
+        #expect(reply == MeshSendReply(eventID: envelope.metadata.eventID, outcome: .queued, peers: 1))
         let frame = try #require(daemon.requests.last)
         #expect(frame.operation == .send)
         #expect(frame.flags == .binaryBody)
-        #expect(try SendRequest.decode(frame.body) == SendRequest(mode: .realtimeBestEffort, target: "PEERDEV", envelope: envelope))
+        #expect(try MeshSendRequest.decode(frame.body) == MeshSendRequest(mode: .realtimeBestEffort, target: "PEERDEV", envelope: envelope))
         await client.close()
     }
 
@@ -69,7 +69,7 @@ struct MeshClientDataTests {
         #expect(try await client.latestSnapshot(featureID: "demo", peer: "PEERDEV") == nil)
         await client.close()
 
-        let stored = SnapshotLatestReply(peer: "PEERDEV-7654321", snapshot: Fixtures.snapshot(revision: 12))
+        let stored = MeshSnapshotLatestReply(peer: "PEERDEV-7654321", snapshot: Fixtures.snapshot(revision: 12))
         let full = try await FakeDaemon.start(StandardResponder(latest: stored).callAsFunction)
         defer { Task { await full.stop() } }
         let second = try await MeshClient.connect(socketPath: full.socketPath)

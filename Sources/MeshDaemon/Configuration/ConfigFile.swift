@@ -24,10 +24,12 @@ public struct ConfigFile: Sendable, Equatable {
     public var reachabilityLease: Double?
     /// `mdns`: publish and browse over mDNS (default true).
     public var mdns: Bool?
+    /// `feature_allow`: per-uid feature allow-list.
+    public var featureAllowList: FeatureAllowList?
 
     /// Every key the file may contain.
     public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
-                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "mdns"]
+                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "feature_allow", "mdns"]
     /// Accepted `log_level` values.
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -93,6 +95,13 @@ public struct ConfigFile: Sendable, Equatable {
                 throw ConfigurationError(message: "must be true or false, got \(value.typeName)")
             }
             mdns = flag
+        case "feature_allow":
+            guard case .array(let items) = value else {
+                throw ConfigurationError(message: "must be an array of \"UID:FEATURE\" strings, got \(value.typeName)")
+            }
+            var texts: [String] = []
+            for item in items { texts.append(try string(item)) }
+            featureAllowList = try FeatureAllowList(parsing: texts)
         default:
             throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
         }

@@ -110,6 +110,7 @@ public struct ConfigurationLoader: Sendable {
         if let level = file.logLevel { configuration.logLevel = level }
         if let seconds = file.pairingCodeLifetime { configuration.pairingCodeLifetime = seconds }
         if let seconds = file.keepaliveInterval { configuration.keepaliveInterval = seconds }
+        if let list = file.featureAllowList { configuration.featureAllowList = list }
         if let seconds = file.reachabilityLease { configuration.reachabilityLease = seconds }
         if let mdns = file.mdns { configuration.mdns = mdns }
         try apply(overrides, to: &configuration)

@@ -50,6 +50,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Channel timers and limits (rekey, handshake deadlines, rate limits); defaults suit
     /// production, tests shorten them.
     public var channelTuning = ChannelTuning()
+    /// Per-uid feature allow-list for the local API's data operations; nil = no restriction.
+    public var featureAllowList: FeatureAllowList?
 
     /// Default UDP/TCP port.
     public static let defaultPort = 47_470

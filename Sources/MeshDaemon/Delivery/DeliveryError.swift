@@ -11,15 +11,16 @@ enum DeliveryError {
     static func sessionClosed(_ id: String) -> ControlError {
         ControlError(code: "session-closed", message: "session \(id) is closed; a new session needs a new UUID")
     }
-    static func tooLarge(_ detail: String) -> ControlError {
-        ControlError(code: "too-large", message: detail)
-    }
     static func store(_ error: any Error) -> ControlError {
         ControlError(code: "store-failed", message: "the daemon's durable store failed: \(error)")
     }
-    static func noPeers() -> ControlError {
-        ControlError(code: "no-peers", message: "no paired device to send to; pair one with `meshctl pair`")
-    }
     static let unavailable = ControlError(code: "delivery-unavailable",
                                           message: "this daemon runs without the delivery router (no data operations)")
+}
+
+extension DeliveryError {
+    static func featureNotAllowed(_ feature: String, uid: UInt32?) -> ControlError {
+        ControlError(code: "feature-not-allowed",
+                     message: "uid \(uid.map(String.init) ?? "unknown") may not use feature '\(feature)'; see feature_allow in the daemon's config")
+    }
 }

@@ -19,6 +19,7 @@ struct DeliveryPeerState: Sendable {
     var epoch: UInt64 = 0
     var pumping = false
     var pumpAgain = false
+    var pumpScheduled = false
     /// Monotonic ns of the last send into an idle window or the last ack progress.
     var lastProgressAt: UInt64 = 0
     /// Current retry delay, seconds.
@@ -31,6 +32,9 @@ struct DeliveryPeerState: Sendable {
     var presenceExpiresAt: UInt64 = 0
     /// Features reported reachable to local apps.
     var reachableFeatures: Set<String> = []
+
+    /// Smallest realtime ack deadline for this peer now, seconds (adapts to late acks).
+    var ackDeadlineFloor: Double = 0
 
     /// Latest estimates from the node (ns).
     var roundTripNanoseconds: Int64?

@@ -150,6 +150,6 @@ extension DeliveryRouter {
         let jitter = Double.random(in: 0.75...1.25, using: &random)
         state.retryDelay = min(options.retryMaximum, state.retryDelay * 2 * jitter)
         peerStates[peer] = state
-        Task { await self.pump(peer) }
+        schedulePump(peer)
     }
 }

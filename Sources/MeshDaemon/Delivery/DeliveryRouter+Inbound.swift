@@ -12,7 +12,8 @@ extension DeliveryRouter {
 
     func handle(_ inbound: InboundChannelMessage) async {
         let peer = inbound.peer
-        guard peerStates[peer] != nil else { return }
+        // The channel authenticated the sender; its `.paired` event may still be on its way.
+        ensurePeer(peer)
         let message: DeliveryMessage
         do {
             message = try DeliveryMessage(decoding: inbound.bytes)
@@ -24,7 +25,8 @@ extension DeliveryRouter {
         switch message {
         case .realtime(let item): await realtimeReceived(item, from: peer, path: inbound.path)
         case .realtimeAck(let eventID): realtimeAcked(eventID)
-        case .reliableBatch(let items): inboxWorkQueue.yield((peer, items))
+        case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
+        case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
         case .reliableAck(let upTo): reliableAcked(upTo: upTo, from: peer)
         case .snapshotPush(let bytes): await snapshotReceived(bytes, from: peer, isReply: false)
         case .snapshotReply(let bytes): await snapshotReceived(bytes, from: peer, isReply: true)
@@ -43,32 +45,53 @@ extension DeliveryRouter {
     /// inbox when none is attached; acked either way once it is safe.
     func realtimeReceived(_ item: DeliveryItem, from peer: DeviceID, path: PingPath) async {
         counters.realtimeReceived &+= 1
-        if realtimeSeen.contains(item.eventID) {
+        if realtimeSeen.contains(item.eventID) || inboxInFlight[item.eventID] != nil {
             counters.realtimeDuplicates &+= 1
-            await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
+            await queueAck(item.eventID, to: peer, path: path)
             return
         }
         let sinks = sinks(for: item.featureID)
-        if sinks.isEmpty {
-            let committer = self.committer, key = peer.description, inbox = item.inboxItem(senderSequence: 0), at = wallNow()
-            do {
-                if case .stored(let id) = try await committer.receive(from: key, item: inbox, at: at) {
-                    rememberRealtime(item.eventID, from: peer, persist: false)
-                    counters.inboxStored &+= 1
-                    await hand([InboxEntry(id: id, peer: key, item: inbox, receivedAt: at, deliveryCount: 0)],
-                               to: self.sinks(for: item.featureID))
-                }
-            } catch {
-                noteStoreError(error, "could not store a realtime item for an absent app")
-                return
-            }
-        } else {
-            rememberRealtime(item.eventID, from: peer)
-            for sink in sinks {
-                sink.emit(.envelope(from: peer.description, inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload))
+        guard !sinks.isEmpty, (realtimeInPipeline[peer]?[item.featureID] ?? 0) == 0 else {
+            // No app attached here (or earlier items of this feature are on their way to the
+            // inbox): keep it in the inbox, in order; acked once stored.
+            queueForInbox(.realtime(item, path: path), from: peer)
+            return
+        }
+        rememberRealtime(item.eventID, from: peer)
+        for sink in sinks {
+            emitLive(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload), to: sink)
+        }
+        await queueAck(item.eventID, to: peer, path: path)
+    }
+
+    /// Acks on the datagram path are coalesced: those queued while the router is busy go out
+    /// together (0x0C) once it yields. Stream-path acks go at once, in order.
+    func queueAck(_ eventID: UUID, to peer: DeviceID, path: PingPath) async {
+        guard path == .datagram else {
+            await transmit(.realtimeAck(eventID: eventID), to: peer, path: path)
+            return
+        }
+        ackBacklog[peer, default: []].append(eventID)
+        guard !ackFlushScheduled else { return }
+        ackFlushScheduled = true
+        Task {
+            await Task.yield()
+            await self.flushAcks()
+        }
+    }
+
+    func flushAcks() async {
+        ackFlushScheduled = false
+        let backlog = ackBacklog
+        ackBacklog = [:]
+        for (peer, eventIDs) in backlog {
+            var start = 0
+            while start < eventIDs.count {
+                let chunk = Array(eventIDs[start..<min(start + 64, eventIDs.count)])
+                start += chunk.count
+                await transmit(chunk.count == 1 ? .realtimeAck(eventID: chunk[0]) : .realtimeAcks(chunk), to: peer, path: .datagram)
             }
         }
-        await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
     }
 
     /// Remembers an event ID in memory (both paths check it); `persist` also records it in the
@@ -91,47 +114,91 @@ extension DeliveryRouter {
     /// so a queued copy arriving after a restart is still a duplicate.
     func flushSeen() async {
         guard !seenToRecord.isEmpty else { return }
-        let batch = seenToRecord
+        let batch = Dictionary(uniqueKeysWithValues: seenToRecord.map { (key($0.key), $0.value) })
         seenToRecord = [:]
         let store = self.store
         do {
             _ = try await worker.run {
-                for (peer, ids) in batch { _ = try store.recordSeen(from: peer.description, eventIDs: ids) }
+                for (peer, ids) in batch { _ = try store.recordSeen(from: peer, eventIDs: ids) }
             }
         } catch {
             noteStoreError(error, "could not remember delivered realtime event ids")
         }
     }
 
-    // MARK: - Reliable batches
+    // MARK: - Inbox transactions
 
+    func queueForInbox(_ work: DeliveryInboxWork, from peer: DeviceID) {
+        for eventID in work.eventIDs { inboxInFlight[eventID, default: 0] += 1 }
+        if case .realtime(let item, _) = work { realtimeInPipeline[peer, default: [:]][item.featureID, default: 0] += 1 }
+        inboxBacklog.append((peer, work))
+        inboxSignalQueue.yield()
+    }
+
+    /// Takes everything received meanwhile and stores it per peer in one transaction each, so
+    /// a slow disk commits many batches per fsync; arrival order is kept per peer.
     func consumeInboxWork() async {
-        for await (peer, items) in inboxWork {
-            await storeBatch(items, from: peer)
+        for await _ in inboxSignal {
+            for _ in 0..<1_000_000 where !inboxBacklog.isEmpty {
+                let taken = inboxBacklog
+                inboxBacklog = []
+                var order: [DeviceID] = []
+                var byPeer: [DeviceID: [DeliveryInboxWork]] = [:]
+                for (peer, work) in taken {
+                    if byPeer[peer] == nil { order.append(peer) }
+                    byPeer[peer, default: []].append(work)
+                }
+                for peer in order { await store(byPeer[peer] ?? [], from: peer) }
+            }
         }
     }
 
-    /// Stores a batch in the inbox (one transaction), acks it, then hands the new items to apps.
-    func storeBatch(_ items: [(sequence: UInt64, item: DeliveryItem)], from peer: DeviceID) async {
-        guard let lastSequence = items.last?.sequence else { return }
-        var fresh: [InboxItem] = []
-        for (sequence, item) in items {
-            if realtimeSeen.contains(item.eventID) {
-                counters.inboxDuplicates &+= 1
-            } else {
-                fresh.append(item.inboxItem(senderSequence: sequence))
+    /// Stores received items in the inbox (one transaction), acks them (cumulative ack for
+    /// batches, one ack per realtime item), then hands the new ones to the apps.
+    func store(_ works: [DeliveryInboxWork], from peer: DeviceID) async {
+        defer {
+            for case .realtime(let item, _) in works {
+                let left = (realtimeInPipeline[peer]?[item.featureID] ?? 1) - 1
+                realtimeInPipeline[peer]?[item.featureID] = left > 0 ? left : nil
+            }
+            for eventID in works.flatMap(\.eventIDs) {
+                if let count = inboxInFlight[eventID], count > 1 { inboxInFlight[eventID] = count - 1 } else { inboxInFlight[eventID] = nil }
             }
         }
-        let store = self.store, key = peer.description, at = wallNow(), toStore = fresh
+        var fresh: [InboxItem] = []
+        var lastSequence: UInt64?
+        var realtimeAcks: [(UUID, PingPath)] = []
+        for work in works {
+            switch work {
+            case .batch(let items):
+                for (sequence, item) in items {
+                    lastSequence = max(lastSequence ?? 0, sequence)
+                    if realtimeSeen.contains(item.eventID) {
+                        counters.inboxDuplicates &+= 1
+                    } else {
+                        fresh.append(item.inboxItem(senderSequence: sequence))
+                    }
+                }
+            case .realtime(let item, let path):
+                realtimeAcks.append((item.eventID, path))
+                if realtimeSeen.contains(item.eventID) {
+                    counters.realtimeDuplicates &+= 1
+                } else {
+                    fresh.append(item.inboxItem(senderSequence: 0))
+                }
+            }
+        }
+        let store = self.store, key = key(peer), at = wallNow(), toStore = fresh
         let receipts: [InboxReceipt]
         do {
             receipts = try await worker.run { try store.receiveInbox(from: key, items: toStore, at: at) }
         } catch {
             counters.inboxRefused &+= UInt64(fresh.count)
-            logger.warning("inbox refused a reliable batch; the sender will retry", metadata: ["error": "\(error)"])
+            logger.warning("inbox refused received items; the sender will retry", metadata: ["error": "\(error)"])
             return
         }
-        await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream)
+        if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }
+        for (eventID, path) in realtimeAcks { await queueAck(eventID, to: peer, path: path) }
         var stored: [InboxEntry] = []
         for (item, receipt) in zip(fresh, receipts) {
             switch receipt {
@@ -145,6 +212,21 @@ extension DeliveryRouter {
         counters.inboxStored &+= UInt64(stored.count)
         for feature in Set(stored.map(\.item.featureID)).sorted() {
             await hand(stored.filter { $0.item.featureID == feature }, to: sinks(for: feature))
+        }
+    }
+}
+
+/// Received items waiting for an inbox transaction.
+enum DeliveryInboxWork: Sendable {
+    /// A reliable batch: cumulative ack after the commit.
+    case batch([(sequence: UInt64, item: DeliveryItem)])
+    /// A realtime item no app was attached for: acked on `path` after the commit.
+    case realtime(DeliveryItem, path: PingPath)
+
+    var eventIDs: [UUID] {
+        switch self {
+        case .batch(let items): items.map(\.item.eventID)
+        case .realtime(let item, _): [item.eventID]
         }
     }
 }

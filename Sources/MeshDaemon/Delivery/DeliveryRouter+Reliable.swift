@@ -14,7 +14,7 @@ extension DeliveryRouter {
         }
         peerStates[peer]?.pumping = true
         defer { peerStates[peer]?.pumping = false }
-        let store = self.store, key = peer.description
+        let store = self.store, key = key(peer)
         for _ in 0..<1_000_000 {
             guard let state = peerStates[peer], state.active else { return }
             peerStates[peer]?.pumpAgain = false
@@ -47,6 +47,21 @@ extension DeliveryRouter {
         }
     }
 
+    /// Starts a pump for `peer` unless one runs (it then loops once more) or is about to start.
+    func schedulePump(_ peer: DeviceID) {
+        guard let state = peerStates[peer], state.active else { return }
+        if state.pumping {
+            peerStates[peer]?.pumpAgain = true
+            return
+        }
+        guard !state.pumpScheduled else { return }
+        peerStates[peer]?.pumpScheduled = true
+        Task {
+            self.peerStates[peer]?.pumpScheduled = false
+            await self.pump(peer)
+        }
+    }
+
     /// Splits entries into batch messages of at most `maximumBatchBytes` payload each.
     func batches(_ entries: [OutboxEntry]) -> [[(sequence: UInt64, item: DeliveryItem)]] {
         var result: [[(sequence: UInt64, item: DeliveryItem)]] = []
@@ -76,14 +91,14 @@ extension DeliveryRouter {
         state.retryDelay = options.retryInitial
         state.attempts = state.attempts.filter { $0.key > upTo }
         peerStates[peer] = state
-        let store = self.store, key = peer.description
+        let store = self.store, key = key(peer)
         Task {
             do {
                 _ = try await self.worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
             } catch {
                 self.noteStoreError(error, "could not delete acknowledged outbox items")
             }
-            await self.pump(peer)
+            self.schedulePump(peer)
         }
     }
 
@@ -94,7 +109,7 @@ extension DeliveryRouter {
         do { items = try await worker.run { try store.listOutbox() } } catch { throw DeliveryError.store(error) }
         let now = wallNow()
         return items.map { summary in
-            let peer = try? DeviceID.parse(summary.peer)
+            let peer = peersByKey[summary.peer]
             let live = peer.flatMap { peerStates[$0]?.attempts[summary.sequence] } ?? 0
             return (summary, summary.attempts + live, summary.age(at: now))
         }

@@ -31,12 +31,16 @@ extension DeliveryRouter {
         let outbox = item.outboxItem(createdAt: wallNow())
         let committer = self.committer
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for peer in peers {
-                    let key = peer.description
-                    group.addTask { _ = try await committer.enqueue(peer: key, item: outbox) }
+            if peers.count == 1, let peer = peers.first {
+                _ = try await committer.enqueue(peer: key(peer), item: outbox)
+            } else {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for peer in peers {
+                        let key = key(peer)
+                        group.addTask { _ = try await committer.enqueue(peer: key, item: outbox) }
+                    }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
             }
         } catch let error as StoreError where error.code == .full {
             counters.reliableRefused &+= 1
@@ -46,9 +50,7 @@ extension DeliveryRouter {
             throw DeliveryError.store(error)
         }
         counters.reliableEnqueued &+= UInt64(peers.count)
-        for peer in peers where peerStates[peer]?.active == true {
-            Task { await self.pump(peer) }
-        }
+        for peer in peers { schedulePump(peer) }
     }
 
     /// One realtime item to one peer; returns the outcome word.
@@ -91,11 +93,11 @@ extension DeliveryRouter {
     /// Puts a realtime item into the durable outbox (same event ID, so the receiver dedups).
     func fallBack(_ item: DeliveryItem, to peer: DeviceID) {
         counters.realtimeFallbacks &+= 1
-        let committer = self.committer, key = peer.description, outbox = item.outboxItem(createdAt: wallNow())
+        let committer = self.committer, key = key(peer), outbox = item.outboxItem(createdAt: wallNow())
         Task {
             do {
                 _ = try await committer.enqueue(peer: key, item: outbox)
-                await self.pump(peer)
+                self.schedulePump(peer)
             } catch {
                 self.noteStoreError(error, "could not queue a realtime item that got no ack")
             }
@@ -109,9 +111,14 @@ extension DeliveryRouter {
 
     // MARK: - Acks of realtime items
 
+    /// Registers the ack deadline: max(4 × RTT, the peer's adaptive floor), at most
+    /// `maximumAckDeadline`. The floor starts at `minimumAckDeadline`, grows ×1.5 with every
+    /// fallback and shrinks 1 % with every ack in time, so a loaded receiver does not turn
+    /// every realtime item into a second, queued copy.
     func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
         let rtt = Double(peerStates[peer]?.roundTripNanoseconds ?? 0) / 1e9
-        let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, 4 * rtt))
+        let floor = peerStates[peer]?.ackDeadlineFloor ?? options.minimumAckDeadline
+        let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, floor, 4 * rtt))
         awaitingAck[item.eventID] = (peer, item, now() &+ UInt64(seconds * 1e9))
         ackOrder.append(item.eventID)
         if !ackWatchdogRunning {
@@ -121,7 +128,11 @@ extension DeliveryRouter {
     }
 
     func realtimeAcked(_ eventID: UUID) {
-        if awaitingAck.removeValue(forKey: eventID) != nil { counters.realtimeAcked &+= 1 }
+        guard let entry = awaitingAck.removeValue(forKey: eventID) else { return }
+        counters.realtimeAcked &+= 1
+        if let floor = peerStates[entry.peer]?.ackDeadlineFloor {
+            peerStates[entry.peer]?.ackDeadlineFloor = max(options.minimumAckDeadline, floor * 0.99)
+        }
     }
 
     /// Sleeps until the earliest deadline, falls back what expired; stops when nothing waits.
@@ -146,6 +157,9 @@ extension DeliveryRouter {
             let eventID = ackOrder[ackOrderHead]
             ackOrderHead += 1
             awaitingAck[eventID] = nil
+            if let floor = peerStates[first.peer]?.ackDeadlineFloor {
+                peerStates[first.peer]?.ackDeadlineFloor = min(options.maximumAckDeadline, max(floor, options.minimumAckDeadline) * 1.5)
+            }
             fallBack(first.item, to: first.peer)
         }
     }

@@ -20,12 +20,15 @@ public actor DeliveryRouter: Service {
     let worker = StoreWorker()
     let options: DeliveryRouterOptions
     let logger: Logger
-    let clock: any MeshClock
+    nonisolated let clock: any MeshClock
     /// This device's ID.
     public nonisolated let localDeviceID: DeviceID
 
     var counters = DeliveryCounters()
     var peerStates: [DeviceID: DeliveryPeerState] = [:]
+    /// Full textual IDs (the store's peer keys), cached: formatting and parsing IDs is not free.
+    var peerKeys: [DeviceID: String] = [:]
+    var peersByKey: [String: DeviceID] = [:]
     var attachments: [UInt64: DeliveryAttachment] = [:]
     var nextAttachmentID: UInt64 = 1
     var announcedFeatures: [String] = []
@@ -39,11 +42,24 @@ public actor DeliveryRouter: Service {
     var realtimeSeenOrder: [UUID] = []
     var realtimeSeenHead = 0
     var seenToRecord: [DeviceID: [UUID]] = [:]
+    var ackBacklog: [DeviceID: [UUID]] = [:]
+    var ackFlushScheduled = false
     var random = SystemRandomNumberGenerator()
     var ran = false
 
-    nonisolated let inboxWork: AsyncStream<(DeviceID, [(sequence: UInt64, item: DeliveryItem)])>
-    let inboxWorkQueue: AsyncStream<(DeviceID, [(sequence: UInt64, item: DeliveryItem)])>.Continuation
+    /// Received items waiting for their inbox transaction, in arrival order.
+    var inboxBacklog: [(peer: DeviceID, work: DeliveryInboxWork)] = []
+    /// Event IDs queued for or inside an inbox transaction (a realtime copy arriving meanwhile
+    /// is a duplicate: the stored copy will be handed out).
+    var inboxInFlight: [UUID: Int] = [:]
+    /// Realtime items per (peer, feature) waiting in the inbox pipeline: later realtime items of
+    /// that feature follow them there, so an app sees a peer's items in order.
+    var realtimeInPipeline: [DeviceID: [String: Int]] = [:]
+    /// Sinks replaying their inbox after an attach, with what they were given meanwhile
+    /// (handed to them once the replay is done, so inbox items arrive in order).
+    var replaying: [ObjectIdentifier: [DeferredDelivery]] = [:]
+    nonisolated let inboxSignal: AsyncStream<Void>
+    let inboxSignalQueue: AsyncStream<Void>.Continuation
 
     /// Creates a router over `node` and an open `store`. Nothing happens until `run()`.
     /// The router owns the store's group committer and shuts it down when it stops; the caller
@@ -57,7 +73,7 @@ public actor DeliveryRouter: Service {
         self.logger = logger
         self.clock = node.clock
         self.localDeviceID = node.deviceID
-        (inboxWork, inboxWorkQueue) = AsyncStream.makeStream()
+        (inboxSignal, inboxSignalQueue) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Opens (or creates) `<stateDirectory>/delivery.sqlite` with `storeOptions`.
@@ -89,7 +105,7 @@ public actor DeliveryRouter: Service {
         } onCancel: {
             stopper.finish()
         }
-        inboxWorkQueue.finish()
+        inboxSignalQueue.finish()
         await flushSeen()
         let committer = self.committer
         _ = try? await worker.run { committer.shutdown() }
@@ -99,8 +115,14 @@ public actor DeliveryRouter: Service {
     func ensurePeer(_ peer: DeviceID) {
         if peerStates[peer] == nil {
             peerStates[peer] = DeliveryPeerState(pendingCapacity: options.pendingCapacity, retryInitial: options.retryInitial)
+            let key = peer.description
+            peerKeys[peer] = key
+            peersByKey[key] = peer
         }
     }
+
+    /// The peer's full textual ID (store key, `from` of events).
+    func key(_ peer: DeviceID) -> String { peerKeys[peer] ?? peer.description }
 
     /// Monotonic now, ns.
     func now() -> UInt64 { clock.monotonicNanoseconds() }
@@ -141,6 +163,7 @@ public actor DeliveryRouter: Service {
         guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty, text != "all" else {
             return peerStates.keys.sorted()
         }
+        if let exact = peersByKey[text] { return [exact] }
         let peer = try await node.resolvePairedPeer(text)
         ensurePeer(peer)
         return [peer]
@@ -161,6 +184,12 @@ public actor DeliveryRouter: Service {
         }
         return values
     }
+}
+
+/// Something held for a sink while its inbox replay runs.
+enum DeferredDelivery: Sendable {
+    case entry(InboxEntry)
+    case event(DeliveryEvent)
 }
 
 extension DeliveryRouter: CustomStringConvertible {

@@ -41,6 +41,9 @@ struct DiscoveredPeerTable: Sendable {
     private(set) var publishedName: String?
     /// Channels re-handshaken because a device (or this one) moved; counted by the node.
     var moves: UInt64 = 0
+    /// Per device, the addresses (`HOST:PORT`) of the dial under way, so a new mDNS address
+    /// can be tried next to it; kept by the node.
+    var dialedAddresses: [DeviceID: Set<String>] = [:]
     /// The paired devices the table matched against last.
     private(set) var paired: Set<DeviceID> = []
 

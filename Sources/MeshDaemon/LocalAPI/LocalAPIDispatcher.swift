@@ -19,14 +19,18 @@ public struct LocalAPIDispatcher: Sendable {
     /// The delivery router serving the data operations; without it they fail with
     /// `delivery-unavailable`.
     public let router: DeliveryRouter?
+    /// Who may use which feature in data operations; nil = everyone who can open the socket.
+    public let featureAllowList: FeatureAllowList?
 
     /// Creates a dispatcher.
     public init(controlPlane: any MeshControlPlane, defaultPairingLifetime: Double,
                 maximumBodyLength: Int = LocalAPIWireFormat.defaultMaximumBodyLength,
                 daemonVersion: String = LocalAPIDispatcher.currentDaemonVersion,
-                counters: LocalAPICounters? = nil, router: DeliveryRouter? = nil) {
+                counters: LocalAPICounters? = nil, router: DeliveryRouter? = nil,
+                featureAllowList: FeatureAllowList? = nil) {
         self.counters = counters
         self.router = router
+        self.featureAllowList = featureAllowList
         self.controlPlane = controlPlane
         self.defaultPairingLifetime = defaultPairingLifetime
         self.maximumBodyLength = maximumBodyLength
@@ -48,7 +52,9 @@ public struct LocalAPIDispatcher: Sendable {
     func perform(_ request: LocalAPIRequest, credentials: PeerCredentials?,
                  connection: LocalAPIConnectionContext?) async -> Result<ByteBuffer, LocalAPIErrorBody> {
         do {
-            if let reply = try await dataReply(to: request, connection: connection) { return .success(reply) }
+            if let reply = try await dataReply(to: request, connection: connection, uid: credentials?.uid) {
+                return .success(reply)
+            }
             return .success(try await reply(to: request, credentials: credentials))
         } catch let error as ControlError {
             return .failure(LocalAPIErrorBody(code: error.code, message: error.message))

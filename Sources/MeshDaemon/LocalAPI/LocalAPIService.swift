@@ -32,7 +32,8 @@ public struct LocalAPIService: Service {
         self.dispatcher = LocalAPIDispatcher(controlPlane: controlPlane,
                                              defaultPairingLifetime: configuration.pairingCodeLifetime,
                                              maximumBodyLength: limits.maximumBodyLength,
-                                             counters: counters, router: router)
+                                             counters: counters, router: router,
+                                             featureAllowList: configuration.featureAllowList)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.limits = limits

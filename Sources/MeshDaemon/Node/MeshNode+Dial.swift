@@ -50,6 +50,10 @@ extension MeshNode {
                 }
             }
             await dialEnded(peer, generation: generation, failed: failed)
+        case .dialAddresses(let peer, let addresses):
+            for address in addresses {
+                guard case .failed = await dial(peer, at: address) else { break }
+            }
         }
     }
 

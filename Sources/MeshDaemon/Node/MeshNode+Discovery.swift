@@ -106,7 +106,7 @@ extension MeshNode {
     func applyDiscovery(_ event: DiscoveryEvent) {
         switch event {
         case .published(let name):
-            logger.info("advertising on mDNS", metadata: ["service.name": "\(name)"])
+            logger.debug("advertising on mDNS", metadata: ["service.name": "\(name)"])
         case .unavailable(let reason):
             logger.debug("mDNS unavailable; using known and static addresses", metadata: ["reason": "\(reason.code)"])
         default:
@@ -168,12 +168,19 @@ extension MeshNode {
     }
 
     /// Tries `peer` now instead of after its backoff (a new address, a link that came back).
-    /// While an attempt runs, only its backoff is reset so the next try follows quickly.
+    /// While an attempt runs, its backoff is reset so a retry follows quickly, and mDNS
+    /// addresses that attempt is not trying are dialled next to it (it may be stuck for
+    /// seconds on a stale address that does not answer).
     func kickDial(_ peer: DeviceID) {
         guard phase == .running, var runtime = peers[peer], runtime.channel == nil else { return }
         runtime.backoff.reset()
         if runtime.attempting {
             peers[peer] = runtime
+            let tried = discovered.dialedAddresses[peer, default: []]
+            let fresh = (discovered.mdnsEndpoints[peer] ?? []).filter { !tried.contains($0.description) }
+            guard !fresh.isEmpty else { return }
+            discovered.dialedAddresses[peer, default: []].formUnion(fresh.map(\.description))
+            jobQueue.yield(.dialAddresses(peer: peer, addresses: fresh))
             return
         }
         runtime.dialing = true
@@ -197,6 +204,7 @@ extension MeshNode {
         for address in runtime.record.addresses.reversed() where address.source == .observed {
             if let endpoint = EndpointParser.parse(address.address) { add(endpoint) }
         }
+        discovered.dialedAddresses[runtime.record.deviceID] = seen
         return out
     }
 

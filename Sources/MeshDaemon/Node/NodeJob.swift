@@ -4,4 +4,7 @@ import MeshCrypto
 enum NodeJob: Sendable {
     /// Wait `delay` nanoseconds, then try to connect a channel to the peer.
     case dial(peer: DeviceID, delay: UInt64)
+    /// Try these addresses of the peer now, next to a dial already under way (discovery found
+    /// them while that dial was still waiting on older addresses).
+    case dialAddresses(peer: DeviceID, addresses: [DaemonConfiguration.Endpoint])
 }

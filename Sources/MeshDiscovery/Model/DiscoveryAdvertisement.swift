@@ -13,7 +13,9 @@ public struct DiscoveryAdvertisement: Sendable, Equatable {
     /// Short, non-secret device-ID hint: 1…16 ASCII letters or digits (normally 8).
     public let deviceIDHint: String
     /// A public hint that this device accepts a pairing now; `nil` when no code is live.
-    /// 0…32 ASCII letters, digits, `-` or `_`. Must never be (or reveal) the code itself.
+    /// 0…32 ASCII letters, digits, `-` or `_`. Must carry nothing secret: the daemon uses the
+    /// code's public hint (`PairingCode.publicHint`, its first two characters, drawn
+    /// independently of the secret rest), never anything computed from the secret.
     public let pairingHint: String?
 
     /// Number of device-ID characters put in the hint.

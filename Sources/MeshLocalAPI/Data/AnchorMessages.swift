@@ -8,7 +8,7 @@ import SessionMesh
 ///
 /// `{"startedAt": 1763768400.25, "accumulatedElapsedBeforeAnchor": 12.5, "isPaused": false,
 ///   "pauseStartedAt": …?, "expectedEndAt": …?, "stepStartedAt": …?}`
-public struct TimerAnchorBody: Codable, Sendable, Equatable {
+public struct MeshTimerAnchorBody: Codable, Sendable, Equatable {
     /// The anchor instant (start or latest resume), seconds since 1970.
     public var startedAt: Double
     /// Active time before `startedAt`, seconds.
@@ -66,8 +66,8 @@ public struct TimerAnchorBody: Codable, Sendable, Equatable {
 }
 
 /// `anchor.set` request: `{"sessionID", "featureID", "revision": N, "anchor": {…}}`. The daemon
-/// keeps and forwards the highest revision per session; the reply is `AnchorSetReply`.
-public struct AnchorSetRequest: Codable, Sendable, Equatable {
+/// keeps and forwards the highest revision per session; the reply is `MeshAnchorSetReply`.
+public struct MeshAnchorSetRequest: Codable, Sendable, Equatable {
     /// The session the timer belongs to.
     public var sessionID: UUID
     /// The session's feature.
@@ -75,10 +75,10 @@ public struct AnchorSetRequest: Codable, Sendable, Equatable {
     /// Latest wins: a lower revision than the stored one is ignored.
     public var revision: UInt64
     /// The timer, in this device's clock.
-    public var anchor: TimerAnchorBody
+    public var anchor: MeshTimerAnchorBody
 
     /// Creates a request.
-    public init(sessionID: UUID, featureID: String, revision: UInt64, anchor: TimerAnchorBody) {
+    public init(sessionID: UUID, featureID: String, revision: UInt64, anchor: MeshTimerAnchorBody) {
         self.sessionID = sessionID
         self.featureID = featureID
         self.revision = revision
@@ -87,7 +87,7 @@ public struct AnchorSetRequest: Codable, Sendable, Equatable {
 }
 
 /// `anchor.set` reply: `{"stored": bool}` (false when a higher revision was already stored).
-public struct AnchorSetReply: Codable, Sendable, Equatable {
+public struct MeshAnchorSetReply: Codable, Sendable, Equatable {
     /// Whether this revision became the session's anchor.
     public var stored: Bool
     /// Creates a reply.
@@ -96,7 +96,7 @@ public struct AnchorSetReply: Codable, Sendable, Equatable {
 
 /// `anchor` event: a peer's anchor with every instant ALREADY rewritten into this device's
 /// clock (by the estimated clock offset), so `anchor.anchor.elapsed(at: now)` is right here.
-public struct AnchorEvent: Codable, Sendable, Equatable {
+public struct MeshAnchorEvent: Codable, Sendable, Equatable {
     /// The session.
     public var sessionID: UUID
     /// The session's feature.
@@ -104,12 +104,12 @@ public struct AnchorEvent: Codable, Sendable, Equatable {
     /// The sender's revision.
     public var revision: UInt64
     /// The timer, in this device's clock.
-    public var anchor: TimerAnchorBody
+    public var anchor: MeshTimerAnchorBody
     /// Full device ID of the peer that set it.
     public var from: String
 
     /// Creates an event.
-    public init(sessionID: UUID, featureID: String, revision: UInt64, anchor: TimerAnchorBody, from: String) {
+    public init(sessionID: UUID, featureID: String, revision: UInt64, anchor: MeshTimerAnchorBody, from: String) {
         self.sessionID = sessionID
         self.featureID = featureID
         self.revision = revision

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// `{"features": ["demo"], "sessionID": "UUID"?, "app": "name"?}`. A connection may attach
 /// several times; features add up. Pending inbox items of those features follow the reply.
-public struct AttachRequest: Codable, Sendable, Equatable {
+public struct MeshAttachRequest: Codable, Sendable, Equatable {
     /// Feature ids (1–255 UTF-8 bytes each, at least one).
     public var features: [String]
     /// Narrow session-scoped events to one session, when given.
@@ -33,16 +33,16 @@ public struct AttachRequest: Codable, Sendable, Equatable {
 }
 
 /// `attach` reply.
-public struct AttachReply: Codable, Sendable, Equatable {
+public struct MeshAttachReply: Codable, Sendable, Equatable {
     /// Identifies this attachment in the daemon's log and status.
     public var attachmentID: UInt64
     /// This daemon's full device ID (the `from` of events this device's apps send elsewhere).
     public var localDeviceID: String
     /// Every paired device and whether it is reachable now.
-    public var peers: [AttachedPeer]
+    public var peers: [MeshAttachedPeer]
 
     /// Creates a reply.
-    public init(attachmentID: UInt64, localDeviceID: String, peers: [AttachedPeer]) {
+    public init(attachmentID: UInt64, localDeviceID: String, peers: [MeshAttachedPeer]) {
         self.attachmentID = attachmentID
         self.localDeviceID = localDeviceID
         self.peers = peers
@@ -50,7 +50,7 @@ public struct AttachReply: Codable, Sendable, Equatable {
 }
 
 /// One paired device in an `attach` reply.
-public struct AttachedPeer: Codable, Sendable, Equatable, Hashable {
+public struct MeshAttachedPeer: Codable, Sendable, Equatable, Hashable {
     /// Full device ID.
     public var deviceID: String
     /// The name the device gave while pairing.

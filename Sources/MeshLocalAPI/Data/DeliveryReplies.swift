@@ -6,7 +6,7 @@ import Foundation
 ///
 /// `{"eventID": "UUID", "outcome": "sent"|"queued"|"pending", "peers": N}`. For a reliable send
 /// the reply comes after the item is durably in the outbox of every target.
-public struct SendReply: Codable, Sendable, Equatable {
+public struct MeshSendReply: Codable, Sendable, Equatable {
     /// What happened to the envelope.
     public enum Outcome: String, Codable, Sendable, Equatable {
         /// Handed to the datagram or stream path of every target.
@@ -33,10 +33,11 @@ public struct SendReply: Codable, Sendable, Equatable {
 }
 
 /// `snapshot.publish` reply: `{"revision": N, "stored": true|false}`.
-public struct SnapshotPublishReply: Codable, Sendable, Equatable {
-    /// The revision now in the outbound slot.
+public struct MeshSnapshotPublishReply: Codable, Sendable, Equatable {
+    /// The revision that was published.
     public var revision: UInt64
-    /// False when a higher revision already was in the slot (the publish changed nothing).
+    /// False when an equal or higher revision already was in the slot (the slot kept it; a
+    /// targeted publish is still sent to its target as a reply).
     public var stored: Bool
 
     /// Creates a reply.

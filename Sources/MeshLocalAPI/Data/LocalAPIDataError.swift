@@ -10,6 +10,16 @@ public enum LocalAPIDataError {
     public static let notAttached = "not-attached"
     /// The caller's uid may not use this feature (the daemon's per-uid allow-list).
     public static let featureNotAllowed = "feature-not-allowed"
+    /// The session was closed; a new session needs a new UUID.
+    public static let sessionClosed = "session-closed"
+    /// The daemon's durable store failed (I/O); see its log.
+    public static let storeFailed = "store-failed"
+    /// The daemon runs without a delivery router.
+    public static let deliveryUnavailable = "delivery-unavailable"
+    /// No paired device matches the peer given.
+    public static let unknownPeer = "unknown-peer"
+    /// `snapshot.request` to a named peer without an active channel.
+    public static let peerNotActive = "peer-not-active"
 
     /// A `bad-request` error naming the operation: the body does not have the documented shape.
     public static func badRequest(_ operation: LocalAPIOperation, _ detail: String) -> LocalAPIErrorBody {

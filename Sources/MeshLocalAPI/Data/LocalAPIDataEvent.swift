@@ -8,19 +8,19 @@ import NIOCore
 /// of the wrong shape is rejected with a `bad-request` `LocalAPIErrorBody`.
 public enum LocalAPIDataEvent: Sendable, Equatable {
     /// 0x0180.
-    case envelope(EnvelopeEvent)
+    case envelope(MeshEnvelopeEvent)
     /// 0x0181.
-    case snapshot(SnapshotEvent)
+    case snapshot(MeshSnapshotEvent)
     /// 0x0182.
-    case snapshotRequest(SnapshotRequestEvent)
+    case snapshotRequest(MeshSnapshotRequestEvent)
     /// 0x0183.
-    case reachability(ReachabilityEvent)
+    case reachability(MeshReachabilityEvent)
     /// 0x0184.
-    case anchor(AnchorEvent)
+    case anchor(MeshAnchorEvent)
     /// 0x0185.
-    case session(SessionEvent)
+    case session(MeshSessionEvent)
     /// 0x0186.
-    case watermark(WatermarkBody)
+    case watermark(MeshWatermarkBody)
     /// 0x00F0: the daemon shed events for this connection.
     case eventsDropped(EventsDroppedEvent)
 
@@ -70,13 +70,13 @@ public enum LocalAPIDataEvent: Sendable, Equatable {
             throw LocalAPIDataError.badRequest(op, binary ? "this event must have a binary body" : "this event must have a JSON body")
         }
         switch op {
-        case .envelopeEvent: return .envelope(try EnvelopeEvent.decode(frame.body))
-        case .snapshotEvent: return .snapshot(try SnapshotEvent.decode(frame.body))
-        case .snapshotRequestEvent: return .snapshotRequest(try SnapshotRequestEvent.decode(frame.body))
-        case .reachabilityEvent: return .reachability(try LocalAPIJSON.decode(ReachabilityEvent.self, from: frame.body, operation: op))
-        case .anchorEvent: return .anchor(try LocalAPIJSON.decode(AnchorEvent.self, from: frame.body, operation: op))
-        case .sessionEvent: return .session(try LocalAPIJSON.decode(SessionEvent.self, from: frame.body, operation: op))
-        case .watermarkEvent: return .watermark(try LocalAPIJSON.decode(WatermarkBody.self, from: frame.body, operation: op))
+        case .envelopeEvent: return .envelope(try MeshEnvelopeEvent.decode(frame.body))
+        case .snapshotEvent: return .snapshot(try MeshSnapshotEvent.decode(frame.body))
+        case .snapshotRequestEvent: return .snapshotRequest(try MeshSnapshotRequestEvent.decode(frame.body))
+        case .reachabilityEvent: return .reachability(try LocalAPIJSON.decode(MeshReachabilityEvent.self, from: frame.body, operation: op))
+        case .anchorEvent: return .anchor(try LocalAPIJSON.decode(MeshAnchorEvent.self, from: frame.body, operation: op))
+        case .sessionEvent: return .session(try LocalAPIJSON.decode(MeshSessionEvent.self, from: frame.body, operation: op))
+        case .watermarkEvent: return .watermark(try LocalAPIJSON.decode(MeshWatermarkBody.self, from: frame.body, operation: op))
         default: return .eventsDropped(try LocalAPIJSON.decode(EventsDroppedEvent.self, from: frame.body, operation: op))
         }
     }

@@ -1,46 +1,46 @@
 // The data operations and events of issue 5 (docs/LOCAL-API.md § data operations).
 
 extension LocalAPIOperation {
-    /// Subscribe this connection to features: `AttachRequest` → `AttachReply`; events follow.
+    /// Subscribe this connection to features: `MeshAttachRequest` → `MeshAttachReply`; events follow.
     public static let attach = LocalAPIOperation(rawValue: 0x0100)
-    /// Send an envelope (binary `SendRequest`) → `SendReply`.
+    /// Send an envelope (binary `MeshSendRequest`) → `MeshSendReply`.
     public static let send = LocalAPIOperation(rawValue: 0x0101)
-    /// Publish into the outbound latest-state slot (binary `SnapshotPublishRequest`) → `SnapshotPublishReply`.
+    /// Publish into the outbound latest-state slot (binary `MeshSnapshotPublishRequest`) → `MeshSnapshotPublishReply`.
     public static let snapshotPublish = LocalAPIOperation(rawValue: 0x0102)
-    /// Ask a peer for a snapshot: `SnapshotAskRequest` → `EmptyBody`; the snapshot comes as an event.
+    /// Ask a peer for a snapshot: `MeshSnapshotAskRequest` → `EmptyBody`; the snapshot comes as an event.
     public static let snapshotRequest = LocalAPIOperation(rawValue: 0x0103)
-    /// Read the inbound latest-state slot: `SnapshotLatestRequest` → binary `SnapshotLatestReply`.
+    /// Read the inbound latest-state slot: `MeshSnapshotLatestRequest` → binary `MeshSnapshotLatestReply`.
     public static let snapshotLatest = LocalAPIOperation(rawValue: 0x0104)
-    /// Set a session's timer anchor: `AnchorSetRequest` → `AnchorSetReply`.
+    /// Set a session's timer anchor: `MeshAnchorSetRequest` → `MeshAnchorSetReply`.
     public static let anchorSet = LocalAPIOperation(rawValue: 0x0105)
-    /// Announce or update a session: `SessionAnnounceRequest` → `EmptyBody`.
+    /// Announce or update a session: `MeshSessionAnnounceRequest` → `EmptyBody`.
     public static let sessionAnnounce = LocalAPIOperation(rawValue: 0x0106)
-    /// Close a session (awaitable): `SessionCloseRequest` → `SessionCloseReply`.
+    /// Close a session (awaitable): `MeshSessionCloseRequest` → `MeshSessionCloseReply`.
     public static let sessionClose = LocalAPIOperation(rawValue: 0x0107)
-    /// The replicated session directory: `SessionsRequest` → `SessionsReply`.
+    /// The replicated session directory: `MeshSessionsRequest` → `MeshSessionsReply`.
     public static let sessions = LocalAPIOperation(rawValue: 0x0108)
-    /// Acknowledge inbox items: `InboxAckRequest` → `InboxAckReply`.
+    /// Acknowledge inbox items: `MeshInboxAckRequest` → `MeshInboxAckReply`.
     public static let inboxAck = LocalAPIOperation(rawValue: 0x0109)
-    /// Outstanding outbound transfers: `EmptyBody` → `QueueReply`.
+    /// Outstanding outbound transfers: `EmptyBody` → `MeshQueueReply`.
     public static let queue = LocalAPIOperation(rawValue: 0x010A)
-    /// Cancel one outstanding transfer: `QueueCancelRequest` → `EmptyBody`.
+    /// Cancel one outstanding transfer: `MeshQueueCancelRequest` → `EmptyBody`.
     public static let queueCancel = LocalAPIOperation(rawValue: 0x010B)
-    /// Report what this app processed of a peer's events: `WatermarkBody` → `EmptyBody`.
+    /// Report what this app processed of a peer's events: `MeshWatermarkBody` → `EmptyBody`.
     public static let watermarkSet = LocalAPIOperation(rawValue: 0x010C)
 
-    /// Event: an envelope arrived (binary `EnvelopeEvent`).
+    /// Event: an envelope arrived (binary `MeshEnvelopeEvent`).
     public static let envelopeEvent = LocalAPIOperation(rawValue: 0x0180)
-    /// Event: a snapshot arrived (binary `SnapshotEvent`).
+    /// Event: a snapshot arrived (binary `MeshSnapshotEvent`).
     public static let snapshotEvent = LocalAPIOperation(rawValue: 0x0181)
-    /// Event: a peer asks for a snapshot (binary `SnapshotRequestEvent`).
+    /// Event: a peer asks for a snapshot (binary `MeshSnapshotRequestEvent`).
     public static let snapshotRequestEvent = LocalAPIOperation(rawValue: 0x0182)
-    /// Event: a peer's (or a feature's) reachability changed (`ReachabilityEvent`).
+    /// Event: a peer's (or a feature's) reachability changed (`MeshReachabilityEvent`).
     public static let reachabilityEvent = LocalAPIOperation(rawValue: 0x0183)
-    /// Event: a peer set a timer anchor, already in this device's clock (`AnchorEvent`).
+    /// Event: a peer set a timer anchor, already in this device's clock (`MeshAnchorEvent`).
     public static let anchorEvent = LocalAPIOperation(rawValue: 0x0184)
-    /// Event: the session directory changed (`SessionEvent`).
+    /// Event: the session directory changed (`MeshSessionEvent`).
     public static let sessionEvent = LocalAPIOperation(rawValue: 0x0185)
-    /// Event: a peer's app processed our events up to a sequence (`WatermarkBody`).
+    /// Event: a peer's app processed our events up to a sequence (`MeshWatermarkBody`).
     public static let watermarkEvent = LocalAPIOperation(rawValue: 0x0186)
 
     /// The data requests, in documentation order.

@@ -5,7 +5,7 @@ import Foundation
 // processed) are separate values; neither is derived from the other.
 
 /// `reachability` event: `{"peer", "featureID"?, "reachable": bool, "reason": "…"}`.
-public struct ReachabilityEvent: Codable, Sendable, Equatable {
+public struct MeshReachabilityEvent: Codable, Sendable, Equatable {
     /// Why reachability changed.
     public enum Reason: String, Codable, Sendable, Equatable, CaseIterable {
         /// The channel to the peer became active.
@@ -43,7 +43,7 @@ public struct ReachabilityEvent: Codable, Sendable, Equatable {
 /// As a request: this app processed `peer`'s events of the session up to `sequence` (forwarded
 /// to `peer`; monotonic, a lower value is ignored). As an event: the app on `peer` processed
 /// ours up to `sequence`.
-public struct WatermarkBody: Codable, Sendable, Equatable {
+public struct MeshWatermarkBody: Codable, Sendable, Equatable {
     /// The session.
     public var sessionID: UUID
     /// Its feature.

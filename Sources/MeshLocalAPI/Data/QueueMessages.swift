@@ -3,7 +3,7 @@ import Foundation
 // JSON bodies of `inbox.ack` (0x0109), `queue` (0x010A) and `queue.cancel` (0x010B).
 
 /// `inbox.ack` request: the app has processed these inbox items; the daemon deletes them.
-public struct InboxAckRequest: Codable, Sendable, Equatable {
+public struct MeshInboxAckRequest: Codable, Sendable, Equatable {
     /// Inbox ids from `envelope` events (non-zero).
     public var ids: [UInt64]
     /// Creates a request.
@@ -11,7 +11,7 @@ public struct InboxAckRequest: Codable, Sendable, Equatable {
 }
 
 /// `inbox.ack` reply: `{"acknowledged": N}` — how many ids named an item still in the inbox.
-public struct InboxAckReply: Codable, Sendable, Equatable {
+public struct MeshInboxAckReply: Codable, Sendable, Equatable {
     /// Items deleted.
     public var acknowledged: Int
     /// Creates a reply.
@@ -19,7 +19,7 @@ public struct InboxAckReply: Codable, Sendable, Equatable {
 }
 
 /// One outstanding outbound transfer.
-public struct QueueItem: Codable, Sendable, Equatable, Hashable {
+public struct MeshQueueItem: Codable, Sendable, Equatable, Hashable {
     /// Outbox id (for `queue.cancel`).
     public var id: UInt64
     /// Full device ID of the peer it waits for.
@@ -48,15 +48,15 @@ public struct QueueItem: Codable, Sendable, Equatable, Hashable {
 }
 
 /// `queue` reply: every outstanding transfer, per peer in FIFO order.
-public struct QueueReply: Codable, Sendable, Equatable {
+public struct MeshQueueReply: Codable, Sendable, Equatable {
     /// Outstanding transfers.
-    public var items: [QueueItem]
+    public var items: [MeshQueueItem]
     /// Creates a reply.
-    public init(items: [QueueItem]) { self.items = items }
+    public init(items: [MeshQueueItem]) { self.items = items }
 }
 
 /// `queue.cancel` request: drop one outstanding transfer. Reply `{}`, or `not-found`.
-public struct QueueCancelRequest: Codable, Sendable, Equatable {
+public struct MeshQueueCancelRequest: Codable, Sendable, Equatable {
     /// Outbox id from `queue`.
     public var id: UInt64
     /// Creates a request.

@@ -4,7 +4,7 @@ import Foundation
 // the `session` event (0x0185).
 
 /// `session.announce` request: add or update a session in the replicated directory. Reply `{}`.
-public struct SessionAnnounceRequest: Codable, Sendable, Equatable {
+public struct MeshSessionAnnounceRequest: Codable, Sendable, Equatable {
     /// The session (a new session is a new UUID).
     public var sessionID: UUID
     /// Its feature.
@@ -23,9 +23,9 @@ public struct SessionAnnounceRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// `session.close` request; the reply (`SessionCloseReply`) comes only after the closing
+/// `session.close` request; the reply (`MeshSessionCloseReply`) comes only after the closing
 /// envelope and snapshot were delivered to reachable peers or durably queued for the others.
-public struct SessionCloseRequest: Codable, Sendable, Equatable {
+public struct MeshSessionCloseRequest: Codable, Sendable, Equatable {
     /// The session to close.
     public var sessionID: UUID
     /// Its feature.
@@ -39,7 +39,7 @@ public struct SessionCloseRequest: Codable, Sendable, Equatable {
 }
 
 /// `session.close` reply: which peers have the close, and which will get it from the queue.
-public struct SessionCloseReply: Codable, Sendable, Equatable {
+public struct MeshSessionCloseReply: Codable, Sendable, Equatable {
     /// Device IDs the closing envelope and snapshot were delivered to.
     public var delivered: [String]
     /// Device IDs for which they are durably queued.
@@ -53,7 +53,7 @@ public struct SessionCloseReply: Codable, Sendable, Equatable {
 }
 
 /// `sessions` request: `{"featureID": "demo"?}` (every feature when absent).
-public struct SessionsRequest: Codable, Sendable, Equatable {
+public struct MeshSessionsRequest: Codable, Sendable, Equatable {
     /// Narrow to one feature.
     public var featureID: String?
     /// Creates a request.
@@ -61,7 +61,7 @@ public struct SessionsRequest: Codable, Sendable, Equatable {
 }
 
 /// One entry of the session directory.
-public struct SessionRecord: Codable, Sendable, Equatable, Hashable {
+public struct MeshSessionRecord: Codable, Sendable, Equatable, Hashable {
     /// The session.
     public var sessionID: UUID
     /// Its feature.
@@ -91,15 +91,15 @@ public struct SessionRecord: Codable, Sendable, Equatable, Hashable {
 }
 
 /// `sessions` reply.
-public struct SessionsReply: Codable, Sendable, Equatable {
+public struct MeshSessionsReply: Codable, Sendable, Equatable {
     /// The directory (local and replicated entries).
-    public var sessions: [SessionRecord]
+    public var sessions: [MeshSessionRecord]
     /// Creates a reply.
-    public init(sessions: [SessionRecord]) { self.sessions = sessions }
+    public init(sessions: [MeshSessionRecord]) { self.sessions = sessions }
 }
 
 /// `session` event: a directory entry (flat, as in `sessions`) plus what changed.
-public struct SessionEvent: Codable, Sendable, Equatable {
+public struct MeshSessionEvent: Codable, Sendable, Equatable {
     /// What happened to the entry.
     public enum Change: String, Codable, Sendable, Equatable {
         /// A session appeared.
@@ -128,7 +128,7 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     public var change: Change
 
     /// Creates an event from a record.
-    public init(_ record: SessionRecord, change: Change) {
+    public init(_ record: MeshSessionRecord, change: Change) {
         sessionID = record.sessionID
         featureID = record.featureID
         owner = record.owner
@@ -140,8 +140,8 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     }
 
     /// The directory entry.
-    public var record: SessionRecord {
-        SessionRecord(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
+    public var record: MeshSessionRecord {
+        MeshSessionRecord(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
                       updatedAt: updatedAt, revision: revision, sourcePeer: sourcePeer)
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 
 /// `snapshot.request` request: ask a peer's app (or, when none is attached, its daemon's outbound
 /// slot) for a snapshot. The reply is `{}`; the snapshot arrives later as a `snapshot` event.
-public struct SnapshotAskRequest: Codable, Sendable, Equatable {
+public struct MeshSnapshotAskRequest: Codable, Sendable, Equatable {
     /// The session whose state is wanted.
     public var sessionID: UUID
     /// The feature whose state is wanted.
@@ -21,8 +21,8 @@ public struct SnapshotAskRequest: Codable, Sendable, Equatable {
 }
 
 /// `snapshot.latest` request: read the inbound latest-state slot. The reply is a binary
-/// `SnapshotLatestReply`, or the error `not-found` when the slot is empty.
-public struct SnapshotLatestRequest: Codable, Sendable, Equatable {
+/// `MeshSnapshotLatestReply`, or the error `not-found` when the slot is empty.
+public struct MeshSnapshotLatestRequest: Codable, Sendable, Equatable {
     /// The feature.
     public var featureID: String
     /// Device ID of the peer; the newest slot of any peer when absent.

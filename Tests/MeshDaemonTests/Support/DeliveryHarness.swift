@@ -42,21 +42,65 @@ struct DaemonPair {
     }
 }
 
-/// `meshctl watch --json` on a daemon, its lines parsed as JSON objects.
+/// `meshctl watch --json` on a daemon, its lines parsed as JSON objects. Reads are bounded by
+/// `poll(2)`, so a silent watch never blocks a test past its deadline.
 final class WatchProcess: @unchecked Sendable {
-    let child: ChildProcess
+    let process = Process()
+    private let pipe = Pipe()
+    private let lock = NSLock()
+    private var buffer: [UInt8] = []
+    private var ended = false
 
     init(_ daemon: DaemonProcess, feature: String, extra: [String] = []) throws {
-        child = try ChildProcess("meshctl", ["--socket", daemon.socketPath, "watch", "--feature", feature, "--json"] + extra)
+        guard let path = ChildProcess.executable("meshctl") else { throw DaemonProcessError("meshctl is not built") }
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["--socket", daemon.socketPath, "watch", "--feature", feature, "--json"] + extra
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
     }
 
-    var pid: Int32 { child.process.processIdentifier }
+    var pid: Int32 { process.processIdentifier }
+
+    /// The next stdout line within `timeout` seconds, or nil (timeout or end of output).
+    func readLine(timeout: Double) async throws -> String? {
+        try await blocking { self.readLineNow(timeout: timeout) }
+    }
+
+    private func readLineNow(timeout: Double) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            if let line = takeLine() { return line }
+            if lock.withLock({ ended }) { return nil }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return nil }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(left, 1) * 1000) + 1)
+            guard ready > 0 else { continue }
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            lock.withLock {
+                if count <= 0 { ended = true } else { buffer.append(contentsOf: chunk[0..<count]) }
+            }
+        }
+    }
+
+    private func takeLine() -> String? {
+        lock.withLock {
+            guard let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+            let line = String(decoding: buffer[0..<newline], as: UTF8.self)
+            buffer.removeSubrange(0...newline)
+            return line
+        }
+    }
 
     /// The next JSON line within `timeout` seconds, or nil.
     func next(timeout: Double) async throws -> [String: Any]? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            guard let line = try await child.readLine(timeout: max(0.05, deadline.timeIntervalSinceNow)) else { return nil }
+            guard let line = try await readLine(timeout: deadline.timeIntervalSinceNow) else { return nil }
             if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] { return object }
         }
         return nil
@@ -92,14 +136,13 @@ final class WatchProcess: @unchecked Sendable {
 
     /// SIGKILL and reap (synchronous, for `defer`).
     func stopNow() {
-        let process = child.process
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 }
 
 /// Test-side helpers for building envelopes and snapshots.
-enum DeliveryFixtures {
+enum ProcessFixtures {
     static let session = UUID(uuidString: "0D1E2F30-4A5B-4C6D-8E9F-A0B1C2D3E4F5")!
 
     static func envelope(_ sequence: UInt64, feature: String = "demo", source: String = "test-app",

@@ -5,7 +5,7 @@ import SessionMesh
 
 extension LocalAPIDispatcher {
     /// The reply to a data operation, or nil when `request` is a control operation.
-    func dataReply(to request: LocalAPIRequest, connection: LocalAPIConnectionContext?) async throws -> ByteBuffer? {
+    func dataReply(to request: LocalAPIRequest, connection: LocalAPIConnectionContext?, uid: UInt32?) async throws -> ByteBuffer? {
         switch request {
         case .hello, .status, .peers, .pairCreate, .pairWait, .pairCancel, .pairJoin, .unpair, .ping:
             return nil
@@ -13,6 +13,11 @@ extension LocalAPIDispatcher {
             break
         }
         guard let router else { throw DeliveryError.unavailable }
+        if let list = featureAllowList {
+            for feature in request.features where !list.allows(uid: uid, feature: feature) {
+                throw DeliveryError.featureNotAllowed(feature, uid: uid)
+            }
+        }
         switch request {
         case .attach(let features, let sessionID, let app):
             guard let connection, let requestID = LocalAPIDispatcher.currentRequestID else {
@@ -50,7 +55,9 @@ extension LocalAPIDispatcher {
             let result = try await router.closeSession(sessionID: sessionID, featureID: featureID)
             return try LocalAPIJSON.encode(SessionCloseReply(delivered: result.delivered, queued: result.queued))
         case .sessions(let featureID):
-            return try LocalAPIJSON.encode(SessionsReply(sessions: try await router.sessions(featureID: featureID).map { SessionBody($0) }))
+            let rows = try await router.sessions(featureID: featureID)
+                .filter { featureAllowList?.allows(uid: uid, feature: $0.featureID) ?? true }
+            return try LocalAPIJSON.encode(SessionsReply(sessions: rows.map { SessionBody($0) }))
         case .inboxAck(let ids):
             return try LocalAPIJSON.encode(InboxAckReply(acknowledged: try await router.acknowledgeInbox(ids: ids)))
         case .queue:

@@ -133,3 +133,20 @@ extension LocalAPIRequest {
         LocalAPIErrorBody(code: LocalAPIErrorBody.Code.badRequest, message: "\(LocalAPIDataOperation.name(operation)): \(detail)")
     }
 }
+
+extension LocalAPIRequest {
+    /// The features a data request touches (checked against the allow-list).
+    var features: [String] {
+        switch self {
+        case .attach(let features, _, _): features
+        case .send(_, _, let envelope, _): [envelope.metadata.featureID]
+        case .snapshotPublish(_, let snapshot, _): [snapshot.metadata.featureID]
+        case .snapshotRequest(_, let featureID, _), .snapshotLatest(let featureID, _, _),
+             .anchorSet(_, let featureID, _, _), .sessionAnnounce(_, let featureID, _, _),
+             .sessionClose(_, let featureID), .watermarkSet(_, let featureID, _, _):
+            [featureID]
+        case .sessions(let featureID): featureID.map { [$0] } ?? []
+        default: []
+        }
+    }
+}

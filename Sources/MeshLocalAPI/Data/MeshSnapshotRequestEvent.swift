@@ -10,7 +10,7 @@ import SessionMesh
 /// ```
 ///
 /// A peer's app asks this app for a snapshot; answer with `snapshot.publish` targeted at `from`.
-public struct SnapshotRequestEvent: Sendable, Equatable {
+public struct MeshSnapshotRequestEvent: Sendable, Equatable {
     /// Full device ID of the asking peer.
     public var from: String
     /// What is asked for.
@@ -31,9 +31,9 @@ public struct SnapshotRequestEvent: Sendable, Equatable {
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.
-    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> SnapshotRequestEvent {
+    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> MeshSnapshotRequestEvent {
         var reader = LocalAPIBinaryReader(body, operation: .snapshotRequestEvent)
         let from = try reader.string("from")
-        return SnapshotRequestEvent(from: from, request: try reader.snapshotRequest())
+        return MeshSnapshotRequestEvent(from: from, request: try reader.snapshotRequest())
     }
 }

@@ -11,7 +11,7 @@ import SessionMesh
 ///
 /// Sent when a peer's snapshot replaced the inbound slot (a higher revision), and as the answer
 /// to `snapshot.request`.
-public struct SnapshotEvent: Sendable, Equatable {
+public struct MeshSnapshotEvent: Sendable, Equatable {
     /// Full device ID of the peer the snapshot came from.
     public var from: String
     /// The snapshot.
@@ -32,9 +32,9 @@ public struct SnapshotEvent: Sendable, Equatable {
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.
-    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> SnapshotEvent {
+    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> MeshSnapshotEvent {
         var reader = LocalAPIBinaryReader(body, operation: .snapshotEvent)
         let from = try reader.string("from")
-        return SnapshotEvent(from: from, snapshot: try reader.snapshot())
+        return MeshSnapshotEvent(from: from, snapshot: try reader.snapshot())
     }
 }

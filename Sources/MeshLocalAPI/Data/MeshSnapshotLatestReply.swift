@@ -10,7 +10,7 @@ import SessionMesh
 /// ```
 ///
 /// `peer` is the full device ID of the peer whose inbound slot held the snapshot.
-public struct SnapshotLatestReply: Sendable, Equatable {
+public struct MeshSnapshotLatestReply: Sendable, Equatable {
     /// Full device ID of the peer the snapshot came from.
     public var peer: String
     /// The newest snapshot received from `peer` for the feature (and session).
@@ -31,9 +31,9 @@ public struct SnapshotLatestReply: Sendable, Equatable {
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.
-    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> SnapshotLatestReply {
+    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> MeshSnapshotLatestReply {
         var reader = LocalAPIBinaryReader(body, operation: .snapshotLatest)
         let peer = try reader.string("peer")
-        return SnapshotLatestReply(peer: peer, snapshot: try reader.snapshot())
+        return MeshSnapshotLatestReply(peer: peer, snapshot: try reader.snapshot())
     }
 }

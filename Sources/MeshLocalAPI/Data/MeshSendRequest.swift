@@ -9,10 +9,11 @@ import SessionMesh
 /// +---------+------------------+---------------------------------+
 /// ```
 ///
-/// `mode`: 1 realtime, 2 reliable, 5 acknowledgement (`LocalAPIDeliveryMode`; 3 and 4 are
-/// refused: snapshots go through `snapshot.publish` / `snapshot.request`). `target`: a full or
-/// short device ID, or empty for every paired device.
-public struct SendRequest: Sendable, Equatable {
+/// `mode`: 1 realtime, 2 reliable, 5 acknowledgement (`LocalAPIDeliveryMode`); any other byte
+/// (3 and 4 included: snapshots go through `snapshot.publish` / `snapshot.request`) is refused
+/// with `invalid-argument`. `target`: a full or short device ID (or a unique prefix), or empty
+/// (or `all`) for every paired device.
+public struct MeshSendRequest: Sendable, Equatable {
     /// How to deliver.
     public var mode: SessionDeliveryMode
     /// Device ID of the one peer to send to, or empty for all.
@@ -37,13 +38,14 @@ public struct SendRequest: Sendable, Equatable {
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.
-    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> SendRequest {
+    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> MeshSendRequest {
         var reader = LocalAPIBinaryReader(body, operation: .send)
-        let mode = try LocalAPIDeliveryMode.read(&reader)
-        guard mode == .realtimeBestEffort || mode == .reliableEventually || mode == .acknowledgement else {
-            throw LocalAPIDataError.badRequest(.send, "mode \(LocalAPIDeliveryMode.byte(mode)) is not sent with 'send'; use snapshot.publish or snapshot.request")
+        let raw = try reader.u8("mode")
+        guard let mode = LocalAPIDeliveryMode.mode(raw),
+              mode == .realtimeBestEffort || mode == .reliableEventually || mode == .acknowledgement else {
+            throw LocalAPIDataError.invalidArgument(.send, "mode must be 1 (realtime), 2 (reliable) or 5 (acknowledgement); got \(raw)")
         }
         let target = try reader.string("target")
-        return SendRequest(mode: mode, target: target, envelope: try reader.envelope())
+        return MeshSendRequest(mode: mode, target: target, envelope: try reader.envelope())
     }
 }

@@ -12,7 +12,7 @@ import SessionMesh
 /// `flags` bit 0: redelivery (the item was handed to an app before and not acked); other bits
 /// must be 0. `inboxID` 0 means nothing to ack (realtime); otherwise the item stays in the
 /// daemon's inbox until `inbox.ack` names it. `from`: the sending peer's full device ID.
-public struct EnvelopeEvent: Sendable, Equatable {
+public struct MeshEnvelopeEvent: Sendable, Equatable {
     /// The item was delivered to an app before and not acknowledged.
     public var isRedelivery: Bool
     /// The inbox id to pass to `inbox.ack`, or 0 when there is nothing to ack.
@@ -46,7 +46,7 @@ public struct EnvelopeEvent: Sendable, Equatable {
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.
-    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> EnvelopeEvent {
+    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> MeshEnvelopeEvent {
         var reader = LocalAPIBinaryReader(body, operation: .envelopeEvent)
         let flags = try reader.u8("flags")
         guard flags & ~1 == 0 else {
@@ -55,7 +55,7 @@ public struct EnvelopeEvent: Sendable, Equatable {
         let inboxID = try reader.u64("inboxID")
         let from = try reader.string("from")
         let mode = try LocalAPIDeliveryMode.read(&reader)
-        return EnvelopeEvent(isRedelivery: flags & 1 != 0, inboxID: inboxID, from: from, mode: mode,
+        return MeshEnvelopeEvent(isRedelivery: flags & 1 != 0, inboxID: inboxID, from: from, mode: mode,
                              envelope: try reader.envelope())
     }
 }

@@ -10,7 +10,7 @@ import SessionMesh
 /// ```
 ///
 /// `target`: a full or short device ID, or empty for every paired device.
-public struct SnapshotPublishRequest: Sendable, Equatable {
+public struct MeshSnapshotPublishRequest: Sendable, Equatable {
     /// Device ID of the one peer to publish to, or empty for all.
     public var target: String
     /// The snapshot; a lower revision than the slot's is not stored.
@@ -31,9 +31,9 @@ public struct SnapshotPublishRequest: Sendable, Equatable {
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.
-    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> SnapshotPublishRequest {
+    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> MeshSnapshotPublishRequest {
         var reader = LocalAPIBinaryReader(body, operation: .snapshotPublish)
         let target = try reader.string("target")
-        return SnapshotPublishRequest(target: target, snapshot: try reader.snapshot())
+        return MeshSnapshotPublishRequest(target: target, snapshot: try reader.snapshot())
     }
 }

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SessionMeshClient
+
+/// A `meshd` child process for `mesh-bench delivery`: its own temporary state folder and
+/// socket on 127.0.0.1, killed by PID when the benchmark ends.
+final class BenchDaemon: @unchecked Sendable {
+    let name: String
+    let folder: String
+    let process = Process()
+    var socketPath: String { folder + "/meshd.sock" }
+    var pid: Int32 { process.processIdentifier }
+
+    /// Starts `meshd` (found next to this executable) and waits up to 15 s for its socket.
+    init(name: String, executable: String) async throws {
+        self.name = name
+        folder = "/tmp/mbd-" + UUID().uuidString.prefix(12).lowercased()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["--user", "--state-dir", folder + "/state", "--socket", socketPath,
+                             "--listen", "127.0.0.1:0", "--name", name, "--log-level", "error"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if let client = try? await MeshClient.connect(socketPath: socketPath) {
+                await client.close()
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        stop()
+        throw BenchError("\(name): meshd did not open \(socketPath) within 15 s")
+    }
+
+    /// Resident set size from /proc/PID/status, in KiB.
+    func residentKiB() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+
+    /// SIGTERM (SIGKILL after 5 s), reap, remove the folder.
+    func stop() {
+        if process.isRunning {
+            kill(pid, SIGTERM)
+            for _ in 0..<500 where process.isRunning { usleep(10_000) }
+            if process.isRunning { kill(pid, SIGKILL) }
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}
+
+/// A benchmark failure with a sentence saying what did not happen.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import MeshLocalAPI
+import SessionMesh
+import SessionMeshClient
+
+/// The two apps of `mesh-bench delivery` and what the receiving one has seen.
+final class DeliveryBenchRun: @unchecked Sendable {
+    struct Throughput {
+        var sent: Int
+        var live: Int
+        var fallback: Int
+        var missing: Int
+        var seconds: Double
+        var sentSeconds: Double
+        var receivedPerSecond: Double { Double(sent - missing) / max(seconds, 1e-9) }
+        var sentPerSecond: Double { Double(sent) / max(sentSeconds, 1e-9) }
+    }
+
+    /// What the receiving app recorded, keyed by the sequence in the payload's first 8 bytes.
+    struct Seen {
+        var arrivals: [UInt64: UInt64] = [:]
+        var live = 0
+        var fallback = 0
+        var pendingAcks: [UInt64] = []
+        var waiter: (sequence: UInt64, continuation: CheckedContinuation<UInt64, Never>)?
+    }
+
+    let sender: MeshClient
+    let receiver: MeshClient
+    let payloadBytes: Int
+    private let seen = LockedBox(Seen())
+    private var nextSequence: UInt64 = 1
+    private let session = UUID()
+
+    private init(sender: MeshClient, receiver: MeshClient, payloadBytes: Int) {
+        self.sender = sender
+        self.receiver = receiver
+        self.payloadBytes = payloadBytes
+    }
+
+    /// Pairs A with B, waits for the channel and for B's app to be reachable from A, and starts
+    /// the receiving app.
+    static func prepare(a: BenchDaemon, b: BenchDaemon, settings: DeliveryBenchmark.Settings) async throws -> DeliveryBenchRun {
+        let sender = try await MeshClient.connect(socketPath: a.socketPath)
+        let receiver = try await MeshClient.connect(socketPath: b.socketPath)
+        let listen = try await sender.status().listen
+        let invitation = try await sender.createPairingCode(validFor: 60)
+        async let inviter = sender.awaitPairing(code: invitation.code)
+        _ = try await receiver.joinPairing(code: invitation.code, address: listen)
+        _ = try await inviter
+        for _ in 0..<200 {
+            let up = try await sender.peers().allSatisfy { $0.channel.rawValue == "active" }
+            let down = try await receiver.peers().allSatisfy { $0.channel.rawValue == "active" }
+            if up && down { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        let run = DeliveryBenchRun(sender: sender, receiver: receiver, payloadBytes: settings.payloadBytes)
+        let incoming = try await receiver.attach(features: ["bench"], app: "bench-receiver")
+        Task { await run.receive(incoming.events) }
+        Task { await run.ackLoop() }
+        let presence = try await sender.attach(features: ["bench"], app: "bench-sender")
+        if !presence.peers.contains(where: \.reachable) {
+            let reachable = try await withTimeout(10) {
+                for await event in presence.events {
+                    if case .reachability(let change) = event, change.featureID == "bench", change.reachable { return true }
+                }
+                return false
+            }
+            guard reachable == true else { throw BenchError("the receiving app never became reachable from A") }
+        }
+        return run
+    }
+
+    func close() async {
+        await sender.close()
+        await receiver.close()
+    }
+
+    // MARK: - Phases
+
+    /// One message in flight at a time: nanoseconds from the send call to the receiving app.
+    func latency(count: Int) async throws -> [UInt64] {
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count)
+        for index in 0..<(count + 200) {
+            let sequence = takeSequence()
+            let envelope = makeEnvelope(sequence)
+            let start = DispatchTime.now().uptimeNanoseconds
+            async let arrival = arrivalTime(of: sequence)
+            try await sender.send(envelope: envelope, mode: .realtimeBestEffort)
+            let at = await arrival
+            if index >= 200 { samples.append(at &- start) }
+        }
+        return samples
+    }
+
+    /// `count` sends with `window` in flight; done when the receiving app has all (≤ 60 s).
+    func throughput(count: Int, mode: SessionDeliveryMode, window: Int) async throws -> Throughput {
+        let first = nextSequence
+        let envelopes = (0..<count).map { _ in makeEnvelope(takeSequence()) }
+        let before = seen.get()
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var index = 0
+            for _ in 0..<min(window, count) {
+                let envelope = envelopes[index]
+                index += 1
+                group.addTask { try await self.sender.send(envelope: envelope, mode: mode) }
+            }
+            while try await group.next() != nil, index < count {
+                let envelope = envelopes[index]
+                index += 1
+                group.addTask { try await self.sender.send(envelope: envelope, mode: mode) }
+            }
+            try await group.waitForAll()
+        }
+        let sentAt = DispatchTime.now().uptimeNanoseconds
+        let range = first..<(first + UInt64(count))
+        var lastArrival = sentAt
+        let deadline = Date().addingTimeInterval(60)
+        var missing = count
+        while Date() < deadline {
+            let snapshot = seen.get()
+            let arrived = range.compactMap { snapshot.arrivals[$0] }
+            missing = count - arrived.count
+            lastArrival = arrived.max() ?? sentAt
+            if missing == 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let after = seen.get()
+        return Throughput(sent: count, live: after.live - before.live, fallback: after.fallback - before.fallback, missing: missing,
+                          seconds: Double(lastArrival &- start) / 1e9, sentSeconds: Double(sentAt &- start) / 1e9)
+    }
+
+    // MARK: - The receiving app
+
+    private func receive(_ events: AsyncStream<MeshClientEvent>) async {
+        for await event in events {
+            guard case .envelope(let received) = event else { continue }
+            let now = DispatchTime.now().uptimeNanoseconds
+            let payload = received.envelope.payload
+            guard payload.count >= 8 else { continue }
+            let sequence = payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let waiter: CheckedContinuation<UInt64, Never>? = seen.update { seen in
+                if seen.arrivals[sequence] == nil { seen.arrivals[sequence] = now }
+                if received.inboxID == 0 { seen.live += 1 } else {
+                    if received.mode == .realtimeBestEffort { seen.fallback += 1 }
+                    seen.pendingAcks.append(received.inboxID)
+                }
+                guard let waiting = seen.waiter, waiting.sequence == sequence else { return nil }
+                seen.waiter = nil
+                return waiting.continuation
+            }
+            waiter?.resume(returning: now)
+        }
+    }
+
+    private func ackLoop() async {
+        while !Task.isCancelled {
+            let ids = seen.update { seen in
+                defer { seen.pendingAcks.removeAll() }
+                return seen.pendingAcks
+            }
+            if ids.isEmpty {
+                try? await Task.sleep(for: .milliseconds(5))
+                continue
+            }
+            for start in stride(from: 0, to: ids.count, by: 10_000) {
+                guard (try? await receiver.ackInbox(Array(ids[start..<min(ids.count, start + 10_000)]))) != nil else { return }
+            }
+        }
+    }
+
+    private func arrivalTime(of sequence: UInt64) async -> UInt64 {
+        await withCheckedContinuation { continuation in
+            let already: UInt64? = seen.update { seen in
+                if let at = seen.arrivals[sequence] { return at }
+                seen.waiter = (sequence, continuation)
+                return nil
+            }
+            if let already { continuation.resume(returning: already) }
+        }
+    }
+
+    private func takeSequence() -> UInt64 {
+        defer { nextSequence += 1 }
+        return nextSequence
+    }
+
+    private func makeEnvelope(_ sequence: UInt64) -> AnySessionSyncEnvelope {
+        var payload = Data(count: payloadBytes)
+        for index in 0..<8 { payload[index] = UInt8(truncatingIfNeeded: sequence >> (56 - 8 * index)) }
+        return AnySessionSyncEnvelope(
+            metadata: SessionSyncMetadata(sessionID: session, featureID: "bench", sourcePeerID: "bench-app", eventID: UUID(),
+                                          sequence: sequence, causalTimestamp: Date(), payloadType: "bench"),
+            payload: payload)
+    }
+}
+
+/// Runs `body`, or returns nil after `seconds` (cancelling it).
+func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        let first = try await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import MeshLocalAPI
+import SessionMesh
+import SessionMeshClient
+
+/// `mesh-bench delivery`: two real `meshd` on 127.0.0.1, paired, and two apps in this process
+/// (one attached to each daemon): app → A → B → app.
+///
+/// Measures realtime one-way latency (sequential, one message in flight; both apps share this
+/// process's monotonic clock), realtime and reliable throughput (pipelined sends, counted when
+/// the receiving app has them; reliable items are durable in A's outbox and B's inbox and acked
+/// by the app), the raw loopback UDP round trip timed the same way, and each daemon's RSS.
+enum DeliveryBenchmark {
+    struct Settings {
+        var latencyMessages = 5_000
+        var realtimeMessages = 100_000
+        var reliableMessages = 20_000
+        var window = 256
+        var payloadBytes = 128
+    }
+
+    static func run(arguments: [String]) {
+        guard let settings = parse(arguments) else {
+            print("""
+                usage: mesh-bench delivery [--latency N] [--realtime N] [--reliable N] [--window N] [--payload BYTES]
+                  --latency   sequential realtime messages for the latency figures (default 5000)
+                  --realtime  pipelined realtime messages for throughput (default 100000)
+                  --reliable  pipelined reliable messages for throughput (default 20000)
+                  --window    sends in flight at once (default 256)
+                  --payload   payload bytes (default 128)
+                meshd must be built next to mesh-bench (swift build -c release).
+                """)
+            exit(2)
+        }
+        let done = DispatchSemaphore(value: 0)
+        let failure = LockedBox<String?>(nil)
+        Task {
+            do { try await measure(settings) } catch { failure.set("\(error)") }
+            done.signal()
+        }
+        done.wait()
+        if let message = failure.get() {
+            FileHandle.standardError.write(Data("mesh-bench delivery: \(message)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func parse(_ arguments: [String]) -> Settings? {
+        var settings = Settings()
+        var index = 0
+        while index < arguments.count {
+            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0 else { return nil }
+            switch arguments[index] {
+            case "--latency": settings.latencyMessages = value
+            case "--realtime": settings.realtimeMessages = value
+            case "--reliable": settings.reliableMessages = value
+            case "--window": settings.window = value
+            case "--payload": settings.payloadBytes = max(8, value)
+            default: return nil
+            }
+            index += 2
+        }
+        return settings
+    }
+
+    static func measure(_ settings: Settings) async throws {
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let meshd = folder.appendingPathComponent("meshd").path
+        guard FileManager.default.isExecutableFile(atPath: meshd) else { throw BenchError("no meshd next to mesh-bench (\(meshd)); build it first") }
+        let a = try await BenchDaemon(name: "bench-a", executable: meshd)
+        defer { a.stop() }
+        let b = try await BenchDaemon(name: "bench-b", executable: meshd)
+        defer { b.stop() }
+        let bench = try await DeliveryBenchRun.prepare(a: a, b: b, settings: settings)
+        defer { Task { await bench.close() } }
+        let idle = (a.residentKiB(), b.residentKiB())
+
+        print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads")
+        let latency = try await bench.latency(count: settings.latencyMessages)
+        let udp = try LoopbackUDPProbe.roundTrips(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
+        print("realtime one-way latency (\(latency.count) sequential): p50 \(micros(percentile(latency, 0.50)))  p99 \(micros(percentile(latency, 0.99)))  "
+              + "p999 \(micros(percentile(latency, 0.999)))  max \(micros(latency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")
+        print("raw loopback UDP round trip (\(udp.count), same timing): p50 \(micros(percentile(udp, 0.50)))  p99 \(micros(percentile(udp, 0.99)))  "
+              + "p999 \(micros(percentile(udp, 0.999)))  (one way ≈ half: p50 \(micros(percentile(udp, 0.50) / 2)))")
+        let realtime = try await bench.throughput(count: settings.realtimeMessages, mode: .realtimeBestEffort, window: settings.window)
+        print("realtime throughput (\(realtime.sent), \(settings.window) in flight): \(rate(realtime.receivedPerSecond)) at the receiving app "
+              + "(\(realtime.live) live datagrams, \(realtime.fallback) via the durable fallback, \(realtime.missing) missing after \(seconds(realtime.seconds))); "
+              + "sender side \(rate(realtime.sentPerSecond))   target ≥ 100000 msgs/s")
+        let reliable = try await bench.throughput(count: settings.reliableMessages, mode: .reliableEventually, window: settings.window)
+        print("reliable throughput, durable at both ends (\(reliable.sent), \(settings.window) in flight): \(rate(reliable.receivedPerSecond)) at the receiving app (acked), "
+              + "\(reliable.missing) missing after \(seconds(reliable.seconds)); sender side \(rate(reliable.sentPerSecond)) durable sends   target ≥ 10000 msgs/s")
+        let after = (a.residentKiB(), b.residentKiB())
+        print("RSS: A \(mebibytes(idle.0)) idle → \(mebibytes(after.0)) after; B \(mebibytes(idle.1)) idle → \(mebibytes(after.1)) after   target idle ≤ 30 MB")
+    }
+
+    static func percentile(_ samples: [UInt64], _ p: Double) -> Double {
+        guard !samples.isEmpty else { return 0 }
+        let sorted = samples.sorted()
+        return Double(sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))])
+    }
+
+    static func micros(_ nanoseconds: Double) -> String { String(format: "%.1f", nanoseconds / 1000) + " µs" }
+    static func rate(_ perSecond: Double) -> String { String(format: "%.0f", perSecond) + " msgs/s" }
+    static func seconds(_ value: Double) -> String { String(format: "%.2f", value) + " s" }
+    static func micros(_ nanoseconds: UInt64) -> String { micros(Double(nanoseconds)) }
+    static func mebibytes(_ kib: Int?) -> String { kib.map { String(format: "%.1f", Double($0) / 1024) + " MiB" } ?? "?" }
+}
+
+/// A value behind a lock, shared between the benchmark's tasks.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func update<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&value) } }
+}

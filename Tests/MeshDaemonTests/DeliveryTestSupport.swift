@@ -1,0 +1,142 @@
+import Foundation
+import Logging
+import MeshCrypto
+import MeshLocalAPI
+import NIOCore
+import SessionMesh
+import Testing
+@testable import MeshDaemon
+
+/// Every suite that starts daemons for the delivery tests, run one test at a time: a full
+/// `swift test` on a 2-core machine already runs dozens of suites in parallel.
+@Suite("Delivery integration", .serialized)
+enum DeliveryIntegration {}
+
+/// A node plus its delivery router and store, as meshd wires them.
+final class RunningDaemon: Sendable {
+    let running: RunningNode
+    let router: DeliveryRouter
+    let store: DeliveryStore
+    let routerTask: Task<Void, any Error>
+
+    init(running: RunningNode, router: DeliveryRouter, store: DeliveryStore, routerTask: Task<Void, any Error>) {
+        self.running = running
+        self.router = router
+        self.store = store
+        self.routerTask = routerTask
+    }
+
+    var node: MeshNode { running.node }
+    var deviceID: DeviceID { running.node.deviceID }
+    var id: String { deviceID.description }
+
+    /// Router first, then the node, then the store (meshd's shutdown order).
+    func stop() async {
+        routerTask.cancel()
+        _ = await routerTask.result
+        await running.stop()
+        store.close()
+    }
+}
+
+/// Starts daemons (node + router) for a test and stops them all afterwards.
+final class DeliveryTestBed: @unchecked Sendable {
+    let nodes = NodeTestBed()
+    private let lock = NSLock()
+    private var daemons: [RunningDaemon] = []
+
+    static func options() -> DeliveryRouterOptions {
+        var options = DeliveryRouterOptions()
+        options.retryInitial = 0.3
+        options.closeWait = 2
+        return options
+    }
+
+    /// Starts a daemon; `stateDirectory`/`port` reuse a stopped one's identity and address.
+    func start(name: String, stateDirectory: String? = nil, port: Int = 0, clockOffset: Int64 = 0,
+               options: DeliveryRouterOptions = DeliveryTestBed.options()) async throws -> RunningDaemon {
+        let folder = stateDirectory ?? nodes.temporaryFolder()
+        let configuration = nodes.configuration(name: name, stateDirectory: folder, port: port, clockOffsetMilliseconds: clockOffset)
+        let running = try await nodes.start(configuration)
+        var storeOptions = DeliveryStoreOptions()
+        storeOptions.synchronous = .normal
+        let store = try DeliveryRouter.openStore(stateDirectory: folder, options: storeOptions)
+        let router = DeliveryRouter(node: running.node, store: store, options: options,
+                                    logger: NodeTestBed.logger(name + ".delivery"))
+        let task = Task { try await router.run() }
+        let daemon = RunningDaemon(running: running, router: router, store: store, routerTask: task)
+        lock.withLock { daemons.append(daemon) }
+        return daemon
+    }
+
+    /// Starts two paired daemons with active channels.
+    func pair(clockOffsetB: Int64 = 0) async throws -> (RunningDaemon, RunningDaemon) {
+        let a = try await start(name: "alice")
+        let b = try await start(name: "bob", clockOffset: clockOffsetB)
+        _ = try await nodes.pair(a.running, b.running)
+        try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
+        return (a, b)
+    }
+
+    func shutdown() async {
+        let all = lock.withLock { defer { daemons = [] }; return daemons }
+        for daemon in all { await daemon.stop() }
+        await nodes.shutdown()
+    }
+}
+
+/// Collects the events an attachment gets.
+final class CollectingSink: DeliveryEventSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [DeliveryEvent] = []
+
+    func emit(_ event: DeliveryEvent) { lock.withLock { events.append(event) } }
+
+    var all: [DeliveryEvent] { lock.withLock { events } }
+
+    /// Envelope events decoded: (from, inboxID, redelivery, mode, envelope).
+    var envelopes: [(from: String, inboxID: Int64, redelivery: Bool, mode: UInt8, envelope: AnySessionSyncEnvelope)] {
+        all.compactMap {
+            guard case .envelope(let from, let inboxID, let redelivery, let mode, let encoded) = $0,
+                  let envelope = try? SessionWireCodec.decodeEnvelope(encoded) else { return nil }
+            return (from, inboxID, redelivery, mode, envelope)
+        }
+    }
+
+    var snapshots: [AnySessionSyncSnapshot] {
+        all.compactMap {
+            guard case .snapshot(_, let encoded) = $0 else { return nil }
+            return try? SessionWireCodec.decodeSnapshot(encoded)
+        }
+    }
+
+    func reachable(_ peer: String, _ feature: String) -> Bool {
+        var state = false
+        for case .reachability(let p, let f, let reachable, _) in all where p == peer && f == feature { state = reachable }
+        return state
+    }
+}
+
+enum DeliveryFixtures {
+    static let session = UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!
+
+    static func envelope(_ text: String, sequence: UInt64, feature: String = "demo", session: UUID = session,
+                         source: String = "app") throws -> (AnySessionSyncEnvelope, [UInt8]) {
+        let metadata = SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: source, eventID: UUID(),
+                                           sequence: sequence, causalTimestamp: Date(timeIntervalSince1970: 1_700_000_000),
+                                           payloadType: "text")
+        let envelope = AnySessionSyncEnvelope(metadata: metadata, payload: Data(text.utf8))
+        return (envelope, try SessionWireCodec.encode(envelope))
+    }
+
+    static func snapshot(revision: UInt64, state: String, feature: String = "demo",
+                         session: UUID = session) throws -> (AnySessionSyncSnapshot, [UInt8]) {
+        let metadata = SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "app", eventID: UUID(),
+                                           sequence: 0, causalTimestamp: Date(timeIntervalSince1970: 1_700_000_000),
+                                           payloadType: "state")
+        let snapshot = AnySessionSyncSnapshot(metadata: metadata, revision: revision, state: Data(state.utf8))
+        return (snapshot, try SessionWireCodec.encode(snapshot))
+    }
+
+    static func text(_ envelope: AnySessionSyncEnvelope) -> String { String(decoding: envelope.payload, as: UTF8.self) }
+}
