@@ -137,7 +137,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "mesh-bench",
-            dependencies: ["SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient"],
+            dependencies: [
+                "SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
 
