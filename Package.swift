@@ -140,6 +140,7 @@ let package = Package(
             dependencies: [
                 "SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

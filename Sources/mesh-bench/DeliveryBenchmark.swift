@@ -1,5 +1,7 @@
 import Foundation
 import MeshLocalAPI
+import NIOCore
+import NIOPosix
 import SessionMesh
 import SessionMeshClient
 
@@ -17,6 +19,7 @@ enum DeliveryBenchmark {
         var reliableMessages = 20_000
         var window = 256
         var payloadBytes = 128
+        var nioExecutor = false
     }
 
     static func run(arguments: [String]) {
@@ -28,9 +31,13 @@ enum DeliveryBenchmark {
                   --reliable  pipelined reliable messages for throughput (default 20000)
                   --window    sends in flight at once (default 256)
                   --payload   payload bytes (default 128)
+                  --nio-executor  run this process's Swift concurrency on NIO's event loops (fewer thread hops in the apps)
                 meshd must be built next to mesh-bench (swift build -c release).
                 """)
             exit(2)
+        }
+        if settings.nioExecutor, !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+            FileHandle.standardError.write(Data("mesh-bench delivery: could not install NIO's executor; running without\n".utf8))
         }
         let done = DispatchSemaphore(value: 0)
         let failure = LockedBox<String?>(nil)
@@ -49,6 +56,11 @@ enum DeliveryBenchmark {
         var settings = Settings()
         var index = 0
         while index < arguments.count {
+            if arguments[index] == "--nio-executor" {
+                settings.nioExecutor = true
+                index += 1
+                continue
+            }
             guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0 else { return nil }
             switch arguments[index] {
             case "--latency": settings.latencyMessages = value
@@ -75,7 +87,8 @@ enum DeliveryBenchmark {
         defer { Task { await bench.close() } }
         let idle = (a.residentKiB(), b.residentKiB())
 
-        print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads")
+        print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
+              + (settings.nioExecutor ? ", apps on NIO's executor" : ""))
         let latency = try await bench.latency(count: settings.latencyMessages)
         let udp = try LoopbackUDPProbe.roundTrips(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
         print("realtime one-way latency (\(latency.count) sequential): p50 \(micros(percentile(latency, 0.50)))  p99 \(micros(percentile(latency, 0.99)))  "
