@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "MeshDaemon",
             dependencies: [
-                "SessionMesh", "MeshCrypto", "MeshLocalAPI", "CSQLite",
+                "SessionMesh", "MeshCrypto", "MeshLocalAPI", "CSQLite", "MeshDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -150,9 +150,18 @@ let package = Package(
         ),
         .testTarget(name: "MeshDiscoveryTests", dependencies: ["MeshDiscovery"], swiftSettings: strict),
         .testTarget(
+            name: "SessionMeshClientTests",
+            dependencies: [
+                "SessionMeshClient", "MeshLocalAPI", "SessionMesh",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "MeshDaemonTests",
             dependencies: [
-                "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto",
+                "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto", "MeshDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -68,8 +68,14 @@ public final class MeshClient: Sendable {
     /// `MeshClientError` with kind `.daemon` when the daemon answers with an error frame.
     public func send(_ operation: LocalAPIOperation, body: ByteBuffer,
                      flags: LocalAPIFrame.Flags = []) async throws -> LocalAPIFrame {
+        try await request(operation, body: body, flags: flags, events: nil)
+    }
+
+    /// Sends one request; with `events`, event frames carrying its request id go there.
+    func request(_ operation: LocalAPIOperation, body: ByteBuffer, flags: LocalAPIFrame.Flags,
+                 events: AsyncStream<MeshClientEvent>.Continuation?) async throws -> LocalAPIFrame {
         let promise = channel.eventLoop.makePromise(of: LocalAPIFrame.self)
-        let request = LocalAPIClientRequest(operation: operation, flags: flags, body: body, promise: promise)
+        let request = LocalAPIClientRequest(operation: operation, flags: flags, body: body, promise: promise, events: events)
         let written = channel.eventLoop.makePromise(of: Void.self)
         let socketPath = self.socketPath
         written.futureResult.whenFailure { _ in promise.fail(MeshClientError.connectionClosed(socketPath: socketPath)) }
@@ -91,7 +97,7 @@ public final class MeshClient: Sendable {
         try decode(Reply.self, try await send(operation, body: try LocalAPIJSON.encode(body)))
     }
 
-    private func decode<Value: Decodable>(_ type: Value.Type, _ frame: LocalAPIFrame) throws(MeshClientError) -> Value {
+    func decode<Value: Decodable>(_ type: Value.Type, _ frame: LocalAPIFrame) throws(MeshClientError) -> Value {
         do {
             return try LocalAPIJSON.decode(Value.self, from: frame.body, operation: frame.operation)
         } catch {

@@ -8,7 +8,7 @@ public struct MeshClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// The class of failure.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case unreachable, connectionClosed, daemon, protocolViolation
+            case unreachable, connectionClosed, daemon, protocolViolation, invalidArgument
         }
         private let base: Base
 
@@ -20,6 +20,9 @@ public struct MeshClientError: Error, Sendable, Equatable, CustomStringConvertib
         public static let daemon = Kind(base: .daemon)
         /// The daemon sent something this client cannot read.
         public static let protocolViolation = Kind(base: .protocolViolation)
+        /// The call's arguments cannot be sent (checked before anything was sent); `code` is
+        /// `invalid-argument`.
+        public static let invalidArgument = Kind(base: .invalidArgument)
 
         /// The kind's name.
         public var description: String { base.rawValue }
@@ -58,6 +61,12 @@ public struct MeshClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// The daemon reported an error.
     public static func daemon(_ body: LocalAPIErrorBody) -> MeshClientError {
         MeshClientError(kind: .daemon, code: body.code, message: body.message)
+    }
+
+    /// The arguments of a call were refused before sending (e.g. an empty feature list, a
+    /// device ID over 255 bytes, a payload the core codec cannot encode).
+    public static func invalidArgument(_ body: LocalAPIErrorBody) -> MeshClientError {
+        MeshClientError(kind: .invalidArgument, code: body.code, message: body.message)
     }
 
     /// The reply could not be read.

@@ -13,19 +13,25 @@ struct Meshctl: AsyncParsableCommand {
             Exit codes: 0 ok, 1 the daemon reported an error, 2 usage error, 3 cannot reach the daemon, \
             130 interrupted.
             """,
-        subcommands: [StatusCommand.self, PeersCommand.self, PairCommand.self, UnpairCommand.self, PingCommand.self])
+        subcommands: [StatusCommand.self, PeersCommand.self, PairCommand.self, UnpairCommand.self, PingCommand.self,
+                      SendCommand.self, WatchCommand.self, SnapshotCommand.self, QueueCommand.self, SessionsCommand.self])
 
-    @Option(help: ArgumentHelp("The daemon's socket. Default: $XDG_RUNTIME_DIR/sessionmesh/meshd.sock if it exists, else /run/sessionmesh/meshd.sock.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("The daemon's socket. Default: the user daemon's ($XDG_RUNTIME_DIR/sessionmesh/meshd.sock, or ~/.local/state/sessionmesh/meshd.sock without XDG_RUNTIME_DIR) if it exists, else /run/sessionmesh/meshd.sock.", valueName: "PATH"))
     var socket: String?
 
     /// The socket to use: `--socket`, else the user daemon's if present, else the system one.
     var socketPath: String {
         if let socket { return socket }
-        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            let user = runtime + "/sessionmesh/meshd.sock"
-            if FileManager.default.fileExists(atPath: user) { return user }
+        let environment = ProcessInfo.processInfo.environment
+        var candidates: [String] = []
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            candidates.append(runtime + "/sessionmesh/meshd.sock")
+        } else if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            candidates.append(state + "/sessionmesh/meshd.sock")
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            candidates.append(home + "/.local/state/sessionmesh/meshd.sock")
         }
-        return "/run/sessionmesh/meshd.sock"
+        return candidates.first { FileManager.default.fileExists(atPath: $0) } ?? "/run/sessionmesh/meshd.sock"
     }
 }
 

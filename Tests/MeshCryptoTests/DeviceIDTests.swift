@@ -67,3 +67,30 @@ import Testing
         #expect(try JSONDecoder().decode([DeviceID].self, from: data) == [id])
     }
 }
+
+@Suite struct TypedInputTests {
+    /// Characters whose upper case is several characters must be refused, not crash.
+    @Test func multiCharacterUppercaseIsRejected() {
+        let id = DeviceID(publicKey: Fixtures.keyPair(1).publicKey).description
+        for odd in ["ß", "ﬁ", "ŉ", "é", "😀"] {
+            #expect(throws: CryptoError.self) { try DeviceID.parse(odd + id.dropFirst()) }
+            #expect(throws: CryptoError.self) { try PairingCode.parse(odd + "KQ4-MX9D") }
+        }
+    }
+}
+
+@Suite struct KnownAnswerTests {
+    /// Pins the device-ID format (SHA-256 prefix, base32 groups, GF(32) check) so it cannot drift:
+    /// IDs are stored by peers and read aloud by people.
+    @Test func deviceIDFormatIsStable() throws {
+        let id = DeviceID(publicKey: Array(0..<32))
+        #expect(id.description == "MMG42KY-LGYQZWG-NEISKRW-ELXMS3Q-J72BFJ2-E4OMW3C-FSFLYGM-4FQG6X6")
+        #expect(id.short == "MMG42KY")
+        #expect(try DeviceID.parse("mmg42ky lgyqzwg neiskrw elxms3q j72bfj2 e4omw3c fsflygm 4fqg6x6") == id)
+    }
+
+    @Test func pairingCodeCheckIsStable() throws {
+        #expect(try PairingCode.parse("3MH4-KX97").description == "3MH4-KX97")
+        #expect(try PairingCode.parse("3mh4 kx97").secret == SecretBytes(Array("3MH4KX9".utf8)))
+    }
+}

@@ -22,6 +22,7 @@ struct ClockOffsetEstimatorTests {
         let estimate = try #require(estimator.estimate(now: 2))
         #expect(estimate.offsetNanoseconds == 0)
         #expect(estimate.errorBoundNanoseconds == 50_000)
+        #expect(estimator.smoothedRoundTripNanoseconds == Int64(4_475_000))   // 5.1 ms, then 7/8 of it + 1/8 of 0.1 ms
     }
 
     @Test func oldSamplesLeaveTheWindow() throws {

@@ -24,11 +24,12 @@ struct ConfigurationLoaderTests {
         let defaults = try loader(["HOME": "/home/ann", "XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": "/c"]).defaults(for: .user)
         #expect(defaults.stateDirectory == "/s/sessionmesh")
         #expect(defaults.configFile == "/c/sessionmesh/meshd.toml")
-        #expect(defaults.socketPath == nil)
+        #expect(defaults.socketPath == "/s/sessionmesh/meshd.sock")
     }
 
-    @Test func userModeWithoutARuntimeFolderNeedsASocketFlag() throws {
-        #expect(throws: ConfigurationError.self) { try loader(["HOME": "/h"]).load(mode: .user, overrides: .init()) }
+    @Test func userModeWithoutARuntimeFolderPutsTheSocketInTheStateFolder() throws {
+        #expect(try loader(["HOME": "/h"]).load(mode: .user, overrides: .init()).socketPath
+                == "/h/.local/state/sessionmesh/meshd.sock")
         var overrides = ConfigurationLoader.Overrides()
         overrides.socketPath = "a.sock"
         #expect(try loader(["HOME": "/h"]).load(mode: .user, overrides: overrides).socketPath == "/work/a.sock")
@@ -46,6 +47,15 @@ struct ConfigurationLoaderTests {
         #expect(configuration.listen == .init(host: "127.0.0.1", port: 47001))
         #expect(configuration.staticPeers == [.init(host: "::1", port: 47002), .init(host: "127.0.0.1", port: 47003)])
         #expect(configuration.clockOffsetMilliseconds == 2500)
+    }
+
+    @Test func mdnsIsOnByDefaultAndTurnedOffByTheFileOrTheFlag() throws {
+        #expect(try loader([:]).load(mode: .system, overrides: .init()).mdns)
+        let files = ["/etc/sessionmesh/meshd.toml": "mdns = false\n"]
+        #expect(try loader([:], files: files).load(mode: .system, overrides: .init()).mdns == false)
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.noMDNS = true
+        #expect(try loader([:], files: ["/etc/sessionmesh/meshd.toml": "mdns = true\n"]).load(mode: .system, overrides: overrides).mdns == false)
     }
 
     @Test func aMissingExplicitConfigFileIsAnError() {

@@ -194,3 +194,27 @@ struct NodeMeshTests {
         await bed.shutdown()
     }
 }
+
+@Suite("Channel without UDP", .serialized)
+struct NodeStreamFallbackTests {
+    @Test func theChannelSurvivesWhenDatagramsAreLost() async throws {
+        let bed = NodeTestBed()
+        defer { Task { await bed.shutdown() } }
+        let alice = try await bed.start(name: "alice")
+        let bob = try await bed.start(name: "bob")
+        _ = try await bed.pair(alice, bob)
+        try await waitUntil("both channels active", timeout: 2) { await bothActive(alice, bob) }
+        // From now on neither side receives a datagram.
+        await alice.node.ignoreDatagramsForTesting(true)
+        await bob.node.ignoreDatagramsForTesting(true)
+        let before = await alice.node.status().counters["datagrams.received"] ?? 0
+        try await Task.sleep(for: .milliseconds(3000))   // 1.5 leases (2 s in tests)
+        #expect(await bothActive(alice, bob))
+        #expect(await alice.node.status().counters["leases.expired"] == 0)
+        #expect(await alice.node.status().counters["datagrams.received"] == before)
+        let report = try await alice.node.ping(deviceID: bob.node.deviceID.description, count: 1)
+        #expect(report.paths.first { $0.path == .stream }?.received == 1)
+        #expect(report.paths.first { $0.path == .datagram }?.received == 0)
+        await bed.shutdown()
+    }
+}

@@ -20,7 +20,9 @@ struct Base32Check: Sendable {
 
     /// The value of `character` (case-insensitive, aliases applied), or nil.
     func value(of character: Character) -> UInt8? {
-        let upper = Character(character.uppercased())
+        // Some characters upper-case to several ("ß" → "SS"); none of those is a symbol.
+        let uppercased = character.uppercased()
+        guard uppercased.count == 1, let upper = uppercased.first else { return nil }
         let canonical = aliases[upper] ?? upper
         guard let index = alphabet.firstIndex(of: canonical) else { return nil }
         return UInt8(index)

@@ -31,10 +31,6 @@ public enum CPaceVectorRunner {
         return report
     }
 
-    /// The fields that were compared in the last successful vector (for the runner's summary).
-    public static let checkedFields = ["generator_string", "generator_hash", "generator_g", "Ya", "Yb", "K",
-                                       "transcript_ir", "ISK_ir", "transcript_oc", "ISK_oc"]
-
     private static func check(_ vector: [String: Any]) throws -> [String] {
         guard let password = try VectorFile.hex(vector, "PRS_hex") else {
             throw CryptoError(.invalidVectorFile, "PRS_hex is missing")

@@ -4,8 +4,8 @@
 /// +------+------------------------------------------+
 /// | type | fields (big-endian)                      |
 /// +------+------------------------------------------+
-///   1  keepalive request   t1 i64                    (datagram)
-///   2  keepalive reply     t1 i64, t2 i64, t3 i64    (datagram)
+///   1  keepalive request   t1 i64                    (datagram; stream when the lease runs low)
+///   2  keepalive reply     t1 i64, t2 i64, t3 i64    (on the path the request came)
 ///   3  ping request        id u32                    (either path)
 ///   4  ping reply          id u32                    (either path)
 ///   5  application         bytes                     (either path; issue 5)

@@ -35,10 +35,12 @@ struct ClockOffsetEstimator: Sendable, Equatable {
     /// At most this many samples are kept.
     var capacity: Int
     private(set) var samples: [Sample] = []
+    /// Exponentially smoothed round trip (RFC 6298 weights, 1/8), nanoseconds.
+    private(set) var smoothedRoundTripNanoseconds: Int64?
 
     /// Creates an estimator keeping `capacity` samples of the last `windowSeconds`.
     init(windowSeconds: Double = 64, capacity: Int = 64) {
-        self.window = UInt64(max(windowSeconds, 0) * 1e9)
+        self.window = Nanoseconds.from(seconds: windowSeconds)
         self.capacity = max(capacity, 1)
     }
 
@@ -56,6 +58,7 @@ struct ClockOffsetEstimator: Sendable, Equatable {
         guard rtt >= 0 else { return false }
         let offset = outbound / 2 + inbound / 2 + (outbound % 2 + inbound % 2) / 2
         samples.append(Sample(offsetNanoseconds: offset, roundTripNanoseconds: rtt, takenAt: now))
+        smoothedRoundTripNanoseconds = smoothedRoundTripNanoseconds.map { $0 - $0 / 8 + rtt / 8 } ?? rtt
         prune(now: now)
         return true
     }
@@ -75,6 +78,6 @@ struct ClockOffsetEstimator: Sendable, Equatable {
                         roundTripNanoseconds: best.roundTripNanoseconds)
     }
 
-    /// The most recent sample's round trip, for a "current RTT" display.
+    /// The most recent sample's round trip.
     var latestRoundTripNanoseconds: Int64? { samples.last?.roundTripNanoseconds }
 }

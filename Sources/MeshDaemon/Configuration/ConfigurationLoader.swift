@@ -31,6 +31,8 @@ public struct ConfigurationLoader: Sendable {
         public var logLevel: String?
         /// `--clock-offset-ms N` (tests only).
         public var clockOffsetMilliseconds: Int64?
+        /// `--no-mdns`: true turns mDNS off whatever the file says.
+        public var noMDNS = false
 
         /// No overrides.
         public init() {}
@@ -40,8 +42,7 @@ public struct ConfigurationLoader: Sendable {
     public struct Defaults: Sendable, Equatable {
         /// State folder.
         public var stateDirectory: String
-        /// Socket path, or nil when the environment gives none (user mode without
-        /// `XDG_RUNTIME_DIR`).
+        /// Socket path (user mode without `XDG_RUNTIME_DIR`: `meshd.sock` in the state folder).
         public var socketPath: String?
         /// Config file read when `--config` is not given (missing is fine).
         public var configFile: String
@@ -78,7 +79,10 @@ public struct ConfigurationLoader: Sendable {
             guard let state, let config else {
                 throw ConfigurationError(key: "HOME", message: "neither XDG_STATE_HOME nor HOME is set; pass --state-dir and --config")
             }
+            // Without a runtime folder (a root shell, a container), the socket lives in the state
+            // folder, which the daemon creates 0700; meshctl looks there too.
             let socket = (try? absoluteEnvironment("XDG_RUNTIME_DIR")).map { $0 + "/sessionmesh/meshd.sock" }
+                ?? state + "/meshd.sock"
             return Defaults(stateDirectory: state, socketPath: socket, configFile: config)
         }
     }
@@ -108,6 +112,7 @@ public struct ConfigurationLoader: Sendable {
         if let seconds = file.keepaliveInterval { configuration.keepaliveInterval = seconds }
         if let list = file.featureAllowList { configuration.featureAllowList = list }
         if let seconds = file.reachabilityLease { configuration.reachabilityLease = seconds }
+        if let mdns = file.mdns { configuration.mdns = mdns }
         try apply(overrides, to: &configuration)
         return configuration
     }
@@ -138,6 +143,7 @@ public struct ConfigurationLoader: Sendable {
             configuration.logLevel = level
         }
         if let offset = overrides.clockOffsetMilliseconds { configuration.clockOffsetMilliseconds = offset }
+        if overrides.noMDNS { configuration.mdns = false }
     }
 
     private func flag<T>(_ name: String, _ body: () throws(ConfigurationError) -> T) throws(ConfigurationError) -> T {

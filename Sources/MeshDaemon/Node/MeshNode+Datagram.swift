@@ -5,6 +5,7 @@ extension MeshNode {
     /// One received datagram: header lookup, authentication, then dispatch. Anything that does
     /// not authenticate is counted and dropped: no reply, nothing allocated.
     func handleDatagram(_ bytes: [UInt8], from source: SocketAddress) {
+        guard !ignoresDatagrams else { return }
         let receivedAt = clock.wallNanoseconds()
         guard let header = DatagramHeader(parsing: bytes), let peer = indexTable[header.receiverIndex],
               var runtime = peers[peer], var channel = runtime.channel else {

@@ -17,3 +17,14 @@ extension MeshNode {
     /// The stored record of a paired device (tests craft handshakes with its pair key).
     func pairedRecord(_ peer: DeviceID) -> PairedPeer? { peers[peer]?.record }
 }
+
+extension MeshNode {
+    /// Makes this node ignore every received datagram (tests simulate a network that filters
+    /// UDP but passes TCP).
+    func ignoreDatagramsForTesting(_ ignore: Bool) { ignoresDatagrams = ignore }
+}
+
+extension MeshNode {
+    /// The session index datagrams to this node from `peer` carry now.
+    func currentLocalIndex(of peer: DeviceID) -> UInt32? { peers[peer]?.channel?.current.localIndex }
+}

@@ -48,18 +48,15 @@ extension MeshNode {
             pingWaiters.removeValue(forKey: id)
             return nil
         }
-        let timeout = UInt64(max(tuning.pingTimeout, 0.001) * 1e9)
-        let end: UInt64? = await withTaskGroup(of: UInt64?.self) { group in
-            group.addTask { await self.awaitPingReply(id) }
-            group.addTask {
-                try? await Task.sleep(nanoseconds: timeout)
-                await self.finishPing(id, at: nil, from: nil)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        // The timeout is an event-loop timer, cancelled when the reply comes (cheaper than a
+        // sleeping task per probe, and it leaves nothing behind).
+        let timeout = loop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: max(tuning.pingTimeout, 0.001)))) {
+            [weak self] in
+            guard let self else { return }
+            Task { await self.finishPing(id, at: nil, from: nil) }
         }
+        let end = await awaitPingReply(id)
+        timeout.cancel()
         return end.map { $0 >= start ? $0 - start : 0 }
     }
 

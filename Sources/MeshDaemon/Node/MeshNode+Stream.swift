@@ -22,6 +22,7 @@ extension MeshNode {
         guard var runtime = peers[peer], runtime.connection?.id == connectionID, var channel = runtime.channel else {
             return false
         }
+        let receivedAt = clock.wallNanoseconds()
         let messages: [ChannelMessage]
         do {
             messages = try channel.openStreamFrame(body)
@@ -36,13 +37,13 @@ extension MeshNode {
         peers[peer] = runtime
         for message in messages {
             counters.streamMessagesReceived += 1
-            guard handleStreamMessage(message, from: peer) else { return false }
+            guard handleStreamMessage(message, from: peer, receivedAt: receivedAt) else { return false }
         }
         return true
     }
 
     /// Acts on one stream message; false when the channel is gone afterwards.
-    func handleStreamMessage(_ message: ChannelMessage, from peer: DeviceID) -> Bool {
+    func handleStreamMessage(_ message: ChannelMessage, from peer: DeviceID, receivedAt: Int64) -> Bool {
         switch message {
         case .pingRequest(let id):
             sendStream(.pingReply(id: id), to: peer)
@@ -60,7 +61,11 @@ extension MeshNode {
             return completeRekey(message2, from: peer)
         case .rekeyConfirm:
             return withChannel(peer) { channel, now in try channel.confirmRekey(now: now) }
-        case .keepaliveRequest, .keepaliveReply, .confirm:
+        case .keepaliveRequest(let t1):
+            sendStream(.keepaliveReply(t1: t1, t2: receivedAt, t3: clock.wallNanoseconds()), to: peer)
+        case .keepaliveReply(let t1, let t2, let t3):
+            peers[peer]?.estimator.add(t1: t1, t2: t2, t3: t3, t4: receivedAt, now: clock.monotonicNanoseconds())
+        case .confirm:
             break
         }
         return true

@@ -67,6 +67,7 @@ public struct LocalAPIOperation: RawRepresentable, Sendable, Hashable, CustomStr
         case .ping: return "ping"
         case .eventsDropped: return "events.dropped"
         default:
+            if let dataName { return dataName }
             let hex = String(rawValue, radix: 16, uppercase: true)
             return "op-0x" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         }

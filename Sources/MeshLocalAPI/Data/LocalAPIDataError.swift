@@ -1,0 +1,23 @@
+/// Error codes of the data operations, and helpers building their error bodies.
+///
+/// The daemon documents when each code is returned in docs/LOCAL-API.md (§ data operations).
+public enum LocalAPIDataError {
+    /// No such item: `snapshot.latest` with an empty slot, `queue.cancel` of an unknown id.
+    public static let notFound = "not-found"
+    /// The durable queue (or the disk) is full; nothing already queued was lost. Retry later.
+    public static let queueFull = "queue-full"
+    /// The operation needs an `attach` first on this connection.
+    public static let notAttached = "not-attached"
+    /// The caller's uid may not use this feature (the daemon's per-uid allow-list).
+    public static let featureNotAllowed = "feature-not-allowed"
+
+    /// A `bad-request` error naming the operation: the body does not have the documented shape.
+    public static func badRequest(_ operation: LocalAPIOperation, _ detail: String) -> LocalAPIErrorBody {
+        LocalAPIErrorBody(code: LocalAPIErrorBody.Code.badRequest, message: "\(operation.name): \(detail)")
+    }
+
+    /// An `invalid-argument` error naming the operation: a field is out of range or empty.
+    public static func invalidArgument(_ operation: LocalAPIOperation, _ detail: String) -> LocalAPIErrorBody {
+        LocalAPIErrorBody(code: LocalAPIErrorBody.Code.invalidArgument, message: "\(operation.name): \(detail)")
+    }
+}

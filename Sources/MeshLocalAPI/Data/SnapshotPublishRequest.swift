@@ -1,0 +1,39 @@
+import NIOCore
+import SessionMesh
+
+/// `snapshot.publish` (0x0102) request body, binary:
+///
+/// ```
+/// +------------------+---------------------------------+
+/// | target str       | snapshot (SessionWireCodec)     |
+/// +------------------+---------------------------------+
+/// ```
+///
+/// `target`: a full or short device ID, or empty for every paired device.
+public struct SnapshotPublishRequest: Sendable, Equatable {
+    /// Device ID of the one peer to publish to, or empty for all.
+    public var target: String
+    /// The snapshot; a lower revision than the slot's is not stored.
+    public var snapshot: AnySessionSyncSnapshot
+
+    /// Creates a request.
+    public init(target: String = "", snapshot: AnySessionSyncSnapshot) {
+        self.target = target
+        self.snapshot = snapshot
+    }
+
+    /// The binary body.
+    public func encode() throws(LocalAPIErrorBody) -> ByteBuffer {
+        var writer = LocalAPIBinaryWriter(operation: .snapshotPublish, capacity: 160 + snapshot.state.count)
+        try writer.string(target, field: "target")
+        try writer.message(.snapshot(snapshot), field: "snapshot")
+        return writer.buffer
+    }
+
+    /// Reads a binary body; throws `bad-request` naming the field that is wrong.
+    public static func decode(_ body: ByteBuffer) throws(LocalAPIErrorBody) -> SnapshotPublishRequest {
+        var reader = LocalAPIBinaryReader(body, operation: .snapshotPublish)
+        let target = try reader.string("target")
+        return SnapshotPublishRequest(target: target, snapshot: try reader.snapshot())
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import MeshLocalAPI
+import SessionMesh
+
+/// The mutable part of a `DaemonSessionSyncTransport`, behind its lock.
+struct TransportState: Sendable {
+    enum Phase: Sendable {
+        case idle
+        case starting
+        case attached(MeshClient)
+        case stopped
+    }
+
+    var phase: Phase = .idle
+    var pending: PendingDeliveryQueue<PendingEnvelope, PendingSnapshot>
+    var waiters: [CheckedContinuation<MeshClient, any Error>] = []
+    var localDeviceID: String?
+    /// Inbox ids of envelopes held for the first `receiveEnvelopes()` stream, by event id.
+    var unackedInbox: [UUID: UInt64] = [:]
+    var snapshotCache = PeerSnapshotCache()
+    var ackQueue: [UInt64] = []
+    var ackFlushing = false
+    var client: MeshClient?
+}
+
+extension DaemonSessionSyncTransport {
+    /// Connects to the daemon, attaches the features, primes the snapshot cache from the
+    /// daemon's inbound slots and sends what waited, in arrival order. Callable again after the
+    /// connection ended (e.g. the daemon restarted); throws `MeshClientError` when the daemon
+    /// cannot be reached, and `transport-stopped` after `stop()`.
+    public func start() async throws {
+        let mayStart: Bool = state.withLock { state in
+            switch state.phase {
+            case .idle: state.phase = .starting; return true
+            case .starting, .attached, .stopped: return false
+            }
+        }
+        guard mayStart else {
+            throw MeshClientError(kind: .invalidArgument, code: "transport-busy",
+                                  message: "the transport is already started or was stopped; create a new one")
+        }
+        do {
+            let client = try await MeshClient.connect(socketPath: socketPath)
+            state.withLock { $0.client = client }
+            let attachment = try await client.attach(features: features, sessionID: sessionID, app: localPeer.id)
+            state.withLock { $0.localDeviceID = attachment.localDeviceID }
+            for feature in features {
+                if let latest = try await client.latestSnapshot(featureID: feature, sessionID: sessionID) {
+                    state.withLock { _ = $0.snapshotCache.accept(peer: latest.peer, snapshot: latest.snapshot) }
+                }
+            }
+            let events = attachment.events
+            Task { await self.pump(events, client: client) }
+            try await drainPending(client)
+        } catch {
+            let (client, waiters): (MeshClient?, [CheckedContinuation<MeshClient, any Error>]) = state.withLock { state in
+                if case .starting = state.phase { state.phase = .idle }
+                defer { state.waiters.removeAll(); state.client = nil }
+                return (state.client, state.waiters)
+            }
+            await client?.close()
+            for waiter in waiters { waiter.resume(throwing: error) }
+            throw error
+        }
+    }
+
+    /// Detaches for good: closes the connection, fails waiting sends, ends every stream.
+    public func stop() async {
+        let (client, waiters): (MeshClient?, [CheckedContinuation<MeshClient, any Error>]) = state.withLock { state in
+            state.phase = .stopped
+            defer { state.waiters.removeAll(); state.client = nil }
+            return (state.client, state.waiters)
+        }
+        for waiter in waiters { waiter.resume(throwing: Self.stoppedError) }
+        await client?.close()
+        envelopes.finish()
+        snapshots.finish()
+        requests.finish()
+        reachability.finish()
+        events.finish()
+    }
+
+    static let stoppedError = MeshClientError(kind: .connectionClosed, code: "transport-stopped",
+                                              message: "the transport was stopped before the send could reach meshd")
+
+    /// Maps an envelope's mode onto what `send` accepts.
+    static func envelopeMode(_ mode: SessionDeliveryMode) -> SessionDeliveryMode {
+        switch mode {
+        case .realtimeBestEffort, .reliableEventually, .acknowledgement: mode
+        case .latestSnapshot: .reliableEventually
+        case .snapshotRequest: .acknowledgement
+        }
+    }
+
+    /// The client once attached; waits for `start()` to finish.
+    func attachedClient() async throws -> MeshClient {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready: Result<MeshClient, any Error>? = state.withLock { state in
+                switch state.phase {
+                case .attached(let client): return .success(client)
+                case .stopped: return .failure(Self.stoppedError)
+                case .idle, .starting:
+                    state.waiters.append(continuation)
+                    return nil
+                }
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+
+    /// Sends everything buffered, in arrival order, until the buffer stays empty; then the
+    /// transport counts as attached.
+    private func drainPending(_ client: MeshClient) async throws {
+        while true {
+            let (items, waiters): ([PendingDeliveryQueue<PendingEnvelope, PendingSnapshot>.Item], [CheckedContinuation<MeshClient, any Error>]) =
+                state.withLock { state in
+                    let items = state.pending.drain()
+                    guard items.isEmpty else { return (items, []) }
+                    state.phase = .attached(client)
+                    defer { state.waiters.removeAll() }
+                    return ([], state.waiters)
+                }
+            if items.isEmpty {
+                for waiter in waiters { waiter.resume(returning: client) }
+                return
+            }
+            for item in items {
+                switch item {
+                case .envelope(let pending):
+                    try await client.send(envelope: pending.envelope, mode: pending.mode, to: pending.target)
+                case .snapshot(let pending):
+                    try await client.publishSnapshot(pending.snapshot, to: pending.target)
+                }
+            }
+        }
+    }
+
+    /// Routes the attachment's events to the transport's streams until the connection ends.
+    private func pump(_ stream: AsyncStream<MeshClientEvent>, client: MeshClient) async {
+        for await event in stream {
+            switch event {
+            case .envelope(let received):
+                let eventID = received.envelope.metadata.eventID
+                if received.inboxID != 0 { state.withLock { $0.unackedInbox[eventID] = received.inboxID } }
+                if envelopes.yield(received.envelope), received.inboxID != 0,
+                   let id = state.withLock({ $0.unackedInbox.removeValue(forKey: eventID) }) {
+                    acknowledge([id])
+                }
+            case .snapshot(let received):
+                state.withLock { _ = $0.snapshotCache.accept(peer: received.from, snapshot: received.snapshot) }
+                snapshots.yield(received.snapshot)
+            case .snapshotRequest(let received):
+                requests.yield(received.request)
+            case .reachability(let change):
+                reachability.yield(Self.reachability(change))
+            case .anchor, .session, .watermark, .eventsDropped, .undecodable:
+                break
+            }
+            events.yield(event)
+        }
+        // The connection ended: buffer again until the app calls start() once more.
+        state.withLock { state in
+            if case .attached(let attached) = state.phase, attached === client {
+                state.phase = .idle
+                state.client = nil
+            }
+        }
+    }
+
+    /// Acks inbox ids in batches, one `inbox.ack` in flight at a time.
+    func acknowledge(_ ids: [UInt64]) {
+        let startFlusher: MeshClient? = state.withLock { state in
+            state.ackQueue.append(contentsOf: ids)
+            guard !state.ackFlushing, let client = state.client else { return nil }
+            state.ackFlushing = true
+            return client
+        }
+        guard let client = startFlusher else { return }
+        Task {
+            while true {
+                let batch: [UInt64] = state.withLock { state in
+                    let batch = state.ackQueue
+                    state.ackQueue.removeAll()
+                    if batch.isEmpty { state.ackFlushing = false }
+                    return batch
+                }
+                if batch.isEmpty { return }
+                // A failed ack (connection gone) is harmless: the daemon redelivers the item on
+                // the next attach, marked as a redelivery, and the engine dedups it.
+                _ = try? await client.ackInbox(batch)
+            }
+        }
+    }
+
+    /// The transport protocol's form of a reachability event.
+    static func reachability(_ event: ReachabilityEvent) -> SessionPeerReachability {
+        let reason: SessionPeerReachability.Reason = switch event.reason {
+        case .channelActive: .channelActivated
+        case .channelDown: .channelClosed
+        case .leaseExpired: .leaseExpired
+        case .appAttached, .appDetached: .appAttachmentChanged
+        }
+        let peer = SessionPeer(id: event.peer, deviceClass: .unknown, appInstanceID: event.peer, topology: .localNetwork)
+        return SessionPeerReachability(peer: peer, isReachable: event.reachable, reason: reason, featureID: event.featureID)
+    }
+}

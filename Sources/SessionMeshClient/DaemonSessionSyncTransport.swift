@@ -1,0 +1,157 @@
+import Foundation
+import MeshLocalAPI
+import SessionMesh
+
+/// `SessionSyncTransport` over the local `meshd`: what a Swift app hands its `SessionSyncEngine`.
+///
+/// Create it (no I/O), give it to the engine, then `start()` it: it connects, attaches to its
+/// features and becomes live. Until then, and whenever it is not attached:
+/// - realtime and acknowledgement envelopes and snapshots wait in a `PendingDeliveryQueue`
+///   (envelopes FIFO capped at `pendingCapacity`, oldest dropped and counted in
+///   `droppedBeforeAttachCount`; snapshots collapsed per feature and target), sent in arrival
+///   order once attached;
+/// - reliable envelopes and snapshot requests wait for the attach (they are never dropped); they
+///   throw if `start()` fails or `stop()` is called first.
+///
+/// Mode mapping: `.realtimeBestEffort`, `.reliableEventually` and `.acknowledgement` envelopes go
+/// to `send` as they are; an envelope sent as `.latestSnapshot` is sent reliably, one sent as
+/// `.snapshotRequest` as an acknowledgement. Every snapshot goes through the daemon's
+/// latest-state slot (`snapshot.publish`), whatever its mode.
+///
+/// Receiving: reliable envelopes are acknowledged to the daemon (`inbox.ack`) once handed to the
+/// `receiveEnvelopes()` streams; envelopes that arrive before anyone called
+/// `receiveEnvelopes()` are held (not acked) and handed to the first stream. An envelope the
+/// daemon marks as a redelivery may repeat one already seen; the engine's `eventID` dedup
+/// absorbs it.
+///
+/// `latestPeerSnapshot(featureID:)` is synchronous: it reads a cache filled at `start()` from
+/// the daemon's persisted inbound slots (`snapshot.latest`, so it works while the peer is off)
+/// and kept current by `snapshot` events. Per (peer, feature) a lower revision never replaces a
+/// higher one; across peers the most recently accepted snapshot wins. It is nil before
+/// `start()` returns, and after a restart of the app until `start()` primes it again.
+public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
+    /// This device as the engine sees it.
+    public let localPeer: SessionPeer
+    /// Every mode; payloads up to `maximumPayloadBytes`.
+    public let capabilities: SessionTransportCapabilities
+    /// The daemon's socket.
+    public let socketPath: String
+    /// The features attached (at least one).
+    public let features: [String]
+    /// The session narrowing the attach, if any.
+    public let sessionID: UUID?
+
+    /// Payload limit: the local API's 1 MiB frame minus room for metadata.
+    public static let maximumPayloadBytes = LocalAPIWireFormat.defaultMaximumBodyLength - 8192
+
+    let state: Locked<TransportState>
+    let envelopes = MulticastStream<AnySessionSyncEnvelope>(holdsBacklog: true)
+    let snapshots = MulticastStream<AnySessionSyncSnapshot>()
+    let requests = MulticastStream<SessionSnapshotRequest>()
+    let reachability = MulticastStream<SessionPeerReachability>()
+    let events = MulticastStream<MeshClientEvent>()
+
+    /// Creates a transport; nothing happens until `start()`.
+    ///
+    /// - Parameters:
+    ///   - socketPath: the daemon's socket.
+    ///   - localPeer: this app install as the engine knows it (its `id` is `sourcePeerID`).
+    ///   - features: features to attach (events of other features are not received).
+    ///   - sessionID: narrow session-scoped events to one session.
+    ///   - pendingCapacity: envelopes held before attach (oldest dropped past it).
+    public init(socketPath: String, localPeer: SessionPeer, features: [String], sessionID: UUID? = nil,
+                pendingCapacity: Int = 200) {
+        self.socketPath = socketPath
+        self.localPeer = localPeer
+        self.features = features
+        self.sessionID = sessionID
+        self.capabilities = SessionTransportCapabilities(
+            supportsRealtime: true, supportsDurableQueue: true, supportsLatestStateReplacement: true,
+            supportsSnapshotRequests: true, maximumPayloadBytes: Self.maximumPayloadBytes)
+        self.state = Locked(TransportState(pending: PendingDeliveryQueue(envelopeCapacity: pendingCapacity)))
+    }
+
+    /// Envelopes dropped from the pre-attach buffer because it was full.
+    public var droppedBeforeAttachCount: Int { state.withLock { $0.pending.droppedEnvelopeCount } }
+
+    /// The daemon's device ID once attached.
+    public var localDeviceID: String? { state.withLock { $0.localDeviceID } }
+
+    // MARK: - SessionSyncTransport
+
+    /// Sends an envelope; see the type's notes for buffering and mode mapping.
+    public func send(_ envelope: AnySessionSyncEnvelope, mode: SessionDeliveryMode, to peer: SessionPeer?) async throws {
+        let wireMode = Self.envelopeMode(mode)
+        let target = peer?.id
+        if wireMode == .reliableEventually {
+            let client = try await attachedClient()
+            try await client.send(envelope: envelope, mode: wireMode, to: target)
+            return
+        }
+        let client: MeshClient? = state.withLock { state in
+            if case .attached(let client) = state.phase, state.pending.isEmpty { return client }
+            state.pending.enqueue(envelope: PendingEnvelope(envelope: envelope, mode: wireMode, target: target))
+            return nil
+        }
+        if let client { try await client.send(envelope: envelope, mode: wireMode, to: target) }
+    }
+
+    /// Publishes a snapshot into the daemon's latest-state slot (buffered before attach).
+    public func sendSnapshot(_ snapshot: AnySessionSyncSnapshot, mode: SessionDeliveryMode, to peer: SessionPeer?) async throws {
+        let target = peer?.id
+        let client: MeshClient? = state.withLock { state in
+            if case .attached(let client) = state.phase, state.pending.isEmpty { return client }
+            state.pending.enqueue(snapshot: PendingSnapshot(snapshot: snapshot, target: target),
+                                  forKey: snapshot.metadata.featureID + "\u{0}" + (target ?? ""))
+            return nil
+        }
+        if let client { try await client.publishSnapshot(snapshot, to: target) }
+    }
+
+    /// Asks `peer` (or every peer) for a snapshot of `sessionID`, once per attached feature.
+    public func requestSnapshot(sessionID: UUID, from peer: SessionPeer?) async throws {
+        let client = try await attachedClient()
+        for feature in features {
+            try await client.requestSnapshot(sessionID: sessionID, featureID: feature, from: peer?.id)
+        }
+    }
+
+    /// A fresh stream of envelopes from peers (the first one also gets those held before it).
+    public func receiveEnvelopes() -> AsyncStream<AnySessionSyncEnvelope> {
+        let (stream, backlog) = envelopes.subscribeTakingBacklog()
+        let ids = state.withLock { state in backlog.compactMap { state.unackedInbox.removeValue(forKey: $0.metadata.eventID) } }
+        if !ids.isEmpty { acknowledge(ids) }
+        return stream
+    }
+
+    /// A fresh stream of snapshots from peers.
+    public func receiveSnapshots() -> AsyncStream<AnySessionSyncSnapshot> { snapshots.subscribe() }
+
+    /// A fresh stream of snapshot requests from peers' apps.
+    public func receiveSnapshotRequests() -> AsyncStream<SessionSnapshotRequest> { requests.subscribe() }
+
+    /// A fresh stream of reachability changes (peer-level and feature-level).
+    public func reachabilityChanges() -> AsyncStream<SessionPeerReachability> { reachability.subscribe() }
+
+    /// Every event of the attachment as the client library reads it (anchors, session changes,
+    /// watermarks, drops), for what the transport protocol does not carry.
+    public func receiveEvents() -> AsyncStream<MeshClientEvent> { events.subscribe() }
+
+    /// The cached newest peer snapshot of `featureID`; see the type's notes.
+    public func latestPeerSnapshot(featureID: String) -> AnySessionSyncSnapshot? {
+        state.withLock { $0.snapshotCache.latest(featureID: featureID) }
+    }
+}
+
+/// An envelope waiting for the attach.
+struct PendingEnvelope: Sendable {
+    var envelope: AnySessionSyncEnvelope
+    var mode: SessionDeliveryMode
+    var target: String?
+}
+
+/// A snapshot waiting for the attach.
+struct PendingSnapshot: Sendable {
+    var snapshot: AnySessionSyncSnapshot
+    var target: String?
+}

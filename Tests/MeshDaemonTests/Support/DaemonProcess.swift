@@ -1,0 +1,160 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A real `meshd` child process on 127.0.0.1 with its own temporary state folder and socket,
+/// driven through real `meshctl` invocations. Every instance must be `stop()`ped (tests do it in
+/// `defer`); the state folder survives a `kill9()` + `restart()` so crash recovery can be tested.
+final class DaemonProcess: @unchecked Sendable {
+    let name: String
+    let folder: String
+    let extraArguments: [String]
+    private(set) var listen: String
+    private var child: ChildProcess?
+
+    var stateDirectory: String { folder + "/state" }
+    var socketPath: String { folder + "/meshd.sock" }
+    var pid: Int32? { child?.process.processIdentifier }
+
+    /// Starts a daemon. `listen` defaults to a free port picked by the kernel; the bound address
+    /// is read back from `meshctl status`, so a restart can reuse the same port.
+    init(name: String, listen: String = "127.0.0.1:0", extraArguments: [String] = []) async throws {
+        self.name = name
+        self.folder = try TemporaryFolder.make()
+        self.listen = listen
+        self.extraArguments = extraArguments
+        do {
+            try await start()
+            self.listen = try await status()["listen"] as? String ?? listen
+        } catch {
+            stopNow()
+            throw error
+        }
+    }
+
+    /// Launches `meshd` and waits (≤ 10 s) until its socket answers.
+    func start() async throws {
+        child = try ChildProcess("meshd", ["--user", "--state-dir", stateDirectory, "--socket", socketPath,
+                                           "--listen", listen, "--name", name, "--log-level", "warning"] + extraArguments)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let result = try? await meshctl(["status", "--json"]), result.status == 0 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw DaemonProcessError("\(name): meshd did not answer on \(socketPath) within 10 s")
+    }
+
+    /// SIGKILL, no clean-up by the daemon (crash simulation).
+    func kill9() async throws {
+        guard let child else { return }
+        kill(child.process.processIdentifier, SIGKILL)
+        _ = try await child.exitStatus()
+        self.child = nil
+    }
+
+    /// Starts again on the same state folder and port.
+    func restart() async throws { try await start() }
+
+    /// SIGTERM, wait up to 5 s (then SIGKILL), and remove the temporary folder. Synchronous so
+    /// tests can call it from `defer`, also when they fail.
+    func stopNow() {
+        if let child {
+            let process = child.process
+            kill(process.processIdentifier, SIGTERM)
+            for _ in 0..<500 where process.isRunning { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        child = nil
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Runs `meshctl --socket <this daemon> ARGS…` and returns its exit status and stdout.
+    func meshctl(_ arguments: [String], timeout: Double = 15) async throws -> (status: Int32, output: String) {
+        try await Self.run("meshctl", ["--socket", socketPath] + arguments, timeout: timeout)
+    }
+
+    /// `status --json` as a dictionary.
+    func status() async throws -> [String: Any] {
+        let result = try await meshctl(["status", "--json"])
+        guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+        else { throw DaemonProcessError("\(name): status failed: \(result.output)") }
+        return object
+    }
+
+    /// This daemon's device ID.
+    func deviceID() async throws -> String {
+        guard let id = try await status()["deviceID"] as? String else { throw DaemonProcessError("no deviceID") }
+        return id
+    }
+
+    /// `peers --json` as an array of dictionaries.
+    func peers() async throws -> [[String: Any]] {
+        let result = try await meshctl(["peers", "--json"])
+        guard result.status == 0, let data = result.output.data(using: .utf8) else {
+            throw DaemonProcessError("\(name): peers failed: \(result.output)")
+        }
+        let object = try JSONSerialization.jsonObject(with: data)
+        if let array = object as? [[String: Any]] { return array }
+        if let wrapped = object as? [String: Any], let array = wrapped["peers"] as? [[String: Any]] { return array }
+        throw DaemonProcessError("\(name): unexpected peers output")
+    }
+
+    /// The `channel` state of a peer, or nil when the peer is not listed.
+    func channelState(of deviceID: String) async throws -> String? {
+        try await peers().first { ($0["deviceID"] as? String) == deviceID }?["channel"] as? String
+    }
+
+    /// Polls until `peer` shows `channel == state`; returns the seconds it took, or throws after
+    /// `timeout`.
+    @discardableResult
+    func waitForChannel(_ peer: String, _ state: String = "active", timeout: Double) async throws -> Double {
+        let start = Date()
+        while Date().timeIntervalSince(start) < timeout {
+            if try await channelState(of: peer) == state { return Date().timeIntervalSince(start) }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw DaemonProcessError("\(name): channel to \(peer.prefix(7)) not \(state) within \(timeout) s")
+    }
+
+    /// Creates a code on `self` and joins it from `other`; returns both sides' JSON results.
+    func pair(with other: DaemonProcess) async throws -> (inviter: [String: Any], joiner: String) {
+        let waiter = try ChildProcess("meshctl", ["--socket", socketPath, "pair", "--json"])
+        defer { waiter.terminate(); waiter.process.waitUntilExit() }
+        guard let first = try await waiter.readLine(timeout: 10),
+              let codeLine = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any],
+              let code = codeLine["code"] as? String
+        else { throw DaemonProcessError("pair --json printed no code line") }
+        let join = try await other.meshctl(["pair", code, "--address", listen])
+        guard join.status == 0 else { throw DaemonProcessError("pair CODE failed: \(join.output)") }
+        guard let last = try await waiter.readLine(timeout: 10),
+              let paired = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
+        else { throw DaemonProcessError("pair --json printed no result line") }
+        return (paired, join.output)
+    }
+
+    /// Runs one of the package's executables to completion (bounded by `timeout`).
+    static func run(_ executable: String, _ arguments: [String], timeout: Double = 15) async throws -> (status: Int32, output: String) {
+        guard let path = ChildProcess.executable(executable) else { throw DaemonProcessError("\(executable) is not built") }
+        return try await blocking {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = arguments
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let data = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: timeout)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+    }
+}
+
+/// A failure of the process test harness, with a message saying what did not happen.
+struct DaemonProcessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
