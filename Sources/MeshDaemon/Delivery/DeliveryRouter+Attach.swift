@@ -38,8 +38,10 @@ extension DeliveryRouter {
         let features = Set(attachments.values.flatMap(\.features)).sorted()
         guard features != announcedFeatures else { return }
         announcedFeatures = features
-        for (peer, state) in peerStates where state.active {
-            await transmit(.presence(features: features), to: peer, path: .stream)
+        // Not awaited: an attach must answer at once even while a peer's connection is stuck.
+        let peers = peerStates.filter(\.value.active).map(\.key)
+        Task {
+            for peer in peers { await self.transmit(.presence(features: features), to: peer, path: .stream) }
         }
     }
 
