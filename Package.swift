@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "MeshDaemon",
             dependencies: [
-                "SessionMesh", "MeshCrypto", "MeshLocalAPI", "CSQLite",
+                "SessionMesh", "MeshCrypto", "MeshLocalAPI", "CSQLite", "MeshDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -165,7 +165,7 @@ let package = Package(
         .testTarget(
             name: "MeshDaemonTests",
             dependencies: [
-                "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto",
+                "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto", "MeshDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -34,8 +34,10 @@ extension MeshClient {
         _ = try await call(.pairCancel, PairCodeRequest(code: code), as: EmptyBody.self)
     }
 
-    /// Pairs with the daemon at `address` (`HOST:PORT`) that shows `code` (`pair.join`).
-    public func joinPairing(code: String, address: String) async throws -> PairedDevice {
+    /// Pairs with the daemon that shows `code` (`pair.join`): the one at `address`
+    /// (`HOST:PORT`), or, when nil, the one the daemon finds over mDNS by the code's public hint
+    /// (fails with `inviter-not-found` after a few seconds when there is none).
+    public func joinPairing(code: String, address: String? = nil) async throws -> PairedDevice {
         try await call(.pairJoin, PairJoinRequest(code: code, address: address), as: PairedDevice.self)
     }
 

@@ -64,7 +64,7 @@ func active(_ a: MeshNode, _ b: MeshNode) async -> Bool {
 let pings = argument("--pings", default: 2000)
 let handshakes = argument("--handshakes", default: 20)
 let idleSeconds = argument("--idle-seconds", default: 10)
-let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)   // one loop per node, as two daemons would have
 let folderA = temporaryFolder(), folderB = temporaryFolder()
 defer {
     try? FileManager.default.removeItem(atPath: folderA)

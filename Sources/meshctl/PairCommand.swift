@@ -3,8 +3,8 @@ import Foundation
 import MeshLocalAPI
 import SessionMeshClient
 
-/// `meshctl pair`: show a code and wait for a device, or `meshctl pair CODE --address HOST:PORT`
-/// to join the device that shows CODE.
+/// `meshctl pair`: show a code and wait for a device, or `meshctl pair CODE [--address HOST:PORT]`
+/// to join the device that shows CODE (found over mDNS when no address is given).
 struct PairCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pair",
@@ -12,7 +12,9 @@ struct PairCommand: AsyncParsableCommand {
         discussion: """
             Without CODE: asks the daemon for a code, prints it and waits (with a countdown on a terminal) \
             until a device pairs or the code expires. Ctrl-C cancels the code and exits 130.
-            With CODE: pairs with the daemon at --address that shows CODE.
+            With CODE: pairs with the device that shows CODE. Without --address the daemon finds it over mDNS \
+            (the code's first two characters are announced by the other device while the code is live; the rest \
+            stays secret). Use --address on networks without multicast.
             With --json: JSON lines; first {"code": …, "expires": …}, last {"paired": {…}} or {"error": {…}}.
             """)
 
@@ -21,7 +23,7 @@ struct PairCommand: AsyncParsableCommand {
     @Argument(help: "The code the other device shows (join mode).")
     var code: String?
 
-    @Option(help: ArgumentHelp("The other daemon's address (join mode).", valueName: "HOST:PORT"))
+    @Option(help: ArgumentHelp("The other daemon's address (join mode); default: find it over mDNS.", valueName: "HOST:PORT"))
     var address: String?
 
     @Option(help: ArgumentHelp("Seconds the new code stays valid (default: the daemon's, 300).", valueName: "SECONDS"))
@@ -32,7 +34,6 @@ struct PairCommand: AsyncParsableCommand {
 
     func validate() throws {
         if code != nil {
-            guard address != nil else { throw ValidationError("pairing with a code needs --address HOST:PORT of the device that shows it") }
             guard expires == nil else { throw ValidationError("--expires applies only when creating a code (without CODE)") }
         } else {
             guard address == nil else { throw ValidationError("--address needs the CODE shown by the other device") }
@@ -41,7 +42,7 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let code, let address {
+        if let code {
             let device = try await withDaemon(parent, json: json) { try await $0.joinPairing(code: code, address: address) }
             report(device)
         } else {
@@ -57,7 +58,8 @@ struct PairCommand: AsyncParsableCommand {
         } else {
             let listen = (try? await client.status().listen) ?? "HOST:PORT"
             print("Pairing code: \(invitation.code)")
-            print("On the other device run:  meshctl pair \(invitation.code) --address \(Self.hint(listen))")
+            print("On the other device run:  meshctl pair \(invitation.code)")
+            print("  (without mDNS on the network: meshctl pair \(invitation.code) --address \(Self.hint(listen)))")
         }
         let showCountdown = !json && Output.stdoutIsTerminal
         let outcome = await withTaskGroup(of: Outcome?.self) { group in

@@ -39,6 +39,9 @@ struct Meshd: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
 
+    @Flag(name: .customLong("no-mdns"), help: "Do not publish or browse over mDNS (Avahi); use static peers and known addresses only.")
+    var noMDNS = false
+
     @Option(name: .customLong("clock-offset-ms"), help: ArgumentHelp("FOR TESTS ONLY: skew this daemon's wall clock by N milliseconds, so tests can check clock-offset estimation.", valueName: "N"))
     var clockOffsetMilliseconds: Int64?
 
@@ -69,7 +72,8 @@ struct Meshd: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         do {
-            let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group)
+            let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group,
+                                    discovery: MeshNode.defaultDiscovery(for: configuration, logger: logger))
             let store = try DeliveryRouter.openStore(stateDirectory: configuration.stateDirectory)
             defer { store.close() }
             let router = DeliveryRouter(node: node, store: store, logger: logger)
@@ -115,6 +119,7 @@ struct Meshd: AsyncParsableCommand {
         overrides.name = name
         overrides.logLevel = logLevel
         overrides.clockOffsetMilliseconds = clockOffsetMilliseconds
+        overrides.noMDNS = noMDNS
         return overrides
     }
 }

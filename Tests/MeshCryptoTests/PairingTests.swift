@@ -13,7 +13,7 @@ import Testing
         #expect(try PairingCode.parse(text.lowercased()) == code)
         #expect(try PairingCode.parse(text.replacingOccurrences(of: "-", with: " ")) == code)
         #expect(try PairingCode.parse(" " + text.replacingOccurrences(of: "-", with: "") + " ") == code)
-        #expect(code.secret.count == 7)  // 7 × 5 = 35 bits of secret
+        #expect(code.secret.count == 7)  // 7 × 5 = 35 random bits; the first 2 characters are the public hint
         #expect(PairingCode.generate() != code)
         #expect(String(reflecting: code) == "PairingCode(redacted)")
     }
@@ -40,6 +40,32 @@ import Testing
                 }
             }
         }
+    }
+
+    @Test func publicHintIsTheFirstTwoCharactersInCanonicalForm() throws {
+        let code = try PairingCode.parse(validCode(prefix: "7K"))
+        #expect(code.publicHint == "7K")
+        // Typed sloppily (lower case, O for 0, I for 1), the hint is still the canonical one.
+        let zero = try validCode(prefix: "01")
+        let sloppy = zero.lowercased().replacingOccurrences(of: "0", with: "o").replacingOccurrences(of: "1", with: "i")
+        #expect(try PairingCode.parse(sloppy).publicHint == "01")
+        // The hint does not determine the rest: many codes share it.
+        var rests = Set<String>()
+        for _ in 0..<64 {
+            let generated = PairingCode.generate()
+            #expect(generated.publicHint.count == PairingCode.publicHintLength)
+            #expect(generated.description.hasPrefix(generated.publicHint))
+            rests.insert(String(generated.description.dropFirst(2)))
+        }
+        #expect(rests.count > 60)
+    }
+
+    /// A valid code text (right check character) starting with `prefix`.
+    private func validCode(prefix: String) throws -> String {
+        let values = (prefix + "Q4MX9").map { UInt8(Self.alphabet.firstIndex(of: $0)!) }
+        let check = Base32Check.checkValue(values, salt: PairingCode.checkSalt)
+        let text = String((values + [check]).map { Self.alphabet[Int($0)] })
+        return String(text.prefix(4)) + "-" + String(text.dropFirst(4))
     }
 
     @Test func parseSaysWhatIsWrong() {

@@ -51,6 +51,17 @@ struct ChannelTimerTests {
         #expect(limiter.trackedSources <= 2)
     }
 
+    @Test func absurdConfiguredDurationsNeverTrap() {
+        #expect(Nanoseconds.from(seconds: 1.5) == 1_500_000_000)
+        #expect(Nanoseconds.from(seconds: -3) == 0)
+        #expect(Nanoseconds.from(seconds: .nan) == 0)
+        #expect(Nanoseconds.from(seconds: .infinity) == Nanoseconds.maximum)
+        #expect(Nanoseconds.from(seconds: 1e300) == Nanoseconds.maximum)
+        var lease = ReachabilityLease(seconds: 1e300)
+        lease.renew(now: 1)
+        #expect(lease.isValid(now: 1_000_000_000_000_000))
+    }
+
     @Test func leaseExpires() {
         var lease = ReachabilityLease(seconds: 4)
         #expect(!lease.isValid(now: 0))

@@ -19,6 +19,7 @@ struct ConfigFileTests {
             pairing_code_lifetime = 120
             keepalive_interval = 0.5
             reachability_lease = 2.5
+            mdns = false
             """
         let file = try ConfigFile(parsing: text, fileName: "meshd.toml")
         #expect(file.name == "kitchen-pi")
@@ -31,10 +32,12 @@ struct ConfigFileTests {
         #expect(file.pairingCodeLifetime == 120)
         #expect(file.keepaliveInterval == 0.5)
         #expect(file.reachabilityLease == 2.5)
+        #expect(file.mdns == false)
     }
 
     @Test(arguments: [
-        ("name = \"a\"\nsockt = \"/x\"", "meshd.toml:2: key 'sockt': unknown key; known keys: name, state_dir, socket, socket_mode, listen, peers, log_level, pairing_code_lifetime, keepalive_interval, reachability_lease, feature_allow"),
+        ("name = \"a\"\nsockt = \"/x\"", "meshd.toml:2: key 'sockt': unknown key; known keys: name, state_dir, socket, socket_mode, listen, peers, log_level, pairing_code_lifetime, keepalive_interval, reachability_lease, mdns, feature_allow"),
+        ("mdns = \"no\"", "meshd.toml:1: key 'mdns': must be true or false, got a string"),
         ("\n\nlisten = \"127.0.0.1\"", "meshd.toml:3: key 'listen': '127.0.0.1' has no port; write HOST:PORT, e.g. 127.0.0.1:47470"),
         ("listen = \"::1:47001\"", "meshd.toml:1: key 'listen': '::1:47001' looks like an IPv6 address; write it as [ADDR]:PORT"),
         ("listen = \"127.0.0.1:99999\"", "meshd.toml:1: key 'listen': '127.0.0.1:99999': port must be a number from 0 to 65535"),

@@ -49,6 +49,15 @@ struct ConfigurationLoaderTests {
         #expect(configuration.clockOffsetMilliseconds == 2500)
     }
 
+    @Test func mdnsIsOnByDefaultAndTurnedOffByTheFileOrTheFlag() throws {
+        #expect(try loader([:]).load(mode: .system, overrides: .init()).mdns)
+        let files = ["/etc/sessionmesh/meshd.toml": "mdns = false\n"]
+        #expect(try loader([:], files: files).load(mode: .system, overrides: .init()).mdns == false)
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.noMDNS = true
+        #expect(try loader([:], files: ["/etc/sessionmesh/meshd.toml": "mdns = true\n"]).load(mode: .system, overrides: overrides).mdns == false)
+    }
+
     @Test func aMissingExplicitConfigFileIsAnError() {
         var overrides = ConfigurationLoader.Overrides()
         overrides.configFile = "/nowhere/meshd.toml"

@@ -25,6 +25,7 @@ struct DeliveryMessageTests {
                                        updatedAtMicros: 1_700_000_000_000_000, revision: 7)),
         .watermark(sessionID: UUID(), featureID: "demo", sequence: 99),
         .presence(features: ["a", "b"]), .presence(features: []),
+        .realtimeAcks([UUID(), UUID(), UUID()]),
     ]
 
     @Test(arguments: samples)
@@ -53,7 +54,7 @@ struct DeliveryMessageTests {
         var random = SeededGenerator(seed: SeededGenerator.seed(for: "delivery random bytes"))
         for round in 0..<20_000 {
             var bytes = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-            if round % 2 == 0, !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...0x0B, using: &random) }
+            if round % 2 == 0, !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...0x0C, using: &random) }
             _ = try? DeliveryMessage(decoding: bytes)
         }
         // Mutations of valid messages.

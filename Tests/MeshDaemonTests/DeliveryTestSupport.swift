@@ -4,7 +4,13 @@ import MeshCrypto
 import MeshLocalAPI
 import NIOCore
 import SessionMesh
+import Testing
 @testable import MeshDaemon
+
+/// Every suite that starts daemons for the delivery tests, run one test at a time: a full
+/// `swift test` on a 2-core machine already runs dozens of suites in parallel.
+@Suite("Delivery integration", .serialized)
+enum DeliveryIntegration {}
 
 /// A node plus its delivery router and store, as meshd wires them.
 final class RunningDaemon: Sendable {
@@ -111,7 +117,7 @@ final class CollectingSink: DeliveryEventSink, @unchecked Sendable {
     }
 }
 
-enum DeliveryFixtures {
+enum RouterFixtures {
     static let session = UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!
 
     static func envelope(_ text: String, sequence: UInt64, feature: String = "demo", session: UUID = session,

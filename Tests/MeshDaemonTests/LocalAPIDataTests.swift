@@ -7,102 +7,104 @@ import SessionMesh
 import Testing
 @testable import MeshDaemon
 
-/// The data operations through real local API sockets of two daemons.
-@Suite("Local API data operations", .serialized)
-struct LocalAPIDataTests {
-    static func startServer(_ daemon: RunningDaemon, bed: DeliveryTestBed) async throws -> LocalAPIServer {
-        let dispatcher = LocalAPIDispatcher(controlPlane: daemon.node, defaultPairingLifetime: 60, router: daemon.router)
-        return try await LocalAPIServer.start(socketPath: daemon.running.stateDirectory + "/api.sock", mode: 0o600,
-                                              dispatcher: dispatcher, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-                                              logger: NodeTestBed.logger("api"))
-    }
+extension DeliveryIntegration {
+    /// The data operations through real local API sockets of two daemons.
+    @Suite("Local API data operations", .serialized)
+    struct LocalAPIDataTests {
+        static func startServer(_ daemon: RunningDaemon, bed: DeliveryTestBed) async throws -> LocalAPIServer {
+            let dispatcher = LocalAPIDispatcher(controlPlane: daemon.node, defaultPairingLifetime: 60, router: daemon.router)
+            return try await LocalAPIServer.start(socketPath: daemon.running.stateDirectory + "/api.sock", mode: 0o600,
+                                                  dispatcher: dispatcher, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                                                  logger: NodeTestBed.logger("api"))
+        }
 
-    static func binary(_ operation: UInt16, id: UInt32, _ bytes: [UInt8]) -> LocalAPIFrame {
-        LocalAPIFrame(kind: .request, operation: LocalAPIOperation(rawValue: operation), flags: .binaryBody,
-                      requestID: id, body: ByteBuffer(bytes: bytes))
-    }
+        static func binary(_ operation: UInt16, id: UInt32, _ bytes: [UInt8]) -> LocalAPIFrame {
+            LocalAPIFrame(kind: .request, operation: LocalAPIOperation(rawValue: operation), flags: .binaryBody,
+                          requestID: id, body: ByteBuffer(bytes: bytes))
+        }
 
-    static func json<T: Decodable>(_ type: T.Type, _ frame: LocalAPIFrame?) throws -> T {
-        let frame = try #require(frame)
-        #expect(frame.kind == .reply, "got \(frame.kind) \(frame.errorBody?.description ?? "")")
-        return try JSONDecoder().decode(T.self, from: Data(frame.body.readableBytesView))
-    }
+        static func json<T: Decodable>(_ type: T.Type, _ frame: LocalAPIFrame?) throws -> T {
+            let frame = try #require(frame)
+            #expect(frame.kind == .reply, "got \(frame.kind) \(frame.errorBody?.description ?? "")")
+            return try JSONDecoder().decode(T.self, from: Data(frame.body.readableBytesView))
+        }
 
-    @Test func attachSendAckSnapshotAndQueueThroughTheSocket() async throws {
-        let bed = DeliveryTestBed()
-        defer { Task { await bed.shutdown() } }
-        let (a, b) = try await bed.pair()
-        let serverA = try await Self.startServer(a, bed: bed), serverB = try await Self.startServer(b, bed: bed)
-        let servers = ServerCleanup([serverA, serverB])
-        defer { Task { await servers.shutdown() } }
-        let appA = try RawSocket(path: serverA.socketPath), appB = try RawSocket(path: serverB.socketPath)
+        @Test func attachSendAckSnapshotAndQueueThroughTheSocket() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, b) = try await bed.pair()
+            let serverA = try await Self.startServer(a, bed: bed), serverB = try await Self.startServer(b, bed: bed)
+            let servers = ServerCleanup([serverA, serverB])
+            defer { Task { await servers.shutdown() } }
+            let appA = try RawSocket(path: serverA.socketPath), appB = try RawSocket(path: serverB.socketPath)
 
-        appB.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 7, json: #"{"features":["demo"],"app":"test"}"#))
-        let attach = try Self.json(AttachReply.self, try await appB.readFrame())
-        #expect(attach.localDeviceID == b.id && attach.peers.map(\.deviceID) == [a.id])
+            appB.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 7, json: #"{"features":["demo"],"app":"test"}"#))
+            let attach = try Self.json(DaemonAttachReply.self, try await appB.readFrame())
+            #expect(attach.localDeviceID == b.id && attach.peers.map(\.deviceID) == [a.id])
 
-        let (envelope, encoded) = try DeliveryFixtures.envelope("hello", sequence: 1)
-        appA.send(Self.binary(0x0101, id: 1, [2, 0] + encoded))
-        let sent = try Self.json(SendReply.self, try await appA.readFrame())
-        #expect(sent.eventID == envelope.metadata.eventID && sent.outcome == "queued" && sent.peers == 1)
+            let (envelope, encoded) = try RouterFixtures.envelope("hello", sequence: 1)
+            appA.send(Self.binary(0x0101, id: 1, [2, 0] + encoded))
+            let sent = try Self.json(DaemonSendReply.self, try await appA.readFrame())
+            #expect(sent.eventID == envelope.metadata.eventID && sent.outcome == "queued" && sent.peers == 1)
 
-        let event = try #require(try await appB.readFrame())
-        #expect(event.kind == .event && event.operation.rawValue == 0x0180 && event.requestID == 7)
-        let body = Array(event.body.readableBytesView)
-        #expect(body[0] == 0)
-        let inboxID = body[1...8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        #expect(inboxID != 0)
-        let fromLength = Int(body[9])
-        #expect(String(decoding: body[10..<(10 + fromLength)], as: UTF8.self) == a.id)
-        #expect(body[10 + fromLength] == 2)
-        #expect(try SessionWireCodec.decodeEnvelope(Array(body[(11 + fromLength)...])) == envelope)
-        appB.send(.request(LocalAPIOperation(rawValue: 0x0109), id: 8, json: #"{"ids":[\#(inboxID)]}"#))
-        #expect(try Self.json(InboxAckReply.self, try await appB.readFrame()).acknowledged == 1)
+            let event = try #require(try await appB.readFrame())
+            #expect(event.kind == .event && event.operation.rawValue == 0x0180 && event.requestID == 7)
+            let body = Array(event.body.readableBytesView)
+            #expect(body[0] == 0)
+            let inboxID = body[1...8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            #expect(inboxID != 0)
+            let fromLength = Int(body[9])
+            #expect(String(decoding: body[10..<(10 + fromLength)], as: UTF8.self) == a.id)
+            #expect(body[10 + fromLength] == 2)
+            #expect(try SessionWireCodec.decodeEnvelope(Array(body[(11 + fromLength)...])) == envelope)
+            appB.send(.request(LocalAPIOperation(rawValue: 0x0109), id: 8, json: #"{"ids":[\#(inboxID)]}"#))
+            #expect(try Self.json(DaemonInboxAckReply.self, try await appB.readFrame()).acknowledged == 1)
 
-        let (snapshot, snapshotBytes) = try DeliveryFixtures.snapshot(revision: 3, state: #"{"page":3}"#)
-        appA.send(Self.binary(0x0102, id: 2, [0] + snapshotBytes))
-        let published = try Self.json(SnapshotPublishReply.self, try await appA.readFrame())
-        #expect(published.revision == 3 && published.stored)
-        let pushed = try #require(try await appB.readFrame())
-        #expect(pushed.operation.rawValue == 0x0181)
-        appB.send(.request(LocalAPIOperation(rawValue: 0x0104), id: 9, json: #"{"featureID":"demo","peer":"\#(a.deviceID.short)"}"#))
-        let latest = try #require(try await appB.readFrame())
-        #expect(latest.kind == .reply && latest.flags.contains(.binaryBody))
-        let latestBytes = Array(latest.body.readableBytesView)
-        #expect(try SessionWireCodec.decodeSnapshot(Array(latestBytes[(1 + Int(latestBytes[0]))...])) == snapshot)
-        appB.send(.request(LocalAPIOperation(rawValue: 0x0104), id: 10, json: #"{"featureID":"nothing"}"#))
-        #expect(try await appB.readFrame()?.errorBody?.code == "not-found")
+            let (snapshot, snapshotBytes) = try RouterFixtures.snapshot(revision: 3, state: #"{"page":3}"#)
+            appA.send(Self.binary(0x0102, id: 2, [0] + snapshotBytes))
+            let published = try Self.json(DaemonSnapshotPublishReply.self, try await appA.readFrame())
+            #expect(published.revision == 3 && published.stored)
+            let pushed = try #require(try await appB.readFrame())
+            #expect(pushed.operation.rawValue == 0x0181)
+            appB.send(.request(LocalAPIOperation(rawValue: 0x0104), id: 9, json: #"{"featureID":"demo","peer":"\#(a.deviceID.short)"}"#))
+            let latest = try #require(try await appB.readFrame())
+            #expect(latest.kind == .reply && latest.flags.contains(.binaryBody))
+            let latestBytes = Array(latest.body.readableBytesView)
+            #expect(try SessionWireCodec.decodeSnapshot(Array(latestBytes[(1 + Int(latestBytes[0]))...])) == snapshot)
+            appB.send(.request(LocalAPIOperation(rawValue: 0x0104), id: 10, json: #"{"featureID":"nothing"}"#))
+            #expect(try await appB.readFrame()?.errorBody?.code == "not-found")
 
-        appA.send(.request(LocalAPIOperation(rawValue: 0x010A), id: 3))
-        #expect(try Self.json(QueueReply.self, try await appA.readFrame()).items.count <= 1)
-        appA.send(.request(LocalAPIOperation(rawValue: 0x010B), id: 4, json: #"{"id":999999}"#))
-        #expect(try await appA.readFrame()?.errorBody?.code == "not-found")
-        appA.send(.request(LocalAPIOperation(rawValue: 0x0002), id: 5))
-        let status = try Self.json(DaemonStatus.self, try await appA.readFrame())
-        #expect(status.counters["delivery.reliable.enqueued"] == 1 && status.counters["pending.dropped"] == 0)
-        await servers.shutdown()
-        await bed.shutdown()
-    }
+            appA.send(.request(LocalAPIOperation(rawValue: 0x010A), id: 3))
+            #expect(try Self.json(DaemonQueueReply.self, try await appA.readFrame()).items.count <= 1)
+            appA.send(.request(LocalAPIOperation(rawValue: 0x010B), id: 4, json: #"{"id":999999}"#))
+            #expect(try await appA.readFrame()?.errorBody?.code == "not-found")
+            appA.send(.request(LocalAPIOperation(rawValue: 0x0002), id: 5))
+            let status = try Self.json(DaemonStatus.self, try await appA.readFrame())
+            #expect(status.counters["delivery.reliable.enqueued"] == 1 && status.counters["pending.dropped"] == 0)
+            await servers.shutdown()
+            await bed.shutdown()
+        }
 
-    @Test func malformedDataRequestsGetAnErrorAndOthersKeepWorking() async throws {
-        let bed = DeliveryTestBed()
-        defer { Task { await bed.shutdown() } }
-        let (a, _) = try await bed.pair()
-        let server = try await Self.startServer(a, bed: bed)
-        let servers = ServerCleanup([server])
-        defer { Task { await servers.shutdown() } }
-        let bad = try RawSocket(path: server.socketPath), good = try RawSocket(path: server.socketPath)
-        bad.send(Self.binary(0x0101, id: 1, [9, 0, 1, 2, 3]))
-        #expect(try await bad.readFrame()?.errorBody?.code == "invalid-argument")
-        bad.send(Self.binary(0x0101, id: 2, [1, 200, 1]))
-        #expect(try await bad.readFrame()?.errorBody?.code == "bad-request")
-        #expect(try await bad.closesSoon())
-        good.send(.request(LocalAPIOperation(rawValue: 0x0101), id: 3, json: "{}"))
-        #expect(try await good.readFrame()?.errorBody?.code == "unsupported-body")
-        good.send(.request(LocalAPIOperation(rawValue: 0x0108), id: 4, json: "{}"))
-        #expect(try Self.json(SessionsReply.self, try await good.readFrame()).sessions.isEmpty)
-        await servers.shutdown()
-        await bed.shutdown()
+        @Test func malformedDataRequestsGetAnErrorAndOthersKeepWorking() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, _) = try await bed.pair()
+            let server = try await Self.startServer(a, bed: bed)
+            let servers = ServerCleanup([server])
+            defer { Task { await servers.shutdown() } }
+            let bad = try RawSocket(path: server.socketPath), good = try RawSocket(path: server.socketPath)
+            bad.send(Self.binary(0x0101, id: 1, [9, 0, 1, 2, 3]))
+            #expect(try await bad.readFrame()?.errorBody?.code == "invalid-argument")
+            bad.send(Self.binary(0x0101, id: 2, [1, 200, 1]))
+            #expect(try await bad.readFrame()?.errorBody?.code == "bad-request")
+            #expect(try await bad.closesSoon())
+            good.send(.request(LocalAPIOperation(rawValue: 0x0101), id: 3, json: "{}"))
+            #expect(try await good.readFrame()?.errorBody?.code == "unsupported-body")
+            good.send(.request(LocalAPIOperation(rawValue: 0x0108), id: 4, json: "{}"))
+            #expect(try Self.json(DaemonSessionsReply.self, try await good.readFrame()).sessions.isEmpty)
+            await servers.shutdown()
+            await bed.shutdown()
+        }
     }
 }
 
@@ -117,34 +119,36 @@ final class ServerCleanup: @unchecked Sendable {
     }
 }
 
-@Suite("Feature allow-list")
-struct FeatureAllowListTests {
-    @Test func entriesParseAndDecide() throws {
-        let list = try FeatureAllowList(parsing: ["1000:demo", "1001:*"])
-        #expect(list.allows(uid: 1000, feature: "demo") && !list.allows(uid: 1000, feature: "chat"))
-        #expect(list.allows(uid: 1001, feature: "anything") && list.allows(uid: 0, feature: "demo"))
-        #expect(!list.allows(uid: 1002, feature: "demo") && !list.allows(uid: nil, feature: "demo"))
-        #expect(throws: ConfigurationError.self) { try FeatureAllowList(parsing: ["demo"]) }
-        #expect(throws: ConfigurationError.self) { try FeatureAllowList(parsing: ["x:demo"]) }
-    }
+extension DeliveryIntegration {
+    @Suite("Feature allow-list")
+    struct FeatureAllowListTests {
+        @Test func entriesParseAndDecide() throws {
+            let list = try FeatureAllowList(parsing: ["1000:demo", "1001:*"])
+            #expect(list.allows(uid: 1000, feature: "demo") && !list.allows(uid: 1000, feature: "chat"))
+            #expect(list.allows(uid: 1001, feature: "anything") && list.allows(uid: 0, feature: "demo"))
+            #expect(!list.allows(uid: 1002, feature: "demo") && !list.allows(uid: nil, feature: "demo"))
+            #expect(throws: ConfigurationError.self) { try FeatureAllowList(parsing: ["demo"]) }
+            #expect(throws: ConfigurationError.self) { try FeatureAllowList(parsing: ["x:demo"]) }
+        }
 
-    @Test func theConfigFileReadsIt() throws {
-        let file = try ConfigFile(parsing: #"feature_allow = ["1000:demo", "1000:chat"]"#, fileName: "meshd.toml")
-        #expect(file.featureAllowList == FeatureAllowList(entries: [1000: ["demo", "chat"]]))
-    }
+        @Test func theConfigFileReadsIt() throws {
+            let file = try ConfigFile(parsing: #"feature_allow = ["1000:demo", "1000:chat"]"#, fileName: "meshd.toml")
+            #expect(file.featureAllowList == FeatureAllowList(entries: [1000: ["demo", "chat"]]))
+        }
 
-    @Test func aUidWithoutAnEntryIsRefused() async throws {
-        let bed = DeliveryTestBed()
-        defer { Task { await bed.shutdown() } }
-        let a = try await bed.start(name: "alice")
-        let dispatcher = LocalAPIDispatcher(controlPlane: a.node, defaultPairingLifetime: 60, router: a.router,
-                                            featureAllowList: FeatureAllowList(entries: [1000: ["demo"]]))
-        let request = LocalAPIRequest.snapshotLatest(featureID: "demo", peer: nil, sessionID: nil)
-        let refused = await dispatcher.perform(request, credentials: PeerCredentials(pid: 1, uid: 1001, gid: 1001))
-        #expect(refused.failureCode == "feature-not-allowed")
-        let allowed = await dispatcher.perform(request, credentials: PeerCredentials(pid: 1, uid: 1000, gid: 1000))
-        #expect(allowed.failureCode == "not-found")
-        await bed.shutdown()
+        @Test func aUidWithoutAnEntryIsRefused() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let a = try await bed.start(name: "alice")
+            let dispatcher = LocalAPIDispatcher(controlPlane: a.node, defaultPairingLifetime: 60, router: a.router,
+                                                featureAllowList: FeatureAllowList(entries: [1000: ["demo"]]))
+            let request = LocalAPIRequest.snapshotLatest(featureID: "demo", peer: nil, sessionID: nil)
+            let refused = await dispatcher.perform(request, credentials: PeerCredentials(pid: 1, uid: 1001, gid: 1001))
+            #expect(refused.failureCode == "feature-not-allowed")
+            let allowed = await dispatcher.perform(request, credentials: PeerCredentials(pid: 1, uid: 1000, gid: 1000))
+            #expect(allowed.failureCode == "not-found")
+            await bed.shutdown()
+        }
     }
 }
 

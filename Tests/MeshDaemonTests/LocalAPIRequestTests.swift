@@ -32,7 +32,7 @@ struct LocalAPIRequestTests {
         (.ping, #"{"deviceID":"  "}"#, "invalid-argument", false),
         (.pairCreate, #"{"validFor":-1}"#, "invalid-argument", false),
         (LocalAPIOperation(rawValue: 0x0077), "{}", "unknown-operation", false),
-        (LocalAPIOperation(rawValue: 0x0F00), "{}", "unknown-operation", false),
+        (LocalAPIOperation(rawValue: 0x0FFF), "{}", "unknown-operation", false),
         (LocalAPIOperation(rawValue: 0x0100), #"{"features":[]}"#, "invalid-argument", false),
         (LocalAPIOperation(rawValue: 0x0100), "{}", "bad-request", true),
     ])
@@ -47,10 +47,10 @@ struct LocalAPIRequestTests {
 
     @Test func aMissingFieldIsNamedButTheBodyIsNotEchoed() {
         #expect {
-            try LocalAPIRequest.parse(.request(.pairJoin, id: 1, json: #"{"code":"SECRET-CODE"}"#))
+            try LocalAPIRequest.parse(.request(.pairWait, id: 1, json: #"{"kode":"SECRET-CODE"}"#))
         } throws: { error in
             guard let rejection = error as? LocalAPIRequest.Rejection else { return false }
-            return rejection.body.message == "pair.join: missing field 'address'" && !rejection.body.message.contains("SECRET")
+            return rejection.body.message == "pair.wait: missing field 'code'" && !rejection.body.message.contains("SECRET")
         }
     }
 

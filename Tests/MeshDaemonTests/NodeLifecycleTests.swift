@@ -14,8 +14,8 @@ struct NodeLifecycleTests {
         let node = try MeshNode(configuration: bed.configuration(name: "alice", stateDirectory: folder),
                                 logger: NodeTestBed.logger("alice"), eventLoopGroup: bed.group)
         let group = ServiceGroup(services: [node], logger: NodeTestBed.logger("group"))
-        let running = Task { try await group.run() }
-        let port = try await eventually("listening", timeout: 20) { await node.boundListenAddress?.port }
+        let running = Task(executorPreference: node.taskExecutor) { try await group.run() }
+        let port = try await eventually("listening", timeout: 5) { await node.boundListenAddress?.port }
         await group.triggerGracefulShutdown()
         try await running.value
         // The port is free again: a new node binds it.

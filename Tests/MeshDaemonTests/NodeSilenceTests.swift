@@ -84,6 +84,36 @@ struct NodeSilenceTests {
         await bed.shutdown()
     }
 
+    @Test func forgedDatagramsForALiveSessionAreDroppedSilently() async throws {
+        let seed = ProcessInfo.processInfo.environment["MESH_PROPERTY_SEED_BASE"].flatMap(UInt64.init) ?? 0xD1CE
+        print("forgedDatagrams seed: \(seed)")
+        var random = SeededRandom(state: seed)
+        let bed = NodeTestBed()
+        defer { Task { await bed.shutdown() } }
+        let alice = try await bed.start(name: "alice")
+        let bob = try await bed.start(name: "bob")
+        _ = try await bed.pair(alice, bob)
+        try await waitUntil("paired channel active", timeout: 2) { await bothActive(alice, bob) }
+        let index = try #require(await alice.node.currentLocalIndex(of: bob.node.deviceID))
+        let rejectedBefore = await alice.node.status().counters["datagrams.rejected"] ?? 0
+        let port = alice.port
+        var forged: [[UInt8]] = []
+        for _ in 0..<300 {
+            let length = Int.random(in: 0...200, using: &random)
+            forged.append(DatagramHeader(receiverIndex: index).bytes + (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) })
+        }
+        let datagrams = forged
+        let replies = await offPool { datagrams.map { RawSocketProbe.udpReplyBytes(port: port, sending: $0, waitMilliseconds: 1) } }
+        #expect(replies.allSatisfy { $0 == 0 })
+        try await waitUntil("all forged datagrams counted", timeout: 3) {
+            (await alice.node.status().counters["datagrams.rejected"] ?? 0) >= rejectedBefore + 300
+        }
+        #expect(await bothActive(alice, bob))
+        let report = try await alice.node.ping(deviceID: bob.node.deviceID.description, count: 3)
+        #expect(report.paths.allSatisfy { $0.received == 3 })
+        await bed.shutdown()
+    }
+
     @Test func unauthenticatedConnectionsAreCappedAndTimedOut() async throws {
         let bed = NodeTestBed()
         defer { Task { await bed.shutdown() } }
@@ -122,5 +152,17 @@ struct NodeSilenceTests {
         let counters = await alice.node.status().counters
         #expect((counters["connections.rate_limited"] ?? 0) >= 2)
         await bed.shutdown()
+    }
+}
+
+/// SplitMix64, for reproducible random input.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

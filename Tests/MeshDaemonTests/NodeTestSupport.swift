@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshCrypto
+import MeshDiscovery
 import MeshLocalAPI
 import NIOCore
 import NIOPosix
@@ -67,10 +68,13 @@ final class NodeTestBed: @unchecked Sendable {
     }
 
     /// Starts a node and waits (≤ 5 s) until it listens.
-    func start(_ configuration: DaemonConfiguration) async throws -> RunningNode {
-        let node = try MeshNode(configuration: configuration, logger: Self.logger(configuration.name), eventLoopGroup: group)
-        let task = Task { try await node.run() }
-        let port = try await eventually("\(configuration.name) listening", timeout: 20) { await node.boundListenAddress?.port }
+    func start(_ configuration: DaemonConfiguration, discovery: (any PeerDiscovery)? = nil) async throws -> RunningNode {
+        let node = try MeshNode(configuration: configuration, logger: Self.logger(configuration.name), eventLoopGroup: group,
+                                discovery: discovery)
+        // Started on the node's own loop: a plain Task would wait for a cooperative-pool thread,
+        // which CPU-heavy tests elsewhere in the process may hold for seconds.
+        let task = Task(executorPreference: node.taskExecutor) { try await node.run() }
+        let port = try await eventually("\(configuration.name) listening", timeout: 5) { await node.boundListenAddress?.port }
         let running = RunningNode(node: node, task: task, stateDirectory: configuration.stateDirectory, port: port)
         lock.withLock { nodes.append(running) }
         return running
@@ -111,15 +115,21 @@ struct TimedOut: Error, CustomStringConvertible {
 }
 
 /// Polls `probe` every 10 ms until it returns a value or `timeout` seconds pass.
+///
+/// The polling runs on an event loop, not on Swift's cooperative pool: CPU-heavy tests of other
+/// suites can occupy the pool's threads (one per core) for seconds, and a deadline measured by a
+/// task waiting for a pool thread would fail for reasons that have nothing to do with the node.
 func eventually<T>(_ what: String, timeout: Double, _ probe: () async throws -> T?) async throws -> T {
-    let clock = ContinuousClock()
-    let deadline = clock.now.advanced(by: .milliseconds(Int(timeout * 1000)))
-    while clock.now < deadline {
+    try await withTaskExecutorPreference(EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(Int(timeout * 1000)))
+        while clock.now < deadline {
+            if let value = try await probe() { return value }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         if let value = try await probe() { return value }
-        try await Task.sleep(for: .milliseconds(10))
+        throw TimedOut(what: what)
     }
-    if let value = try await probe() { return value }
-    throw TimedOut(what: what)
 }
 
 /// Waits until `condition` holds (polling, bounded by `timeout`).

@@ -38,8 +38,14 @@ struct StoreCrashTests {
             let pipe = Pipe()
             child.standardOutput = pipe
             child.standardError = FileHandle.nullDevice
-            pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
             try child.run()
+            let reading = DispatchGroup()
+            reading.enter()
+            Thread.detachNewThread {
+                let handle = pipe.fileHandleForReading
+                while let chunk = PipeReader.read(handle, timeout: 120), !chunk.isEmpty { output.append(chunk) }
+                reading.leave()
+            }
 
             // Wait (bounded) for the first confirmed enqueue, then kill at a random moment.
             let start = ContinuousClock.now
@@ -48,9 +54,11 @@ struct StoreCrashTests {
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 10...300, using: &generator)))
             kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            pipe.fileHandleForReading.readabilityHandler = nil
-            output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+            try await blocking {
+                child.waitUntilExit()
+                // The reader thread sees end of file once the killed child's pipe closes.
+                _ = reading.wait(timeout: .now() + 5)
+            }
             #expect(child.terminationReason == .uncaughtSignal, "round \(round): the child ended by itself")
 
             let ranges = output.confirmedRanges()

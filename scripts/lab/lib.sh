@@ -100,6 +100,12 @@ stop_avahi() {
     rm -f "$d/run/avahi-daemon/pid"
 }
 
+# lab_owns_meshd PID NS NAME: true when PID runs meshd in namespace NS of lab NAME.
+lab_owns_meshd() {
+    case "$2" in "$3"h[0-9]*) ;; *) return 1 ;; esac
+    pid_is "$1" meshd && [ "$(ip netns identify "$1" 2>/dev/null)" = "$2" ]
+}
+
 # lab_teardown DIR NAME: stops the daemons recorded in DIR/pids (only if the PID still runs
 # the recorded program), deletes the namespaces recorded in DIR/namespaces that carry NAME,
 # removes DIR. Bounded: TERM, up to 3 s, then KILL.
@@ -108,6 +114,22 @@ lab_teardown() {
     local IFS=$' \t\n'
     set +e
     case "$name" in smlab[0-9]*) ;; *) echo "lab: refusing to tear down '$name'" >&2; return 1 ;; esac
+    # Daemons started by scripts/lab/meshd that their caller left running: only a PID that
+    # still runs meshd *inside this lab's namespace* is ours (never a reused PID elsewhere).
+    if [ -f "$dir/meshd-pids" ]; then
+        while read -r pid ns; do
+            lab_owns_meshd "$pid" "$ns" "$name" && kill -TERM "$pid" 2>/dev/null
+        done <"$dir/meshd-pids"
+        for ((i = 0; i < 30; i++)); do
+            alive=0
+            while read -r pid ns; do lab_owns_meshd "$pid" "$ns" "$name" && alive=1; done <"$dir/meshd-pids"
+            [ $alive = 0 ] && break
+            sleep 0.1
+        done
+        while read -r pid ns; do
+            lab_owns_meshd "$pid" "$ns" "$name" && kill -KILL "$pid" 2>/dev/null
+        done <"$dir/meshd-pids"
+    fi
     if [ -f "$dir/pids" ]; then
         while read -r pid prog; do
             pid_is "$pid" "$prog" && kill -TERM "$pid" 2>/dev/null

@@ -1,13 +1,20 @@
 /// A one-time pairing code people read off one screen and type on another, e.g. `7KQ4-MX9D`.
 ///
-/// Seven Crockford base32 characters of secret (35 bits from libsodium's random generator) and
-/// one check character, in two groups of four. The check (see ``Base32Check``) catches any one
-/// mistyped character and any two swapped characters before a network round trip is spent on
-/// them. The code is single-use and short-lived: the pairing service must invalidate it after a
+/// Seven random Crockford base32 characters (35 bits from libsodium's random generator) and
+/// one check character, in two groups of four. The first ``publicHintLength`` characters are
+/// the code's *public hint* (``publicHint``, `7K` above): the inviting daemon advertises them
+/// on the local network (mDNS TXT `pair=7K`) so that `meshctl pair CODE` can find the inviter
+/// without an address. They are independent random characters, so the hint reveals nothing
+/// about the other five, which stay secret: 25 bits, above the project's 24-bit floor, behind a
+/// PAKE that allows one online guess per attempt and three attempts per code. The check (see
+/// ``Base32Check``) catches any one mistyped character and any two swapped characters before a
+/// network round trip is spent on them. The code is single-use and short-lived: the pairing service must invalidate it after a
 /// few failed attempts and a few minutes. ``description`` shows the code; only display it to the
 /// user who asked for it, never log it.
 public struct PairingCode: Sendable, CustomStringConvertible, Equatable {
     static let secretLength = 7
+    /// Number of leading characters that form the public hint (see ``publicHint``).
+    public static let publicHintLength = 2
     static let codec = Base32Check.crockford
     /// Salt of the check value, so a device ID group is never mistaken for a code.
     static let checkSalt: UInt8 = 17
@@ -50,6 +57,16 @@ public struct PairingCode: Sendable, CustomStringConvertible, Equatable {
     public var description: String {
         let symbols = (values + [Base32Check.checkValue(values, salt: Self.checkSalt)]).map { Self.codec.symbol($0) }
         return String(symbols[0..<4]) + "-" + String(symbols[4..<8])
+    }
+
+    /// The code's first two characters in canonical form (e.g. `7K`): NOT secret.
+    ///
+    /// The inviter advertises it while the code is live, and a joiner holding the whole code
+    /// uses it to pick the right inviter among several on the network. It is drawn
+    /// independently of the remaining five characters (25 bits), so knowing it does not help
+    /// anyone guess them; it is not a hash of anything secret.
+    public var publicHint: String {
+        String(values.prefix(Self.publicHintLength).map { Self.codec.symbol($0) })
     }
 
     /// The bytes fed to CPace as the password: the canonical seven secret characters.

@@ -9,7 +9,7 @@ struct ReachabilityLease: Sendable, Equatable {
     private(set) var expiresAt: UInt64?
 
     /// Creates a lease of `seconds`.
-    init(seconds: Double) { duration = UInt64(max(seconds, 0) * 1e9) }
+    init(seconds: Double) { duration = Nanoseconds.from(seconds: seconds) }
 
     /// Renews the lease at monotonic time `now`.
     mutating func renew(now: UInt64) { expiresAt = max(expiresAt ?? 0, now &+ duration) }

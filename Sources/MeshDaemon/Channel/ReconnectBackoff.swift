@@ -15,8 +15,8 @@ struct ReconnectBackoff: Sendable, Equatable {
 
     /// Creates a backoff from seconds.
     init(initialSeconds: Double = 0.1, maximumSeconds: Double = 8, jitter: Double = 0.25) {
-        self.initial = UInt64(max(initialSeconds, 0.001) * 1e9)
-        self.maximum = max(UInt64(max(maximumSeconds, 0.001) * 1e9), self.initial)
+        self.initial = Nanoseconds.from(seconds: max(initialSeconds, 0.001))
+        self.maximum = max(Nanoseconds.from(seconds: max(maximumSeconds, 0.001)), self.initial)
         self.jitter = min(max(jitter, 0), 1)
     }
 

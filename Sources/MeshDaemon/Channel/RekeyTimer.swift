@@ -29,9 +29,9 @@ struct RekeyTimer: Sendable, Equatable {
     /// Creates timers for keys made at `now`.
     init(rekeyAfterSeconds: Double, rejectAfterSeconds: Double, rekeyTimeoutSeconds: Double = 5,
          keysCreatedAt now: UInt64, locallyInitiated: Bool) {
-        rekeyAfter = UInt64(max(rekeyAfterSeconds, 0.01) * 1e9)
-        rejectAfter = max(UInt64(max(rejectAfterSeconds, 0.01) * 1e9), rekeyAfter)
-        rekeyTimeout = UInt64(max(rekeyTimeoutSeconds, 0.01) * 1e9)
+        rekeyAfter = Nanoseconds.from(seconds: max(rekeyAfterSeconds, 0.01))
+        rejectAfter = max(Nanoseconds.from(seconds: max(rejectAfterSeconds, 0.01)), rekeyAfter)
+        rekeyTimeout = Nanoseconds.from(seconds: max(rekeyTimeoutSeconds, 0.01))
         keysCreatedAt = now
         self.locallyInitiated = locallyInitiated
     }

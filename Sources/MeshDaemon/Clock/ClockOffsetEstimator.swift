@@ -40,7 +40,7 @@ struct ClockOffsetEstimator: Sendable, Equatable {
 
     /// Creates an estimator keeping `capacity` samples of the last `windowSeconds`.
     init(windowSeconds: Double = 64, capacity: Int = 64) {
-        self.window = UInt64(max(windowSeconds, 0) * 1e9)
+        self.window = Nanoseconds.from(seconds: windowSeconds)
         self.capacity = max(capacity, 1)
     }
 

@@ -24,10 +24,12 @@ public struct ConfigFile: Sendable, Equatable {
     public var reachabilityLease: Double?
     /// `feature_allow`: per-uid feature allow-list.
     public var featureAllowList: FeatureAllowList?
+    /// `mdns`: publish and browse over mDNS (default true).
+    public var mdns: Bool?
 
     /// Every key the file may contain.
     public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
-                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "feature_allow"]
+                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "mdns", "feature_allow"]
     /// Accepted `log_level` values.
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -95,6 +97,11 @@ public struct ConfigFile: Sendable, Equatable {
             var texts: [String] = []
             for item in items { texts.append(try string(item)) }
             featureAllowList = try FeatureAllowList(parsing: texts)
+        case "mdns":
+            guard case .boolean(let flag) = value else {
+                throw ConfigurationError(message: "must be true or false, got \(value.typeName)")
+            }
+            mdns = flag
         default:
             throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
         }

@@ -31,6 +31,8 @@ public struct ConfigurationLoader: Sendable {
         public var logLevel: String?
         /// `--clock-offset-ms N` (tests only).
         public var clockOffsetMilliseconds: Int64?
+        /// `--no-mdns`: true turns mDNS off whatever the file says.
+        public var noMDNS = false
 
         /// No overrides.
         public init() {}
@@ -110,6 +112,7 @@ public struct ConfigurationLoader: Sendable {
         if let seconds = file.keepaliveInterval { configuration.keepaliveInterval = seconds }
         if let list = file.featureAllowList { configuration.featureAllowList = list }
         if let seconds = file.reachabilityLease { configuration.reachabilityLease = seconds }
+        if let mdns = file.mdns { configuration.mdns = mdns }
         try apply(overrides, to: &configuration)
         return configuration
     }
@@ -140,6 +143,7 @@ public struct ConfigurationLoader: Sendable {
             configuration.logLevel = level
         }
         if let offset = overrides.clockOffsetMilliseconds { configuration.clockOffsetMilliseconds = offset }
+        if overrides.noMDNS { configuration.mdns = false }
     }
 
     private func flag<T>(_ name: String, _ body: () throws(ConfigurationError) -> T) throws(ConfigurationError) -> T {

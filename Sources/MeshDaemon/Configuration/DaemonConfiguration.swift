@@ -44,6 +44,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var reachabilityLease: Double
     /// Log level name (`trace` … `critical`).
     public var logLevel: String
+    /// Whether to publish and browse over mDNS (Avahi). `false` (`mdns = false`, `--no-mdns`):
+    /// only static peers and known addresses are used, nothing is announced on the network.
+    public var mdns = true
     /// Channel timers and limits (rekey, handshake deadlines, rate limits); defaults suit
     /// production, tests shorten them.
     public var channelTuning = ChannelTuning()

@@ -19,8 +19,9 @@ public protocol MeshControlPlane: Sendable {
     func awaitPairing(code: String) async throws -> PairedDevice
     /// Withdraws a live code. Unknown codes are ignored.
     func cancelPairing(code: String) async
-    /// Pairs with the daemon at `address` (`HOST:PORT`) that shows `code`.
-    func joinPairing(code: String, address: String) async throws -> PairedDevice
+    /// Pairs with the daemon that shows `code`: the one at `address` (`HOST:PORT`), or, when
+    /// `address` is nil, the one discovery finds advertising the code's public hint.
+    func joinPairing(code: String, address: String?) async throws -> PairedDevice
     /// Removes a paired device (full or short ID), closing a live channel at once.
     func unpair(deviceID: String) async throws
     /// Measures `count` round trips over each path to a paired device with an active channel.

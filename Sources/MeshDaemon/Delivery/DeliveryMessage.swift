@@ -16,6 +16,7 @@ import Foundation
 ///  0x09  session            stream    session record
 ///  0x0A  watermark          stream    sessionID 16, feature str16, sequence u64
 ///  0x0B  feature presence   either    count u16, feature str16 *
+///  0x0C  realtime acks      datagram  count u16, eventID 16 *      (coalesced 0x02)
 /// ```
 enum DeliveryMessage: Sendable, Equatable {
     case realtime(DeliveryItem)
@@ -29,6 +30,7 @@ enum DeliveryMessage: Sendable, Equatable {
     case session(DeliverySessionRecord)
     case watermark(sessionID: UUID, featureID: String, sequence: UInt64)
     case presence(features: [String])
+    case realtimeAcks([UUID])
 
     static func == (lhs: DeliveryMessage, rhs: DeliveryMessage) -> Bool { lhs.encode() == rhs.encode() }
 
@@ -76,6 +78,10 @@ enum DeliveryMessage: Sendable, Equatable {
             writer.u8(0x0B)
             writer.u16(UInt16(truncatingIfNeeded: features.count))
             for feature in features { writer.string16(feature) }
+        case .realtimeAcks(let eventIDs):
+            writer.u8(0x0C)
+            writer.u16(UInt16(truncatingIfNeeded: eventIDs.count))
+            for eventID in eventIDs { writer.uuid(eventID) }
         }
         return writer.bytes
     }
@@ -114,6 +120,12 @@ enum DeliveryMessage: Sendable, Equatable {
             var features: [String] = []
             for _ in 0..<count { features.append(try reader.string16("presence feature")) }
             self = .presence(features: features)
+        case 0x0C:
+            let count = Int(try reader.u16("acks count"))
+            guard count <= reader.remaining / 16 else { throw WireFormatError(what: "acks count") }
+            var eventIDs: [UUID] = []
+            for _ in 0..<count { eventIDs.append(try reader.uuid("acked event id")) }
+            self = .realtimeAcks(eventIDs)
         default:
             throw WireFormatError(what: "delivery message (unknown type \(type))")
         }

@@ -33,6 +33,9 @@ struct DeliveryPeerState: Sendable {
     /// Features reported reachable to local apps.
     var reachableFeatures: Set<String> = []
 
+    /// Smallest realtime ack deadline for this peer now, seconds (adapts to late acks).
+    var ackDeadlineFloor: Double = 0
+
     /// Latest estimates from the node (ns).
     var roundTripNanoseconds: Int64?
     var offsetNanoseconds: Int64?

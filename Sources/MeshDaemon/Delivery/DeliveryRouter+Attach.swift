@@ -20,6 +20,7 @@ extension DeliveryRouter {
             let reachable = state.map { state in features.contains { state.isReachable($0, now: now) } } ?? false
             return DeliveryAttachResult.Peer(deviceID: status.deviceID, name: status.name, reachable: reachable)
         }
+        if replaying[ObjectIdentifier(sink)] == nil { replaying[ObjectIdentifier(sink)] = [] }
         Task { await self.replayInbox(features: features, to: sink) }
         return DeliveryAttachResult(attachmentID: id, localDeviceID: localDeviceID.description, peers: peers)
     }
@@ -37,8 +38,10 @@ extension DeliveryRouter {
         let features = Set(attachments.values.flatMap(\.features)).sorted()
         guard features != announcedFeatures else { return }
         announcedFeatures = features
-        for (peer, state) in peerStates where state.active {
-            await transmit(.presence(features: features), to: peer, path: .stream)
+        // Not awaited: an attach must answer at once even while a peer's connection is stuck.
+        let peers = peerStates.filter(\.value.active).map(\.key)
+        Task {
+            for peer in peers { await self.transmit(.presence(features: features), to: peer, path: .stream) }
         }
     }
 
@@ -77,13 +80,44 @@ extension DeliveryRouter {
                 guard let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
                       let last = page.last else { break }
                 after = last.id
-                await hand(page, to: [sink])
+                await hand(page, to: [sink], replay: true)
             }
+        }
+        finishReplay(sink)
+    }
+
+    /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items).
+    func finishReplay(_ sink: any DeliveryEventSink) {
+        let key = ObjectIdentifier(sink)
+        guard let deferred = replaying.removeValue(forKey: key) else { return }
+        var given = handedOut[key] ?? []
+        for item in deferred {
+            switch item {
+            case .entry(let entry):
+                guard given.insert(entry.id.rawValue).inserted else { continue }
+                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
+                                    mode: entry.item.kind, encoded: entry.item.payload))
+                counters.inboxDelivered &+= 1
+            case .event(let event):
+                sink.emit(event)
+            }
+        }
+        handedOut[key] = given
+    }
+
+    /// Emits a live envelope to `sink`, or holds it while the sink's replay runs.
+    func emitLive(_ event: DeliveryEvent, to sink: any DeliveryEventSink) {
+        let key = ObjectIdentifier(sink)
+        if replaying[key] != nil {
+            replaying[key]?.append(.event(event))
+        } else {
+            sink.emit(event)
         }
     }
 
     /// Marks entries delivered, then emits them to each sink that has not had them yet.
-    func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink]) async {
+    /// Sinks still replaying get them after their replay (`replay` is the replay's own call).
+    func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink], replay: Bool = false) async {
         guard !entries.isEmpty, !sinks.isEmpty else { return }
         let store = self.store, ids = entries.map(\.id)
         do {
@@ -95,6 +129,10 @@ extension DeliveryRouter {
         }
         for sink in sinks {
             let key = ObjectIdentifier(sink)
+            if !replay, replaying[key] != nil {
+                replaying[key]?.append(contentsOf: entries.map(DeferredDelivery.entry))
+                continue
+            }
             var given = handedOut[key] ?? []
             for entry in entries where given.insert(entry.id.rawValue).inserted {
                 sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,

@@ -25,6 +25,7 @@ extension DeliveryRouter {
         switch message {
         case .realtime(let item): await realtimeReceived(item, from: peer, path: inbound.path)
         case .realtimeAck(let eventID): realtimeAcked(eventID)
+        case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
         case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
         case .reliableAck(let upTo): reliableAcked(upTo: upTo, from: peer)
         case .snapshotPush(let bytes): await snapshotReceived(bytes, from: peer, isReply: false)
@@ -44,22 +45,53 @@ extension DeliveryRouter {
     /// inbox when none is attached; acked either way once it is safe.
     func realtimeReceived(_ item: DeliveryItem, from peer: DeviceID, path: PingPath) async {
         counters.realtimeReceived &+= 1
-        if realtimeSeen.contains(item.eventID) {
+        if realtimeSeen.contains(item.eventID) || inboxInFlight[item.eventID] != nil {
             counters.realtimeDuplicates &+= 1
-            await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
+            await queueAck(item.eventID, to: peer, path: path)
             return
         }
         let sinks = sinks(for: item.featureID)
-        guard !sinks.isEmpty else {
-            // No app attached here: keep it in the inbox; acked once stored.
+        guard !sinks.isEmpty, (realtimeInPipeline[peer]?[item.featureID] ?? 0) == 0 else {
+            // No app attached here (or earlier items of this feature are on their way to the
+            // inbox): keep it in the inbox, in order; acked once stored.
             queueForInbox(.realtime(item, path: path), from: peer)
             return
         }
         rememberRealtime(item.eventID, from: peer)
         for sink in sinks {
-            sink.emit(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload))
+            emitLive(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload), to: sink)
         }
-        await transmit(.realtimeAck(eventID: item.eventID), to: peer, path: path)
+        await queueAck(item.eventID, to: peer, path: path)
+    }
+
+    /// Acks on the datagram path are coalesced: those queued while the router is busy go out
+    /// together (0x0C) once it yields. Stream-path acks go at once, in order.
+    func queueAck(_ eventID: UUID, to peer: DeviceID, path: PingPath) async {
+        guard path == .datagram else {
+            await transmit(.realtimeAck(eventID: eventID), to: peer, path: path)
+            return
+        }
+        ackBacklog[peer, default: []].append(eventID)
+        guard !ackFlushScheduled else { return }
+        ackFlushScheduled = true
+        Task {
+            await Task.yield()
+            await self.flushAcks()
+        }
+    }
+
+    func flushAcks() async {
+        ackFlushScheduled = false
+        let backlog = ackBacklog
+        ackBacklog = [:]
+        for (peer, eventIDs) in backlog {
+            var start = 0
+            while start < eventIDs.count {
+                let chunk = Array(eventIDs[start..<min(start + 64, eventIDs.count)])
+                start += chunk.count
+                await transmit(chunk.count == 1 ? .realtimeAck(eventID: chunk[0]) : .realtimeAcks(chunk), to: peer, path: .datagram)
+            }
+        }
     }
 
     /// Remembers an event ID in memory (both paths check it); `persist` also records it in the
@@ -97,6 +129,8 @@ extension DeliveryRouter {
     // MARK: - Inbox transactions
 
     func queueForInbox(_ work: DeliveryInboxWork, from peer: DeviceID) {
+        for eventID in work.eventIDs { inboxInFlight[eventID, default: 0] += 1 }
+        if case .realtime(let item, _) = work { realtimeInPipeline[peer, default: [:]][item.featureID, default: 0] += 1 }
         inboxBacklog.append((peer, work))
         inboxSignalQueue.yield()
     }
@@ -122,6 +156,15 @@ extension DeliveryRouter {
     /// Stores received items in the inbox (one transaction), acks them (cumulative ack for
     /// batches, one ack per realtime item), then hands the new ones to the apps.
     func store(_ works: [DeliveryInboxWork], from peer: DeviceID) async {
+        defer {
+            for case .realtime(let item, _) in works {
+                let left = (realtimeInPipeline[peer]?[item.featureID] ?? 1) - 1
+                realtimeInPipeline[peer]?[item.featureID] = left > 0 ? left : nil
+            }
+            for eventID in works.flatMap(\.eventIDs) {
+                if let count = inboxInFlight[eventID], count > 1 { inboxInFlight[eventID] = count - 1 } else { inboxInFlight[eventID] = nil }
+            }
+        }
         var fresh: [InboxItem] = []
         var lastSequence: UInt64?
         var realtimeAcks: [(UUID, PingPath)] = []
@@ -155,7 +198,7 @@ extension DeliveryRouter {
             return
         }
         if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }
-        for (eventID, path) in realtimeAcks { await transmit(.realtimeAck(eventID: eventID), to: peer, path: path) }
+        for (eventID, path) in realtimeAcks { await queueAck(eventID, to: peer, path: path) }
         var stored: [InboxEntry] = []
         for (item, receipt) in zip(fresh, receipts) {
             switch receipt {
@@ -179,4 +222,11 @@ enum DeliveryInboxWork: Sendable {
     case batch([(sequence: UInt64, item: DeliveryItem)])
     /// A realtime item no app was attached for: acked on `path` after the commit.
     case realtime(DeliveryItem, path: PingPath)
+
+    var eventIDs: [UUID] {
+        switch self {
+        case .batch(let items): items.map(\.item.eventID)
+        case .realtime(let item, _): [item.eventID]
+        }
+    }
 }

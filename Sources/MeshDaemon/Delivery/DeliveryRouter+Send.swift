@@ -111,9 +111,14 @@ extension DeliveryRouter {
 
     // MARK: - Acks of realtime items
 
+    /// Registers the ack deadline: max(4 × RTT, the peer's adaptive floor), at most
+    /// `maximumAckDeadline`. The floor starts at `minimumAckDeadline`, grows ×1.5 with every
+    /// fallback and shrinks 1 % with every ack in time, so a loaded receiver does not turn
+    /// every realtime item into a second, queued copy.
     func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
         let rtt = Double(peerStates[peer]?.roundTripNanoseconds ?? 0) / 1e9
-        let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, 4 * rtt))
+        let floor = peerStates[peer]?.ackDeadlineFloor ?? options.minimumAckDeadline
+        let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, floor, 4 * rtt))
         awaitingAck[item.eventID] = (peer, item, now() &+ UInt64(seconds * 1e9))
         ackOrder.append(item.eventID)
         if !ackWatchdogRunning {
@@ -123,7 +128,11 @@ extension DeliveryRouter {
     }
 
     func realtimeAcked(_ eventID: UUID) {
-        if awaitingAck.removeValue(forKey: eventID) != nil { counters.realtimeAcked &+= 1 }
+        guard let entry = awaitingAck.removeValue(forKey: eventID) else { return }
+        counters.realtimeAcked &+= 1
+        if let floor = peerStates[entry.peer]?.ackDeadlineFloor {
+            peerStates[entry.peer]?.ackDeadlineFloor = max(options.minimumAckDeadline, floor * 0.99)
+        }
     }
 
     /// Sleeps until the earliest deadline, falls back what expired; stops when nothing waits.
@@ -148,6 +157,9 @@ extension DeliveryRouter {
             let eventID = ackOrder[ackOrderHead]
             ackOrderHead += 1
             awaitingAck[eventID] = nil
+            if let floor = peerStates[first.peer]?.ackDeadlineFloor {
+                peerStates[first.peer]?.ackDeadlineFloor = min(options.maximumAckDeadline, max(floor, options.minimumAckDeadline) * 1.5)
+            }
             fallBack(first.item, to: first.peer)
         }
     }

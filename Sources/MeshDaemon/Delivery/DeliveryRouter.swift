@@ -42,11 +42,22 @@ public actor DeliveryRouter: Service {
     var realtimeSeenOrder: [UUID] = []
     var realtimeSeenHead = 0
     var seenToRecord: [DeviceID: [UUID]] = [:]
+    var ackBacklog: [DeviceID: [UUID]] = [:]
+    var ackFlushScheduled = false
     var random = SystemRandomNumberGenerator()
     var ran = false
 
     /// Received items waiting for their inbox transaction, in arrival order.
     var inboxBacklog: [(peer: DeviceID, work: DeliveryInboxWork)] = []
+    /// Event IDs queued for or inside an inbox transaction (a realtime copy arriving meanwhile
+    /// is a duplicate: the stored copy will be handed out).
+    var inboxInFlight: [UUID: Int] = [:]
+    /// Realtime items per (peer, feature) waiting in the inbox pipeline: later realtime items of
+    /// that feature follow them there, so an app sees a peer's items in order.
+    var realtimeInPipeline: [DeviceID: [String: Int]] = [:]
+    /// Sinks replaying their inbox after an attach, with what they were given meanwhile
+    /// (handed to them once the replay is done, so inbox items arrive in order).
+    var replaying: [ObjectIdentifier: [DeferredDelivery]] = [:]
     nonisolated let inboxSignal: AsyncStream<Void>
     let inboxSignalQueue: AsyncStream<Void>.Continuation
 
@@ -173,6 +184,12 @@ public actor DeliveryRouter: Service {
         }
         return values
     }
+}
+
+/// Something held for a sink while its inbox replay runs.
+enum DeferredDelivery: Sendable {
+    case entry(InboxEntry)
+    case event(DeliveryEvent)
 }
 
 extension DeliveryRouter: CustomStringConvertible {

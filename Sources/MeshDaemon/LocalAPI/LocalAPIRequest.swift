@@ -18,7 +18,7 @@ public enum LocalAPIRequest: Sendable, Equatable {
     /// `pair.cancel`.
     case pairCancel(code: String)
     /// `pair.join`.
-    case pairJoin(code: String, address: String)
+    case pairJoin(code: String, address: String?)
     /// `unpair`.
     case unpair(deviceID: String)
     /// `ping`.
@@ -110,8 +110,9 @@ public enum LocalAPIRequest: Sendable, Equatable {
             return .pairCancel(code: try nonEmpty(LocalAPIJSON.decode(PairCodeRequest.self, from: body, operation: operation).code, "code", operation))
         case .pairJoin:
             let request = try LocalAPIJSON.decode(PairJoinRequest.self, from: body, operation: operation)
-            return .pairJoin(code: try nonEmpty(request.code, "code", operation),
-                             address: try nonEmpty(request.address, "address", operation))
+            var address: String?
+            if let given = request.address { address = try nonEmpty(given, "address", operation) }
+            return .pairJoin(code: try nonEmpty(request.code, "code", operation), address: address)
         case .unpair:
             let request = try LocalAPIJSON.decode(UnpairRequest.self, from: body, operation: operation)
             return .unpair(deviceID: try nonEmpty(request.deviceID, "deviceID", operation))

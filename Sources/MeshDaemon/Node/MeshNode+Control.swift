@@ -10,7 +10,7 @@ extension MeshNode {
         values["peers.paired"] = UInt64(peers.count)
         values["peers.active"] = UInt64(peers.values.filter { $0.channel != nil }.count)
         values["connections.unauthenticated"] = UInt64(unauthenticated.count)
-        values["handshakes.rate_limited_total"] = rateLimiter.refused
+        values.merge(discoveryCounters()) { current, _ in current }
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
                             listen: (boundListenAddress ?? configuration.listen).description,
                             socket: configuration.socketPath, uptimeSeconds: uptime, counters: values)
@@ -24,7 +24,7 @@ extension MeshNode {
             let reachable = runtime.channel != nil && runtime.lease.isValid(now: now)
             return PeerStatus(
                 deviceID: runtime.record.deviceID.description, name: runtime.record.name,
-                addresses: runtime.record.addresses, channel: runtime.channelState,
+                addresses: displayedAddresses(runtime), channel: runtime.channelState,
                 lastHandshake: runtime.lastHandshakeWall,
                 rttMilliseconds: runtime.estimator.smoothedRoundTripNanoseconds.map { Double($0) / 1e6 },
                 clockOffsetMilliseconds: estimate.map { Double($0.offsetNanoseconds) / 1e6 },

@@ -57,18 +57,12 @@ extension MeshNode {
     func beginDial(_ peer: DeviceID) -> ([DaemonConfiguration.Endpoint], UInt64)? {
         guard phase == .running, var runtime = peers[peer] else { return nil }
         runtime.dialing = false
-        guard runtime.channel == nil else {
+        // `attempting`: a dial started early for a new address (kickDial) is already running.
+        guard runtime.channel == nil, !runtime.attempting else {
             peers[peer] = runtime
             return nil
         }
-        var seen = Set<String>()
-        var addresses: [DaemonConfiguration.Endpoint] = []
-        let preferred = runtime.record.addresses.filter { $0.source != .observed }
-            + runtime.record.addresses.filter { $0.source == .observed }.reversed()
-        for text in preferred.map(\.address) + configuration.staticPeers.map(\.description)
-        where seen.insert(text).inserted {
-            if let endpoint = EndpointParser.parse(text) { addresses.append(endpoint) }
-        }
+        let addresses = dialCandidates(runtime)
         guard !addresses.isEmpty else {
             peers[peer] = runtime
             return nil      // nothing to dial: the peer will connect to us
@@ -91,7 +85,7 @@ extension MeshNode {
     nonisolated func dial(_ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint) async -> DialResult {
         let connection: WireConnection
         do {
-            connection = try await ClientBootstrap(group: eventLoopGroup)
+            connection = try await ClientBootstrap(group: loop)
                 .connectTimeout(.seconds(2))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
@@ -119,6 +113,7 @@ extension MeshNode {
                 let outcome = await self.finishHandshake(pending, message2: message2, channel: connection.channel)
                 guard case .ranAndClosed = outcome else { return outcome }
                 pendingHandshake = nil
+                await self.dialSucceeded(peer, at: endpoint)
                 try? await self.pumpStream(peer: peer, connectionID: pending.connectionID, frames: &frames)
                 return .ranAndClosed
             }

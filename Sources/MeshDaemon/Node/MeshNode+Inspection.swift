@@ -23,3 +23,8 @@ extension MeshNode {
     /// UDP but passes TCP).
     func ignoreDatagramsForTesting(_ ignore: Bool) { ignoresDatagrams = ignore }
 }
+
+extension MeshNode {
+    /// The session index datagrams to this node from `peer` carry now.
+    func currentLocalIndex(of peer: DeviceID) -> UInt32? { peers[peer]?.channel?.current.localIndex }
+}

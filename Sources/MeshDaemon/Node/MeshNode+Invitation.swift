@@ -85,7 +85,7 @@ extension MeshNode {
         do {
             let identity = PairingIdentity(publicKey: identity.keyPair.publicKey, name: configuration.name)
             let responder = try invitation?.beginAttempt(at: wallDate(), identity: identity)
-            pairingAttemptEnds[admission.id] = clock.monotonicNanoseconds() &+ UInt64(tuning.pairingAttemptTimeout * 1e9)
+            pairingAttemptEnds[admission.id] = clock.monotonicNanoseconds() &+ Nanoseconds.from(seconds: tuning.pairingAttemptTimeout)
             return responder
         } catch {
             counters.pairingAttemptsRefused += 1

@@ -6,20 +6,33 @@ import NIOPosix
 /// The joiner's side of pairing: connect to the inviter's address, run the exchange, store
 /// the inviter, then connect the channel at once.
 extension MeshNode {
-    /// Pairs with the daemon at `address` (`HOST:PORT`) that shows `code`.
-    public func joinPairing(code: String, address: String) async throws -> PairedDevice {
+    /// Pairs with the daemon that shows `code`: at `address` (`HOST:PORT`), or, when `address`
+    /// is nil, the one discovery finds advertising the code's public hint (see
+    /// `joinPairingByDiscovery`).
+    public func joinPairing(code: String, address: String?) async throws -> PairedDevice {
         let parsed: PairingCode
         do {
             parsed = try PairingCode.parse(code)
         } catch {
             throw ControlError.invalidCode("\(error)")
         }
-        guard let endpoint = EndpointParser.parse(address) else {
-            throw ControlError.invalidArgument("'\(address)' is not HOST:PORT")
+        var endpoint: DaemonConfiguration.Endpoint?
+        if let address {
+            guard let given = EndpointParser.parse(address) else {
+                throw ControlError.invalidArgument("'\(address)' is not HOST:PORT")
+            }
+            endpoint = given
         }
         guard phase == .running else {
             throw ControlError(code: "not-running", message: "the daemon is not running its network service")
         }
+        guard let endpoint else { return try await joinPairingByDiscovery(parsed) }
+        return try await joinPairing(parsed, at: endpoint)
+    }
+
+    /// Runs pairing with the daemon at `endpoint`, stores it and dials it. Throws
+    /// `ControlError` (wrong code, refused, unreachable, that is this daemon).
+    func joinPairing(_ parsed: PairingCode, at endpoint: DaemonConfiguration.Endpoint) async throws -> PairedDevice {
         let joiner = try PairingJoiner(code: parsed, identity: PairingIdentity(publicKey: identity.keyPair.publicKey,
                                                                               name: configuration.name))
         let outcome: PairingOutcome
@@ -46,7 +59,7 @@ extension MeshNode {
                                      with endpoint: DaemonConfiguration.Endpoint) async throws -> PairingOutcome {
         let connection: WireConnection
         do {
-            connection = try await ClientBootstrap(group: eventLoopGroup)
+            connection = try await ClientBootstrap(group: loop)
                 .connectTimeout(.seconds(3))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
@@ -60,7 +73,7 @@ extension MeshNode {
             throw ControlError.unreachable(endpoint.description, "\(error)")
         }
         let channel = connection.channel
-        let timeout = TimeAmount.nanoseconds(Int64(tuning.pairingAttemptTimeout * 1e9))
+        let timeout = TimeAmount.nanoseconds(Nanoseconds.signed(seconds: tuning.pairingAttemptTimeout))
         let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { deadline.cancel() }
         var joiner = joiner

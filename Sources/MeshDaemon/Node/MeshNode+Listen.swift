@@ -18,7 +18,7 @@ extension MeshNode {
         for _ in 0..<8 {
             let server: ListenerSocket
             do {
-                server = try await ServerBootstrap(group: eventLoopGroup)
+                server = try await ServerBootstrap(group: loop)
                     .serverChannelOption(.backlog, value: 256)
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                     .serverChannelInitializer { channel in
@@ -39,7 +39,7 @@ extension MeshNode {
             }
             let port = server.channel.localAddress?.port ?? configuration.listen.port
             do {
-                let udp = try await DatagramBootstrap(group: eventLoopGroup)
+                let udp = try await DatagramBootstrap(group: loop)
                     .bind(host: host, port: port) { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
@@ -127,7 +127,7 @@ extension MeshNode {
     /// (replaces an earlier deadline of the same connection).
     func armDeadline(_ channel: any Channel, seconds: Double, connection id: UInt64) {
         deadlines[id]?.cancel()
-        deadlines[id] = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { [weak self] in
+        deadlines[id] = channel.eventLoop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: seconds))) { [weak self] in
             guard let self else {
                 channel.close(promise: nil)
                 return

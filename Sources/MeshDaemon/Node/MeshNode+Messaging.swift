@@ -9,6 +9,13 @@ public struct InboundChannelMessage: Sendable, Equatable {
     public var path: PingPath
     /// The message bytes, exactly as the peer passed them to `send`.
     public var bytes: [UInt8]
+
+    /// Creates a value (the node makes these; fakes in tests too).
+    public init(peer: DeviceID, path: PingPath, bytes: [UInt8]) {
+        self.peer = peer
+        self.path = path
+        self.bytes = bytes
+    }
 }
 
 /// A change of a peer's channel.

@@ -50,7 +50,7 @@ extension MeshNode {
         }
         // The timeout is an event-loop timer, cancelled when the reply comes (cheaper than a
         // sleeping task per probe, and it leaves nothing behind).
-        let timeout = eventLoopGroup.any().scheduleTask(in: .nanoseconds(Int64(max(tuning.pingTimeout, 0.001) * 1e9))) {
+        let timeout = loop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: max(tuning.pingTimeout, 0.001)))) {
             [weak self] in
             guard let self else { return }
             Task { await self.finishPing(id, at: nil, from: nil) }

@@ -3,7 +3,7 @@ import MeshCrypto
 extension MeshNode {
     /// Ticks keepalives, leases, rekeys and the pairing code's expiry until cancelled.
     nonisolated func runTimers() async {
-        let interval = UInt64(max(0.02, min(0.25, configuration.keepaliveInterval / 4)) * 1e9)
+        let interval = Nanoseconds.from(seconds: max(0.02, min(0.25, configuration.keepaliveInterval / 4)))
         while !Task.isCancelled {
             do { try await Task.sleep(nanoseconds: interval) } catch { return }
             guard await tick() else { return }
@@ -14,7 +14,7 @@ extension MeshNode {
     func tick() -> Bool {
         guard phase == .running else { return false }
         let now = clock.monotonicNanoseconds()
-        let keepalive = UInt64(max(configuration.keepaliveInterval, 0.01) * 1e9)
+        let keepalive = Nanoseconds.from(seconds: max(configuration.keepaliveInterval, 0.01))
         for (peer, runtime) in peers where runtime.channel != nil {
             guard runtime.lease.isValid(now: now) else {
                 counters.leasesExpired += 1

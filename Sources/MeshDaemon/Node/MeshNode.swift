@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshCrypto
+import MeshDiscovery
 import MeshLocalAPI
 import NIOCore
 import NIOPosix
@@ -23,10 +24,17 @@ public actor MeshNode: MeshControlPlane, Service {
     let tuning: ChannelTuning
     let logger: Logger
     let eventLoopGroup: any EventLoopGroup
+    /// The loop this node runs on: its actor, sockets and tasks (see `EventLoopTaskExecutor`).
+    nonisolated let loop: any EventLoop
+    nonisolated let taskExecutor: EventLoopTaskExecutor
     let clock: any MeshClock
     nonisolated let identity: DeviceIdentity
     let store: PairedDeviceStore
     let startedAt: UInt64
+    /// Where peer addresses come from besides the store (mDNS, static peers); nil: none.
+    let discovery: (any PeerDiscovery)?
+    /// What discovery has found (see MeshNode+Discovery.swift).
+    var discovered = DiscoveredPeerTable()
 
     var phase = Phase.idle
     var peers: [DeviceID: PeerRuntime] = [:]
@@ -61,18 +69,26 @@ public actor MeshNode: MeshControlPlane, Service {
     /// Loads (or creates) the identity key `identity.key` and the paired-device store in
     /// `configuration.stateDirectory`; throws `NodeError` when either is unusable (a corrupt
     /// store is reported, never replaced). Does not touch the network until `run()`.
-    public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup) throws {
+    ///
+    /// `discovery` finds peer addresses (meshd passes `MeshNode.defaultDiscovery(for:logger:)`:
+    /// Avahi plus the static peers); the node starts and stops it. Nil: no discovery.
+    public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
+                discovery: (any PeerDiscovery)? = nil) throws {
         try self.init(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup,
-                      clock: SystemMeshClock(wallOffsetMilliseconds: configuration.clockOffsetMilliseconds))
+                      clock: SystemMeshClock(wallOffsetMilliseconds: configuration.clockOffsetMilliseconds),
+                      discovery: discovery)
     }
 
-    /// As `init(configuration:logger:eventLoopGroup:)` with an injected clock.
+    /// As `init(configuration:logger:eventLoopGroup:discovery:)` with an injected clock.
     public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
-                clock: any MeshClock) throws {
+                clock: any MeshClock, discovery: (any PeerDiscovery)? = nil) throws {
+        self.discovery = discovery
         self.configuration = configuration
         self.tuning = configuration.channelTuning
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
+        self.loop = eventLoopGroup.next()
+        self.taskExecutor = EventLoopTaskExecutor(self.loop)
         self.clock = clock
         self.startedAt = clock.monotonicNanoseconds()
         try StateDirectory.prepare(configuration.stateDirectory)
@@ -104,10 +120,17 @@ public actor MeshNode: MeshControlPlane, Service {
     /// This device's ID.
     public nonisolated var deviceID: DeviceID { identity.deviceID }
 
+    /// The actor runs on the node's event loop (one thread for the node's whole state machine).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
+
     /// Binds UDP and TCP, reconnects to paired devices and serves until graceful shutdown or
     /// cancellation; then closes every socket and returns. Throws `NodeError` when it cannot
     /// listen.
     public func run() async throws {
+        try await withTaskExecutorPreference(taskExecutor) { try await self.serve() }
+    }
+
+    private func serve() async throws {
         guard phase == .idle else { throw NodeError(code: .alreadyRan, message: "this node already ran; create a new MeshNode") }
         phase = .running
         let (server, udp) = try await bindListeners()
@@ -120,7 +143,7 @@ public actor MeshNode: MeshControlPlane, Service {
         // The accept loop is not a child of this task on purpose: cancelling it could drop
         // accepted connections still buffered in NIO's async server channel, which traps
         // (swift-nio #2637). It ends by itself once the listener closes.
-        let acceptor = Task { try await self.acceptConnections(server) }
+        let acceptor = Task(executorPreference: taskExecutor) { try await self.acceptConnections(server) }
         var failure: (any Error)?
         do {
             try await withTaskCancellationHandler {
@@ -128,6 +151,7 @@ public actor MeshNode: MeshControlPlane, Service {
                     try await withThrowingDiscardingTaskGroup { group in
                         group.addTask { try await self.receiveDatagrams(udp) }
                         group.addTask { await self.runTimers() }
+                        group.addTask { await self.runDiscovery() }
                         for await job in self.jobs {
                             group.addTask { await self.perform(job) }
                         }
@@ -146,6 +170,7 @@ public actor MeshNode: MeshControlPlane, Service {
             failure = error
         }
         closeEverything()
+        await discovery?.stop()
         if case .failure(let error) = await acceptor.result, failure == nil, !(error is CancellationError) {
             failure = error
         }

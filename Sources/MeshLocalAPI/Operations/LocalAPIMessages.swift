@@ -70,10 +70,11 @@ public struct PairCodeRequest: Codable, Sendable, Equatable {
 public struct PairJoinRequest: Codable, Sendable, Equatable {
     /// The code the other device shows.
     public var code: String
-    /// The other daemon's `HOST:PORT` (IPv6 as `[addr]:port`).
-    public var address: String
+    /// The other daemon's `HOST:PORT` (IPv6 as `[addr]:port`); absent: find it over mDNS by
+    /// the code's public hint.
+    public var address: String?
     /// Creates a request.
-    public init(code: String, address: String) {
+    public init(code: String, address: String?) {
         self.code = code
         self.address = address
     }

@@ -41,7 +41,8 @@ final class ChildProcess: @unchecked Sendable {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
                 if let line = self.takeLine() { return line }
-                let chunk = self.output.fileHandleForReading.availableData
+                guard let chunk = PipeReader.read(self.output.fileHandleForReading,
+                                                  timeout: deadline.timeIntervalSinceNow) else { return nil }
                 if chunk.isEmpty { return self.takeLine() }
                 self.lock.lock()
                 self.buffer.append(chunk)

@@ -145,15 +145,8 @@ final class DaemonProcess: @unchecked Sendable {
             process.standardOutput = pipe
             process.standardError = pipe
             try process.run()
-            let reader = pipe.fileHandleForReading
-            var data = Data()
-            let deadline = Date().addingTimeInterval(timeout)
-            while true {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                data.append(chunk)
-                if Date() > deadline { kill(process.processIdentifier, SIGKILL); break }
-            }
+            let data = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: timeout)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: data, as: UTF8.self))
         }

@@ -44,7 +44,7 @@ actor FakeControlPlane: MeshControlPlane {
         }
     }
 
-    func joinPairing(code: String, address: String) async throws -> PairedDevice {
+    func joinPairing(code: String, address: String?) async throws -> PairedDevice {
         guard code == Self.code else { throw ControlError.pairingFailed }
         return PairedDevice(deviceID: Self.peerID, name: "laptop", verification: "4821 0375")
     }

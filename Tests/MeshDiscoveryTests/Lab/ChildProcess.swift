@@ -111,8 +111,12 @@ final class ChildProcess: Sendable {
         let thread = Thread {
             var buffer = Data()
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
+                // Not `availableData`: it traps on EINTR. Retry interrupted reads instead.
+                var bytes = [UInt8](repeating: 0, count: 65_536)
+                let count = bytes.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                let chunk = Data(bytes[0..<count])
                 buffer.append(chunk)
                 while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                     onLine(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
