@@ -52,7 +52,7 @@ extension DeliveryIntegration {
             let (three, threeBytes) = try RouterFixtures.snapshot(revision: 3, state: "{\"page\":3}")
             #expect(try await a.router.publishSnapshot(three, encoded: threeBytes, to: nil) == false)
             await b.router.snapshotReceived(threeBytes, from: a.deviceID, isReply: false)
-            #expect(await b.router.counterValues()["delivery.snapshots.stale"] == 1)
+            #expect((await b.router.counterValues()["delivery.snapshots.stale"] ?? 0) >= 1)
             await a.stop()
             let latest = try #require(try await b.router.latestSnapshot(featureID: "demo", peer: a.id, sessionID: nil))
             #expect(latest.peer == a.id)

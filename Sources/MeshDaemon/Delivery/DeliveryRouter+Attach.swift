@@ -94,7 +94,7 @@ extension DeliveryRouter {
         for item in deferred {
             switch item {
             case .entry(let entry):
-                guard given.insert(entry.id.rawValue).inserted else { continue }
+                guard !acknowledgedInbox.contains(entry.id.rawValue), given.insert(entry.id.rawValue).inserted else { continue }
                 sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
                                     mode: entry.item.kind, encoded: entry.item.payload))
                 counters.inboxDelivered &+= 1
@@ -134,7 +134,7 @@ extension DeliveryRouter {
                 continue
             }
             var given = handedOut[key] ?? []
-            for entry in entries where given.insert(entry.id.rawValue).inserted {
+            for entry in entries where !acknowledgedInbox.contains(entry.id.rawValue) && given.insert(entry.id.rawValue).inserted {
                 sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
                                     mode: entry.item.kind, encoded: entry.item.payload))
                 counters.inboxDelivered &+= 1
@@ -160,6 +160,11 @@ extension DeliveryRouter {
             throw DeliveryError.store(error)
         }
         for key in handedOut.keys { handedOut[key]?.subtract(ids) }
+        for id in ids where acknowledgedInbox.insert(id).inserted { acknowledgedOrder.append(id) }
+        if acknowledgedOrder.count > 200_000 {
+            for id in acknowledgedOrder.prefix(100_000) { acknowledgedInbox.remove(id) }
+            acknowledgedOrder.removeFirst(100_000)
+        }
         return count
     }
 }

@@ -34,7 +34,10 @@ extension LocalAPIDispatcher {
             return try LocalAPIJSON.encode(DaemonSendReply(eventID: envelope.metadata.eventID, outcome: outcome.outcome, peers: outcome.peers))
         case .snapshotPublish(let target, let snapshot, let encoded):
             let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target)
-            return try LocalAPIJSON.encode(DaemonSnapshotPublishReply(revision: snapshot.revision, stored: stored))
+            // `revision` is the slot's revision after the call: the snapshot's when stored, else the higher one kept.
+            let kept = stored ? snapshot.revision
+                : try await router.outboundRevision(featureID: snapshot.metadata.featureID, sessionID: snapshot.metadata.sessionID) ?? snapshot.revision
+            return try LocalAPIJSON.encode(DaemonSnapshotPublishReply(revision: kept, stored: stored))
         case .snapshotRequest(let sessionID, let featureID, let peer):
             try await router.requestSnapshot(sessionID: sessionID, featureID: featureID, peer: peer)
             return try LocalAPIJSON.encode(EmptyBody())
