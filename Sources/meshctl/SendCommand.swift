@@ -72,7 +72,7 @@ struct SendCommand: AsyncParsableCommand {
                 Output.jsonLine(reply)
             } else {
                 print(reply.stored ? "published snapshot revision \(reply.revision) of \(target.feature)"
-                                   : "revision \(reply.revision) not stored: the slot already holds an equal or higher revision")
+                                   : "not stored: the slot already holds revision \(reply.revision), equal or higher")
             }
             return
         }
