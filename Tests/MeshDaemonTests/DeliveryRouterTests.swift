@@ -166,5 +166,25 @@ extension DeliveryIntegration {
             #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...60).map { "o\($0)" })
             await bed.shutdown()
         }
+    
+        @Test func aSinkThatShedEventsGetsItsUnackedInboxItemsAgain() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, b) = try await bed.pair()
+            let sink = CollectingSink()
+            _ = await b.router.attach(features: ["demo"], sink: sink)
+            for index in 1...5 {
+                let (envelope, encoded) = try RouterFixtures.envelope("s\(index)", sequence: UInt64(index))
+                _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
+            }
+            try await waitUntil("5 items", timeout: 5) { sink.envelopes.count >= 5 }
+            #expect(try await b.router.acknowledgeInbox(ids: [sink.envelopes[0].inboxID]) == 1)
+            await b.router.resync(sink)
+            try await waitUntil("4 redeliveries", timeout: 5) { sink.envelopes.count >= 9 }
+            let again = Array(sink.envelopes[5...])
+            #expect(again.map { RouterFixtures.text($0.envelope) } == ["s2", "s3", "s4", "s5"])
+            #expect(again.allSatisfy(\.redelivery))
+            await bed.shutdown()
+        }
     }
 }

@@ -86,10 +86,28 @@ extension DeliveryRouter {
         finishReplay(sink)
     }
 
+    /// Events to `sink` were shed (slow reader): hands it every unacknowledged inbox item of
+    /// its features again, flagged as redeliveries, after what it was given so far.
+    public func resync(_ sink: any DeliveryEventSink) async {
+        let key = ObjectIdentifier(sink)
+        let features = Set(attachments.values.filter { ObjectIdentifier($0.sink) == key }.flatMap(\.features))
+        guard !features.isEmpty else { return }
+        guard replaying[key] == nil else {
+            resyncAfterReplay.insert(key)
+            return
+        }
+        handedOut[key] = []
+        replaying[key] = []
+        await replayInbox(features: features.sorted(), to: sink)
+    }
+
     /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items).
     func finishReplay(_ sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
         guard let deferred = replaying.removeValue(forKey: key) else { return }
+        if resyncAfterReplay.remove(key) != nil {
+            Task { await self.resync(sink) }
+        }
         var given = handedOut[key] ?? []
         for item in deferred {
             switch item {

@@ -62,6 +62,8 @@ public actor DeliveryRouter: Service {
     /// stale copy of the entry is still on its way (a replay page, a deferred delivery).
     var acknowledgedInbox: Set<Int64> = []
     var acknowledgedOrder: [Int64] = []
+    /// Sinks that shed events while replaying: replay again once done.
+    var resyncAfterReplay: Set<ObjectIdentifier> = []
     nonisolated let inboxSignal: AsyncStream<Void>
     let inboxSignalQueue: AsyncStream<Void>.Continuation
 
