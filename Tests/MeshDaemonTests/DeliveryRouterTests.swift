@@ -183,7 +183,7 @@ extension DeliveryIntegration {
             try await waitUntil("4 redeliveries", timeout: 5) { sink.envelopes.count >= 9 }
             let again = Array(sink.envelopes[5...])
             #expect(again.map { RouterFixtures.text($0.envelope) } == ["s2", "s3", "s4", "s5"])
-            #expect(again.allSatisfy(\.redelivery))
+            #expect(again.allSatisfy { $0.redelivery })
             await bed.shutdown()
         }
     }
