@@ -40,6 +40,8 @@ vectors: deps
 bench: deps
 	$(SWIFT) run -c release mesh-bench engine
 	$(SWIFT) run -c release mesh-bench crypto
+	$(SWIFT) build -c release --product meshd
+	$(SWIFT) run -c release mesh-bench delivery
 
 clean:
 	rm -rf .build

@@ -137,7 +137,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "mesh-bench",
-            dependencies: ["SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient"],
+            dependencies: [
+                "SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
 

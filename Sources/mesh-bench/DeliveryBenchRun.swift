@@ -9,6 +9,8 @@ final class DeliveryBenchRun: @unchecked Sendable {
         var sent: Int
         var live: Int
         var fallback: Int
+        var duplicates: Int
+        var shed: UInt64
         var missing: Int
         var seconds: Double
         var sentSeconds: Double
@@ -21,6 +23,8 @@ final class DeliveryBenchRun: @unchecked Sendable {
         var arrivals: [UInt64: UInt64] = [:]
         var live = 0
         var fallback = 0
+        var duplicates = 0
+        var shed: UInt64 = 0
         var pendingAcks: [UInt64] = []
         var waiter: (sequence: UInt64, continuation: CheckedContinuation<UInt64, Never>)?
     }
@@ -128,21 +132,35 @@ final class DeliveryBenchRun: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         let after = seen.get()
-        return Throughput(sent: count, live: after.live - before.live, fallback: after.fallback - before.fallback, missing: missing,
+        return Throughput(sent: count, live: after.live - before.live, fallback: after.fallback - before.fallback,
+                          duplicates: after.duplicates - before.duplicates, shed: after.shed - before.shed, missing: missing,
                           seconds: Double(lastArrival &- start) / 1e9, sentSeconds: Double(sentAt &- start) / 1e9)
+    }
+
+    /// Round trips of a `status` request on the sender's connection (the local socket and the
+    /// client library, no network), nanoseconds.
+    func localRoundTrips(count: Int) async throws -> [UInt64] {
+        var samples: [UInt64] = []
+        for index in 0..<(count + 100) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = try await sender.hello(client: "bench")
+            if index >= 100 { samples.append(DispatchTime.now().uptimeNanoseconds &- start) }
+        }
+        return samples
     }
 
     // MARK: - The receiving app
 
     private func receive(_ events: AsyncStream<MeshClientEvent>) async {
         for await event in events {
+            if case .eventsDropped(let count) = event { seen.update { $0.shed += count } }
             guard case .envelope(let received) = event else { continue }
             let now = DispatchTime.now().uptimeNanoseconds
             let payload = received.envelope.payload
             guard payload.count >= 8 else { continue }
             let sequence = payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             let waiter: CheckedContinuation<UInt64, Never>? = seen.update { seen in
-                if seen.arrivals[sequence] == nil { seen.arrivals[sequence] = now }
+                if seen.arrivals[sequence] == nil { seen.arrivals[sequence] = now } else { seen.duplicates += 1 }
                 if received.inboxID == 0 { seen.live += 1 } else {
                     if received.mode == .realtimeBestEffort { seen.fallback += 1 }
                     seen.pendingAcks.append(received.inboxID)

@@ -1,5 +1,7 @@
 import Foundation
 import MeshLocalAPI
+import NIOCore
+import NIOPosix
 import SessionMesh
 import SessionMeshClient
 
@@ -17,6 +19,7 @@ enum DeliveryBenchmark {
         var reliableMessages = 20_000
         var window = 256
         var payloadBytes = 128
+        var nioExecutor = false
     }
 
     static func run(arguments: [String]) {
@@ -28,9 +31,13 @@ enum DeliveryBenchmark {
                   --reliable  pipelined reliable messages for throughput (default 20000)
                   --window    sends in flight at once (default 256)
                   --payload   payload bytes (default 128)
+                  --nio-executor  run this process's Swift concurrency on NIO's event loops (fewer thread hops in the apps)
                 meshd must be built next to mesh-bench (swift build -c release).
                 """)
             exit(2)
+        }
+        if settings.nioExecutor, !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+            FileHandle.standardError.write(Data("mesh-bench delivery: could not install NIO's executor; running without\n".utf8))
         }
         let done = DispatchSemaphore(value: 0)
         let failure = LockedBox<String?>(nil)
@@ -49,6 +56,11 @@ enum DeliveryBenchmark {
         var settings = Settings()
         var index = 0
         while index < arguments.count {
+            if arguments[index] == "--nio-executor" {
+                settings.nioExecutor = true
+                index += 1
+                continue
+            }
             guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0 else { return nil }
             switch arguments[index] {
             case "--latency": settings.latencyMessages = value
@@ -75,20 +87,31 @@ enum DeliveryBenchmark {
         defer { Task { await bench.close() } }
         let idle = (a.residentKiB(), b.residentKiB())
 
-        print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads")
+        print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
+              + (settings.nioExecutor ? ", apps on NIO's executor" : ""))
         let latency = try await bench.latency(count: settings.latencyMessages)
         let udp = try LoopbackUDPProbe.roundTrips(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
         print("realtime one-way latency (\(latency.count) sequential): p50 \(micros(percentile(latency, 0.50)))  p99 \(micros(percentile(latency, 0.99)))  "
               + "p999 \(micros(percentile(latency, 0.999)))  max \(micros(latency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")
         print("raw loopback UDP round trip (\(udp.count), same timing): p50 \(micros(percentile(udp, 0.50)))  p99 \(micros(percentile(udp, 0.99)))  "
               + "p999 \(micros(percentile(udp, 0.999)))  (one way ≈ half: p50 \(micros(percentile(udp, 0.50) / 2)))")
+        let local = try await bench.localRoundTrips(count: 2_000)
+        print("for scale: local API request round trip (hello, app ↔ A only): p50 \(micros(percentile(local, 0.50)))  p99 \(micros(percentile(local, 0.99)))")
+        let plain = try BlockingLocalAPIProbe.roundTrips(socketPath: a.socketPath, count: 2_000)
+        print("for scale: the same with a blocking socket client (daemon share): p50 \(micros(percentile(plain, 0.50)))  p99 \(micros(percentile(plain, 0.99)))")
+        if let peer = try await bench.sender.peers().first {
+            let ping = try await bench.sender.ping(deviceID: peer.deviceID, count: 1_000)
+            for path in ping.paths {
+                print("for scale: meshctl ping A → B over \(path.path.rawValue) (daemon to daemon round trip): p50 \(String(format: "%.1f", path.p50Microseconds ?? 0)) µs  p99 \(String(format: "%.1f", path.p99Microseconds ?? 0)) µs")
+            }
+        }
         let realtime = try await bench.throughput(count: settings.realtimeMessages, mode: .realtimeBestEffort, window: settings.window)
         print("realtime throughput (\(realtime.sent), \(settings.window) in flight): \(rate(realtime.receivedPerSecond)) at the receiving app "
-              + "(\(realtime.live) live datagrams, \(realtime.fallback) via the durable fallback, \(realtime.missing) missing after \(seconds(realtime.seconds))); "
+              + "(\(realtime.live) live datagrams, \(realtime.fallback) via the durable fallback, \(realtime.duplicates) seen twice, \(realtime.shed) events shed by the slow-reader policy, \(realtime.missing) missing after \(seconds(realtime.seconds))); "
               + "sender side \(rate(realtime.sentPerSecond))   target ≥ 100000 msgs/s")
         let reliable = try await bench.throughput(count: settings.reliableMessages, mode: .reliableEventually, window: settings.window)
         print("reliable throughput, durable at both ends (\(reliable.sent), \(settings.window) in flight): \(rate(reliable.receivedPerSecond)) at the receiving app (acked), "
-              + "\(reliable.missing) missing after \(seconds(reliable.seconds)); sender side \(rate(reliable.sentPerSecond)) durable sends   target ≥ 10000 msgs/s")
+              + "\(reliable.duplicates) seen twice, \(reliable.shed) shed (come back on reattach), \(reliable.missing) missing after \(seconds(reliable.seconds)); sender side \(rate(reliable.sentPerSecond)) durable sends   target ≥ 10000 msgs/s")
         let after = (a.residentKiB(), b.residentKiB())
         print("RSS: A \(mebibytes(idle.0)) idle → \(mebibytes(after.0)) after; B \(mebibytes(idle.1)) idle → \(mebibytes(after.1)) after   target idle ≤ 30 MB")
     }

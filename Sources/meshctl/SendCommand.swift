@@ -55,6 +55,9 @@ struct SendCommand: AsyncParsableCommand {
         if let session, UUID(uuidString: session) == nil { throw ValidationError("--session must be a UUID") }
         if revision != nil, mode != .snapshot { throw ValidationError("--revision applies only to --mode snapshot") }
         if let to, to.isEmpty || to.utf8.count > 255 { throw ValidationError("--to must be a device ID") }
+        if payload == nil, isatty(STDIN_FILENO) == 1 {
+            throw ValidationError("give a PAYLOAD, or pipe the payload in and pass '-'")
+        }
     }
 
     func run() async throws {
@@ -72,7 +75,7 @@ struct SendCommand: AsyncParsableCommand {
                 Output.jsonLine(reply)
             } else {
                 print(reply.stored ? "published snapshot revision \(reply.revision) of \(target.feature)"
-                                   : "revision \(reply.revision) not stored: the slot already holds an equal or higher revision")
+                                   : "not stored: the slot already holds revision \(reply.revision), equal or higher")
             }
             return
         }

@@ -67,14 +67,7 @@ struct WatchCommand: AsyncParsableCommand {
         var printer = WatchPrinter(json: output.json)
         var envelopes = 0
         while true {
-            let client = try await connect()
-            let attachment: MeshAttachment
-            do {
-                attachment = try await client.attach(features: [target.feature], sessionID: sessionID, app: "meshctl watch")
-            } catch {
-                await client.close()
-                throw CLIFailure(error, json: output.json)
-            }
+            let (client, attachment) = try await connectAndAttach(sessionID: sessionID)
             var attached = WatchRecord(type: "attached", time: Date())
             attached.peer = attachment.localDeviceID
             attached.feature = target.feature
@@ -102,14 +95,22 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
-    /// Connects, retrying every 100 ms for up to `--reconnect` seconds when given.
-    private func connect() async throws -> MeshClient {
+    /// Connects and attaches. With `--reconnect`, any failure (no socket yet, the daemon still
+    /// starting, the connection dropping mid-attach) is retried every 100 ms for up to that many
+    /// seconds; without it the first failure ends the command.
+    private func connectAndAttach(sessionID: UUID?) async throws -> (MeshClient, MeshAttachment) {
         let deadline = Date().addingTimeInterval(reconnect ?? 0)
         while true {
+            var client: MeshClient?
             do {
-                return try await MeshClient.connect(socketPath: parent.socketPath)
+                let connected = try await MeshClient.connect(socketPath: parent.socketPath)
+                client = connected
+                let attachment = try await connected.attach(features: [target.feature], sessionID: sessionID, app: "meshctl watch")
+                return (connected, attachment)
             } catch {
-                guard reconnect != nil, Date() < deadline, !Task.isCancelled else { throw CLIFailure(error, json: output.json) }
+                await client?.close()
+                let invalid = (error as? MeshClientError)?.kind == .invalidArgument
+                guard reconnect != nil, !invalid, Date() < deadline, !Task.isCancelled else { throw CLIFailure(error, json: output.json) }
                 try await Task.sleep(for: .milliseconds(100))
             }
         }

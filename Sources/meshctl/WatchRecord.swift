@@ -167,7 +167,7 @@ struct WatchRecord: Encodable {
     private var sessionShort: String { sessionID.map { "session " + $0.uuidString.prefix(8).lowercased() } ?? "" }
 
     private var shownPayload: String {
-        if let payload { return payload.debugDescription }
+        if let payload { return payload }
         return "base64:" + (payloadBase64 ?? "")
     }
 

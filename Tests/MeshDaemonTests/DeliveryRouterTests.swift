@@ -14,13 +14,13 @@ extension DeliveryIntegration {
             let sink = CollectingSink()
             _ = await b.router.attach(features: ["demo"], sink: sink)
             for index in 1...20 {
-                let (envelope, encoded) = try DeliveryFixtures.envelope("r\(index)", sequence: UInt64(index))
+                let (envelope, encoded) = try RouterFixtures.envelope("r\(index)", sequence: UInt64(index))
                 let outcome = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
                 #expect(outcome.outcome == "queued" && outcome.peers == 1)
             }
             try await waitUntil("20 reliable items", timeout: 5) { sink.envelopes.count >= 20 }
             let got = sink.envelopes
-            #expect(got.map { DeliveryFixtures.text($0.envelope) } == (1...20).map { "r\($0)" })
+            #expect(got.map { RouterFixtures.text($0.envelope) } == (1...20).map { "r\($0)" })
             #expect(got.allSatisfy { $0.inboxID != 0 && !$0.redelivery && $0.mode == 2 && $0.from == a.id })
             try await waitUntil("outbox empty", timeout: 5) { try await a.router.queue().isEmpty }
             #expect(try await b.router.acknowledgeInbox(ids: got.map(\.inboxID)) == 20)
@@ -37,14 +37,14 @@ extension DeliveryIntegration {
             _ = await b.router.attach(features: ["demo"], sink: sinkB)
             try await waitUntil("bob's app reachable from alice", timeout: 5) { sinkA.reachable(b.id, "demo") }
             for index in 1...50 {
-                let (envelope, encoded) = try DeliveryFixtures.envelope("t\(index)", sequence: UInt64(index))
+                let (envelope, encoded) = try RouterFixtures.envelope("t\(index)", sequence: UInt64(index))
                 let outcome = try await a.router.send(envelope, encoded: encoded, mode: 1, to: nil)
                 #expect(outcome.outcome == "sent")
             }
             try await waitUntil("50 realtime items", timeout: 5) { sinkB.envelopes.count >= 50 }
             // A datagram lost or overtaken under load arrives as its queued copy (inboxID ≠ 0).
             #expect(sinkB.envelopes.allSatisfy { $0.mode == 1 })
-            #expect(Set(sinkB.envelopes.map { DeliveryFixtures.text($0.envelope) }).count == 50)
+            #expect(Set(sinkB.envelopes.map { RouterFixtures.text($0.envelope) }).count == 50)
             // Under load an ack may miss its deadline: that item then also goes through the outbox,
             // and the receiver drops the copy. Either way each item is acked or queued exactly once.
             try await waitUntil("acks or fallbacks", timeout: 5) {
@@ -68,7 +68,7 @@ extension DeliveryIntegration {
             _ = await a.router.attach(features: ["demo"], sink: sinkA)
             _ = await b.router.attach(features: ["demo"], sink: sinkB)
             try await waitUntil("reachable", timeout: 5) { sinkA.reachable(b.id, "demo") }
-            let (envelope, encoded) = try DeliveryFixtures.envelope("once", sequence: 1)
+            let (envelope, encoded) = try RouterFixtures.envelope("once", sequence: 1)
             _ = try await a.router.send(envelope, encoded: encoded, mode: 1, to: b.id)
             try await waitUntil("realtime copy", timeout: 5) { sinkB.envelopes.count == 1 }
             // As if the datagram ack was lost: the same event ID also goes through the outbox.
@@ -91,7 +91,7 @@ extension DeliveryIntegration {
             await b.stop()
             try await waitUntil("alice sees bob down", timeout: 5) { await !a.node.isActive(b.deviceID) }
             for index in 1...5 {
-                let (envelope, encoded) = try DeliveryFixtures.envelope("down\(index)", sequence: UInt64(index))
+                let (envelope, encoded) = try RouterFixtures.envelope("down\(index)", sequence: UInt64(index))
                 _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
             }
             #expect(try await a.router.queue().count == 5)
@@ -103,7 +103,7 @@ extension DeliveryIntegration {
             _ = await b.router.attach(features: ["demo"], sink: sink)
             try await waitUntil("5 items after the restarts", timeout: 10) { sink.envelopes.count >= 5 }
             try await Task.sleep(for: .milliseconds(200))
-            #expect(sink.envelopes.map { DeliveryFixtures.text($0.envelope) } == (1...5).map { "down\($0)" })
+            #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...5).map { "down\($0)" })
             try await waitUntil("alice's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
             await bed.shutdown()
         }
@@ -114,7 +114,7 @@ extension DeliveryIntegration {
             let (a, b) = try await bed.pair()
             let first = CollectingSink()
             let attachment = await b.router.attach(features: ["demo"], sink: first)
-            let (envelope, encoded) = try DeliveryFixtures.envelope("again", sequence: 1)
+            let (envelope, encoded) = try RouterFixtures.envelope("again", sequence: 1)
             _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
             try await waitUntil("first delivery", timeout: 5) { first.envelopes.count == 1 }
             await b.router.detach(attachment.attachmentID)
@@ -134,7 +134,7 @@ extension DeliveryIntegration {
             let sink = CollectingSink()
             _ = await b.router.attach(features: ["demo"], sink: sink)
             for index in 1...20 {
-                let (envelope, encoded) = try DeliveryFixtures.envelope("race\(index)", sequence: UInt64(index))
+                let (envelope, encoded) = try RouterFixtures.envelope("race\(index)", sequence: UInt64(index))
                 let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: 1, featureID: "demo",
                                         sessionID: envelope.metadata.sessionID, payload: encoded)
                 await b.router.queueForInbox(.batch([(UInt64(index), item)]), from: a.deviceID)
@@ -153,7 +153,7 @@ extension DeliveryIntegration {
             let (a, b) = try await bed.pair()
             var items: [DeliveryItem] = []
             for index in 1...60 {
-                let (envelope, encoded) = try DeliveryFixtures.envelope("o\(index)", sequence: UInt64(index))
+                let (envelope, encoded) = try RouterFixtures.envelope("o\(index)", sequence: UInt64(index))
                 items.append(DeliveryItem(eventID: envelope.metadata.eventID, kind: 1, featureID: "demo",
                                           sessionID: envelope.metadata.sessionID, payload: encoded))
             }
@@ -163,7 +163,27 @@ extension DeliveryIntegration {
             for item in items[30...] { await b.router.realtimeReceived(item, from: a.deviceID, path: .stream) }
             try await waitUntil("60 items", timeout: 5) { sink.envelopes.count >= 60 }
             try await Task.sleep(for: .milliseconds(100))
-            #expect(sink.envelopes.map { DeliveryFixtures.text($0.envelope) } == (1...60).map { "o\($0)" })
+            #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...60).map { "o\($0)" })
+            await bed.shutdown()
+        }
+    
+        @Test func aSinkThatShedEventsGetsItsUnackedInboxItemsAgain() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, b) = try await bed.pair()
+            let sink = CollectingSink()
+            _ = await b.router.attach(features: ["demo"], sink: sink)
+            for index in 1...5 {
+                let (envelope, encoded) = try RouterFixtures.envelope("s\(index)", sequence: UInt64(index))
+                _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
+            }
+            try await waitUntil("5 items", timeout: 5) { sink.envelopes.count >= 5 }
+            #expect(try await b.router.acknowledgeInbox(ids: [sink.envelopes[0].inboxID]) == 1)
+            await b.router.resync(sink)
+            try await waitUntil("4 redeliveries", timeout: 5) { sink.envelopes.count >= 9 }
+            let again = Array(sink.envelopes[5...])
+            #expect(again.map { RouterFixtures.text($0.envelope) } == ["s2", "s3", "s4", "s5"])
+            #expect(again.allSatisfy { $0.redelivery })
             await bed.shutdown()
         }
     }

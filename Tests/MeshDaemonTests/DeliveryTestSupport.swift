@@ -117,7 +117,7 @@ final class CollectingSink: DeliveryEventSink, @unchecked Sendable {
     }
 }
 
-enum DeliveryFixtures {
+enum RouterFixtures {
     static let session = UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!
 
     static func envelope(_ text: String, sequence: UInt64, feature: String = "demo", session: UUID = session,

@@ -18,7 +18,7 @@ struct ProcessDeliveryKillLoopTests {
     static let messages = 5_000
     static let kills = 20
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(4)))
     func everyMessageArrivesInOrderThroughTwentyKills() async throws {
         var rng = SeededGenerator(seed: SeededGenerator.seed(for: "everyMessageArrivesInOrderThroughTwentyKills"))
         let started = Date()
@@ -34,7 +34,7 @@ struct ProcessDeliveryKillLoopTests {
         }
         let envelopes = (1...Self.messages).map { ProcessFixtures.envelope(UInt64($0), feature: "burst", source: "burst-app") }
 
-        let sender = Task { try await Self.send(envelopes, socketPath: pair.a.socketPath, deadline: started.addingTimeInterval(75)) }
+        let sender = Task { try await Self.send(envelopes, socketPath: pair.a.socketPath, deadline: started.addingTimeInterval(100)) }
         var killed: [String] = []
         for step in plan {
             try await Task.sleep(for: .seconds(step.after))
@@ -53,7 +53,9 @@ struct ProcessDeliveryKillLoopTests {
         var seenIDs = Set<String>()
         var unmarkedDuplicates = 0
         var redeliveries = 0
-        let deadline = started.addingTimeInterval(90)
+        // ~90 s on a quiet machine; when the whole suite loads it, allow 45 s of draining after
+        // the burst, never more than 150 s in all.
+        let deadline = min(max(started.addingTimeInterval(90), Date().addingTimeInterval(45)), started.addingTimeInterval(150))
         while seenIDs.count < Self.messages, Date() < deadline {
             guard let record = try await watch.next(timeout: deadline.timeIntervalSinceNow) else { break }
             guard record["type"] as? String == "envelope", let eventID = record["eventID"] as? String,

@@ -110,7 +110,7 @@ struct ProcessDeliveryRecoveryTests {
         try await pair.a.waitForChannel(pair.idB, timeout: 5)
         let late = try await MeshClient.connect(socketPath: pair.a.socketPath)
         let stale = try await late.publishSnapshot(ProcessFixtures.snapshot(revision: 5, state: "five"))
-        #expect(stale == MeshSnapshotPublishReply(revision: 5, stored: false))
+        #expect(stale == MeshSnapshotPublishReply(revision: 10, stored: false), "the reply names the revision the slot keeps")
         await late.close()
         try await Task.sleep(for: .milliseconds(500))
         let after = try await pair.b.meshctl(["snapshot", "get", "--feature", "demo", "--peer", pair.idA, "--json"])

@@ -38,8 +38,10 @@ extension DeliveryRouter {
         let features = Set(attachments.values.flatMap(\.features)).sorted()
         guard features != announcedFeatures else { return }
         announcedFeatures = features
-        for (peer, state) in peerStates where state.active {
-            await transmit(.presence(features: features), to: peer, path: .stream)
+        // Not awaited: an attach must answer at once even while a peer's connection is stuck.
+        let peers = peerStates.filter(\.value.active).map(\.key)
+        Task {
+            for peer in peers { await self.transmit(.presence(features: features), to: peer, path: .stream) }
         }
     }
 
@@ -84,15 +86,33 @@ extension DeliveryRouter {
         finishReplay(sink)
     }
 
+    /// Events to `sink` were shed (slow reader): hands it every unacknowledged inbox item of
+    /// its features again, flagged as redeliveries, after what it was given so far.
+    public func resync(_ sink: any DeliveryEventSink) async {
+        let key = ObjectIdentifier(sink)
+        let features = Set(attachments.values.filter { ObjectIdentifier($0.sink) == key }.flatMap(\.features))
+        guard !features.isEmpty else { return }
+        guard replaying[key] == nil else {
+            resyncAfterReplay.insert(key)
+            return
+        }
+        handedOut[key] = []
+        replaying[key] = []
+        await replayInbox(features: features.sorted(), to: sink)
+    }
+
     /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items).
     func finishReplay(_ sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
         guard let deferred = replaying.removeValue(forKey: key) else { return }
+        if resyncAfterReplay.remove(key) != nil {
+            Task { await self.resync(sink) }
+        }
         var given = handedOut[key] ?? []
         for item in deferred {
             switch item {
             case .entry(let entry):
-                guard given.insert(entry.id.rawValue).inserted else { continue }
+                guard !acknowledgedInbox.contains(entry.id.rawValue), given.insert(entry.id.rawValue).inserted else { continue }
                 sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
                                     mode: entry.item.kind, encoded: entry.item.payload))
                 counters.inboxDelivered &+= 1
@@ -132,7 +152,7 @@ extension DeliveryRouter {
                 continue
             }
             var given = handedOut[key] ?? []
-            for entry in entries where given.insert(entry.id.rawValue).inserted {
+            for entry in entries where !acknowledgedInbox.contains(entry.id.rawValue) && given.insert(entry.id.rawValue).inserted {
                 sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
                                     mode: entry.item.kind, encoded: entry.item.payload))
                 counters.inboxDelivered &+= 1
@@ -158,6 +178,11 @@ extension DeliveryRouter {
             throw DeliveryError.store(error)
         }
         for key in handedOut.keys { handedOut[key]?.subtract(ids) }
+        for id in ids where acknowledgedInbox.insert(id).inserted { acknowledgedOrder.append(id) }
+        if acknowledgedOrder.count > 200_000 {
+            for id in acknowledgedOrder.prefix(100_000) { acknowledgedInbox.remove(id) }
+            acknowledgedOrder.removeFirst(100_000)
+        }
         return count
     }
 }

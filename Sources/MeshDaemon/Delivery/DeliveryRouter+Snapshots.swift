@@ -48,6 +48,14 @@ extension DeliveryRouter {
         return stored
     }
 
+    /// The revision in this device's outbound slot of a feature (and session), if any.
+    public func outboundRevision(featureID: String, sessionID: UUID?) async throws -> UInt64? {
+        let store = self.store
+        do { return try await worker.run { try store.outboundSlot(featureID: featureID, sessionID: sessionID)?.revision } } catch {
+            throw DeliveryError.store(error)
+        }
+    }
+
     /// A snapshot from a peer: into its inbound slot (a lower revision never replaces a higher
     /// one; a closed session is not revived), then to the attached apps of the feature.
     func snapshotReceived(_ bytes: [UInt8], from peer: DeviceID, isReply: Bool) async {

@@ -58,6 +58,12 @@ public actor DeliveryRouter: Service {
     /// Sinks replaying their inbox after an attach, with what they were given meanwhile
     /// (handed to them once the replay is done, so inbox items arrive in order).
     var replaying: [ObjectIdentifier: [DeferredDelivery]] = [:]
+    /// Inbox ids apps acknowledged (ids are never reused): never handed out again, even when a
+    /// stale copy of the entry is still on its way (a replay page, a deferred delivery).
+    var acknowledgedInbox: Set<Int64> = []
+    var acknowledgedOrder: [Int64] = []
+    /// Sinks that shed events while replaying: replay again once done.
+    var resyncAfterReplay: Set<ObjectIdentifier> = []
     nonisolated let inboxSignal: AsyncStream<Void>
     let inboxSignalQueue: AsyncStream<Void>.Continuation
 

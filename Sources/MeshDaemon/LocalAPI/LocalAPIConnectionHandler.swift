@@ -141,6 +141,10 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         if let dropped = progress.reportShed, let body = try? LocalAPIJSON.encode(EventsDroppedEvent(dropped: dropped)) {
             context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .event, operation: .eventsDropped,
                                                                 requestID: 0, body: body)), promise: nil)
+            // Shed envelope events may have carried inbox items: offer the unacknowledged ones again.
+            if let router = dispatcher.router, let sinks = connection?.allSinks(), !sinks.isEmpty {
+                Task { for sink in sinks { await router.resync(sink) } }
+            }
         }
         for _ in 0..<progress.startQueued where queueHead < queue.count {
             let next = queue[queueHead]

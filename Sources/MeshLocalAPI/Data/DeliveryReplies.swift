@@ -34,7 +34,8 @@ public struct MeshSendReply: Codable, Sendable, Equatable {
 
 /// `snapshot.publish` reply: `{"revision": N, "stored": true|false}`.
 public struct MeshSnapshotPublishReply: Codable, Sendable, Equatable {
-    /// The revision that was published.
+    /// The revision in the outbound slot after the call (the published one when stored, else the
+    /// equal or higher one the slot kept).
     public var revision: UInt64
     /// False when an equal or higher revision already was in the slot (the slot kept it; a
     /// targeted publish is still sent to its target as a reply).

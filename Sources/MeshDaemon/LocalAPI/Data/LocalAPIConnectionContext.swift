@@ -8,6 +8,7 @@ final class LocalAPIConnectionContext: @unchecked Sendable {
     private let lock = NSLock()
     private var attachmentIDs: [UInt64] = []
     private var waitingSinks: [UInt32: LocalAPIEventSink] = [:]
+    private var sinks: [LocalAPIEventSink] = []
     private var closed = false
 
     init(channel: any Channel) { self.channel = channel }
@@ -15,7 +16,10 @@ final class LocalAPIConnectionContext: @unchecked Sendable {
     /// A new sink for the attach request `requestID`; it holds events until `replyWritten`.
     func makeSink(requestID: UInt32) -> LocalAPIEventSink {
         let sink = LocalAPIEventSink(channel: channel, requestID: requestID)
-        lock.withLock { waitingSinks[requestID] = sink }
+        lock.withLock {
+            waitingSinks[requestID] = sink
+            sinks.append(sink)
+        }
         return sink
     }
 
@@ -34,11 +38,15 @@ final class LocalAPIConnectionContext: @unchecked Sendable {
         sink?.open()
     }
 
+    /// Every sink of this connection (events were shed: their inbox items must be offered again).
+    func allSinks() -> [LocalAPIEventSink] { lock.withLock { closed ? [] : sinks } }
+
     /// The connection closed: returns the attachments to end.
     func close() -> [UInt64] {
         lock.withLock {
             closed = true
             waitingSinks.removeAll()
+            sinks.removeAll()
             defer { attachmentIDs.removeAll() }
             return attachmentIDs
         }

@@ -3,13 +3,13 @@ import Foundation
 // JSON bodies of the data operations (docs/LOCAL-API.md § data operations). Keys are the
 // property names. UUIDs are strings in the canonical 8-4-4-4-12 form.
 
-struct AttachRequest: Codable, Sendable, Equatable {
+struct DaemonAttachRequest: Codable, Sendable, Equatable {
     var features: [String]
     var sessionID: UUID?
     var app: String?
 }
 
-struct AttachReply: Codable, Sendable, Equatable {
+struct DaemonAttachReply: Codable, Sendable, Equatable {
     struct Peer: Codable, Sendable, Equatable {
         var deviceID: String
         var name: String
@@ -20,31 +20,31 @@ struct AttachReply: Codable, Sendable, Equatable {
     var peers: [Peer]
 }
 
-struct SendReply: Codable, Sendable, Equatable {
+struct DaemonSendReply: Codable, Sendable, Equatable {
     var eventID: UUID
     var outcome: String
     var peers: Int
 }
 
-struct SnapshotPublishReply: Codable, Sendable, Equatable {
+struct DaemonSnapshotPublishReply: Codable, Sendable, Equatable {
     var revision: UInt64
     var stored: Bool
 }
 
-struct SnapshotRequestBody: Codable, Sendable, Equatable {
+struct DaemonSnapshotRequestBody: Codable, Sendable, Equatable {
     var sessionID: UUID
     var featureID: String
     var peer: String?
 }
 
-struct SnapshotLatestRequest: Codable, Sendable, Equatable {
+struct DaemonSnapshotLatestRequest: Codable, Sendable, Equatable {
     var featureID: String
     var peer: String?
     var sessionID: UUID?
 }
 
 /// A timer anchor in JSON: instants are seconds since 1970 (fractional).
-struct AnchorBody: Codable, Sendable, Equatable {
+struct DaemonAnchorBody: Codable, Sendable, Equatable {
     var startedAt: Double
     var accumulatedElapsedBeforeAnchor: Double
     var pauseStartedAt: Double?
@@ -53,40 +53,40 @@ struct AnchorBody: Codable, Sendable, Equatable {
     var stepStartedAt: Double?
 }
 
-struct AnchorSetRequest: Codable, Sendable, Equatable {
+struct DaemonAnchorSetRequest: Codable, Sendable, Equatable {
     var sessionID: UUID
     var featureID: String
     var revision: UInt64
-    var anchor: AnchorBody
+    var anchor: DaemonAnchorBody
 }
 
-struct StoredReply: Codable, Sendable, Equatable {
+struct DaemonStoredReply: Codable, Sendable, Equatable {
     var stored: Bool
 }
 
-struct SessionAnnounceRequest: Codable, Sendable, Equatable {
+struct DaemonSessionAnnounceRequest: Codable, Sendable, Equatable {
     var sessionID: UUID
     var featureID: String
     var owner: String
     var status: String
 }
 
-struct SessionCloseRequest: Codable, Sendable, Equatable {
+struct DaemonSessionCloseRequest: Codable, Sendable, Equatable {
     var sessionID: UUID
     var featureID: String
 }
 
-struct SessionCloseReply: Codable, Sendable, Equatable {
+struct DaemonSessionCloseReply: Codable, Sendable, Equatable {
     var delivered: [String]
     var queued: [String]
 }
 
-struct SessionsRequest: Codable, Sendable, Equatable {
+struct DaemonSessionsRequest: Codable, Sendable, Equatable {
     var featureID: String?
 }
 
 /// A directory row; `change` is set only in session events.
-struct SessionBody: Codable, Sendable, Equatable {
+struct DaemonSessionBody: Codable, Sendable, Equatable {
     var sessionID: UUID
     var featureID: String
     var owner: String
@@ -97,19 +97,19 @@ struct SessionBody: Codable, Sendable, Equatable {
     var change: String?
 }
 
-struct SessionsReply: Codable, Sendable, Equatable {
-    var sessions: [SessionBody]
+struct DaemonSessionsReply: Codable, Sendable, Equatable {
+    var sessions: [DaemonSessionBody]
 }
 
-struct InboxAckRequest: Codable, Sendable, Equatable {
+struct DaemonInboxAckRequest: Codable, Sendable, Equatable {
     var ids: [Int64]
 }
 
-struct InboxAckReply: Codable, Sendable, Equatable {
+struct DaemonInboxAckReply: Codable, Sendable, Equatable {
     var acknowledged: Int
 }
 
-struct QueueItem: Codable, Sendable, Equatable {
+struct DaemonQueueItem: Codable, Sendable, Equatable {
     var id: Int64
     var peer: String
     var featureID: String
@@ -119,22 +119,22 @@ struct QueueItem: Codable, Sendable, Equatable {
     var size: Int
 }
 
-struct QueueReply: Codable, Sendable, Equatable {
-    var items: [QueueItem]
+struct DaemonQueueReply: Codable, Sendable, Equatable {
+    var items: [DaemonQueueItem]
 }
 
-struct QueueCancelRequest: Codable, Sendable, Equatable {
+struct DaemonQueueCancelRequest: Codable, Sendable, Equatable {
     var id: Int64
 }
 
-struct WatermarkBody: Codable, Sendable, Equatable {
+struct DaemonWatermarkBody: Codable, Sendable, Equatable {
     var sessionID: UUID
     var featureID: String
     var peer: String
     var sequence: UInt64
 }
 
-struct ReachabilityBody: Codable, Sendable, Equatable {
+struct DaemonReachabilityBody: Codable, Sendable, Equatable {
     var peer: String
     var featureID: String?
     var reachable: Bool
@@ -142,10 +142,10 @@ struct ReachabilityBody: Codable, Sendable, Equatable {
 }
 
 /// The anchor event: as anchor.set plus `from`, instants in this device's clock.
-struct AnchorEventBody: Codable, Sendable, Equatable {
+struct DaemonAnchorEventBody: Codable, Sendable, Equatable {
     var sessionID: UUID
     var featureID: String
     var revision: UInt64
-    var anchor: AnchorBody
+    var anchor: DaemonAnchorBody
     var from: String
 }

@@ -26,15 +26,18 @@ extension LocalAPIDispatcher {
             let sink = connection.makeSink(requestID: requestID)
             let result = await router.attach(features: features, sessionID: sessionID, app: app, sink: sink)
             if !connection.attached(result.attachmentID) { await router.detach(result.attachmentID) }
-            return try LocalAPIJSON.encode(AttachReply(
+            return try LocalAPIJSON.encode(DaemonAttachReply(
                 attachmentID: result.attachmentID, localDeviceID: result.localDeviceID,
-                peers: result.peers.map { AttachReply.Peer(deviceID: $0.deviceID, name: $0.name, reachable: $0.reachable) }))
+                peers: result.peers.map { DaemonAttachReply.Peer(deviceID: $0.deviceID, name: $0.name, reachable: $0.reachable) }))
         case .send(let mode, let target, let envelope, let encoded):
             let outcome = try await router.send(envelope, encoded: encoded, mode: mode, to: target)
-            return try LocalAPIJSON.encode(SendReply(eventID: envelope.metadata.eventID, outcome: outcome.outcome, peers: outcome.peers))
+            return try LocalAPIJSON.encode(DaemonSendReply(eventID: envelope.metadata.eventID, outcome: outcome.outcome, peers: outcome.peers))
         case .snapshotPublish(let target, let snapshot, let encoded):
             let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target)
-            return try LocalAPIJSON.encode(SnapshotPublishReply(revision: snapshot.revision, stored: stored))
+            // `revision` is the slot's revision after the call: the snapshot's when stored, else the higher one kept.
+            let kept = stored ? snapshot.revision
+                : try await router.outboundRevision(featureID: snapshot.metadata.featureID, sessionID: snapshot.metadata.sessionID) ?? snapshot.revision
+            return try LocalAPIJSON.encode(DaemonSnapshotPublishReply(revision: kept, stored: stored))
         case .snapshotRequest(let sessionID, let featureID, let peer):
             try await router.requestSnapshot(sessionID: sessionID, featureID: featureID, peer: peer)
             return try LocalAPIJSON.encode(EmptyBody())
@@ -47,26 +50,26 @@ extension LocalAPIDispatcher {
             return ByteBuffer(bytes: bytes + found.encoded)
         case .anchorSet(let sessionID, let featureID, let revision, let anchor):
             let stored = try await router.setAnchor(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
-            return try LocalAPIJSON.encode(StoredReply(stored: stored))
+            return try LocalAPIJSON.encode(DaemonStoredReply(stored: stored))
         case .sessionAnnounce(let sessionID, let featureID, let owner, let status):
             try await router.announceSession(sessionID: sessionID, featureID: featureID, owner: owner, status: status)
             return try LocalAPIJSON.encode(EmptyBody())
         case .sessionClose(let sessionID, let featureID):
             let result = try await router.closeSession(sessionID: sessionID, featureID: featureID)
-            return try LocalAPIJSON.encode(SessionCloseReply(delivered: result.delivered, queued: result.queued))
+            return try LocalAPIJSON.encode(DaemonSessionCloseReply(delivered: result.delivered, queued: result.queued))
         case .sessions(let featureID):
             let rows = try await router.sessions(featureID: featureID)
                 .filter { featureAllowList?.allows(uid: uid, feature: $0.featureID) ?? true }
-            return try LocalAPIJSON.encode(SessionsReply(sessions: rows.map { SessionBody($0) }))
+            return try LocalAPIJSON.encode(DaemonSessionsReply(sessions: rows.map { DaemonSessionBody($0) }))
         case .inboxAck(let ids):
-            return try LocalAPIJSON.encode(InboxAckReply(acknowledged: try await router.acknowledgeInbox(ids: ids)))
+            return try LocalAPIJSON.encode(DaemonInboxAckReply(acknowledged: try await router.acknowledgeInbox(ids: ids)))
         case .queue:
             let items = try await router.queue().map { entry in
-                QueueItem(id: entry.summary.id.rawValue, peer: entry.summary.peer, featureID: entry.summary.featureID,
+                DaemonQueueItem(id: entry.summary.id.rawValue, peer: entry.summary.peer, featureID: entry.summary.featureID,
                           eventID: entry.summary.eventID, ageSeconds: entry.ageSeconds,
                           attempts: entry.attempts, size: entry.summary.size)
             }
-            return try LocalAPIJSON.encode(QueueReply(items: items))
+            return try LocalAPIJSON.encode(DaemonQueueReply(items: items))
         case .queueCancel(let id):
             try await router.cancelQueued(id: id)
             return try LocalAPIJSON.encode(EmptyBody())

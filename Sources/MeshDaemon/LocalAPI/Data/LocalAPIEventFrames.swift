@@ -32,16 +32,16 @@ enum LocalAPIEventFrames {
             return binary(LocalAPIDataOperation.snapshotRequestEvent, bytes + encoded)
         case .reachability(let peer, let featureID, let reachable, let reason):
             return json(LocalAPIDataOperation.reachabilityEvent,
-                        ReachabilityBody(peer: peer, featureID: featureID, reachable: reachable, reason: reason))
+                        DaemonReachabilityBody(peer: peer, featureID: featureID, reachable: reachable, reason: reason))
         case .anchor(let from, let sessionID, let featureID, let revision, let anchor):
             return json(LocalAPIDataOperation.anchorEvent,
-                        AnchorEventBody(sessionID: sessionID, featureID: featureID, revision: revision,
-                                        anchor: AnchorBody(anchor), from: from))
+                        DaemonAnchorEventBody(sessionID: sessionID, featureID: featureID, revision: revision,
+                                        anchor: DaemonAnchorBody(anchor), from: from))
         case .session(let record, let change):
-            return json(LocalAPIDataOperation.sessionEvent, SessionBody(record, change: change))
+            return json(LocalAPIDataOperation.sessionEvent, DaemonSessionBody(record, change: change))
         case .watermark(let peer, let sessionID, let featureID, let sequence):
             return json(LocalAPIDataOperation.watermarkEvent,
-                        WatermarkBody(sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence))
+                        DaemonWatermarkBody(sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence))
         }
     }
 
@@ -53,7 +53,7 @@ enum LocalAPIEventFrames {
     }
 }
 
-extension AnchorBody {
+extension DaemonAnchorBody {
     init(_ anchor: SessionTimerAnchor) {
         self.init(startedAt: anchor.startedAt.timeIntervalSince1970,
                   accumulatedElapsedBeforeAnchor: anchor.accumulatedElapsedBeforeAnchor,
@@ -63,7 +63,7 @@ extension AnchorBody {
     }
 }
 
-extension SessionBody {
+extension DaemonSessionBody {
     init(_ record: SessionRecord, change: String? = nil) {
         self.init(sessionID: record.sessionID, featureID: record.featureID, owner: record.owner, status: record.status,
                   updatedAt: record.updatedAt.timeIntervalSince1970, revision: record.revision,

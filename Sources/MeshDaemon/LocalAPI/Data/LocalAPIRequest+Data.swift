@@ -63,22 +63,22 @@ extension LocalAPIRequest {
     private static func decodeDataJSON(_ operation: LocalAPIOperation, body: ByteBuffer) throws(LocalAPIErrorBody) -> LocalAPIRequest {
         switch operation {
         case LocalAPIDataOperation.attach:
-            let request = try LocalAPIJSON.decode(AttachRequest.self, from: body, operation: operation)
+            let request = try LocalAPIJSON.decode(DaemonAttachRequest.self, from: body, operation: operation)
             guard !request.features.isEmpty, request.features.count <= 64 else {
                 throw invalid("attach: give 1 to 64 features")
             }
             for feature in request.features { try checkFeature(feature, operation) }
             return .attach(features: request.features, sessionID: request.sessionID, app: request.app)
         case LocalAPIDataOperation.snapshotRequest:
-            let request = try LocalAPIJSON.decode(SnapshotRequestBody.self, from: body, operation: operation)
+            let request = try LocalAPIJSON.decode(DaemonSnapshotRequestBody.self, from: body, operation: operation)
             try checkFeature(request.featureID, operation)
             return .snapshotRequest(sessionID: request.sessionID, featureID: request.featureID, peer: request.peer)
         case LocalAPIDataOperation.snapshotLatest:
-            let request = try LocalAPIJSON.decode(SnapshotLatestRequest.self, from: body, operation: operation)
+            let request = try LocalAPIJSON.decode(DaemonSnapshotLatestRequest.self, from: body, operation: operation)
             try checkFeature(request.featureID, operation)
             return .snapshotLatest(featureID: request.featureID, peer: request.peer, sessionID: request.sessionID)
         case LocalAPIDataOperation.anchorSet:
-            let request = try LocalAPIJSON.decode(AnchorSetRequest.self, from: body, operation: operation)
+            let request = try LocalAPIJSON.decode(DaemonAnchorSetRequest.self, from: body, operation: operation)
             try checkFeature(request.featureID, operation)
             let a = request.anchor
             let instants = [a.startedAt, a.accumulatedElapsedBeforeAnchor] + [a.pauseStartedAt, a.expectedEndAt, a.stepStartedAt].compactMap { $0 }
@@ -91,28 +91,28 @@ extension LocalAPIRequest {
                                             expectedEndAt: a.expectedEndAt.map(date), stepStartedAt: a.stepStartedAt.map(date))
             return .anchorSet(sessionID: request.sessionID, featureID: request.featureID, revision: request.revision, anchor: anchor)
         case LocalAPIDataOperation.sessionAnnounce:
-            let request = try LocalAPIJSON.decode(SessionAnnounceRequest.self, from: body, operation: operation)
+            let request = try LocalAPIJSON.decode(DaemonSessionAnnounceRequest.self, from: body, operation: operation)
             try checkFeature(request.featureID, operation)
             return .sessionAnnounce(sessionID: request.sessionID, featureID: request.featureID,
                                     owner: try nonEmpty(request.owner, "owner", operation),
                                     status: try nonEmpty(request.status, "status", operation))
         case LocalAPIDataOperation.sessionClose:
-            let request = try LocalAPIJSON.decode(SessionCloseRequest.self, from: body, operation: operation)
+            let request = try LocalAPIJSON.decode(DaemonSessionCloseRequest.self, from: body, operation: operation)
             try checkFeature(request.featureID, operation)
             return .sessionClose(sessionID: request.sessionID, featureID: request.featureID)
         case LocalAPIDataOperation.sessions:
-            return .sessions(featureID: try LocalAPIJSON.decode(SessionsRequest.self, from: body, operation: operation).featureID)
+            return .sessions(featureID: try LocalAPIJSON.decode(DaemonSessionsRequest.self, from: body, operation: operation).featureID)
         case LocalAPIDataOperation.inboxAck:
-            let request = try LocalAPIJSON.decode(InboxAckRequest.self, from: body, operation: operation)
+            let request = try LocalAPIJSON.decode(DaemonInboxAckRequest.self, from: body, operation: operation)
             guard request.ids.count <= 10_000 else { throw invalid("inbox.ack: at most 10000 ids per request") }
             return .inboxAck(ids: request.ids)
         case LocalAPIDataOperation.queue:
             _ = try LocalAPIJSON.decode(EmptyBody.self, from: body, operation: operation)
             return .queue
         case LocalAPIDataOperation.queueCancel:
-            return .queueCancel(id: try LocalAPIJSON.decode(QueueCancelRequest.self, from: body, operation: operation).id)
+            return .queueCancel(id: try LocalAPIJSON.decode(DaemonQueueCancelRequest.self, from: body, operation: operation).id)
         case LocalAPIDataOperation.watermarkSet:
-            let request = try LocalAPIJSON.decode(WatermarkBody.self, from: body, operation: operation)
+            let request = try LocalAPIJSON.decode(DaemonWatermarkBody.self, from: body, operation: operation)
             try checkFeature(request.featureID, operation)
             return .watermarkSet(sessionID: request.sessionID, featureID: request.featureID,
                                  peer: try nonEmpty(request.peer, "peer", operation), sequence: request.sequence)
