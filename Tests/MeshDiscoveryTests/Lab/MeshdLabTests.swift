@@ -47,10 +47,14 @@ struct MeshdLabTests {
         try await MeshdLab.with(hosts: 3) { lab in
             try await pairedAB(lab)
             try await lab.start(c)
-            let browsed = try await lab.session.run("exec", ["3", "avahi-browse", "-rpt", "_sessionmesh._udp"])
-            let resolved = browsed.split(separator: "\n").filter { $0.hasPrefix("=;") }
-            #expect(resolved.contains { $0.contains(";host-a;") && $0.contains(";198.18.0.1;47470;") && $0.contains("\"id=") })
-            #expect(resolved.contains { $0.contains(";host-b;") && $0.contains(";198.18.0.2;47470;") })
+            // One `avahi-browse -t` dumps what C's avahi-daemon has resolved so far; ask again
+            // until both records are there (bounded), since a loaded machine resolves slower.
+            _ = try await lab.waitUntil("C's avahi-browse shows A's and B's records", timeout: .seconds(8)) {
+                let browsed = try await lab.session.run("exec", ["3", "avahi-browse", "-rpt", "_sessionmesh._udp"])
+                let resolved = browsed.split(separator: "\n").filter { $0.hasPrefix("=;") }
+                return resolved.contains { $0.contains(";host-a;") && $0.contains(";198.18.0.1;47470;") && $0.contains("\"id=") }
+                    && resolved.contains { $0.contains(";host-b;") && $0.contains(";198.18.0.2;47470;") }
+            }
             try await lab.waitUntil("C's daemon resolved both", timeout: .seconds(5)) {
                 try await lab.status(c).counters["discovery.mdns_services"] ?? 0 >= 2
             }
