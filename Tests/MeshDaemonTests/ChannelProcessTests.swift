@@ -44,13 +44,9 @@ struct ChannelProcessTests {
 
     /// `kill -9` of either side: the channel is active again within 3 s of the restart.
     @Test func killNineAndRestartBringsTheChannelBackWithinThreeSeconds() async throws {
-        let a = try await DaemonProcess(name: "alpha")
-        let b = try await DaemonProcess(name: "beta")
-        defer { a.stopNow(); b.stopNow() }
-        let idA = try await a.deviceID()
-        let idB = try await b.deviceID()
-        _ = try await a.pair(with: b)
-        try await a.waitForChannel(idB, timeout: 2)
+        let pair = try await DaemonPair.start()
+        defer { pair.stopNow() }
+        let (a, b, idA, idB) = (pair.a, pair.b, pair.idA, pair.idB)
 
         for victim in [b, a] {
             try await victim.kill9()
@@ -119,13 +115,9 @@ struct ChannelProcessTests {
 
     /// `meshctl unpair` on one side removes the pair and closes the channel on both sides.
     @Test func unpairClosesBothSides() async throws {
-        let a = try await DaemonProcess(name: "alpha")
-        let b = try await DaemonProcess(name: "beta")
-        defer { a.stopNow(); b.stopNow() }
-        let idA = try await a.deviceID()
-        let idB = try await b.deviceID()
-        _ = try await a.pair(with: b)
-        try await a.waitForChannel(idB, timeout: 2)
+        let pair = try await DaemonPair.start()
+        defer { pair.stopNow() }
+        let (a, b, idA, idB) = (pair.a, pair.b, pair.idA, pair.idB)
 
         let result = try await a.meshctl(["unpair", idB])
         #expect(result.status == 0, "\(result.output)")
@@ -141,12 +133,9 @@ struct ChannelProcessTests {
 
     /// A daemon whose wall clock runs 2.5 s ahead is estimated within ±5 ms by its peer.
     @Test func aSkewedClockIsEstimatedWithinFiveMilliseconds() async throws {
-        let a = try await DaemonProcess(name: "alpha")
-        let b = try await DaemonProcess(name: "beta", extraArguments: ["--clock-offset-ms", "2500"])
-        defer { a.stopNow(); b.stopNow() }
-        let idB = try await b.deviceID()
-        _ = try await a.pair(with: b)
-        try await a.waitForChannel(idB, timeout: 2)
+        let pair = try await DaemonPair.start(extraB: ["--clock-offset-ms", "2500"])
+        defer { pair.stopNow() }
+        let (a, idB) = (pair.a, pair.idB)
 
         var estimate: Double?
         let deadline = Date().addingTimeInterval(8)
