@@ -25,9 +25,10 @@ struct TransportState: Sendable {
 
 extension DaemonSessionSyncTransport {
     /// Connects to the daemon, attaches the features, primes the snapshot cache from the
-    /// daemon's inbound slots and sends what waited, in arrival order. Callable again after the
-    /// connection ended (e.g. the daemon restarted); throws `MeshClientError` when the daemon
-    /// cannot be reached, and `transport-stopped` after `stop()`.
+    /// daemon's inbound slots and sends what waited, in arrival order. Throws `MeshClientError`
+    /// when the daemon cannot be reached, and `transport-busy` when already started or stopped.
+    /// After the connection ended the transport reconnects by itself (`reconnectPolicy`); with
+    /// no policy, `start()` may be called again once it is detached.
     public func start() async throws {
         let mayStart: Bool = state.withLock { state in
             switch state.phase {
@@ -40,8 +41,31 @@ extension DaemonSessionSyncTransport {
                                   message: "the transport is already started or was stopped; create a new one")
         }
         do {
+            try await connectAndAttach()
+        } catch {
+            let waiters: [CheckedContinuation<MeshClient, any Error>] = state.withLock { state in
+                if case .starting = state.phase { state.phase = .idle }
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(throwing: error) }
+            throw error
+        }
+    }
+
+    /// One connection attempt: connect, attach, prime the cache, drain the buffer. On failure
+    /// the half-made connection is closed and the phase left as it was (`starting`).
+    func connectAndAttach() async throws {
+        var opened: MeshClient?
+        do {
             let client = try await MeshClient.connect(socketPath: socketPath)
-            state.withLock { $0.client = client }
+            opened = client
+            let stopped: Bool = state.withLock { state in
+                if case .stopped = state.phase { return true }
+                state.client = client
+                return false
+            }
+            if stopped { throw Self.stoppedError }
             let attachment = try await client.attach(features: features, sessionID: sessionID, app: localPeer.id)
             state.withLock { $0.localDeviceID = attachment.localDeviceID }
             for feature in features {
@@ -52,14 +76,12 @@ extension DaemonSessionSyncTransport {
             let events = attachment.events
             Task { await self.pump(events, client: client) }
             try await drainPending(client)
+            acknowledge([])
         } catch {
-            let (client, waiters): (MeshClient?, [CheckedContinuation<MeshClient, any Error>]) = state.withLock { state in
-                if case .starting = state.phase { state.phase = .idle }
-                defer { state.waiters.removeAll(); state.client = nil }
-                return (state.client, state.waiters)
+            state.withLock { state in
+                if let client = state.client, client === opened { state.client = nil }
             }
-            await client?.close()
-            for waiter in waiters { waiter.resume(throwing: error) }
+            await opened?.close()
             throw error
         }
     }
@@ -114,6 +136,7 @@ extension DaemonSessionSyncTransport {
         while true {
             let (items, waiters): ([PendingDeliveryQueue<PendingEnvelope, PendingSnapshot>.Item], [CheckedContinuation<MeshClient, any Error>]) =
                 state.withLock { state in
+                    if case .stopped = state.phase { return ([], []) }
                     let items = state.pending.drain()
                     guard items.isEmpty else { return (items, []) }
                     state.phase = .attached(client)
@@ -121,6 +144,7 @@ extension DaemonSessionSyncTransport {
                     return ([], state.waiters)
                 }
             if items.isEmpty {
+                if state.withLock({ if case .stopped = $0.phase { true } else { false } }) { throw Self.stoppedError }
                 for waiter in waiters { waiter.resume(returning: client) }
                 return
             }
@@ -158,20 +182,62 @@ extension DaemonSessionSyncTransport {
             }
             events.yield(event)
         }
-        // The connection ended: buffer again until the app calls start() once more.
-        state.withLock { state in
-            if case .attached(let attached) = state.phase, attached === client {
+        // The connection ended: buffer again, and reconnect when the policy says so.
+        let reconnect: Bool = state.withLock { state in
+            guard case .attached(let attached) = state.phase, attached === client else { return false }
+            state.client = nil
+            guard reconnectPolicy != nil else {
                 state.phase = .idle
-                state.client = nil
+                return false
+            }
+            state.phase = .starting
+            return true
+        }
+        await client.close()
+        if reconnect { await reconnectLoop() }
+    }
+
+    /// Retries `connectAndAttach()` with jittered exponential backoff until it succeeds, the
+    /// transport is stopped, or the policy's attempts are spent (then waiting reliable sends
+    /// fail with the last error and the transport is detached; `start()` may be called again).
+    private func reconnectLoop() async {
+        guard let policy = reconnectPolicy else { return }
+        var delay = max(0.001, policy.initialDelay)
+        var attempt = 0
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            attempt += 1
+            let jittered = delay * Double.random(in: 0.8...1.2, using: &generator)
+            try? await Task.sleep(nanoseconds: UInt64(jittered * 1e9))
+            if isStopped { return }
+            do {
+                try await connectAndAttach()
+                return
+            } catch {
+                if isStopped { return }
+                if let limit = policy.maximumAttempts, attempt >= limit {
+                    let waiters: [CheckedContinuation<MeshClient, any Error>] = state.withLock { state in
+                        if case .starting = state.phase { state.phase = .idle }
+                        defer { state.waiters.removeAll() }
+                        return state.waiters
+                    }
+                    for waiter in waiters { waiter.resume(throwing: error) }
+                    return
+                }
+                delay = min(delay * 2, max(policy.maximumDelay, policy.initialDelay))
             }
         }
+    }
+
+    private var isStopped: Bool {
+        state.withLock { if case .stopped = $0.phase { true } else { false } }
     }
 
     /// Acks inbox ids in batches, one `inbox.ack` in flight at a time.
     func acknowledge(_ ids: [UInt64]) {
         let startFlusher: MeshClient? = state.withLock { state in
             state.ackQueue.append(contentsOf: ids)
-            guard !state.ackFlushing, let client = state.client else { return nil }
+            guard !state.ackQueue.isEmpty, !state.ackFlushing, let client = state.client else { return nil }
             state.ackFlushing = true
             return client
         }

@@ -24,6 +24,12 @@ import SessionMesh
 /// daemon marks as a redelivery may repeat one already seen; the engine's `eventID` dedup
 /// absorbs it.
 ///
+/// Reconnecting: when the connection to meshd ends (the daemon restarted, its socket closed),
+/// the transport goes back to buffering as before `start()` and reconnects by itself with
+/// `reconnectPolicy` (jittered exponential backoff), re-attaching and re-priming the snapshot
+/// cache; items the app had not acked come again, marked as redeliveries. Pass `nil` to turn
+/// this off and call `start()` again yourself. `isAttached` tells which state it is in.
+///
 /// `latestPeerSnapshot(featureID:)` is synchronous: it reads a cache filled at `start()` from
 /// the daemon's persisted inbound slots (`snapshot.latest`, so it works while the peer is off)
 /// and kept current by `snapshot` events. Per (peer, feature) a lower revision never replaces a
@@ -40,6 +46,8 @@ public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
     public let features: [String]
     /// The session narrowing the attach, if any.
     public let sessionID: UUID?
+    /// How the transport reconnects after its connection ended; nil: it does not.
+    public let reconnectPolicy: DaemonReconnectPolicy?
 
     /// Payload limit: the local API's 1 MiB frame minus room for metadata.
     public static let maximumPayloadBytes = LocalAPIWireFormat.defaultMaximumBodyLength - 8192
@@ -59,9 +67,12 @@ public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
     ///   - features: features to attach (events of other features are not received).
     ///   - sessionID: narrow session-scoped events to one session.
     ///   - pendingCapacity: envelopes held before attach (oldest dropped past it).
+    ///   - reconnect: how to come back after the connection to meshd ended; nil: stay detached
+    ///     until the app calls `start()` again.
     public init(socketPath: String, localPeer: SessionPeer, features: [String], sessionID: UUID? = nil,
-                pendingCapacity: Int = 200) {
+                pendingCapacity: Int = 200, reconnect: DaemonReconnectPolicy? = DaemonReconnectPolicy()) {
         self.socketPath = socketPath
+        self.reconnectPolicy = reconnect
         self.localPeer = localPeer
         self.features = features
         self.sessionID = sessionID
@@ -73,6 +84,12 @@ public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
 
     /// Envelopes dropped from the pre-attach buffer because it was full.
     public var droppedBeforeAttachCount: Int { state.withLock { $0.pending.droppedEnvelopeCount } }
+
+    /// True while connected and attached (sends go straight to meshd); false before `start()`,
+    /// while reconnecting and after `stop()`.
+    public var isAttached: Bool {
+        state.withLock { if case .attached = $0.phase { true } else { false } }
+    }
 
     /// The daemon's device ID once attached.
     public var localDeviceID: String? { state.withLock { $0.localDeviceID } }

@@ -59,4 +59,41 @@ struct ProcessDeliveryTransportTests {
         #expect(fresh.latestPeerSnapshot(featureID: "demo")?.state == Data("seven".utf8), "primed from B's slot while A is down")
         await fresh.stop()
     }
+
+    /// The receiving daemon is killed and restarted: the app's transport re-attaches by itself
+    /// and gets the reliable envelope sent while its daemon was down.
+    @Test func theTransportComesBackAfterItsDaemonRestarts() async throws {
+        let pair = try await DaemonPair.start()
+        defer { pair.stopNow() }
+        let me = SessionPeer(id: "app-on-a", deviceClass: .desktop, appInstanceID: "1")
+        let you = SessionPeer(id: "app-on-b", deviceClass: .desktop, appInstanceID: "2")
+        let receiver = DaemonSessionSyncTransport(socketPath: pair.b.socketPath, localPeer: you, features: ["demo"],
+                                                  reconnect: DaemonReconnectPolicy(initialDelay: 0.1, maximumDelay: 0.5))
+        try await receiver.start()
+        let envelopes = receiver.receiveEnvelopes()
+        let sender = DaemonSessionSyncTransport(socketPath: pair.a.socketPath, localPeer: me, features: ["demo"])
+        try await sender.start()
+
+        try await pair.b.kill9()
+        #expect(await pollUntil(5) { !receiver.isAttached }, "the transport notices its daemon died")
+        try await sender.send(ProcessFixtures.envelope(1, payload: "while B was down"), mode: .reliableEventually, to: nil)
+        try await pair.b.restart()
+        #expect(await pollUntil(15) { receiver.isAttached }, "re-attached without the app calling start()")
+        let received = try await withDeadline(20) { () -> String? in
+            for await envelope in envelopes { return String(decoding: envelope.payload, as: UTF8.self) }
+            return nil
+        }
+        #expect(received == "while B was down")
+        await sender.stop()
+        await receiver.stop()
+    }
+
+    private func pollUntil(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition()
+    }
 }

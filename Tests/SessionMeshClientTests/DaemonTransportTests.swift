@@ -122,4 +122,55 @@ struct DaemonTransportTests {
         #expect(change?.featureID == "demo")
         await transport.stop()
     }
+
+    @Test func aDroppedConnectionIsReattachedByItselfAndSendsMadeMeanwhileGoThrough() async throws {
+        let daemon = try await FakeDaemon.start(StandardResponder().callAsFunction)
+        defer { Task { await daemon.stop() } }
+        let transport = DaemonSessionSyncTransport(socketPath: daemon.socketPath, localPeer: Self.me, features: ["demo"],
+                                                   reconnect: DaemonReconnectPolicy(initialDelay: 0.2, maximumDelay: 0.5))
+        try await transport.start()
+        #expect(transport.isAttached)
+        daemon.dropConnections()
+        #expect(await eventually { !transport.isAttached }, "the transport notices the daemon went away")
+
+        // While detached: realtime waits in the buffer, reliable waits for the attach.
+        try await transport.send(Fixtures.envelope(sequence: 1), mode: .realtimeBestEffort, to: nil)
+        let reliable = Task { try await transport.send(Fixtures.envelope(sequence: 2), mode: .reliableEventually, to: nil) }
+        #expect(await eventually(10) { transport.isAttached }, "re-attached without the app calling start()")
+        try await reliable.value
+        #expect(daemon.requests.filter { $0.operation == .attach }.count == 2)
+        let sequences = daemon.requests.filter { $0.operation == .send }
+            .compactMap { try? MeshSendRequest.decode($0.body).envelope.metadata.sequence }
+        #expect(sequences == [1, 2], "the buffered realtime send goes first, then the reliable one")
+        await transport.stop()
+        #expect(!transport.isAttached)
+    }
+
+    @Test func reconnectGivesUpAfterItsAttemptsAndFailsWaitingReliableSends() async throws {
+        let daemon = try await FakeDaemon.start(StandardResponder().callAsFunction)
+        let transport = DaemonSessionSyncTransport(socketPath: daemon.socketPath, localPeer: Self.me, features: ["demo"],
+                                                   reconnect: DaemonReconnectPolicy(initialDelay: 0.3, maximumDelay: 0.3, maximumAttempts: 3))
+        try await transport.start()
+        await daemon.stop()
+        #expect(await eventually { !transport.isAttached })
+        let waiting = Task { try await transport.send(Fixtures.envelope(sequence: 1), mode: .reliableEventually, to: nil) }
+        await #expect(throws: MeshClientError.self) { try await waiting.value }
+        // Given up: the app may start it again (here it fails at once: no daemon).
+        await #expect(throws: MeshClientError.self) { try await transport.start() }
+        await transport.stop()
+    }
+
+    @Test func withoutAPolicyTheAppRestartsTheTransportItself() async throws {
+        let daemon = try await FakeDaemon.start(StandardResponder().callAsFunction)
+        defer { Task { await daemon.stop() } }
+        let transport = DaemonSessionSyncTransport(socketPath: daemon.socketPath, localPeer: Self.me, features: ["demo"], reconnect: nil)
+        try await transport.start()
+        daemon.dropConnections()
+        #expect(await eventually { !transport.isAttached })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(daemon.requests.filter { $0.operation == .attach }.count == 1, "no reconnect without a policy")
+        try await transport.start()
+        #expect(transport.isAttached)
+        await transport.stop()
+    }
 }
