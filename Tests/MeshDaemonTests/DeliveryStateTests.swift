@@ -157,6 +157,44 @@ extension DeliveryIntegration {
             await bed.shutdown()
         }
 
+        @Test func watermarksSurviveRestartsAndAreGivenToAppsThatAttachLater() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            var (a, b) = try await bed.pair()
+            try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: 7)
+            await #expect(throws: ControlError.self) {
+                try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: UInt64.max)
+            }
+            // No app was attached on alice when it arrived; one that attaches now is told.
+            try await Task.sleep(for: .milliseconds(300))
+            let early = CollectingSink()
+            _ = await a.router.attach(features: ["demo"], sink: early)
+            try await waitUntil("watermark 7 given on attach", timeout: 5) {
+                early.all.contains { if case .watermark(_, _, _, 7) = $0 { true } else { false } }
+            }
+            // Both daemons restart; alice still knows 7 without bob resending it, and bob still
+            // knows he set 7 (a lower value set after the restart is ignored).
+            let aFolder = a.running.stateDirectory, aPort = a.running.port
+            let bFolder = b.running.stateDirectory, bPort = b.running.port
+            await b.stop()
+            await a.stop()
+            a = try await bed.start(name: "alice", stateDirectory: aFolder, port: aPort)
+            let late = CollectingSink()
+            _ = await a.router.attach(features: ["demo"], sink: late)
+            try await waitUntil("watermark 7 remembered by alice", timeout: 5) {
+                late.all.contains { if case .watermark(_, _, _, 7) = $0 { true } else { false } }
+            }
+            b = try await bed.start(name: "bob", stateDirectory: bFolder, port: bPort)
+            try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: 5)
+            try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: 8)
+            try await waitUntil("watermark 8 at alice", timeout: 10) {
+                late.all.contains { if case .watermark(_, _, _, 8) = $0 { true } else { false } }
+            }
+            let marks = late.all.compactMap { if case .watermark(_, _, _, let s) = $0 { s } else { nil } }
+            #expect(!marks.contains(5), "a lower watermark never goes out after a restart: \(marks)")
+            await bed.shutdown()
+        }
+
         @Test func queueCancelAndUnpairDropQueuedItems() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }

@@ -77,6 +77,34 @@ struct StoreFileTests {
         #expect(newer?.detail.contains("99") == true)
     }
 
+    @Test func aVersionOneFileIsMigratedKeepingItsDataAndWatermarksOnlyRise() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        _ = try store.enqueue(peer: "A", item: makeOutboxItem(1))
+        store.close()
+        // Make it look like a file written by the first release.
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        try raw.execute("DROP TABLE watermark; PRAGMA user_version = 1", "test setup")
+        raw.close()
+
+        store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        #expect(try store.pendingOutbox(peer: "A", limit: 10).count == 1, "queued data survives the migration")
+        let session = UUID()
+        func mark(_ sequence: UInt64) -> WatermarkRecord {
+            WatermarkRecord(peer: "A", sessionID: session, direction: .received, featureID: "demo", sequence: sequence,
+                            updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+        #expect(try store.putWatermark(mark(5)))
+        #expect(try !store.putWatermark(mark(3)))
+        #expect(try store.watermarks().map(\.sequence) == [5])
+        let huge = #expect(throws: StoreError.self) { try store.putWatermark(mark(.max)) }
+        #expect(huge?.code == .invalidArgument)
+        _ = try store.dropPeer("A")
+        #expect(try store.watermarks().isEmpty, "unpairing forgets the peer's watermarks")
+    }
+
     @Test func openingInAMissingFolderAndUsingAClosedStoreGiveClearErrors() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }

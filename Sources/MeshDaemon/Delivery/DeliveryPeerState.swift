@@ -43,7 +43,7 @@ struct DeliveryPeerState: Sendable {
     /// Watermarks this device's apps set for the peer's events, by session.
     var watermarksSent: [UUID: (featureID: String, sequence: UInt64)] = [:]
     /// Watermarks the peer reported for our events, by session.
-    var watermarksReceived: [UUID: UInt64] = [:]
+    var watermarksReceived: [UUID: (featureID: String, sequence: UInt64)] = [:]
 
     init(pendingCapacity: Int, retryInitial: Double) {
         pending = PendingDeliveryQueue(envelopeCapacity: pendingCapacity)

@@ -150,14 +150,19 @@ extension DeliveryRouter {
 
     // MARK: - Watermarks
 
-    /// This device's app processed `peer`'s events of the session up to `sequence`: forwards it
-    /// (monotonic: a lower value is ignored; resent on every activation).
+    /// This device's app processed `peer`'s events of the session up to `sequence`: stores and
+    /// forwards it (monotonic: a lower value is ignored; resent on every activation, kept
+    /// across restarts). Throws `invalid-argument` for a sequence the store cannot hold.
     public func setWatermark(sessionID: UUID, featureID: String, peer: String, sequence: UInt64) async throws {
+        guard sequence <= UInt64(Int64.max) else {
+            throw ControlError(code: "invalid-argument", message: "watermark.set: sequence must be at most \(Int64.max)")
+        }
         let target = try await node.resolvePairedPeer(peer)
         ensurePeer(target)
         guard let state = peerStates[target] else { return }
         if let known = state.watermarksSent[sessionID], known.sequence >= sequence { return }
         peerStates[target]?.watermarksSent[sessionID] = (featureID, sequence)
+        persistWatermark(peer: target, sessionID: sessionID, direction: .sent, featureID: featureID, sequence: sequence)
         if state.active {
             await transmit(.watermark(sessionID: sessionID, featureID: featureID, sequence: sequence), to: target, path: .stream)
         }
@@ -165,8 +170,76 @@ extension DeliveryRouter {
 
     func watermarkReceived(sessionID: UUID, featureID: String, sequence: UInt64, from peer: DeviceID) {
         guard let state = peerStates[peer] else { return }
-        if let known = state.watermarksReceived[sessionID], known >= sequence { return }
-        peerStates[peer]?.watermarksReceived[sessionID] = sequence
-        emit(.watermark(peer: peer.description, sessionID: sessionID, featureID: featureID, sequence: sequence), feature: featureID)
+        if let known = state.watermarksReceived[sessionID], known.sequence >= sequence { return }
+        peerStates[peer]?.watermarksReceived[sessionID] = (featureID, sequence)
+        persistWatermark(peer: peer, sessionID: sessionID, direction: .received, featureID: featureID, sequence: sequence)
+        emit(.watermark(peer: key(peer), sessionID: sessionID, featureID: featureID, sequence: sequence), feature: featureID)
+    }
+
+    /// Writes a raised watermark to the store, off the caller's path (the store keeps the
+    /// highest value, so the order of these writes does not matter).
+    func persistWatermark(peer: DeviceID, sessionID: UUID, direction: WatermarkRecord.Direction, featureID: String, sequence: UInt64) {
+        guard sequence <= UInt64(Int64.max) else { return }
+        let record = WatermarkRecord(peer: key(peer), sessionID: sessionID, direction: direction, featureID: featureID,
+                                     sequence: sequence, updatedAt: wallNow())
+        let store = self.store
+        Task {
+            do {
+                _ = try await self.worker.run { try store.putWatermark(record) }
+            } catch {
+                self.noteStoreError(error, "could not store a delivery watermark")
+            }
+        }
+    }
+
+    /// Waits until the stored watermarks are loaded (once per router; `run()` and `attach`
+    /// both call it, whichever comes first starts the load).
+    func watermarksReady() async {
+        if let load = watermarkLoad {
+            await load.value
+            return
+        }
+        let load = Task { await self.loadWatermarks() }
+        watermarkLoad = load
+        await load.value
+    }
+
+    /// Merges the stored watermarks of paired peers into their states (only ever raising them).
+    private func loadWatermarks() async {
+        for peer in await node.pairedDeviceIDs() { ensurePeer(peer) }
+        let store = self.store
+        let records: [WatermarkRecord]
+        do {
+            records = try await worker.run { try store.watermarks() }
+        } catch {
+            noteStoreError(error, "could not read the stored delivery watermarks")
+            return
+        }
+        for record in records {
+            guard let peer = peersByKey[record.peer] else { continue }
+            let mark = (featureID: record.featureID, sequence: record.sequence)
+            switch record.direction {
+            case .sent:
+                if (peerStates[peer]?.watermarksSent[record.sessionID]?.sequence ?? 0) < record.sequence {
+                    peerStates[peer]?.watermarksSent[record.sessionID] = mark
+                }
+            case .received:
+                if (peerStates[peer]?.watermarksReceived[record.sessionID]?.sequence ?? 0) < record.sequence {
+                    peerStates[peer]?.watermarksReceived[record.sessionID] = mark
+                }
+            }
+        }
+    }
+
+    /// The watermarks peers reported for `features`, as events for a newly attached app.
+    func currentWatermarks(features: Set<String>, sessionID: UUID?) -> [DeliveryEvent] {
+        var events: [DeliveryEvent] = []
+        for (peer, state) in peerStates.sorted(by: { $0.key < $1.key }) {
+            for (session, mark) in state.watermarksReceived.sorted(by: { $0.key.uuidString < $1.key.uuidString })
+            where features.contains(mark.featureID) && (sessionID == nil || sessionID == session) {
+                events.append(.watermark(peer: key(peer), sessionID: session, featureID: mark.featureID, sequence: mark.sequence))
+            }
+        }
+        return events
     }
 }

@@ -44,6 +44,8 @@ public actor DeliveryRouter: Service {
     var seenToRecord: [DeviceID: [UUID]] = [:]
     var ackBacklog: [DeviceID: [UUID]] = [:]
     var ackFlushScheduled = false
+    /// Loading the stored watermarks (started by `run()` or the first attach).
+    var watermarkLoad: Task<Void, Never>?
     var random = SystemRandomNumberGenerator()
     var ran = false
 
@@ -94,6 +96,7 @@ public actor DeliveryRouter: Service {
         guard !ran else { throw ControlError(code: "already-ran", message: "this delivery router already ran") }
         ran = true
         for peer in await node.pairedDeviceIDs() { ensurePeer(peer) }
+        await watermarksReady()
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {

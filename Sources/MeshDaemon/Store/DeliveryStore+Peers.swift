@@ -18,7 +18,9 @@ extension DeliveryStore {
                 try db.run("DELETE FROM inbound_slot WHERE peer = ?", [.text(peer)], operation)
                 let slots = db.changes
                 try db.run("DELETE FROM session_directory WHERE source_peer = ?", [.text(peer)], operation)
-                return (outbox, inbox, slots, db.changes)
+                let sessions = db.changes
+                try db.run("DELETE FROM watermark WHERE peer = ?", [.text(peer)], operation)
+                return (outbox, inbox, slots, sessions)
             }
             tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
             tallies.inbox = tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))

@@ -82,6 +82,18 @@ enum StoreSchema {
             updated_at REAL NOT NULL
         ) WITHOUT ROWID;
         """,
+        // Version 2: delivery watermarks survive restarts (direction 0 sent, 1 received).
+        """
+        CREATE TABLE watermark (
+            peer TEXT NOT NULL,
+            session BLOB NOT NULL,
+            direction INTEGER NOT NULL,
+            feature TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (peer, session, direction)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version a fully migrated file has.

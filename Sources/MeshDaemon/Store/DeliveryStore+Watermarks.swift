@@ -1,0 +1,37 @@
+import Foundation
+
+/// Delivery watermarks (seed 002): one row per (peer, session, direction), only ever raised.
+extension DeliveryStore {
+    /// Stores a watermark. Returns `true` when it was new or higher than the stored one; a
+    /// lower or equal value leaves the row as it is. Sequences above `Int64.max` are refused
+    /// with `StoreError` code `.invalidArgument`.
+    @discardableResult
+    public func putWatermark(_ record: WatermarkRecord) throws -> Bool {
+        try withConnection { db in
+            let operation = "store watermark of session \(record.sessionID)"
+            try db.run("""
+                INSERT INTO watermark (peer, session, direction, feature, sequence, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (peer, session, direction) DO UPDATE
+                SET feature = excluded.feature, sequence = excluded.sequence, updated_at = excluded.updated_at
+                WHERE excluded.sequence > watermark.sequence
+                """, [.text(record.peer), .blob(StoreColumns.blob(record.sessionID)), .integer(record.direction.rawValue),
+                      .text(record.featureID),
+                      try StoreColumns.integer(record.sequence, name: "sequence", operation: operation, path: path),
+                      StoreColumns.value(record.updatedAt)], operation)
+            return db.changes > 0
+        }
+    }
+
+    /// Every stored watermark (read once when the router starts).
+    public func watermarks() throws -> [WatermarkRecord] {
+        try withConnection { db in
+            try db.query("SELECT peer, session, direction, feature, sequence, updated_at FROM watermark ORDER BY peer, session",
+                         [], "read watermarks") { row in
+                WatermarkRecord(peer: row.text(0), sessionID: try StoreColumns.uuid(row, 1, path: path),
+                                direction: WatermarkRecord.Direction(rawValue: row.int64(2)) ?? .received,
+                                featureID: row.text(3), sequence: StoreColumns.unsigned(row, 4),
+                                updatedAt: StoreColumns.date(row, 5))
+            }
+        }
+    }
+}
