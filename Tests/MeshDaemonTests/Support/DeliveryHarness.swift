@@ -6,18 +6,19 @@ import MeshLocalAPI
 import SessionMesh
 import SessionMeshClient
 
-/// Two real `meshd` on 127.0.0.1, paired through `meshctl pair`, channel active both ways.
+/// Two real `meshd` on 127.0.0.1 (or `listen`, e.g. `[::1]:0`), paired through `meshctl pair`,
+/// channel active both ways.
 struct DaemonPair {
     let a: DaemonProcess
     let b: DaemonProcess
     let idA: String
     let idB: String
 
-    static func start(extraA: [String] = [], extraB: [String] = []) async throws -> DaemonPair {
-        let a = try await DaemonProcess(name: "alpha", extraArguments: extraA)
+    static func start(listen: String = "127.0.0.1:0", extraA: [String] = [], extraB: [String] = []) async throws -> DaemonPair {
+        let a = try await DaemonProcess(name: "alpha", listen: listen, extraArguments: extraA)
         let b: DaemonProcess
         do {
-            b = try await DaemonProcess(name: "beta", extraArguments: extraB)
+            b = try await DaemonProcess(name: "beta", listen: listen, extraArguments: extraB)
         } catch {
             a.stopNow()
             throw error
