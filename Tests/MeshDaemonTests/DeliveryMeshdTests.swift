@@ -69,17 +69,17 @@ extension DeliveryIntegration {
             for index in 1...3 {
                 let (envelope, encoded) = try RouterFixtures.envelope("offline \(index)", sequence: UInt64(index))
                 appA.send(LocalAPIDataTests.binary(0x0101, id: UInt32(index), [2, UInt8(bID.utf8.count)] + Array(bID.utf8) + encoded))
-                let reply = try LocalAPIDataTests.json(DaemonSendReply.self, try await appA.readFrame())
-                #expect(reply.outcome == "queued")
+                let reply = try LocalAPIDataTests.json(MeshSendReply.self, try await appA.readFrame())
+                #expect(reply.outcome == .queued)
                 sent.append(envelope.metadata.eventID)
             }
             appA.send(.request(LocalAPIOperation(rawValue: 0x010A), id: 9))
-            #expect(try LocalAPIDataTests.json(DaemonQueueReply.self, try await appA.readFrame()).items.map(\.eventID) == sent)
+            #expect(try LocalAPIDataTests.json(MeshQueueReply.self, try await appA.readFrame()).items.map(\.eventID) == sent)
 
             try await b.start()
             let appB = try RawSocket(path: b.socket, receiveTimeout: 15)
             appB.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 1, json: #"{"features":["demo"]}"#))
-            _ = try LocalAPIDataTests.json(DaemonAttachReply.self, try await appB.readFrame())
+            _ = try LocalAPIDataTests.json(MeshAttachReply.self, try await appB.readFrame())
             var received: [UUID] = []
             for _ in 0..<50 where received.count < 3 {
                 let frame = try #require(try await appB.readFrame())

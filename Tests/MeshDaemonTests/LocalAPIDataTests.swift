@@ -39,13 +39,13 @@ extension DeliveryIntegration {
             let appA = try RawSocket(path: serverA.socketPath), appB = try RawSocket(path: serverB.socketPath)
 
             appB.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 7, json: #"{"features":["demo"],"app":"test"}"#))
-            let attach = try Self.json(DaemonAttachReply.self, try await appB.readFrame())
+            let attach = try Self.json(MeshAttachReply.self, try await appB.readFrame())
             #expect(attach.localDeviceID == b.id && attach.peers.map(\.deviceID) == [a.id])
 
             let (envelope, encoded) = try RouterFixtures.envelope("hello", sequence: 1)
             appA.send(Self.binary(0x0101, id: 1, [2, 0] + encoded))
-            let sent = try Self.json(DaemonSendReply.self, try await appA.readFrame())
-            #expect(sent.eventID == envelope.metadata.eventID && sent.outcome == "queued" && sent.peers == 1)
+            let sent = try Self.json(MeshSendReply.self, try await appA.readFrame())
+            #expect(sent.eventID == envelope.metadata.eventID && sent.outcome == .queued && sent.peers == 1)
 
             let event = try #require(try await appB.readFrame())
             #expect(event.kind == .event && event.operation.rawValue == 0x0180 && event.requestID == 7)
@@ -58,11 +58,11 @@ extension DeliveryIntegration {
             #expect(body[10 + fromLength] == 2)
             #expect(try SessionWireCodec.decodeEnvelope(Array(body[(11 + fromLength)...])) == envelope)
             appB.send(.request(LocalAPIOperation(rawValue: 0x0109), id: 8, json: #"{"ids":[\#(inboxID)]}"#))
-            #expect(try Self.json(DaemonInboxAckReply.self, try await appB.readFrame()).acknowledged == 1)
+            #expect(try Self.json(MeshInboxAckReply.self, try await appB.readFrame()).acknowledged == 1)
 
             let (snapshot, snapshotBytes) = try RouterFixtures.snapshot(revision: 3, state: #"{"page":3}"#)
             appA.send(Self.binary(0x0102, id: 2, [0] + snapshotBytes))
-            let published = try Self.json(DaemonSnapshotPublishReply.self, try await appA.readFrame())
+            let published = try Self.json(MeshSnapshotPublishReply.self, try await appA.readFrame())
             #expect(published.revision == 3 && published.stored)
             let pushed = try #require(try await appB.readFrame())
             #expect(pushed.operation.rawValue == 0x0181)
@@ -75,7 +75,7 @@ extension DeliveryIntegration {
             #expect(try await appB.readFrame()?.errorBody?.code == "not-found")
 
             appA.send(.request(LocalAPIOperation(rawValue: 0x010A), id: 3))
-            #expect(try Self.json(DaemonQueueReply.self, try await appA.readFrame()).items.count <= 1)
+            #expect(try Self.json(MeshQueueReply.self, try await appA.readFrame()).items.count <= 1)
             appA.send(.request(LocalAPIOperation(rawValue: 0x010B), id: 4, json: #"{"id":999999}"#))
             #expect(try await appA.readFrame()?.errorBody?.code == "not-found")
             appA.send(.request(LocalAPIOperation(rawValue: 0x0002), id: 5))
@@ -101,7 +101,7 @@ extension DeliveryIntegration {
             good.send(.request(LocalAPIOperation(rawValue: 0x0101), id: 3, json: "{}"))
             #expect(try await good.readFrame()?.errorBody?.code == "unsupported-body")
             good.send(.request(LocalAPIOperation(rawValue: 0x0108), id: 4, json: "{}"))
-            #expect(try Self.json(DaemonSessionsReply.self, try await good.readFrame()).sessions.isEmpty)
+            #expect(try Self.json(MeshSessionsReply.self, try await good.readFrame()).sessions.isEmpty)
             await servers.shutdown()
             await bed.shutdown()
         }

@@ -20,6 +20,9 @@ struct LocalAPIRequestTests {
         (.unpair, #"{"deviceID":"ABC"}"#, .unpair(deviceID: "ABC")),
         (.ping, #"{"deviceID":"ABC"}"#, .ping(deviceID: "ABC", count: 10)),
         (.ping, #"{"deviceID":"ABC","count":200}"#, .ping(deviceID: "ABC", count: 200)),
+        (.inboxAck, #"{"ids":[1,9223372036854775807]}"#, .inboxAck(ids: [1, Int64.max])),
+        (.queueCancel, #"{"id":42}"#, .queueCancel(id: 42)),
+        (.queue, "{}", .queue),
     ])
     func wellFormedRequestsParse(operation: LocalAPIOperation, json: String, expected: LocalAPIRequest) throws {
         #expect(try LocalAPIRequest.parse(.request(operation, id: 1, json: json)) == expected)
@@ -36,6 +39,20 @@ struct LocalAPIRequestTests {
         (LocalAPIOperation(rawValue: 0x0F00), "{}", "unknown-operation", false),
         (LocalAPIOperation(rawValue: 0x0100), #"{"features":[]}"#, "invalid-argument", false),
         (LocalAPIOperation(rawValue: 0x0100), "{}", "bad-request", true),
+        // Item ids are u64 on the wire and SQLite rowids in the store: anything else is refused
+        // as out of range, and the connection stays open.
+        (.inboxAck, #"{"ids":[-1]}"#, "invalid-argument", false),
+        (.inboxAck, #"{"ids":[3,-9223372036854775808]}"#, "invalid-argument", false),
+        (.inboxAck, #"{"ids":[9223372036854775808]}"#, "invalid-argument", false),
+        (.inboxAck, #"{"ids":[18446744073709551616]}"#, "invalid-argument", false),
+        (.inboxAck, #"{"ids":[1.5]}"#, "invalid-argument", false),
+        (.inboxAck, #"{"ids":["1"]}"#, "bad-request", true),
+        (.inboxAck, #"{"ids":[true]}"#, "bad-request", true),
+        (.queueCancel, #"{"id":-1}"#, "invalid-argument", false),
+        (.queueCancel, #"{"id":18446744073709551615}"#, "invalid-argument", false),
+        (.queueCancel, #"{"id":1e300}"#, "invalid-argument", false),
+        (.queueCancel, #"{"id":null}"#, "bad-request", true),
+        (.queueCancel, #"{"ids":[1]}"#, "bad-request", true),
     ])
     func badRequestsAreRejectedWithACode(operation: LocalAPIOperation, json: String, code: String, closes: Bool) {
         #expect {

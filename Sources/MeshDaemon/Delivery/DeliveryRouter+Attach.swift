@@ -54,11 +54,11 @@ extension DeliveryRouter {
         state.remoteFeatures = Set(features)
         state.presenceExpiresAt = now() &+ UInt64(options.presenceLease * 1e9)
         peerStates[peer] = state
-        updateReachability(peer, gained: "app-attached", lost: "app-detached")
+        updateReachability(peer, gained: .appAttached, lost: .appDetached)
     }
 
     /// Recomputes which features of `peer` are reachable and emits the changes.
-    func updateReachability(_ peer: DeviceID, gained: String, lost: String) {
+    func updateReachability(_ peer: DeviceID, gained: MeshReachabilityEvent.Reason, lost: MeshReachabilityEvent.Reason) {
         guard var state = peerStates[peer] else { return }
         let now = now()
         let reachable: Set<String> = state.active && now < state.presenceExpiresAt ? state.remoteFeatures : []
@@ -172,20 +172,24 @@ extension DeliveryRouter {
     }
 
     /// An app acknowledged inbox items: deletes them. Returns how many were deleted.
-    public func acknowledgeInbox(ids: [Int64]) async throws -> Int {
+    ///
+    /// With `permits`, only items of features it accepts are deleted; the others are left alone
+    /// as if their ids were unknown. Only ids that named an item are remembered as acknowledged,
+    /// so an id acked before its item exists cannot keep that item from its app.
+    public func acknowledgeInbox(ids: [Int64], permitting permits: (@Sendable (String) -> Bool)? = nil) async throws -> Int {
         let store = self.store, inboxIDs = ids.map(InboxID.init(rawValue:))
-        let count: Int
+        let deleted: [Int64]
         do {
-            count = try await worker.run { try store.acknowledgeInbox(ids: inboxIDs) }
+            deleted = try await worker.run { try store.deleteInbox(ids: inboxIDs, permitting: permits).map(\.rawValue) }
         } catch {
             throw DeliveryError.store(error)
         }
-        for key in handedOut.keys { handedOut[key]?.subtract(ids) }
-        for id in ids where acknowledgedInbox.insert(id).inserted { acknowledgedOrder.append(id) }
+        for key in handedOut.keys { handedOut[key]?.subtract(deleted) }
+        for id in deleted where acknowledgedInbox.insert(id).inserted { acknowledgedOrder.append(id) }
         if acknowledgedOrder.count > 200_000 {
             for id in acknowledgedOrder.prefix(100_000) { acknowledgedInbox.remove(id) }
             acknowledgedOrder.removeFirst(100_000)
         }
-        return count
+        return deleted.count
     }
 }

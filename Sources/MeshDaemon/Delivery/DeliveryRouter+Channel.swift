@@ -28,7 +28,7 @@ extension DeliveryRouter {
         let drained = state.pending.drain()
         peerStates[peer] = state
         counters.pendingDrained &+= UInt64(drained.count)
-        emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: true, reason: "channel-active"))
+        emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: true, reason: .channelActive))
         await refreshEstimate(peer)
         await transmit(.presence(features: announcedFeatures), to: peer, path: .stream)
         // Pre-activation items, in arrival order, on the ordered stream path.
@@ -49,8 +49,8 @@ extension DeliveryRouter {
         state.remoteFeatures = []
         state.presenceExpiresAt = 0
         peerStates[peer] = state
-        updateReachability(peer, gained: "channel-active", lost: "channel-down")
-        emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: false, reason: "channel-down"))
+        updateReachability(peer, gained: .channelActive, lost: .channelDown)
+        emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: false, reason: .channelDown))
         // Realtime items still waiting for an ack go to the outbox now.
         let waiting = awaitingAck.filter { $0.value.peer == peer }
         for (eventID, entry) in waiting {
@@ -132,7 +132,7 @@ extension DeliveryRouter {
             if round % renewEvery == 0 {
                 await transmit(.presence(features: announcedFeatures), to: peer, path: .datagram)
             }
-            updateReachability(peer, gained: "app-attached", lost: "lease-expired")
+            updateReachability(peer, gained: .appAttached, lost: .leaseExpired)
             retryIfStalled(peer)
         }
         await flushSeen()

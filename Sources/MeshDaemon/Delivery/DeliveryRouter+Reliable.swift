@@ -115,11 +115,12 @@ extension DeliveryRouter {
         }
     }
 
-    /// Cancels one outstanding transfer; throws `not-found` when no such item is queued.
-    public func cancelQueued(id: Int64) async throws {
+    /// Cancels one outstanding transfer; throws `not-found` when no such item is queued, or
+    /// when `permits` is given and does not accept the item's feature.
+    public func cancelQueued(id: Int64, permitting permits: (@Sendable (String) -> Bool)? = nil) async throws {
         let store = self.store
         let removed: Bool
-        do { removed = try await worker.run { try store.cancelOutbox(id: OutboxID(rawValue: id)) } } catch {
+        do { removed = try await worker.run { try store.cancelOutbox(id: OutboxID(rawValue: id), permitting: permits) } } catch {
             throw DeliveryError.store(error)
         }
         guard removed else { throw DeliveryError.notFound("no queued item has id \(id); see `meshctl queue`") }

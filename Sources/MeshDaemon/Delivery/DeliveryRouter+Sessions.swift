@@ -18,7 +18,7 @@ extension DeliveryRouter {
         let record = SessionRecord(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
                                    updatedAt: wallNow(), revision: (existing?.revision ?? 0) + 1, sourcePeer: nil)
         do { _ = try await worker.run { try store.putSession(record) } } catch { throw DeliveryError.store(error) }
-        emit(.session(record, change: existing == nil ? "announced" : "updated"), feature: featureID)
+        emit(.session(record, change: existing == nil ? .announced : .updated), feature: featureID)
         for (peer, state) in peerStates where state.active {
             await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
         }
@@ -54,7 +54,7 @@ extension DeliveryRouter {
             throw ControlError.invalidArgument("session.close: \(error)")
         }
         do { _ = try await worker.run { try store.putSession(record) } } catch { throw DeliveryError.store(error) }
-        emit(.session(record, change: "closed"), feature: featureID)
+        emit(.session(record, change: .closed), feature: featureID)
         let peers = peerStates.keys.sorted()
         let item = DeliveryItem(eventID: metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
                                 featureID: featureID, sessionID: sessionID, payload: encodedEnvelope)
@@ -105,7 +105,7 @@ extension DeliveryRouter {
             return
         }
         guard changed else { return }
-        let change = record.status == "closed" ? "closed" : existing == nil ? "announced" : "updated"
+        let change: MeshSessionEvent.Change = record.status == "closed" ? .closed : existing == nil ? .announced : .updated
         emit(.session(record, change: change), feature: record.featureID)
     }
 

@@ -186,10 +186,10 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         counters.add(.requests)
         switch outcome {
         case .success(let body):
-            let flags: LocalAPIFrame.Flags = LocalAPIDataOperation.binaryReplies.contains(operation) ? .binaryBody : []
+            let flags: LocalAPIFrame.Flags = operation.repliesWithBinaryBody ? .binaryBody : []
             lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation, flags: flags,
                                                                             requestID: requestID, body: body)))
-            if operation == LocalAPIDataOperation.attach { connection?.replyWritten(requestID: requestID) }
+            if operation == .attach { connection?.replyWritten(requestID: requestID) }
         case .failure(let error):
             write(context: context, error: error, operation: operation, requestID: requestID)
         }

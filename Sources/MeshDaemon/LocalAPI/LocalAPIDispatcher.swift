@@ -75,7 +75,7 @@ public struct LocalAPIDispatcher: Sendable {
             return try LocalAPIJSON.encode(HelloReply(
                 protocolVersion: Int(LocalAPIWireFormat.version), daemon: "meshd",
                 daemonVersion: daemonVersion, maximumBodyLength: maximumBodyLength,
-                operations: LocalAPIOperation.controlOperations.map(\.name) + (router == nil ? [] : LocalAPIDataOperation.all.map(\.1)),
+                operations: LocalAPIOperation.controlOperations.map(\.name) + (router == nil ? [] : LocalAPIOperation.dataOperations.map(\.name)),
                 uid: credentials?.uid))
         case .status:
             var status = await controlPlane.status()

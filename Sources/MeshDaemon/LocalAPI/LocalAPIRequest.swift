@@ -67,7 +67,7 @@ public enum LocalAPIRequest: Sendable, Equatable {
                             closesConnection: true)
         }
         let operation = frame.operation
-        if LocalAPIDataOperation.isData(operation) {
+        if LocalAPIOperation.dataOperations.contains(operation) {
             return try parseData(frame)
         }
         guard LocalAPIOperation.controlOperations.contains(operation) else {

@@ -98,17 +98,27 @@ extension DeliveryStore {
     /// Returns how many were deleted; unknown ids are ignored.
     @discardableResult
     public func acknowledgeInbox(ids: [InboxID]) throws -> Int {
-        guard !ids.isEmpty else { return 0 }
+        try deleteInbox(ids: ids).count
+    }
+
+    /// As ``acknowledgeInbox(ids:)``, returning the ids that named an item. With `permits`,
+    /// items whose feature it does not accept are left in the inbox (treated as unknown ids).
+    public func deleteInbox(ids: [InboxID], permitting permits: ((String) -> Bool)? = nil) throws -> [InboxID] {
+        guard !ids.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "acknowledge inbox items"
-            let sizes = try db.transaction(operation) {
-                try ids.compactMap { id in
-                    try db.first("DELETE FROM inbox WHERE id = ? RETURNING LENGTH(payload)", [.integer(id.rawValue)],
-                                 operation) { Int($0.int64(0)) }
+            let deleted = try db.transaction(operation) {
+                try ids.compactMap { id throws -> (InboxID, Int)? in
+                    if let permits {
+                        let feature = try db.first("SELECT feature FROM inbox WHERE id = ?", [.integer(id.rawValue)], operation) { $0.text(0) }
+                        guard let feature, permits(feature) else { return nil }
+                    }
+                    return try db.first("DELETE FROM inbox WHERE id = ? RETURNING LENGTH(payload)", [.integer(id.rawValue)],
+                                        operation) { (id, Int($0.int64(0))) }
                 }
             }
-            tallies.inbox = tallies.inbox - QueueTally(items: sizes.count, bytes: sizes.reduce(0, +))
-            return sizes.count
+            tallies.inbox = tallies.inbox - QueueTally(items: deleted.count, bytes: deleted.reduce(0) { $0 + $1.1 })
+            return deleted.map(\.0)
         }
     }
 

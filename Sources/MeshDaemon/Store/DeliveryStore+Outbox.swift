@@ -101,11 +101,15 @@ extension DeliveryStore {
 
     /// Cancels one queued item (`meshctl queue cancel ID`). Returns `false` when no such item is queued.
     @discardableResult
-    public func cancelOutbox(id: OutboxID) throws -> Bool {
+    public func cancelOutbox(id: OutboxID, permitting permits: ((String) -> Bool)? = nil) throws -> Bool {
         try withConnection { db in
             let operation = "cancel outbox item \(id)"
-            let removed = try db.transaction(operation) {
-                try db.first("DELETE FROM outbox WHERE id = ? RETURNING peer, LENGTH(payload)", [.integer(id.rawValue)],
+            let removed = try db.transaction(operation) { () throws -> (String, Int)? in
+                if let permits {
+                    let feature = try db.first("SELECT feature FROM outbox WHERE id = ?", [.integer(id.rawValue)], operation) { $0.text(0) }
+                    guard let feature, permits(feature) else { return nil }
+                }
+                return try db.first("DELETE FROM outbox WHERE id = ? RETURNING peer, LENGTH(payload)", [.integer(id.rawValue)],
                              operation) { ($0.text(0), Int($0.int64(1))) }
             }
             guard let (peer, size) = removed else { return false }

@@ -18,6 +18,10 @@ extension LocalAPIDispatcher {
                 throw DeliveryError.featureNotAllowed(feature, uid: uid)
             }
         }
+        // Items of features this uid may not use are invisible to it: `queue` leaves them out,
+        // `queue.cancel` and `inbox.ack` treat them as unknown ids (docs/LOCAL-API.md).
+        var permits: (@Sendable (String) -> Bool)?
+        if let list = featureAllowList { permits = { feature in list.allows(uid: uid, feature: feature) } }
         switch request {
         case .attach(let features, let sessionID, let app):
             guard let connection, let requestID = LocalAPIDispatcher.currentRequestID else {
@@ -26,18 +30,21 @@ extension LocalAPIDispatcher {
             let sink = connection.makeSink(requestID: requestID)
             let result = await router.attach(features: features, sessionID: sessionID, app: app, sink: sink)
             if !connection.attached(result.attachmentID) { await router.detach(result.attachmentID) }
-            return try LocalAPIJSON.encode(DaemonAttachReply(
+            return try LocalAPIJSON.encode(MeshAttachReply(
                 attachmentID: result.attachmentID, localDeviceID: result.localDeviceID,
-                peers: result.peers.map { DaemonAttachReply.Peer(deviceID: $0.deviceID, name: $0.name, reachable: $0.reachable) }))
+                peers: result.peers.map { MeshAttachedPeer(deviceID: $0.deviceID, name: $0.name, reachable: $0.reachable) }))
         case .send(let mode, let target, let envelope, let encoded):
             let outcome = try await router.send(envelope, encoded: encoded, mode: mode, to: target)
-            return try LocalAPIJSON.encode(DaemonSendReply(eventID: envelope.metadata.eventID, outcome: outcome.outcome, peers: outcome.peers))
+            guard let sent = MeshSendReply.Outcome(rawValue: outcome.outcome) else {
+                throw ControlError(code: LocalAPIErrorBody.Code.internalError, message: "send: the router reported an unknown outcome")
+            }
+            return try LocalAPIJSON.encode(MeshSendReply(eventID: envelope.metadata.eventID, outcome: sent, peers: outcome.peers))
         case .snapshotPublish(let target, let snapshot, let encoded):
             let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target)
             // `revision` is the slot's revision after the call: the snapshot's when stored, else the higher one kept.
             let kept = stored ? snapshot.revision
                 : try await router.outboundRevision(featureID: snapshot.metadata.featureID, sessionID: snapshot.metadata.sessionID) ?? snapshot.revision
-            return try LocalAPIJSON.encode(DaemonSnapshotPublishReply(revision: kept, stored: stored))
+            return try LocalAPIJSON.encode(MeshSnapshotPublishReply(revision: kept, stored: stored))
         case .snapshotRequest(let sessionID, let featureID, let peer):
             try await router.requestSnapshot(sessionID: sessionID, featureID: featureID, peer: peer)
             return try LocalAPIJSON.encode(EmptyBody())
@@ -50,28 +57,29 @@ extension LocalAPIDispatcher {
             return ByteBuffer(bytes: bytes + found.encoded)
         case .anchorSet(let sessionID, let featureID, let revision, let anchor):
             let stored = try await router.setAnchor(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
-            return try LocalAPIJSON.encode(DaemonStoredReply(stored: stored))
+            return try LocalAPIJSON.encode(MeshAnchorSetReply(stored: stored))
         case .sessionAnnounce(let sessionID, let featureID, let owner, let status):
             try await router.announceSession(sessionID: sessionID, featureID: featureID, owner: owner, status: status)
             return try LocalAPIJSON.encode(EmptyBody())
         case .sessionClose(let sessionID, let featureID):
             let result = try await router.closeSession(sessionID: sessionID, featureID: featureID)
-            return try LocalAPIJSON.encode(DaemonSessionCloseReply(delivered: result.delivered, queued: result.queued))
+            return try LocalAPIJSON.encode(MeshSessionCloseReply(delivered: result.delivered, queued: result.queued))
         case .sessions(let featureID):
             let rows = try await router.sessions(featureID: featureID)
                 .filter { featureAllowList?.allows(uid: uid, feature: $0.featureID) ?? true }
-            return try LocalAPIJSON.encode(DaemonSessionsReply(sessions: rows.map { DaemonSessionBody($0) }))
+            return try LocalAPIJSON.encode(MeshSessionsReply(sessions: rows.map(MeshSessionRecord.init)))
         case .inboxAck(let ids):
-            return try LocalAPIJSON.encode(DaemonInboxAckReply(acknowledged: try await router.acknowledgeInbox(ids: ids)))
+            let acknowledged = try await router.acknowledgeInbox(ids: ids, permitting: permits)
+            return try LocalAPIJSON.encode(MeshInboxAckReply(acknowledged: acknowledged))
         case .queue:
-            let items = try await router.queue().map { entry in
-                DaemonQueueItem(id: entry.summary.id.rawValue, peer: entry.summary.peer, featureID: entry.summary.featureID,
-                          eventID: entry.summary.eventID, ageSeconds: entry.ageSeconds,
-                          attempts: entry.attempts, size: entry.summary.size)
+            let items = try await router.queue().filter { permits?($0.summary.featureID) ?? true }.map { entry in
+                MeshQueueItem(id: UInt64(clamping: entry.summary.id.rawValue), peer: entry.summary.peer,
+                              featureID: entry.summary.featureID, eventID: entry.summary.eventID,
+                              ageSeconds: entry.ageSeconds, attempts: entry.attempts, size: entry.summary.size)
             }
-            return try LocalAPIJSON.encode(DaemonQueueReply(items: items))
+            return try LocalAPIJSON.encode(MeshQueueReply(items: items))
         case .queueCancel(let id):
-            try await router.cancelQueued(id: id)
+            try await router.cancelQueued(id: id, permitting: permits)
             return try LocalAPIJSON.encode(EmptyBody())
         case .watermarkSet(let sessionID, let featureID, let peer, let sequence):
             try await router.setWatermark(sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence)

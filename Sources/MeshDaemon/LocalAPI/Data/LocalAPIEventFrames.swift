@@ -21,27 +21,27 @@ enum LocalAPIEventFrames {
             append(from, to: &bytes)
             bytes.append(mode)
             bytes.append(contentsOf: encoded)
-            return binary(LocalAPIDataOperation.envelopeEvent, bytes)
+            return binary(LocalAPIOperation.envelopeEvent, bytes)
         case .snapshot(let from, let encoded):
             var bytes: [UInt8] = []
             append(from, to: &bytes)
-            return binary(LocalAPIDataOperation.snapshotEvent, bytes + encoded)
+            return binary(LocalAPIOperation.snapshotEvent, bytes + encoded)
         case .snapshotRequest(let from, let encoded):
             var bytes: [UInt8] = []
             append(from, to: &bytes)
-            return binary(LocalAPIDataOperation.snapshotRequestEvent, bytes + encoded)
+            return binary(LocalAPIOperation.snapshotRequestEvent, bytes + encoded)
         case .reachability(let peer, let featureID, let reachable, let reason):
-            return json(LocalAPIDataOperation.reachabilityEvent,
-                        DaemonReachabilityBody(peer: peer, featureID: featureID, reachable: reachable, reason: reason))
+            return json(LocalAPIOperation.reachabilityEvent,
+                        MeshReachabilityEvent(peer: peer, featureID: featureID, reachable: reachable, reason: reason))
         case .anchor(let from, let sessionID, let featureID, let revision, let anchor):
-            return json(LocalAPIDataOperation.anchorEvent,
-                        DaemonAnchorEventBody(sessionID: sessionID, featureID: featureID, revision: revision,
-                                        anchor: DaemonAnchorBody(anchor), from: from))
+            return json(LocalAPIOperation.anchorEvent,
+                        MeshAnchorEvent(sessionID: sessionID, featureID: featureID, revision: revision,
+                                        anchor: MeshTimerAnchorBody(anchor), from: from))
         case .session(let record, let change):
-            return json(LocalAPIDataOperation.sessionEvent, DaemonSessionBody(record, change: change))
+            return json(LocalAPIOperation.sessionEvent, MeshSessionEvent(MeshSessionRecord(record), change: change))
         case .watermark(let peer, let sessionID, let featureID, let sequence):
-            return json(LocalAPIDataOperation.watermarkEvent,
-                        DaemonWatermarkBody(sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence))
+            return json(LocalAPIOperation.watermarkEvent,
+                        MeshWatermarkBody(sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence))
         }
     }
 
@@ -53,20 +53,10 @@ enum LocalAPIEventFrames {
     }
 }
 
-extension DaemonAnchorBody {
-    init(_ anchor: SessionTimerAnchor) {
-        self.init(startedAt: anchor.startedAt.timeIntervalSince1970,
-                  accumulatedElapsedBeforeAnchor: anchor.accumulatedElapsedBeforeAnchor,
-                  pauseStartedAt: anchor.pauseStartedAt?.timeIntervalSince1970, isPaused: anchor.isPaused,
-                  expectedEndAt: anchor.expectedEndAt?.timeIntervalSince1970,
-                  stepStartedAt: anchor.stepStartedAt?.timeIntervalSince1970)
-    }
-}
-
-extension DaemonSessionBody {
-    init(_ record: SessionRecord, change: String? = nil) {
+extension MeshSessionRecord {
+    /// The local API's form of a directory row.
+    init(_ record: SessionRecord) {
         self.init(sessionID: record.sessionID, featureID: record.featureID, owner: record.owner, status: record.status,
-                  updatedAt: record.updatedAt.timeIntervalSince1970, revision: record.revision,
-                  sourcePeer: record.sourcePeer, change: change)
+                  updatedAt: record.updatedAt.timeIntervalSince1970, revision: record.revision, sourcePeer: record.sourcePeer)
     }
 }

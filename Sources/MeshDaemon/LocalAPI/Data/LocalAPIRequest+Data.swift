@@ -7,9 +7,9 @@ extension LocalAPIRequest {
     /// Reads a data operation (issue 5). Binary bodies: `send`, `snapshot.publish`; the rest JSON.
     static func parseData(_ frame: LocalAPIFrame) throws(Rejection) -> LocalAPIRequest {
         let operation = frame.operation
-        let wantsBinary = LocalAPIDataOperation.binaryRequests.contains(operation)
+        let wantsBinary = operation.takesBinaryBody
         guard frame.flags.contains(.binaryBody) == wantsBinary else {
-            let name = LocalAPIDataOperation.name(operation)
+            let name = operation.name
             throw Rejection(body: LocalAPIErrorBody(code: LocalAPIErrorBody.Code.unsupportedBody,
                                                     message: wantsBinary ? "\(name) takes a binary body; set the binary-body flag"
                                                                          : "\(name) takes a JSON body; clear the binary-body flag"),
@@ -26,18 +26,18 @@ extension LocalAPIRequest {
     private static func decodeBinary(_ operation: LocalAPIOperation, body: [UInt8]) throws(LocalAPIErrorBody) -> LocalAPIRequest {
         var offset = 0
         func string() throws(LocalAPIErrorBody) -> String {
-            guard offset < body.count else { throw badBinary(operation, "missing target length") }
+            guard offset < body.count else { throw LocalAPIDataError.badRequest(operation, "missing target length") }
             let length = Int(body[offset])
             offset += 1
             guard body.count - offset >= length,
                   let text = String(validating: body[offset..<(offset + length)], as: UTF8.self) else {
-                throw badBinary(operation, "target is truncated or not UTF-8")
+                throw LocalAPIDataError.badRequest(operation, "target is truncated or not UTF-8")
             }
             offset += length
             return text
         }
-        if operation == LocalAPIDataOperation.send {
-            guard body.count >= 1 else { throw badBinary(operation, "missing mode byte") }
+        if operation == .send {
+            guard body.count >= 1 else { throw LocalAPIDataError.badRequest(operation, "missing mode byte") }
             let mode = body[0]
             offset = 1
             guard [1, 2, 5].contains(mode) else {
@@ -46,74 +46,70 @@ extension LocalAPIRequest {
             let target = try string()
             let encoded = Array(body[offset...])
             guard let envelope = try? SessionWireCodec.decodeEnvelope(encoded) else {
-                throw badBinary(operation, "the envelope does not decode (docs/ENCODING.md)")
+                throw LocalAPIDataError.badRequest(operation, "the envelope does not decode (docs/ENCODING.md)")
             }
-            try checkFeature(envelope.metadata.featureID, operation)
+            try LocalAPIFeatureID.validate(envelope.metadata.featureID, operation: operation)
             return .send(mode: mode, target: target, envelope: envelope, encoded: encoded)
         }
         let target = try string()
         let encoded = Array(body[offset...])
         guard let snapshot = try? SessionWireCodec.decodeSnapshot(encoded) else {
-            throw badBinary(operation, "the snapshot does not decode (docs/ENCODING.md)")
+            throw LocalAPIDataError.badRequest(operation, "the snapshot does not decode (docs/ENCODING.md)")
         }
-        try checkFeature(snapshot.metadata.featureID, operation)
+        try LocalAPIFeatureID.validate(snapshot.metadata.featureID, operation: operation)
         return .snapshotPublish(target: target, snapshot: snapshot, encoded: encoded)
     }
 
     private static func decodeDataJSON(_ operation: LocalAPIOperation, body: ByteBuffer) throws(LocalAPIErrorBody) -> LocalAPIRequest {
         switch operation {
-        case LocalAPIDataOperation.attach:
-            let request = try LocalAPIJSON.decode(DaemonAttachRequest.self, from: body, operation: operation)
-            guard !request.features.isEmpty, request.features.count <= 64 else {
-                throw invalid("attach: give 1 to 64 features")
-            }
-            for feature in request.features { try checkFeature(feature, operation) }
+        case .attach:
+            let request = try LocalAPIJSON.decode(MeshAttachRequest.self, from: body, operation: operation)
+            guard request.features.count <= 64 else { throw invalid("attach: give 1 to 64 features") }
+            try request.validate()
             return .attach(features: request.features, sessionID: request.sessionID, app: request.app)
-        case LocalAPIDataOperation.snapshotRequest:
-            let request = try LocalAPIJSON.decode(DaemonSnapshotRequestBody.self, from: body, operation: operation)
-            try checkFeature(request.featureID, operation)
+        case .snapshotRequest:
+            let request = try LocalAPIJSON.decode(MeshSnapshotAskRequest.self, from: body, operation: operation)
+            try LocalAPIFeatureID.validate(request.featureID, operation: operation)
             return .snapshotRequest(sessionID: request.sessionID, featureID: request.featureID, peer: request.peer)
-        case LocalAPIDataOperation.snapshotLatest:
-            let request = try LocalAPIJSON.decode(DaemonSnapshotLatestRequest.self, from: body, operation: operation)
-            try checkFeature(request.featureID, operation)
+        case .snapshotLatest:
+            let request = try LocalAPIJSON.decode(MeshSnapshotLatestRequest.self, from: body, operation: operation)
+            try LocalAPIFeatureID.validate(request.featureID, operation: operation)
             return .snapshotLatest(featureID: request.featureID, peer: request.peer, sessionID: request.sessionID)
-        case LocalAPIDataOperation.anchorSet:
-            let request = try LocalAPIJSON.decode(DaemonAnchorSetRequest.self, from: body, operation: operation)
-            try checkFeature(request.featureID, operation)
+        case .anchorSet:
+            let request = try LocalAPIJSON.decode(MeshAnchorSetRequest.self, from: body, operation: operation)
+            try LocalAPIFeatureID.validate(request.featureID, operation: operation)
             let a = request.anchor
             let instants = [a.startedAt, a.accumulatedElapsedBeforeAnchor] + [a.pauseStartedAt, a.expectedEndAt, a.stepStartedAt].compactMap { $0 }
             guard instants.allSatisfy({ $0.isFinite && abs($0) < 1e13 }) else {
                 throw invalid("anchor.set: every instant must be finite seconds since 1970")
             }
-            func date(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
-            let anchor = SessionTimerAnchor(startedAt: date(a.startedAt), accumulatedElapsedBeforeAnchor: a.accumulatedElapsedBeforeAnchor,
-                                            pauseStartedAt: a.pauseStartedAt.map(date), isPaused: a.isPaused,
-                                            expectedEndAt: a.expectedEndAt.map(date), stepStartedAt: a.stepStartedAt.map(date))
-            return .anchorSet(sessionID: request.sessionID, featureID: request.featureID, revision: request.revision, anchor: anchor)
-        case LocalAPIDataOperation.sessionAnnounce:
-            let request = try LocalAPIJSON.decode(DaemonSessionAnnounceRequest.self, from: body, operation: operation)
-            try checkFeature(request.featureID, operation)
+            try a.validate(operation: operation)
+            return .anchorSet(sessionID: request.sessionID, featureID: request.featureID, revision: request.revision, anchor: a.anchor)
+        case .sessionAnnounce:
+            let request = try LocalAPIJSON.decode(MeshSessionAnnounceRequest.self, from: body, operation: operation)
+            try LocalAPIFeatureID.validate(request.featureID, operation: operation)
             return .sessionAnnounce(sessionID: request.sessionID, featureID: request.featureID,
                                     owner: try nonEmpty(request.owner, "owner", operation),
                                     status: try nonEmpty(request.status, "status", operation))
-        case LocalAPIDataOperation.sessionClose:
-            let request = try LocalAPIJSON.decode(DaemonSessionCloseRequest.self, from: body, operation: operation)
-            try checkFeature(request.featureID, operation)
+        case .sessionClose:
+            let request = try LocalAPIJSON.decode(MeshSessionCloseRequest.self, from: body, operation: operation)
+            try LocalAPIFeatureID.validate(request.featureID, operation: operation)
             return .sessionClose(sessionID: request.sessionID, featureID: request.featureID)
-        case LocalAPIDataOperation.sessions:
-            return .sessions(featureID: try LocalAPIJSON.decode(DaemonSessionsRequest.self, from: body, operation: operation).featureID)
-        case LocalAPIDataOperation.inboxAck:
-            let request = try LocalAPIJSON.decode(DaemonInboxAckRequest.self, from: body, operation: operation)
+        case .sessions:
+            return .sessions(featureID: try LocalAPIJSON.decode(MeshSessionsRequest.self, from: body, operation: operation).featureID)
+        case .inboxAck:
+            let request = try decodeIDs(MeshInboxAckRequest.self, key: "ids", body: body, operation: operation)
             guard request.ids.count <= 10_000 else { throw invalid("inbox.ack: at most 10000 ids per request") }
-            return .inboxAck(ids: request.ids)
-        case LocalAPIDataOperation.queue:
+            return .inboxAck(ids: try request.ids.map { id throws(LocalAPIErrorBody) in try rowID(id, "ids", operation) })
+        case .queue:
             _ = try LocalAPIJSON.decode(EmptyBody.self, from: body, operation: operation)
             return .queue
-        case LocalAPIDataOperation.queueCancel:
-            return .queueCancel(id: try LocalAPIJSON.decode(DaemonQueueCancelRequest.self, from: body, operation: operation).id)
-        case LocalAPIDataOperation.watermarkSet:
-            let request = try LocalAPIJSON.decode(DaemonWatermarkBody.self, from: body, operation: operation)
-            try checkFeature(request.featureID, operation)
+        case .queueCancel:
+            let request = try decodeIDs(MeshQueueCancelRequest.self, key: "id", body: body, operation: operation)
+            return .queueCancel(id: try rowID(request.id, "id", operation))
+        case .watermarkSet:
+            let request = try LocalAPIJSON.decode(MeshWatermarkBody.self, from: body, operation: operation)
+            try LocalAPIFeatureID.validate(request.featureID, operation: operation)
             return .watermarkSet(sessionID: request.sessionID, featureID: request.featureID,
                                  peer: try nonEmpty(request.peer, "peer", operation), sequence: request.sequence)
         default:
@@ -122,15 +118,31 @@ extension LocalAPIRequest {
         }
     }
 
-    /// Feature IDs: 1 to 255 bytes of UTF-8.
-    private static func checkFeature(_ feature: String, _ operation: LocalAPIOperation) throws(LocalAPIErrorBody) {
-        guard !feature.isEmpty, feature.utf8.count <= 255 else {
-            throw invalid("\(LocalAPIDataOperation.name(operation)): featureID must be 1 to 255 bytes")
+    /// Decodes an `inbox.ack` or `queue.cancel` body. Item ids are `u64` on the wire (the
+    /// envelope event's `inboxID`); a JSON number that does not fit one (negative, fractional,
+    /// too large) fails the typed decoding, and is reported as `invalid-argument` rather than
+    /// as malformed JSON, which would close the connection.
+    private static func decodeIDs<Body: Decodable>(_ type: Body.Type, key: String, body: ByteBuffer,
+                                                   operation: LocalAPIOperation) throws(LocalAPIErrorBody) -> Body {
+        do {
+            return try LocalAPIJSON.decode(Body.self, from: body, operation: operation)
+        } catch let error {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+                  let value = object[key] else { throw error }
+            let values = (value as? [Any]) ?? [value]
+            guard !values.isEmpty, values.allSatisfy({ $0 is NSNumber && !($0 is Bool) }) else { throw error }
+            throw outOfRange(key, operation)
         }
     }
 
-    private static func badBinary(_ operation: LocalAPIOperation, _ detail: String) -> LocalAPIErrorBody {
-        LocalAPIErrorBody(code: LocalAPIErrorBody.Code.badRequest, message: "\(LocalAPIDataOperation.name(operation)): \(detail)")
+    /// An item id as the store keeps it (SQLite rowids are 1…Int64.max).
+    private static func rowID(_ id: UInt64, _ key: String, _ operation: LocalAPIOperation) throws(LocalAPIErrorBody) -> Int64 {
+        guard let rowID = Int64(exactly: id) else { throw outOfRange(key, operation) }
+        return rowID
+    }
+
+    private static func outOfRange(_ key: String, _ operation: LocalAPIOperation) -> LocalAPIErrorBody {
+        invalid("\(operation.name): '\(key)' must be whole numbers from 1 to \(Int64.max), as in the envelope events")
     }
 }
 
