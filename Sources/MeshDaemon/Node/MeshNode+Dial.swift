@@ -85,20 +85,26 @@ extension MeshNode {
         if failed { scheduleDial(peer, immediately: false) }
     }
 
+    /// Opens a TCP connection (no Nagle) to `endpoint` with the wire frame decoder installed,
+    /// as both dialing and pairing use it; throws when it does not connect within `timeout`.
+    nonisolated func connectWire(to endpoint: DaemonConfiguration.Endpoint, timeout: TimeAmount) async throws -> WireConnection {
+        try await ClientBootstrap(group: loop)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: endpoint.host, port: endpoint.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(WireFrameDecoder(expectsPreamble: false)))
+                    return try WireConnection(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
     /// One outgoing attempt: connect, handshake, and on success serve the channel until it closes.
     nonisolated func dial(_ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint) async -> DialResult {
         let connection: WireConnection
         do {
-            connection = try await ClientBootstrap(group: loop)
-                .connectTimeout(.seconds(2))
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connect(host: endpoint.host, port: endpoint.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(WireFrameDecoder(expectsPreamble: false)))
-                        return try WireConnection(wrappingChannelSynchronously: channel)
-                    }
-                }
+            connection = try await connectWire(to: endpoint, timeout: .seconds(2))
         } catch {
             logger.trace("could not connect", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
             return .failed

@@ -59,16 +59,7 @@ extension MeshNode {
                                      with endpoint: DaemonConfiguration.Endpoint) async throws -> PairingOutcome {
         let connection: WireConnection
         do {
-            connection = try await ClientBootstrap(group: loop)
-                .connectTimeout(.seconds(3))
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connect(host: endpoint.host, port: endpoint.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(WireFrameDecoder(expectsPreamble: false)))
-                        return try WireConnection(wrappingChannelSynchronously: channel)
-                    }
-                }
+            connection = try await connectWire(to: endpoint, timeout: .seconds(3))
         } catch {
             throw ControlError.unreachable(endpoint.description, "\(error)")
         }
