@@ -101,12 +101,18 @@ extension MeshClient {
     }
 
     /// Acknowledges inbox items (`inbox.ack`) by the `inboxID`s of their envelope events; the
-    /// daemon deletes them. Returns how many were still there. Ids of 0 are skipped.
+    /// daemon deletes them. Returns how many were still there. Ids of 0 are skipped; more than
+    /// `MeshInboxAckRequest.maximumIDs` ids go in several requests, one after the other.
     @discardableResult
     public func ackInbox(_ ids: [UInt64]) async throws -> Int {
         let ids = ids.filter { $0 != 0 }
-        guard !ids.isEmpty else { return 0 }
-        return try await call(.inboxAck, MeshInboxAckRequest(ids: ids), as: MeshInboxAckReply.self).acknowledged
+        var acknowledged = 0
+        for start in stride(from: 0, to: ids.count, by: MeshInboxAckRequest.maximumIDs) {
+            let body = MeshInboxAckRequest(ids: Array(ids[start..<min(start + MeshInboxAckRequest.maximumIDs, ids.count)]))
+            try checked { () throws(LocalAPIErrorBody) in try body.validate() }
+            acknowledged += try await call(.inboxAck, body, as: MeshInboxAckReply.self).acknowledged
+        }
+        return acknowledged
     }
 
     /// Outstanding outbound transfers (`queue`), per peer in FIFO order.
@@ -117,7 +123,9 @@ extension MeshClient {
     /// Cancels one outstanding transfer by its `MeshQueueItem.id` (`queue.cancel`). Throws the
     /// daemon's `not-found` when it is no longer queued (delivered or cancelled).
     public func cancelQueued(id: UInt64) async throws {
-        _ = try await call(.queueCancel, MeshQueueCancelRequest(id: id), as: EmptyBody.self)
+        let body = MeshQueueCancelRequest(id: id)
+        try checked { () throws(LocalAPIErrorBody) in try body.validate() }
+        _ = try await call(.queueCancel, body, as: EmptyBody.self)
     }
 
     /// Tells `peer` that this app processed its events of a session up to `sequence`

@@ -95,6 +95,23 @@ struct MeshClientDataTests {
         await client.close()
     }
 
+    @Test func largeAcksAreSplitIntoRequestsTheDaemonAcceptsAndOutOfRangeIDsAreNotSent() async throws {
+        let daemon = try await FakeDaemon.start(StandardResponder().callAsFunction)
+        defer { Task { await daemon.stop() } }
+        let client = try await MeshClient.connect(socketPath: daemon.socketPath)
+        let ids = (1...UInt64(MeshInboxAckRequest.maximumIDs * 2 + 5)).map { $0 }
+        #expect(try await client.ackInbox(ids) == ids.count)
+        let sent = try daemon.requests.map { try LocalAPIJSON.decode(MeshInboxAckRequest.self, from: $0.body, operation: .inboxAck).ids }
+        #expect(sent.map(\.count) == [MeshInboxAckRequest.maximumIDs, MeshInboxAckRequest.maximumIDs, 5])
+        #expect(Array(sent.joined()) == ids)
+
+        let before = daemon.requests.count
+        await #expect(throws: MeshClientError.self) { try await client.ackInbox([UInt64.max]) }
+        await #expect(throws: MeshClientError.self) { try await client.cancelQueued(id: LocalAPIItemID.maximum + 1) }
+        #expect(daemon.requests.count == before)
+        await client.close()
+    }
+
     @Test func aDaemonErrorKeepsItsCodeAndMessage() async throws {
         let daemon = try await FakeDaemon.start { request in
             [.error(to: request, code: LocalAPIDataError.queueFull, message: "the outbox holds 10000 items; retry later")]

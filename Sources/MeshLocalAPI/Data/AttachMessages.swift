@@ -7,7 +7,10 @@ import Foundation
 /// `{"features": ["demo"], "sessionID": "UUID"?, "app": "name"?}`. A connection may attach
 /// several times; features add up. Pending inbox items of those features follow the reply.
 public struct MeshAttachRequest: Codable, Sendable, Equatable {
-    /// Feature ids (1–255 UTF-8 bytes each, at least one).
+    /// Most features one attach may name.
+    public static let maximumFeatures = 64
+
+    /// Feature ids (1–255 UTF-8 bytes each, 1 to `maximumFeatures` of them).
     public var features: [String]
     /// Narrow session-scoped events to one session, when given.
     public var sessionID: UUID?
@@ -21,10 +24,14 @@ public struct MeshAttachRequest: Codable, Sendable, Equatable {
         self.app = app
     }
 
-    /// Throws `invalid-argument` when `features` is empty or a feature id is empty or over 255 bytes.
+    /// Throws `invalid-argument` when `features` is empty or has more than `maximumFeatures`
+    /// entries, or a feature id is empty or over 255 bytes.
     public func validate() throws(LocalAPIErrorBody) {
         guard !features.isEmpty else {
             throw LocalAPIDataError.invalidArgument(.attach, "'features' is empty; name at least one feature")
+        }
+        guard features.count <= Self.maximumFeatures else {
+            throw LocalAPIDataError.invalidArgument(.attach, "at most \(Self.maximumFeatures) features per attach, got \(features.count)")
         }
         for feature in features {
             try LocalAPIFeatureID.validate(feature, operation: .attach)

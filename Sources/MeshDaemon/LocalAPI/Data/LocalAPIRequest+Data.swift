@@ -64,7 +64,6 @@ extension LocalAPIRequest {
         switch operation {
         case .attach:
             let request = try LocalAPIJSON.decode(MeshAttachRequest.self, from: body, operation: operation)
-            guard request.features.count <= 64 else { throw invalid("attach: give 1 to 64 features") }
             try request.validate()
             return .attach(features: request.features, sessionID: request.sessionID, app: request.app)
         case .snapshotRequest:
@@ -99,14 +98,15 @@ extension LocalAPIRequest {
             return .sessions(featureID: try LocalAPIJSON.decode(MeshSessionsRequest.self, from: body, operation: operation).featureID)
         case .inboxAck:
             let request = try decodeIDs(MeshInboxAckRequest.self, key: "ids", body: body, operation: operation)
-            guard request.ids.count <= 10_000 else { throw invalid("inbox.ack: at most 10000 ids per request") }
-            return .inboxAck(ids: try request.ids.map { id throws(LocalAPIErrorBody) in try rowID(id, "ids", operation) })
+            try request.validate()
+            return .inboxAck(ids: request.ids.map { Int64(truncatingIfNeeded: $0) })  // validate() keeps them ≤ Int64.max
         case .queue:
             _ = try LocalAPIJSON.decode(EmptyBody.self, from: body, operation: operation)
             return .queue
         case .queueCancel:
             let request = try decodeIDs(MeshQueueCancelRequest.self, key: "id", body: body, operation: operation)
-            return .queueCancel(id: try rowID(request.id, "id", operation))
+            try request.validate()
+            return .queueCancel(id: Int64(truncatingIfNeeded: request.id))  // validate() keeps it ≤ Int64.max
         case .watermarkSet:
             let request = try LocalAPIJSON.decode(MeshWatermarkBody.self, from: body, operation: operation)
             try LocalAPIFeatureID.validate(request.featureID, operation: operation)
@@ -131,18 +131,8 @@ extension LocalAPIRequest {
                   let value = object[key] else { throw error }
             let values = (value as? [Any]) ?? [value]
             guard !values.isEmpty, values.allSatisfy({ $0 is NSNumber && !($0 is Bool) }) else { throw error }
-            throw outOfRange(key, operation)
+            throw LocalAPIItemID.outOfRange(key, operation: operation)
         }
-    }
-
-    /// An item id as the store keeps it (SQLite rowids are 1…Int64.max).
-    private static func rowID(_ id: UInt64, _ key: String, _ operation: LocalAPIOperation) throws(LocalAPIErrorBody) -> Int64 {
-        guard let rowID = Int64(exactly: id) else { throw outOfRange(key, operation) }
-        return rowID
-    }
-
-    private static func outOfRange(_ key: String, _ operation: LocalAPIOperation) -> LocalAPIErrorBody {
-        invalid("\(operation.name): '\(key)' must be whole numbers from 1 to \(Int64.max), as in the envelope events")
     }
 }
 
