@@ -53,6 +53,8 @@ struct LocalAPIRequestTests {
         (.queueCancel, #"{"id":1e300}"#, "invalid-argument", false),
         (.queueCancel, #"{"id":null}"#, "bad-request", true),
         (.queueCancel, #"{"ids":[1]}"#, "bad-request", true),
+        (.anchorSet, #"{"sessionID":"0D1E2F30-4A5B-4C6D-8E9F-A0B1C2D3E4F5","featureID":"demo","revision":1,"anchor":{"startedAt":1e14,"accumulatedElapsedBeforeAnchor":0,"isPaused":false}}"#, "invalid-argument", false),
+        (.anchorSet, #"{"sessionID":"0D1E2F30-4A5B-4C6D-8E9F-A0B1C2D3E4F5","featureID":"demo","revision":1,"anchor":{"startedAt":1,"accumulatedElapsedBeforeAnchor":-1,"isPaused":false}}"#, "invalid-argument", false),
     ])
     func badRequestsAreRejectedWithACode(operation: LocalAPIOperation, json: String, code: String, closes: Bool) {
         #expect {

@@ -53,11 +53,15 @@ public struct MeshTimerAnchorBody: Codable, Sendable, Equatable {
                            stepStartedAt: stepStartedAt.map(Date.init(timeIntervalSince1970:)))
     }
 
-    /// Throws `invalid-argument` when a number is not finite or the accumulator is negative.
+    /// Largest magnitude of an instant or duration, in seconds (about 317 000 years).
+    public static let maximumMagnitude = 1e13
+
+    /// Throws `invalid-argument` when a number is not finite or beyond `maximumMagnitude`, or
+    /// the accumulator is negative.
     public func validate(operation: LocalAPIOperation) throws(LocalAPIErrorBody) {
         let numbers = [startedAt, accumulatedElapsedBeforeAnchor] + [pauseStartedAt, expectedEndAt, stepStartedAt].compactMap { $0 }
-        guard numbers.allSatisfy(\.isFinite) else {
-            throw LocalAPIDataError.invalidArgument(operation, "anchor instants and durations must be finite numbers")
+        guard numbers.allSatisfy({ $0.isFinite && abs($0) < Self.maximumMagnitude }) else {
+            throw LocalAPIDataError.invalidArgument(operation, "anchor instants and durations must be finite numbers of seconds below 1e13")
         }
         guard accumulatedElapsedBeforeAnchor >= 0 else {
             throw LocalAPIDataError.invalidArgument(operation, "anchor 'accumulatedElapsedBeforeAnchor' must not be negative")

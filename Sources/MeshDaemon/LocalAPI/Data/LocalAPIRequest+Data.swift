@@ -77,13 +77,9 @@ extension LocalAPIRequest {
         case .anchorSet:
             let request = try LocalAPIJSON.decode(MeshAnchorSetRequest.self, from: body, operation: operation)
             try LocalAPIFeatureID.validate(request.featureID, operation: operation)
-            let a = request.anchor
-            let instants = [a.startedAt, a.accumulatedElapsedBeforeAnchor] + [a.pauseStartedAt, a.expectedEndAt, a.stepStartedAt].compactMap { $0 }
-            guard instants.allSatisfy({ $0.isFinite && abs($0) < 1e13 }) else {
-                throw invalid("anchor.set: every instant must be finite seconds since 1970")
-            }
-            try a.validate(operation: operation)
-            return .anchorSet(sessionID: request.sessionID, featureID: request.featureID, revision: request.revision, anchor: a.anchor)
+            try request.anchor.validate(operation: operation)
+            return .anchorSet(sessionID: request.sessionID, featureID: request.featureID, revision: request.revision,
+                              anchor: request.anchor.anchor)
         case .sessionAnnounce:
             let request = try LocalAPIJSON.decode(MeshSessionAnnounceRequest.self, from: body, operation: operation)
             try LocalAPIFeatureID.validate(request.featureID, operation: operation)
