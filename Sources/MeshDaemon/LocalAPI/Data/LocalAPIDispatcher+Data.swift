@@ -18,8 +18,8 @@ extension LocalAPIDispatcher {
                 throw DeliveryError.featureNotAllowed(feature, uid: uid)
             }
         }
-        // Items of features this uid may not use are invisible to it: `queue` leaves them out,
-        // `queue.cancel` and `inbox.ack` treat them as unknown ids (docs/LOCAL-API.md).
+        // Rows and items of features this uid may not use are invisible to it: `sessions` and
+        // `queue` leave them out, `queue.cancel` and `inbox.ack` treat them as unknown ids.
         var permits: (@Sendable (String) -> Bool)?
         if let list = featureAllowList { permits = { feature in list.allows(uid: uid, feature: feature) } }
         switch request {
@@ -65,8 +65,7 @@ extension LocalAPIDispatcher {
             let result = try await router.closeSession(sessionID: sessionID, featureID: featureID)
             return try LocalAPIJSON.encode(MeshSessionCloseReply(delivered: result.delivered, queued: result.queued))
         case .sessions(let featureID):
-            let rows = try await router.sessions(featureID: featureID)
-                .filter { featureAllowList?.allows(uid: uid, feature: $0.featureID) ?? true }
+            let rows = try await router.sessions(featureID: featureID).filter { permits?($0.featureID) ?? true }
             return try LocalAPIJSON.encode(MeshSessionsReply(sessions: rows.map(MeshSessionRecord.init)))
         case .inboxAck(let ids):
             let acknowledged = try await router.acknowledgeInbox(ids: ids, permitting: permits)
