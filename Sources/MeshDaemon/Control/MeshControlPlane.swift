@@ -46,11 +46,11 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// The device ID is not a paired device.
     public static func unknownPeer(_ id: String) -> ControlError {
-        ControlError(code: "unknown-peer", message: "no paired device matches '\(id)'; see `meshctl peers`")
+        ControlError(code: LocalAPIDataError.unknownPeer, message: "no paired device matches '\(id)'; see `meshctl peers`")
     }
     /// The peer has no active channel.
     public static func peerNotActive(_ id: String) -> ControlError {
-        ControlError(code: "peer-not-active", message: "device \(id) has no active channel; is its daemon running and reachable?")
+        ControlError(code: LocalAPIDataError.peerNotActive, message: "device \(id) has no active channel; is its daemon running and reachable?")
     }
     /// The code expired before a device paired.
     public static let pairingExpired = ControlError(code: "pairing-expired", message: "the pairing code expired; create a new one with `meshctl pair`")
@@ -68,6 +68,6 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
     }
     /// A bad argument in a request.
     public static func invalidArgument(_ detail: String) -> ControlError {
-        ControlError(code: "invalid-argument", message: detail)
+        ControlError(code: LocalAPIErrorBody.Code.invalidArgument, message: detail)
     }
 }

@@ -155,7 +155,7 @@ extension DeliveryRouter {
     /// across restarts). Throws `invalid-argument` for a sequence the store cannot hold.
     public func setWatermark(sessionID: UUID, featureID: String, peer: String, sequence: UInt64) async throws {
         guard sequence <= UInt64(Int64.max) else {
-            throw ControlError(code: "invalid-argument", message: "watermark.set: sequence must be at most \(Int64.max)")
+            throw ControlError(code: LocalAPIErrorBody.Code.invalidArgument, message: "watermark.set: sequence must be at most \(Int64.max)")
         }
         let target = try await node.resolvePairedPeer(peer)
         ensurePeer(target)
