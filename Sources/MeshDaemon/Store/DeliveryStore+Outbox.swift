@@ -99,7 +99,8 @@ extension DeliveryStore {
         }
     }
 
-    /// Cancels one queued item (`meshctl queue cancel ID`). Returns `false` when no such item is queued.
+    /// Cancels one queued item (`meshctl queue cancel ID`). Returns `false` when no such item is
+    /// queued, or when `permits` is given and does not accept the item's feature (it stays queued).
     @discardableResult
     public func cancelOutbox(id: OutboxID, permitting permits: ((String) -> Bool)? = nil) throws -> Bool {
         try withConnection { db in
@@ -110,7 +111,7 @@ extension DeliveryStore {
                     guard let feature, permits(feature) else { return nil }
                 }
                 return try db.first("DELETE FROM outbox WHERE id = ? RETURNING peer, LENGTH(payload)", [.integer(id.rawValue)],
-                             operation) { ($0.text(0), Int($0.int64(1))) }
+                                    operation) { ($0.text(0), Int($0.int64(1))) }
             }
             guard let (peer, size) = removed else { return false }
             tallies.removeOutbox(peer: peer, QueueTally(items: 1, bytes: size))
