@@ -34,50 +34,39 @@ struct ProcessDeliveryKillLoopTests {
         }
         let envelopes = (1...Self.messages).map { ProcessFixtures.envelope(UInt64($0), feature: "burst", source: "burst-app") }
 
+        // The app's output is read while the burst runs (as a live app would consume it), so the
+        // watch keeps up and reattaches after every kill of B instead of stalling on a full pipe.
+        let timeline = KillTimeline()
+        let reader = Task { try await Self.collect(watch, messages: Self.messages, started: started, timeline: timeline) }
+        defer { reader.cancel() }
         let sender = Task { try await Self.send(envelopes, socketPath: pair.a.socketPath, deadline: started.addingTimeInterval(100)) }
         var killed: [String] = []
         for step in plan {
             try await Task.sleep(for: .seconds(step.after))
             let victim = step.victimIsA ? pair.a : pair.b
+            timeline.add("kill -9 \(victim.name)")
             try await victim.kill9()
             try await Task.sleep(for: .seconds(step.down))
             try await victim.restart()
+            timeline.add("\(victim.name) answers again")
             killed.append(victim.name)
         }
         let resends = try await sender.value
+        timeline.burstSent()
         print("process figure: \(killed.count) kill -9 (\(killed.filter { $0 == "alpha" }.count) of A, \(killed.filter { $0 == "beta" }.count) of B) "
               + "during the burst, \(resends) sends retried, burst sent after \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
-
-        // Collect what the app printed until every event ID was seen (or the budget is spent).
-        var firstSeen: [Int] = []
-        var seenIDs = Set<String>()
-        var unmarkedDuplicates = 0
-        var redeliveries = 0
-        // ~90 s on a quiet machine; when the whole suite loads it, allow 45 s of draining after
-        // the burst, never more than 150 s in all.
-        let deadline = min(max(started.addingTimeInterval(90), Date().addingTimeInterval(45)), started.addingTimeInterval(150))
-        while seenIDs.count < Self.messages, Date() < deadline {
-            guard let record = try await watch.next(timeout: deadline.timeIntervalSinceNow) else { break }
-            guard record["type"] as? String == "envelope", let eventID = record["eventID"] as? String,
-                  let sequence = record["sequence"] as? Int else { continue }
-            let redelivery = record["redelivery"] as? Bool ?? false
-            if redelivery { redeliveries += 1 }
-            if seenIDs.insert(eventID).inserted {
-                firstSeen.append(sequence)
-            } else if !redelivery {
-                unmarkedDuplicates += 1
-            }
-        }
+        let seen = try await reader.value
+        let (seenIDs, firstSeen, redeliveries, unmarkedDuplicates) = (seen.ids, seen.firstSeen, seen.redeliveries, seen.unmarkedDuplicates)
         print("process figure: app got \(seenIDs.count)/\(Self.messages) distinct messages, \(redeliveries) marked redeliveries, "
-              + "\(unmarkedDuplicates) unmarked duplicates, total \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+              + "\(unmarkedDuplicates) unmarked duplicates, \(seen.attaches) attaches, total \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        for report in seen.duplicateReports.prefix(3) { print("unmarked duplicate, what the app printed in between:\n\(report)") }
         #expect(seenIDs.count == Self.messages, "every message arrives")
         #expect(firstSeen == Array(1...Self.messages), "in per-sender order (first \(firstSeen.first ?? 0), out of order at \(Self.firstDisorder(firstSeen).map(String.init) ?? "none"))")
-        // Known open bug (tracked in the issue note): in roughly one run in three a single item
-        // reaches the app twice without the redelivery mark. Recorded, not hidden: the count is
-        // printed above and reported as a known issue until the router's dedup gap is fixed.
-        withKnownIssue("rare unmarked duplicate after kill -9 (open delivery bug)", isIntermittent: true) {
-            #expect(unmarkedDuplicates == 0, "none twice unless marked as a redelivery")
-        }
+        // The bug this used to show (about one run in three on a loaded machine): an item acked
+        // while a replay ran was handed again from its deferred copy, unmarked. Fixed in the
+        // router (acknowledged ids are never handed out again); DeliveryRedeliveryFuzzTests
+        // reproduces that interleaving in-process.
+        #expect(unmarkedDuplicates == 0, "none twice unless marked as a redelivery")
     }
 
     /// Sends every envelope reliably, one after the other (so the outbox order is the sequence
@@ -105,8 +94,85 @@ struct ProcessDeliveryKillLoopTests {
         return retried
     }
 
+    /// What the app printed, as the test counts it.
+    struct AppOutput {
+        var ids = Set<String>()
+        var firstSeen: [Int] = []
+        var redeliveries = 0
+        var unmarkedDuplicates = 0
+        var attaches = 0
+        var duplicateReports: [String] = []
+    }
+
+    /// Reads the watch's lines until every event ID was seen, or the budget is spent: ~90 s on a
+    /// quiet machine; when the whole suite loads it, 45 s of draining after the burst was sent,
+    /// never more than 150 s in all.
+    static func collect(_ watch: WatchProcess, messages: Int, started: Date, timeline: KillTimeline) async throws -> AppOutput {
+        var output = AppOutput()
+        var lines: [String] = []
+        var firstLine: [String: Int] = [:]
+        func deadline() -> Date {
+            guard let sent = timeline.burstSentAt else { return started.addingTimeInterval(150) }
+            return min(max(started.addingTimeInterval(90), sent.addingTimeInterval(45)), started.addingTimeInterval(150))
+        }
+        while output.ids.count < messages, Date() < deadline(), !Task.isCancelled {
+            guard let record = try await watch.next(timeout: min(1, deadline().timeIntervalSinceNow)) else {
+                if watch.process.isRunning { continue } else { break }
+            }
+            lines.append(summary(record))
+            if record["type"] as? String == "attached" { output.attaches += 1 }
+            guard record["type"] as? String == "envelope", let eventID = record["eventID"] as? String,
+                  let sequence = record["sequence"] as? Int else { continue }
+            let redelivery = record["redelivery"] as? Bool ?? false
+            if redelivery { output.redeliveries += 1 }
+            if output.ids.insert(eventID).inserted {
+                output.firstSeen.append(sequence)
+                firstLine[eventID] = lines.count - 1
+            } else if !redelivery {
+                output.unmarkedDuplicates += 1
+                output.duplicateReports.append(context(lines, from: firstLine[eventID] ?? 0, timeline: timeline.events))
+            }
+        }
+        return output
+    }
+
+    /// One short line per printed record: time, type and the fields that matter here.
+    static func summary(_ record: [String: Any]) -> String {
+        let time = String(format: "%.3f", record["time"] as? Double ?? 0)
+        let type = record["type"] as? String ?? "?"
+        guard type == "envelope" else { return "\(time) \(type) \(record["dropped"].map { "dropped \($0)" } ?? "")" }
+        return "\(time) envelope seq \(record["sequence"] ?? "?") inbox \(record["inboxID"] ?? "?")"
+            + "\((record["redelivery"] as? Bool ?? false) ? " REDELIVERY" : "")"
+    }
+
+    /// The printed lines from the first copy of a duplicate to the second (at most 40, the middle
+    /// elided), with the kills and restarts that happened meanwhile.
+    static func context(_ lines: [String], from first: Int, timeline: [(time: Double, what: String)]) -> String {
+        let span = Array(lines[first...])
+        let shown = span.count <= 40 ? span : Array(span.prefix(20)) + ["… \(span.count - 40) lines …"] + Array(span.suffix(20))
+        let start = Double(span.first?.split(separator: " ").first ?? "") ?? 0
+        let end = Double(span.last?.split(separator: " ").first ?? "") ?? 0
+        let events = timeline.filter { $0.time >= start - 1 && $0.time <= end }.map { String(format: "%.3f ", $0.time) + $0.what }
+        let notable = span.filter { !$0.contains(" envelope ") || $0.contains("REDELIVERY") }.prefix(30)
+        return (shown + ["kills meanwhile:"] + events + ["non-envelope or redelivery lines meanwhile:"] + notable)
+            .map { "  " + $0 }.joined(separator: "\n")
+    }
+
     static func firstDisorder(_ sequence: [Int]) -> Int? {
         for (index, value) in sequence.enumerated() where value != index + 1 { return index }
         return nil
     }
+}
+
+/// When the test killed and restarted which daemon, and when the burst was sent (read by the
+/// collecting task while the kill loop writes).
+final class KillTimeline: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(time: Double, what: String)] = []
+    private var sentAt: Date?
+
+    func add(_ what: String) { lock.withLock { entries.append((Date().timeIntervalSince1970, what)) } }
+    func burstSent() { lock.withLock { sentAt = Date() } }
+    var events: [(time: Double, what: String)] { lock.withLock { entries } }
+    var burstSentAt: Date? { lock.withLock { sentAt } }
 }
