@@ -32,8 +32,19 @@ extension DeliveryRouter {
     public func detach(_ attachmentID: UInt64) async {
         guard let removed = attachments.removeValue(forKey: attachmentID) else { return }
         let key = ObjectIdentifier(removed.sink)
-        if !attachments.values.contains(where: { ObjectIdentifier($0.sink) == key }) { handedOut[key] = nil }
+        if !isAttached(key) {
+            // Forget everything kept for this sink: a later sink may get the same identifier.
+            // A replay still running for it stops at its next page and hands nothing more.
+            handedOut[key] = nil
+            replaying[key] = nil
+            resyncAfterReplay.remove(key)
+        }
         await announcePresenceIfChanged()
+    }
+
+    /// Whether some attachment still uses the sink `key`.
+    func isAttached(_ key: ObjectIdentifier) -> Bool {
+        attachments.values.contains { ObjectIdentifier($0.sink) == key }
     }
 
     /// Sends the set of features with an attached app to every active peer when it changed.
@@ -80,7 +91,8 @@ extension DeliveryRouter {
             var after: InboxID?
             for _ in 0..<10_000 {
                 let cursor = after
-                guard let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
+                guard isAttached(ObjectIdentifier(sink)),
+                      let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
                       let last = page.last else { break }
                 after = last.id
                 await hand(page, to: [sink], replay: true)
@@ -138,8 +150,10 @@ extension DeliveryRouter {
 
     /// Marks entries delivered, then emits them to each sink that has not had them yet.
     /// Sinks still replaying get them after their replay (`replay` is the replay's own call).
+    /// Sinks detached meanwhile (their connection is gone) get nothing, and nothing is marked
+    /// for them; an id an app acknowledged is never handed out again.
     func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink], replay: Bool = false) async {
-        guard !entries.isEmpty, !sinks.isEmpty else { return }
+        guard !entries.isEmpty, sinks.contains(where: { isAttached(ObjectIdentifier($0)) }) else { return }
         let store = self.store, ids = entries.map(\.id)
         do {
             _ = try await worker.run { try store.markDelivered(ids: ids) }
@@ -150,6 +164,7 @@ extension DeliveryRouter {
         }
         for sink in sinks {
             let key = ObjectIdentifier(sink)
+            guard isAttached(key) else { continue }
             if !replay, replaying[key] != nil {
                 replaying[key]?.append(contentsOf: entries.map(DeferredDelivery.entry))
                 continue
