@@ -30,7 +30,16 @@ extension DeliveryIntegration {
 
         static func churn(items count: Int, rng: inout SeededGenerator) async throws {
             let bed = DeliveryTestBed()
-            defer { Task { await bed.shutdown() } }
+            do {
+                try await churn(items: count, rng: &rng, bed: bed)
+            } catch {
+                await bed.shutdown()
+                throw error
+            }
+            await bed.shutdown()
+        }
+
+        static func churn(items count: Int, rng: inout SeededGenerator, bed: DeliveryTestBed) async throws {
             let folder = bed.nodes.temporaryFolder()
             var daemon = try await bed.start(name: "bob", stateDirectory: folder)
             let peer = DeviceID(publicKey: [UInt8](repeating: 7, count: 32))
@@ -88,7 +97,6 @@ extension DeliveryIntegration {
                   + "\(report.marked) marked redeliveries, \(report.unmarked.count) unmarked duplicates")
             #expect(app.distinct == items.count)
             #expect(report.unmarked.isEmpty, "unmarked second copies (#line, sink, inbox id, R = marked): \(report.unmarked.prefix(3))")
-            await bed.shutdown()
         }
     }
 }
