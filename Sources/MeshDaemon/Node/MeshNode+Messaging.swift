@@ -72,12 +72,19 @@ extension MeshNode {
         guard peers[peer]?.channel != nil else { throw ChannelSendError(code: .notActive) }
         switch path {
         case .datagram:
-            guard message.count <= Self.maximumDatagramMessage else { throw ChannelSendError(code: .tooLargeForDatagram) }
-            guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
+            try sendApplicationDatagram(message, to: peer)
         case .stream:
             guard let written = sendStream(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
             do { try await written.get() } catch { throw ChannelSendError(code: .writeFailed) }
         }
+    }
+
+    /// The datagram path of `send(_:to:path:)`, synchronous: for callers already isolated to
+    /// the node's loop (the delivery router). Throws `ChannelSendError`.
+    func sendApplicationDatagram(_ message: [UInt8], to peer: DeviceID) throws {
+        guard peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
+        guard message.count <= Self.maximumDatagramMessage else { throw ChannelSendError(code: .tooLargeForDatagram) }
+        guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
     }
 
     /// Device IDs of peers whose channel is active now.
