@@ -101,7 +101,9 @@ public actor DeliveryRouter: Service {
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
         // Child tasks prefer the loop: nonisolated steps inside them (an AsyncStream's `next`)
         // then run on the router's thread instead of hopping to the shared pool and back.
+        attachDirectInbound()
         await withTaskExecutorPreference(taskExecutor) { await self.serve(stop: stop, stopper: stopper) }
+        detachDirectInbound()
         inboxSignalQueue.finish()
         await flushSeen()
         let committer = self.committer
