@@ -31,6 +31,8 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var connection: LocalAPIConnectionContext?
     /// Replies written during this read burst and not flushed yet (flushed on read complete).
     private var flushPending = false
+    /// A loop task will flush (replies finished by tasks in one loop turn share one write).
+    private var flushScheduled = false
 
     init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl, logger: Logger) {
         self.dispatcher = dispatcher
@@ -103,6 +105,19 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         flushIfPending(context: context)
         context.fireChannelReadComplete()
+    }
+
+    /// Flushes once the current loop turn is done, so replies finished together share a write.
+    private func scheduleFlush(context: ChannelHandlerContext) {
+        flushPending = true
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            handler.value.flushScheduled = false
+            handler.value.flushIfPending(context: boundContext.value)
+        }
     }
 
     private func flushIfPending(context: ChannelHandlerContext) {
@@ -218,8 +233,9 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         switch outcome {
         case .success(let body):
             let flags: LocalAPIFrame.Flags = operation.repliesWithBinaryBody ? .binaryBody : []
-            lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation, flags: flags,
-                                                                            requestID: requestID, body: body)))
+            lastWrite = context.write(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation, flags: flags,
+                                                                    requestID: requestID, body: body)))
+            scheduleFlush(context: context)
             if operation == .attach { connection?.replyWritten(requestID: requestID) }
         case .failure(let error):
             write(context: context, error: error, operation: operation, requestID: requestID)

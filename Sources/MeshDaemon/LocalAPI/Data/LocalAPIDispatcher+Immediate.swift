@@ -19,7 +19,7 @@ extension LocalAPIDispatcher {
         return Self.sendReplyBody(eventID: envelope.metadata.eventID, outcome: outcome)
     }
 
-    /// The `send` reply, byte for byte what `LocalAPIJSON.encode(DaemonSendReply)` writes (sorted
+    /// The `send` reply, byte for byte what `LocalAPIJSON.encode(MeshSendReply)` writes (sorted
     /// keys, compact), without a JSON encoder.
     static func sendReplyBody(eventID: UUID, outcome: DeliverySendOutcome) -> ByteBuffer {
         var body = ByteBuffer()
