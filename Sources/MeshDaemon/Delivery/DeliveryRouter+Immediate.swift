@@ -51,7 +51,8 @@ extension DeliveryRouter {
     }
 
     /// As `queueAck`, without suspending: datagram acks are coalesced (0x0C) and go out once
-    /// the router yields; a stream-path ack is written at once, in order.
+    /// the loop has handled what it read in this turn; a stream-path ack is written at once,
+    /// in order.
     func queueAckNow(_ eventID: UUID, to peer: DeviceID, path: PingPath) {
         guard path == .datagram else {
             transmitNow(.realtimeAck(eventID: eventID), to: peer, path: path)
@@ -60,9 +61,22 @@ extension DeliveryRouter {
         ackBacklog[peer, default: []].append(eventID)
         guard !ackFlushScheduled else { return }
         ackFlushScheduled = true
-        Task {
-            await Task.yield()
-            await self.flushAcks()
+        let router = self
+        loop.execute { router.assumeIsolated { $0.flushAcksNow() } }
+    }
+
+    /// Sends the coalesced datagram acks (at most 64 event IDs per datagram).
+    func flushAcksNow() {
+        ackFlushScheduled = false
+        let backlog = ackBacklog
+        ackBacklog = [:]
+        for (peer, eventIDs) in backlog {
+            var start = 0
+            while start < eventIDs.count {
+                let chunk = Array(eventIDs[start..<min(start + 64, eventIDs.count)])
+                start += chunk.count
+                transmitNow(chunk.count == 1 ? .realtimeAck(eventID: chunk[0]) : .realtimeAcks(chunk), to: peer, path: .datagram)
+            }
         }
     }
 
