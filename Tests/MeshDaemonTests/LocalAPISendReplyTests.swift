@@ -20,6 +20,13 @@ struct LocalAPISendReplyTests {
         }
     }
 
+    @Test("event IDs in lower case read the same")
+    func lowerCaseEventIDs() {
+        let eventID = UUID()
+        let body = #"{"eventID":"\#(eventID.uuidString.lowercased())","outcome":"queued","peers":2}"#
+        #expect(MeshSendReply(compactBody: ByteBuffer(string: body)) == MeshSendReply(eventID: eventID, outcome: .queued, peers: 2))
+    }
+
     @Test("other layouts of a send reply are left to the JSON decoder")
     func otherLayoutsAreNotReadCompactly() {
         let eventID = UUID().uuidString
@@ -29,6 +36,8 @@ struct LocalAPISendReplyTests {
             #"{"eventID":"\#(eventID)","outcome":"sent","peers":1,"extra":true}"#,
             #"{"eventID":"\#(eventID)","outcome":"lost","peers":1}"#,
             #"{"eventID":"not-a-uuid-not-a-uuid-not-a-uuid-xxxx","outcome":"sent","peers":1}"#,
+            #"{"eventID":"0123456789abcdef0123456789abcdef0123","outcome":"sent","peers":1}"#,
+            #"{"eventID":"0123456-89ab-cdef-0123-456789abcdef0","outcome":"sent","peers":1}"#,
             #"{"eventID":"\#(eventID)","outcome":"sent","peers":}"#,
             #"{"eventID":"\#(eventID)""#,
             "",
