@@ -32,7 +32,7 @@ enum DeliveryBenchmark {
                   --window    sends in flight at once (default 256)
                   --payload   payload bytes (default 128)
                   --nio-executor  run this process's Swift concurrency on NIO's event loops (fewer thread hops in the apps)
-                meshd must be built next to mesh-bench (swift build -c release).
+                meshd must be built next to mesh-bench with the same flags (make bench: swift build -c release --static-swift-stdlib).
                 """)
             exit(2)
         }
