@@ -33,7 +33,8 @@ extension MeshClient {
     @discardableResult
     public func send(envelope: AnySessionSyncEnvelope, mode: SessionDeliveryMode, to peer: String? = nil) async throws -> MeshSendReply {
         let body = try checked { () throws(LocalAPIErrorBody) in try MeshSendRequest(mode: mode, target: peer ?? "", envelope: envelope).encode() }
-        return try decode(MeshSendReply.self, try await send(.send, body: body, flags: .binaryBody))
+        let reply = try await send(.send, body: body, flags: .binaryBody)
+        return try MeshSendReply(compactBody: reply.body) ?? decode(MeshSendReply.self, reply)
     }
 
     /// Publishes a snapshot into the outbound latest-state slot (`snapshot.publish`); pushed to

@@ -14,6 +14,9 @@ public final class MeshClient: Sendable {
     /// The socket this client is connected to.
     public let socketPath: String
     private let channel: any Channel
+    /// Requests written by callers off the loop and not yet handed to the channel: drained by
+    /// one loop task with a single flush, so concurrent calls share one wake-up and one write.
+    private let outbound = Locked<[(request: LocalAPIClientRequest, written: EventLoopPromise<Void>)]>([])
 
     private init(socketPath: String, channel: any Channel) {
         self.socketPath = socketPath
@@ -80,7 +83,7 @@ public final class MeshClient: Sendable {
         let socketPath = self.socketPath
         written.futureResult.whenFailure { _ in promise.fail(MeshClientError.connectionClosed(socketPath: socketPath)) }
         let reply = try await withTaskCancellationHandler {
-            channel.writeAndFlush(request, promise: written)
+            enqueue(request, written: written)
             return try await promise.futureResult.get()
         } onCancel: {
             promise.fail(CancellationError())
@@ -89,6 +92,24 @@ public final class MeshClient: Sendable {
             throw MeshClientError.daemon(try decode(LocalAPIErrorBody.self, reply))
         }
         return reply
+    }
+
+    private func enqueue(_ request: LocalAPIClientRequest, written: EventLoopPromise<Void>) {
+        let first = outbound.withLock { queue in
+            queue.append((request, written))
+            return queue.count == 1
+        }
+        guard first else { return }
+        channel.eventLoop.execute { self.drainOutbound() }
+    }
+
+    private func drainOutbound() {
+        let requests = outbound.withLock { queue in
+            defer { queue.removeAll(keepingCapacity: queue.count <= 256) }
+            return queue
+        }
+        for entry in requests { channel.write(entry.request, promise: entry.written) }
+        channel.flush()
     }
 
     /// Sends a JSON request and decodes the JSON reply.

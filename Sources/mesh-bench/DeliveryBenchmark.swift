@@ -32,7 +32,7 @@ enum DeliveryBenchmark {
                   --window    sends in flight at once (default 256)
                   --payload   payload bytes (default 128)
                   --nio-executor  run this process's Swift concurrency on NIO's event loops (fewer thread hops in the apps)
-                meshd must be built next to mesh-bench (swift build -c release).
+                meshd must be built next to mesh-bench with the same flags (make bench: swift build -c release --static-swift-stdlib).
                 """)
             exit(2)
         }
@@ -89,7 +89,10 @@ enum DeliveryBenchmark {
 
         print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
               + (settings.nioExecutor ? ", apps on NIO's executor" : ""))
+        var cpu = CPUMeter(a: a, b: b)
         let latency = try await bench.latency(count: settings.latencyMessages)
+        let latencyCPU = cpu.lap(messages: settings.latencyMessages + 200)
+        print("  CPU per message during the latency run: \(latencyCPU)")
         let udp = try LoopbackUDPProbe.roundTrips(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
         print("realtime one-way latency (\(latency.count) sequential): p50 \(micros(percentile(latency, 0.50)))  p99 \(micros(percentile(latency, 0.99)))  "
               + "p999 \(micros(percentile(latency, 0.999)))  max \(micros(latency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")
@@ -105,13 +108,18 @@ enum DeliveryBenchmark {
                 print("for scale: meshctl ping A → B over \(path.path.rawValue) (daemon to daemon round trip): p50 \(String(format: "%.1f", path.p50Microseconds ?? 0)) µs  p99 \(String(format: "%.1f", path.p99Microseconds ?? 0)) µs")
             }
         }
+        _ = cpu.lap(messages: 1)
         let realtime = try await bench.throughput(count: settings.realtimeMessages, mode: .realtimeBestEffort, window: settings.window)
+        let realtimeCPU = cpu.lap(messages: settings.realtimeMessages)
         print("realtime throughput (\(realtime.sent), \(settings.window) in flight): \(rate(realtime.receivedPerSecond)) at the receiving app "
               + "(\(realtime.live) live datagrams, \(realtime.fallback) via the durable fallback, \(realtime.duplicates) seen twice, \(realtime.shed) events shed by the slow-reader policy, \(realtime.missing) missing after \(seconds(realtime.seconds))); "
               + "sender side \(rate(realtime.sentPerSecond))   target ≥ 100000 msgs/s")
+        print("  CPU per message during realtime throughput: \(realtimeCPU)")
         let reliable = try await bench.throughput(count: settings.reliableMessages, mode: .reliableEventually, window: settings.window)
+        let reliableCPU = cpu.lap(messages: settings.reliableMessages)
         print("reliable throughput, durable at both ends (\(reliable.sent), \(settings.window) in flight): \(rate(reliable.receivedPerSecond)) at the receiving app (acked), "
               + "\(reliable.duplicates) seen twice, \(reliable.shed) shed (come back on reattach), \(reliable.missing) missing after \(seconds(reliable.seconds)); sender side \(rate(reliable.sentPerSecond)) durable sends   target ≥ 10000 msgs/s")
+        print("  CPU per message during reliable throughput: \(reliableCPU)")
         let after = (a.residentKiB(), b.residentKiB())
         print("RSS: A \(mebibytes(idle.0)) idle → \(mebibytes(after.0)) after; B \(mebibytes(idle.1)) idle → \(mebibytes(after.1)) after   target idle ≤ 30 MB")
     }

@@ -69,7 +69,10 @@ struct Meshd: AsyncParsableCommand {
             throw ExitCode(73)  // EX_CANTCREAT
         }
 
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        // One loop: the node, the delivery router and every local API connection run on it (no
+        // thread hops on the delivery path); SQLite work has its own threads. One thread also keeps
+        // the idle footprint small.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         do {
             let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group,

@@ -7,6 +7,7 @@ extension DeliveryRouter {
     func consumeInbound() async {
         for await message in node.inboundMessages {
             await handle(message)
+            inboundConsumed()
         }
     }
 
@@ -23,7 +24,7 @@ extension DeliveryRouter {
             return
         }
         switch message {
-        case .realtime(let item): await realtimeReceived(item, from: peer, path: inbound.path)
+        case .realtime(let item): realtimeReceived(item, from: peer, path: inbound.path)
         case .realtimeAck(let eventID): realtimeAcked(eventID)
         case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
         case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
@@ -43,11 +44,11 @@ extension DeliveryRouter {
 
     /// A realtime item: to the attached apps at once (and remembered for dedup), or into the
     /// inbox when none is attached; acked either way once it is safe.
-    func realtimeReceived(_ item: DeliveryItem, from peer: DeviceID, path: PingPath) async {
+    func realtimeReceived(_ item: DeliveryItem, from peer: DeviceID, path: PingPath) {
         counters.realtimeReceived &+= 1
         if realtimeSeen.contains(item.eventID) || inboxInFlight[item.eventID] != nil {
             counters.realtimeDuplicates &+= 1
-            await queueAck(item.eventID, to: peer, path: path)
+            queueAckNow(item.eventID, to: peer, path: path)
             return
         }
         let sinks = sinks(for: item.featureID)
@@ -61,7 +62,7 @@ extension DeliveryRouter {
         for sink in sinks {
             emitLive(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload), to: sink)
         }
-        await queueAck(item.eventID, to: peer, path: path)
+        queueAckNow(item.eventID, to: peer, path: path)
     }
 
     /// Acks on the datagram path are coalesced: those queued while the router is busy go out

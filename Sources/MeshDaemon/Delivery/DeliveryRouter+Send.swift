@@ -21,8 +21,34 @@ extension DeliveryRouter {
             return DeliverySendOutcome(outcome: "queued", peers: peers.count)
         }
         var outcomes: Set<String> = []
-        for peer in peers { outcomes.insert(await sendRealtime(item, to: peer)) }
+        for peer in peers { outcomes.insert(sendRealtime(item, to: peer)) }
         let outcome = outcomes.contains("queued") ? "queued" : outcomes.contains("pending") ? "pending" : "sent"
+        return DeliverySendOutcome(outcome: outcome, peers: peers.count)
+    }
+
+    /// A non-reliable send done at once, without suspending, when the target is known without
+    /// asking the node (nil/empty/"all", or a full device ID): the local API's fast path, run
+    /// on the router's loop. Nil: take the asynchronous `send` (same outcome, just slower).
+    func sendImmediately(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], mode: UInt8,
+                         to target: String?) -> DeliverySendOutcome? {
+        guard mode != DeliveryItem.Kind.reliableEnvelope.rawValue else { return nil }
+        let peers: [DeviceID]
+        if let target, !target.trimmingCharacters(in: .whitespaces).isEmpty, target != "all" {
+            guard let exact = peersByKey[target] else { return nil }
+            peers = [exact]
+        } else {
+            peers = peerStates.count == 1 ? Array(peerStates.keys) : peerStates.keys.sorted()
+        }
+        let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: mode, featureID: envelope.metadata.featureID,
+                                sessionID: envelope.metadata.sessionID, payload: encoded)
+        var outcome = "sent"
+        for peer in peers {
+            switch sendRealtime(item, to: peer) {
+            case "queued": outcome = "queued"
+            case "pending" where outcome == "sent": outcome = "pending"
+            default: break
+            }
+        }
         return DeliverySendOutcome(outcome: outcome, peers: peers.count)
     }
 
@@ -54,7 +80,7 @@ extension DeliveryRouter {
     }
 
     /// One realtime item to one peer; returns the outcome word.
-    func sendRealtime(_ item: DeliveryItem, to peer: DeviceID) async -> String {
+    func sendRealtime(_ item: DeliveryItem, to peer: DeviceID) -> String {
         guard let state = peerStates[peer] else { return "queued" }
         if !state.active {
             if !state.everActivated {
@@ -71,7 +97,8 @@ extension DeliveryRouter {
         }
         expectAck(item, from: peer)
         do {
-            try await node.send(message, to: peer, path: .datagram)
+            // The node shares the router's loop (see `unownedExecutor`): a direct call, no hop.
+            try node.assumeIsolated { try $0.sendApplicationDatagram(message, to: peer) }
             counters.realtimeSent &+= 1
             return "sent"
         } catch {

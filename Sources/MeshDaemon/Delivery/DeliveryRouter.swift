@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MeshCrypto
 import MeshLocalAPI
+import NIOCore
 import ServiceLifecycle
 import SessionMesh
 
@@ -98,6 +99,19 @@ public actor DeliveryRouter: Service {
         for peer in await node.pairedDeviceIDs() { ensurePeer(peer) }
         await watermarksReady()
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
+        // Child tasks prefer the loop: nonisolated steps inside them (an AsyncStream's `next`)
+        // then run on the router's thread instead of hopping to the shared pool and back.
+        attachDirectInbound()
+        await withTaskExecutorPreference(taskExecutor) { await self.serve(stop: stop, stopper: stopper) }
+        detachDirectInbound()
+        inboxSignalQueue.finish()
+        await flushSeen()
+        let committer = self.committer
+        _ = try? await worker.run { committer.shutdown() }
+        logger.info("delivery router stopped")
+    }
+
+    private func serve(stop: AsyncStream<Void>, stopper: AsyncStream<Void>.Continuation) async {
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withTaskGroup(of: Void.self) { group in
@@ -114,12 +128,18 @@ public actor DeliveryRouter: Service {
         } onCancel: {
             stopper.finish()
         }
-        inboxSignalQueue.finish()
-        await flushSeen()
-        let committer = self.committer
-        _ = try? await worker.run { committer.shutdown() }
-        logger.info("delivery router stopped")
     }
+
+    /// The router runs on its node's event loop, like the node itself: a request, the router,
+    /// the node and the socket write involve no thread switch. Store work never runs here
+    /// (`StoreWorker`, `StoreGroupCommitter` have their own threads), so no fsync blocks the loop.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { node.loop.executor.asUnownedSerialExecutor() }
+
+    /// The event loop the router (and its node) runs on.
+    nonisolated var loop: any EventLoop { node.loop }
+
+    /// Runs tasks on `loop` (for work that starts outside the router but should stay on its thread).
+    nonisolated var taskExecutor: EventLoopTaskExecutor { node.taskExecutor }
 
     func ensurePeer(_ peer: DeviceID) {
         if peerStates[peer] == nil {

@@ -29,6 +29,10 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var inputClosed = false
     private var lastWrite: EventLoopFuture<Void>?
     private var connection: LocalAPIConnectionContext?
+    /// Replies written during this read burst and not flushed yet (flushed on read complete).
+    private var flushPending = false
+    /// A loop task will flush (replies finished by tasks in one loop turn share one write).
+    private var flushScheduled = false
 
     init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl, logger: Logger) {
         self.dispatcher = dispatcher
@@ -74,6 +78,16 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         }
         switch flow.requestArrived() {
         case .start:
+            // Hot operations finish here, on the router's loop, with no task; only while no other
+            // request of this connection runs, so replies and side effects keep arrival order.
+            if tasks.isEmpty, let body = dispatcher.performImmediately(request, uid: credentials?.uid, on: context.eventLoop) {
+                counters.add(.requests)
+                lastWrite = context.write(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: frame.operation,
+                                                                        requestID: frame.requestID, body: body)))
+                flushPending = true
+                apply(flow.requestFinished(), context: context)
+                return
+            }
             start(request, operation: frame.operation, requestID: frame.requestID, context: context)
         case .queue:
             queue.append((request, frame.operation, frame.requestID))
@@ -86,6 +100,30 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                 message: "more than \(flow.maximumQueued) requests waiting; read the replies before sending more"),
                 operation: frame.operation, requestID: frame.requestID)
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushIfPending(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    /// Flushes once the current loop turn is done, so replies finished together share a write.
+    private func scheduleFlush(context: ChannelHandlerContext) {
+        flushPending = true
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            handler.value.flushScheduled = false
+            handler.value.flushIfPending(context: boundContext.value)
+        }
+    }
+
+    private func flushIfPending(context: ChannelHandlerContext) {
+        guard flushPending else { return }
+        flushPending = false
+        context.flush()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -169,13 +207,21 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         let credentials = self.credentials
         let connection = self.connection
         logger.trace("local API request", metadata: ["api.op": "\(operation.name)", "api.request": "\(requestID)"])
-        tasks[key] = Task {
+        // On the router's loop when this connection is served there: the request, the router and
+        // the reply then stay on one thread.
+        let executor = dispatcher.router.flatMap { $0.loop === eventLoop ? $0.taskExecutor : nil }
+        tasks[key] = Task(executorPreference: executor) {
             let outcome = await LocalAPIDispatcher.$currentRequestID.withValue(requestID) {
                 await dispatcher.perform(request, credentials: credentials, connection: connection)
             }
-            eventLoop.execute {
+            if eventLoop.inEventLoop {
                 handler.value.finish(key: key, operation: operation, requestID: requestID, outcome: outcome,
                                      context: boundContext.value)
+            } else {
+                eventLoop.execute {
+                    handler.value.finish(key: key, operation: operation, requestID: requestID, outcome: outcome,
+                                         context: boundContext.value)
+                }
             }
         }
     }
@@ -187,8 +233,9 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         switch outcome {
         case .success(let body):
             let flags: LocalAPIFrame.Flags = operation.repliesWithBinaryBody ? .binaryBody : []
-            lastWrite = context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation, flags: flags,
-                                                                            requestID: requestID, body: body)))
+            lastWrite = context.write(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: operation, flags: flags,
+                                                                    requestID: requestID, body: body)))
+            scheduleFlush(context: context)
             if operation == .attach { connection?.replyWritten(requestID: requestID) }
         case .failure(let error):
             write(context: context, error: error, operation: operation, requestID: requestID)
@@ -199,6 +246,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
 
     private func closeIfDrained(context: ChannelHandlerContext) {
         guard inputClosed, !closing, tasks.isEmpty, queueHead == queue.count else { return }
+        flushIfPending(context: context)
         closing = true
         let channel = context.channel
         if let lastWrite {

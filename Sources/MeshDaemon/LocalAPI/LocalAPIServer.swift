@@ -62,7 +62,9 @@ public final class LocalAPIServer: Sendable {
         let socketFile = SocketFile(path: socketPath)
         try socketFile.prepare()
         let registry = LocalAPIConnectionRegistry(limit: limits.maximumConnections)
-        let bootstrap = ServerBootstrap(group: eventLoopGroup)
+        // Connections are served on the delivery router's loop (its node's): request → router →
+        // node → socket then runs on one thread, with no hop between threads.
+        let bootstrap = ServerBootstrap(group: eventLoopGroup, childGroup: dispatcher.router?.loop ?? eventLoopGroup)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .childChannelOption(ChannelOptions.autoRead, value: true)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)

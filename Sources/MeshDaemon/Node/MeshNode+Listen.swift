@@ -40,9 +40,13 @@ extension MeshNode {
             let port = server.channel.localAddress?.port ?? configuration.listen.port
             do {
                 let udp = try await DatagramBootstrap(group: loop)
+                    // Up to 16 datagrams per recvmmsg, so a burst costs few system calls.
+                    .channelOption(ChannelOptions.datagramVectorReadMessageCount, value: 16)
+                    .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 16 * 2048))
                     .bind(host: host, port: port) { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
+                            try channel.pipeline.syncOperations.addHandler(DatagramReceiveHandler(node: self))
                             return try DatagramSocket(wrappingChannelSynchronously: channel)
                         }
                     }

@@ -72,21 +72,42 @@ extension MeshNode {
         guard peers[peer]?.channel != nil else { throw ChannelSendError(code: .notActive) }
         switch path {
         case .datagram:
-            guard message.count <= Self.maximumDatagramMessage else { throw ChannelSendError(code: .tooLargeForDatagram) }
-            guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
+            try sendApplicationDatagram(message, to: peer)
         case .stream:
             guard let written = sendStream(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
             do { try await written.get() } catch { throw ChannelSendError(code: .writeFailed) }
         }
     }
 
+    /// The datagram path of `send(_:to:path:)`, synchronous: for callers already isolated to
+    /// the node's loop (the delivery router). Throws `ChannelSendError`.
+    func sendApplicationDatagram(_ message: [UInt8], to peer: DeviceID) throws {
+        guard peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
+        guard message.count <= Self.maximumDatagramMessage else { throw ChannelSendError(code: .tooLargeForDatagram) }
+        guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
+    }
+
     /// Device IDs of peers whose channel is active now.
     public func activePeers() -> [DeviceID] { peers.filter { $0.value.channel != nil }.map(\.key) }
 
     /// Hands an application message to the consumer of `inboundMessages`.
+    ///
+    /// While nothing waits in the stream, `directInbound` (the delivery router, on this loop)
+    /// may take the message at once; otherwise it queues behind the earlier ones, in order.
     func deliver(_ bytes: [UInt8], from peer: DeviceID, path: PingPath) {
-        if case .dropped = inboundMessageQueue.yield(InboundChannelMessage(peer: peer, path: path, bytes: bytes)) {
+        let message = InboundChannelMessage(peer: peer, path: path, bytes: bytes)
+        if inboundQueued == 0, let directInbound, directInbound(message) { return }
+        if case .dropped = inboundMessageQueue.yield(message) {
             counters.inboundMessagesDropped += 1
+        } else {
+            inboundQueued += 1
         }
     }
+
+    /// Installs the synchronous consumer tried before the `inboundMessages` stream: it runs on
+    /// this loop and returns true when it handled the message.
+    func setDirectInbound(_ consumer: (@Sendable (InboundChannelMessage) -> Bool)?) { directInbound = consumer }
+
+    /// The consumer of `inboundMessages` finished one message taken from the stream.
+    func inboundConsumed() { inboundQueued = max(0, inboundQueued - 1) }
 }

@@ -54,6 +54,10 @@ public actor MeshNode: MeshControlPlane, Service {
     var nextPingID: UInt32 = 1
     /// Test seam: drop every received datagram (see `ignoreDatagramsForTesting`).
     var ignoresDatagrams = false
+    /// Messages yielded to `inboundMessages` and not yet consumed (see `deliver`).
+    var inboundQueued = 0
+    /// The synchronous inbound consumer (see `setDirectInbound`).
+    var directInbound: (@Sendable (InboundChannelMessage) -> Bool)?
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
     /// The address UDP and TCP are bound to, once `run()` has bound them.

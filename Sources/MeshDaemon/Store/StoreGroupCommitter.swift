@@ -29,7 +29,8 @@ public final class StoreGroupCommitter: @unchecked Sendable {
 
     /// Queues `item` for `peer` durably, sharing the commit with concurrent callers.
     /// Same semantics and errors as ``DeliveryStore/enqueue(peer:item:)``.
-    public func enqueue(peer: String, item: OutboxItem) async throws -> OutboxReceipt {
+    /// Suspends on the caller's executor (`nonisolated(nonsending)`), so no hop to the shared pool.
+    public nonisolated(nonsending) func enqueue(peer: String, item: OutboxItem) async throws -> OutboxReceipt {
         guard case .outbox(let receipt) = try await submit(.outbox(peer: peer, item: item)) else {
             throw mismatch()
         }
@@ -38,7 +39,7 @@ public final class StoreGroupCommitter: @unchecked Sendable {
 
     /// Stores a received item durably, sharing the commit with concurrent callers.
     /// Same semantics and errors as ``DeliveryStore/receiveInbox(from:items:at:)`` for one item.
-    public func receive(from peer: String, item: InboxItem, at time: Date) async throws -> InboxReceipt {
+    public nonisolated(nonsending) func receive(from peer: String, item: InboxItem, at time: Date) async throws -> InboxReceipt {
         guard case .inbox(let receipt) = try await submit(.inbox(peer: peer, item: item, at: time)) else {
             throw mismatch()
         }
@@ -55,7 +56,7 @@ public final class StoreGroupCommitter: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func submit(_ write: GroupWrite) async throws -> GroupWriteResult {
+    private nonisolated(nonsending) func submit(_ write: GroupWrite) async throws -> GroupWriteResult {
         let result: Result<GroupWriteResult, StoreError> = await withCheckedContinuation { continuation in
             condition.lock()
             defer { condition.unlock() }

@@ -35,10 +35,7 @@ extension LocalAPIDispatcher {
                 peers: result.peers.map { MeshAttachedPeer(deviceID: $0.deviceID, name: $0.name, reachable: $0.reachable) }))
         case .send(let mode, let target, let envelope, let encoded):
             let outcome = try await router.send(envelope, encoded: encoded, mode: mode, to: target)
-            guard let sent = MeshSendReply.Outcome(rawValue: outcome.outcome) else {
-                throw ControlError(code: LocalAPIErrorBody.Code.internalError, message: "send: the router reported an unknown outcome")
-            }
-            return try LocalAPIJSON.encode(MeshSendReply(eventID: envelope.metadata.eventID, outcome: sent, peers: outcome.peers))
+            return LocalAPIDispatcher.sendReplyBody(eventID: envelope.metadata.eventID, outcome: outcome)
         case .snapshotPublish(let target, let snapshot, let encoded):
             let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target)
             // `revision` is the slot's revision after the call: the snapshot's when stored, else the higher one kept.

@@ -15,6 +15,9 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
     private var isOpen = false
     private var held: [LocalAPIFrame] = []
     private(set) var heldShed: UInt64 = 0
+    /// A flush is queued on the loop (touched on the loop only): events emitted in one burst
+    /// share one flush, so one write system call.
+    private var flushScheduled = false
     static let heldLimit = 8192
 
     init(channel: any Channel, requestID: UInt32) {
@@ -31,7 +34,18 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
             return
         }
         lock.unlock()
-        channel.writeAndFlush(frame, promise: nil)
+        let loop = channel.eventLoop
+        guard loop.inEventLoop else {
+            channel.writeAndFlush(frame, promise: nil)
+            return
+        }
+        channel.write(frame, promise: nil)
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.execute {
+            self.flushScheduled = false
+            self.channel.flush()
+        }
     }
 
     /// Called on the event loop right after the attach reply was written: releases held events.

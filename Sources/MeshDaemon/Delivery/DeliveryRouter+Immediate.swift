@@ -1,0 +1,93 @@
+import Foundation
+import MeshCrypto
+import MeshLocalAPI
+
+/// The synchronous path of inbound realtime traffic: realtime items and their acks arriving
+/// by datagram are handled as the node reads them, on the shared loop, without a stream or a
+/// task in between. Everything else goes through `inboundMessages` as before.
+extension DeliveryRouter {
+    /// Registers `handleImmediately` with the node (call once, from `run()`).
+    func attachDirectInbound() {
+        let router = self
+        node.assumeIsolated { node in
+            node.setDirectInbound { message in router.assumeIsolated { $0.handleImmediately(message) } }
+        }
+    }
+
+    /// Detaches the synchronous consumer (the router stops).
+    func detachDirectInbound() {
+        node.assumeIsolated { $0.setDirectInbound(nil) }
+    }
+
+    /// One message taken from `inboundMessages` was handled (the direct path may resume once
+    /// none is left, so a peer's messages keep their order).
+    func inboundConsumed() {
+        node.assumeIsolated { $0.inboundConsumed() }
+    }
+
+    /// Handles a datagram-path realtime item or ack at once; false for anything else (the
+    /// node queues it on `inboundMessages`).
+    func handleImmediately(_ inbound: InboundChannelMessage) -> Bool {
+        guard inbound.path == .datagram, let tag = inbound.bytes.first, tag == 0x01 || tag == 0x02 || tag == 0x0C else {
+            return false
+        }
+        let peer = inbound.peer
+        ensurePeer(peer)
+        let message: DeliveryMessage
+        do {
+            message = try DeliveryMessage(decoding: inbound.bytes)
+        } catch {
+            counters.malformed &+= 1
+            logger.trace("malformed delivery message dropped", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+            return true
+        }
+        switch message {
+        case .realtime(let item): realtimeReceived(item, from: peer, path: .datagram)
+        case .realtimeAck(let eventID): realtimeAcked(eventID)
+        case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
+        default: return false
+        }
+        return true
+    }
+
+    /// As `queueAck`, without suspending: datagram acks are coalesced (0x0C) and go out once
+    /// the loop has handled what it read in this turn; a stream-path ack is written at once,
+    /// in order.
+    func queueAckNow(_ eventID: UUID, to peer: DeviceID, path: PingPath) {
+        guard path == .datagram else {
+            transmitNow(.realtimeAck(eventID: eventID), to: peer, path: path)
+            return
+        }
+        ackBacklog[peer, default: []].append(eventID)
+        guard !ackFlushScheduled else { return }
+        ackFlushScheduled = true
+        let router = self
+        loop.execute { router.assumeIsolated { $0.flushAcksNow() } }
+    }
+
+    /// Sends the coalesced datagram acks (at most 64 event IDs per datagram).
+    func flushAcksNow() {
+        ackFlushScheduled = false
+        let backlog = ackBacklog
+        ackBacklog = [:]
+        for (peer, eventIDs) in backlog {
+            var start = 0
+            while start < eventIDs.count {
+                let chunk = Array(eventIDs[start..<min(start + 64, eventIDs.count)])
+                start += chunk.count
+                transmitNow(chunk.count == 1 ? .realtimeAck(eventID: chunk[0]) : .realtimeAcks(chunk), to: peer, path: .datagram)
+            }
+        }
+    }
+
+    /// Sends `message` without waiting for the write: the node shares this loop.
+    func transmitNow(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath) {
+        let bytes = message.encode()
+        node.assumeIsolated { node in
+            switch path {
+            case .datagram: _ = try? node.sendApplicationDatagram(bytes, to: peer)
+            case .stream: _ = node.sendStream(.application(bytes), to: peer)
+            }
+        }
+    }
+}

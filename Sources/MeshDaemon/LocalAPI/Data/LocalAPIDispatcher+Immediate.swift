@@ -1,0 +1,36 @@
+import Foundation
+import MeshLocalAPI
+import NIOCore
+
+extension LocalAPIDispatcher {
+    /// The reply to `request` when it can be performed at once on `loop`, without a task or a
+    /// suspension: a non-reliable `send` to a known target, on a connection served by the
+    /// router's own loop. Nil: perform it the usual way (`perform`), with the same result.
+    ///
+    /// Must be called on `loop`.
+    func performImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop) -> ByteBuffer? {
+        guard let router, router.loop === loop, case .send(let mode, let target, let envelope, let encoded) = request else {
+            return nil
+        }
+        if let list = featureAllowList, !list.allows(uid: uid, feature: envelope.metadata.featureID) { return nil }
+        guard let outcome = router.assumeIsolated({ $0.sendImmediately(envelope, encoded: encoded, mode: mode, to: target) }) else {
+            return nil
+        }
+        return Self.sendReplyBody(eventID: envelope.metadata.eventID, outcome: outcome)
+    }
+
+    /// The `send` reply, byte for byte what `LocalAPIJSON.encode(MeshSendReply)` writes (sorted
+    /// keys, compact), without a JSON encoder.
+    static func sendReplyBody(eventID: UUID, outcome: DeliverySendOutcome) -> ByteBuffer {
+        var body = ByteBuffer()
+        body.reserveCapacity(80)
+        body.writeString("{\"eventID\":\"")
+        body.writeString(eventID.uuidString)
+        body.writeString("\",\"outcome\":\"")
+        body.writeString(outcome.outcome)
+        body.writeString("\",\"peers\":")
+        body.writeString(String(outcome.peers))
+        body.writeString("}")
+        return body
+    }
+}

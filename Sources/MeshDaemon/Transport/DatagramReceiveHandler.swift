@@ -1,0 +1,21 @@
+import NIOCore
+
+/// Hands each received datagram to its node synchronously, on the node's loop: no async
+/// sequence, no task switch between the socket read and `MeshNode.handleDatagram`.
+///
+/// Sits on the node's UDP channel (bound on the node's loop) and consumes every read; the
+/// channel's async wrapper then only serves writes and the close.
+final class DatagramReceiveHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+
+    private let node: MeshNode
+
+    init(node: MeshNode) { self.node = node }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        var buffer = envelope.data
+        guard let bytes = buffer.readBytes(length: buffer.readableBytes) else { return }
+        node.assumeIsolated { $0.handleDatagram(bytes, from: envelope.remoteAddress) }
+    }
+}
