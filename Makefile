@@ -22,7 +22,7 @@ run: release
 	.build/release/meshd --user
 
 # Tests run one at a time: many start real daemons, child processes and network namespaces, and
-# on a 2-core machine parallel runs starve each other's deadlines. About two minutes in all.
+# on a 2-core machine parallel runs starve each other's deadlines. About four minutes in all.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --no-parallel
