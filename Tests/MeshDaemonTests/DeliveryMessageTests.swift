@@ -26,6 +26,8 @@ struct DeliveryMessageTests {
         .watermark(sessionID: UUID(), featureID: "demo", sequence: 99),
         .presence(features: ["a", "b"]), .presence(features: []),
         .realtimeAcks([UUID(), UUID(), UUID()]),
+        .realtimeBatch([item, DeliveryItem(eventID: UUID(), kind: 1, featureID: "f", sessionID: nil, payload: [7])]),
+        .realtimeBatch([item]),
     ]
 
     @Test(arguments: samples)
@@ -54,7 +56,7 @@ struct DeliveryMessageTests {
         var random = SeededGenerator(seed: SeededGenerator.seed(for: "delivery random bytes"))
         for round in 0..<20_000 {
             var bytes = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-            if round % 2 == 0, !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...0x0C, using: &random) }
+            if round % 2 == 0, !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...0x0D, using: &random) }
             _ = try? DeliveryMessage(decoding: bytes)
         }
         // Mutations of valid messages.

@@ -1,6 +1,10 @@
 /// Counters of the delivery router, shown by `meshctl status` (names are stable).
 struct DeliveryCounters: Sendable {
     var realtimeSent: UInt64 = 0
+    /// Datagrams that carried realtime items (one 0x01 or one 0x0D batch each).
+    var realtimeDatagrams: UInt64 = 0
+    /// Of those, the 0x0D batches (two or more items).
+    var realtimeBatches: UInt64 = 0
     var realtimeAcked: UInt64 = 0
     var realtimeFallbacks: UInt64 = 0
     var realtimeReceived: UInt64 = 0
@@ -30,6 +34,8 @@ struct DeliveryCounters: Sendable {
     var dictionary: [String: UInt64] {
         [
             "delivery.realtime.sent": realtimeSent,
+            "delivery.realtime.datagrams": realtimeDatagrams,
+            "delivery.realtime.batches": realtimeBatches,
             "delivery.realtime.acked": realtimeAcked,
             "delivery.realtime.fallbacks": realtimeFallbacks,
             "delivery.realtime.received": realtimeReceived,

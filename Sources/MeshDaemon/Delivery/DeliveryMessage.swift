@@ -17,6 +17,7 @@ import Foundation
 ///  0x0A  watermark          stream    sessionID 16, feature str16, sequence u64
 ///  0x0B  feature presence   either    count u16, feature str16 *
 ///  0x0C  realtime acks      datagram  count u16, eventID 16 *      (coalesced 0x02)
+///  0x0D  realtime batch     datagram  count u16 (≥ 1), item *       (several 0x01 in one datagram)
 /// ```
 enum DeliveryMessage: Sendable, Equatable {
     case realtime(DeliveryItem)
@@ -31,6 +32,13 @@ enum DeliveryMessage: Sendable, Equatable {
     case watermark(sessionID: UUID, featureID: String, sequence: UInt64)
     case presence(features: [String])
     case realtimeAcks([UUID])
+    /// Several realtime items in one datagram, in send order (each handled as one `.realtime`).
+    case realtimeBatch([DeliveryItem])
+
+    /// The smallest encoded item (eventID, kind, empty feature, no session, empty payload).
+    static let minimumItemSize = 16 + 1 + 2 + 1 + 4
+    /// Bytes of a realtime batch before its items (type and count).
+    static let realtimeBatchHeaderSize = 3
 
     static func == (lhs: DeliveryMessage, rhs: DeliveryMessage) -> Bool { lhs.encode() == rhs.encode() }
 
@@ -82,6 +90,10 @@ enum DeliveryMessage: Sendable, Equatable {
             writer.u8(0x0C)
             writer.u16(UInt16(truncatingIfNeeded: eventIDs.count))
             for eventID in eventIDs { writer.uuid(eventID) }
+        case .realtimeBatch(let items):
+            writer.u8(0x0D)
+            writer.u16(UInt16(truncatingIfNeeded: items.count))
+            for item in items { item.encode(into: &writer) }
         }
         return writer.bytes
     }
@@ -126,6 +138,15 @@ enum DeliveryMessage: Sendable, Equatable {
             var eventIDs: [UUID] = []
             for _ in 0..<count { eventIDs.append(try reader.uuid("acked event id")) }
             self = .realtimeAcks(eventIDs)
+        case 0x0D:
+            let count = Int(try reader.u16("realtime batch count"))
+            guard count >= 1, count <= reader.remaining / Self.minimumItemSize else {
+                throw WireFormatError(what: "realtime batch count")
+            }
+            var items: [DeliveryItem] = []
+            items.reserveCapacity(count)
+            for _ in 0..<count { items.append(try DeliveryItem(reading: &reader)) }
+            self = .realtimeBatch(items)
         default:
             throw WireFormatError(what: "delivery message (unknown type \(type))")
         }

@@ -28,7 +28,7 @@ extension DeliveryRouter {
     /// Handles a datagram-path realtime item or ack at once; false for anything else (the
     /// node queues it on `inboundMessages`).
     func handleImmediately(_ inbound: InboundChannelMessage) -> Bool {
-        guard inbound.path == .datagram, let tag = inbound.bytes.first, tag == 0x01 || tag == 0x02 || tag == 0x0C else {
+        guard inbound.path == .datagram, let tag = inbound.bytes.first, tag == 0x01 || tag == 0x02 || tag == 0x0C || tag == 0x0D else {
             return false
         }
         let peer = inbound.peer
@@ -45,6 +45,7 @@ extension DeliveryRouter {
         case .realtime(let item): realtimeReceived(item, from: peer, path: .datagram)
         case .realtimeAck(let eventID): realtimeAcked(eventID)
         case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
+        case .realtimeBatch(let items): for item in items { realtimeReceived(item, from: peer, path: .datagram) }
         default: return false
         }
         return true

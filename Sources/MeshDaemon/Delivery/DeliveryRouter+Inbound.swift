@@ -27,6 +27,7 @@ extension DeliveryRouter {
         case .realtime(let item): realtimeReceived(item, from: peer, path: inbound.path)
         case .realtimeAck(let eventID): realtimeAcked(eventID)
         case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
+        case .realtimeBatch(let items): for item in items { realtimeReceived(item, from: peer, path: inbound.path) }
         case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
         case .reliableAck(let upTo): reliableAcked(upTo: upTo, from: peer)
         case .snapshotPush(let bytes): await snapshotReceived(bytes, from: peer, isReply: false)

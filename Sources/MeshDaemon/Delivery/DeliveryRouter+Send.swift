@@ -96,15 +96,11 @@ extension DeliveryRouter {
             return "queued"
         }
         expectAck(item, from: peer)
-        do {
-            // The node shares the router's loop (see `unownedExecutor`): a direct call, no hop.
-            try node.assumeIsolated { try $0.sendApplicationDatagram(message, to: peer) }
-            counters.realtimeSent &+= 1
-            return "sent"
-        } catch {
-            if awaitingAck.removeValue(forKey: item.eventID) != nil { fallBack(item, to: peer) }
-            return "queued"
-        }
+        // Packed with the other realtime items of this loop turn and sent at its end (a
+        // datagram that then fails to go out falls its items back to the outbox).
+        queueRealtimeNow(item.eventID, message: message, to: peer)
+        counters.realtimeSent &+= 1
+        return "sent"
     }
 
     /// A drained pre-activation item: realtime message on the ordered stream, ack still expected.

@@ -45,6 +45,10 @@ public actor DeliveryRouter: Service {
     var seenToRecord: [DeviceID: [UUID]] = [:]
     var ackBacklog: [DeviceID: [UUID]] = [:]
     var ackFlushScheduled = false
+    /// Realtime messages (0x01, encoded) queued in this loop turn per peer, in send order:
+    /// packed into as few datagrams as fit at the end of the turn (`flushRealtimeNow`).
+    var realtimeBacklog: [DeviceID: [(eventID: UUID, message: [UInt8])]] = [:]
+    var realtimeFlushScheduled = false
     /// Loading the stored watermarks (started by `run()` or the first attach).
     var watermarkLoad: Task<Void, Never>?
     var random = SystemRandomNumberGenerator()

@@ -1,0 +1,74 @@
+import Foundation
+import MeshCrypto
+
+/// Realtime items leave in as few datagrams as fit: the items a loop turn produced for one
+/// peer (a read burst on a local API connection, or several connections) are packed into
+/// 0x0D batches of at most `MeshNode.maximumDatagramMessage` bytes when the turn ends. A turn
+/// with one item for a peer sends a plain 0x01 message, as before, so a single send is not
+/// delayed and a peer running a build without batches still gets single items.
+extension DeliveryRouter {
+    /// Queues one encoded 0x01 message (its item already awaits its ack) for the end of the
+    /// loop turn.
+    func queueRealtimeNow(_ eventID: UUID, message: [UInt8], to peer: DeviceID) {
+        realtimeBacklog[peer, default: []].append((eventID, message))
+        guard !realtimeFlushScheduled else { return }
+        realtimeFlushScheduled = true
+        let router = self
+        loop.execute { router.assumeIsolated { $0.flushRealtimeNow() } }
+    }
+
+    /// Sends what `queueRealtimeNow` collected: per peer, in queue order, packed greedily.
+    func flushRealtimeNow() {
+        realtimeFlushScheduled = false
+        let backlog = realtimeBacklog
+        realtimeBacklog = [:]
+        for (peer, messages) in backlog {
+            for group in Self.packRealtime(messages.map(\.message)) {
+                sendRealtimeDatagram(group, eventIDs: messages[group.range].map(\.eventID), to: peer)
+            }
+        }
+    }
+
+    /// Splits encoded 0x01 messages into consecutive runs whose batch fits one datagram.
+    static func packRealtime(_ messages: [[UInt8]]) -> [(range: Range<Int>, bytes: [UInt8])] {
+        var groups: [(range: Range<Int>, bytes: [UInt8])] = []
+        var start = 0
+        var size = DeliveryMessage.realtimeBatchHeaderSize
+        func close(_ end: Int) {
+            guard end > start else { return }
+            if end - start == 1 {
+                groups.append((start..<end, messages[start]))
+            } else {
+                var writer = WireWriter(capacity: size)
+                writer.u8(0x0D)
+                writer.u16(UInt16(truncatingIfNeeded: end - start))
+                for message in messages[start..<end] { writer.raw(Array(message.dropFirst())) }
+                groups.append((start..<end, writer.bytes))
+            }
+            start = end
+            size = DeliveryMessage.realtimeBatchHeaderSize
+        }
+        for (index, message) in messages.enumerated() {
+            let itemSize = message.count - 1
+            if index > start, size + itemSize > MeshNode.maximumDatagramMessage { close(index) }
+            size += itemSize
+        }
+        close(messages.count)
+        return groups
+    }
+
+    /// One datagram of realtime items; when it cannot go out, its items still awaiting their
+    /// ack fall back to the outbox at once (as a failed single send did).
+    private func sendRealtimeDatagram(_ group: (range: Range<Int>, bytes: [UInt8]), eventIDs: [UUID], to peer: DeviceID) {
+        do {
+            // The node shares the router's loop (see `unownedExecutor`): a direct call, no hop.
+            try node.assumeIsolated { try $0.sendApplicationDatagram(group.bytes, to: peer) }
+            counters.realtimeDatagrams &+= 1
+            if eventIDs.count > 1 { counters.realtimeBatches &+= 1 }
+        } catch {
+            for eventID in eventIDs {
+                if let entry = awaitingAck.removeValue(forKey: eventID) { fallBack(entry.item, to: peer) }
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import SessionMesh
+import Testing
+@testable import MeshDaemon
+
+extension DeliveryRouter {
+    /// Test hook: several realtime sends in one job on the router's loop (one loop turn, as a
+    /// local API read burst produces them).
+    func sendImmediatelyInOneTurn(_ sends: [(AnySessionSyncEnvelope, [UInt8])]) -> [String] {
+        sends.map { sendImmediately($0.0, encoded: $0.1, mode: 1, to: nil)?.outcome ?? "none" }
+    }
+}
+
+extension DeliveryIntegration {
+    @Suite("Delivery realtime batches between two daemons", .serialized)
+    struct DeliveryRealtimeBatchTests {
+        @Test func aBurstArrivesInOrderOnceEachInFewerDatagrams() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, b) = try await bed.pair()
+            let sinkA = CollectingSink(), sinkB = CollectingSink()
+            _ = await a.router.attach(features: ["demo"], sink: sinkA)
+            _ = await b.router.attach(features: ["demo"], sink: sinkB)
+            try await waitUntil("bob's app reachable from alice", timeout: 5) { sinkA.reachable(b.id, "demo") }
+            let count = 40
+            let sends = try (1...count).map { try RouterFixtures.envelope("b\($0)", sequence: UInt64($0)) }
+            let outcomes = await a.router.sendImmediatelyInOneTurn(sends)
+            #expect(outcomes == Array(repeating: "sent", count: count))
+            try await waitUntil("\(count) realtime items", timeout: 5) { sinkB.envelopes.count >= count }
+            try await waitUntil("acks or fallbacks", timeout: 5) {
+                let counters = await a.router.counterValues()
+                return (counters["delivery.realtime.acked"] ?? 0) + (counters["delivery.realtime.fallbacks"] ?? 0) == UInt64(count)
+            }
+            try await waitUntil("outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
+            let counters = await a.router.counterValues()
+            let datagrams = counters["delivery.realtime.datagrams"] ?? 0
+            print("realtime burst of \(count): \(datagrams) datagrams, \(counters["delivery.realtime.batches"] ?? 0) batches, "
+                  + "\(counters["delivery.realtime.fallbacks"] ?? 0) fell back")
+            #expect(sinkB.envelopes.map { RouterFixtures.text($0.envelope) } == (1...count).map { "b\($0)" })
+            #expect(sinkB.envelopes.allSatisfy { $0.mode == 1 && $0.inboxID == 0 })
+            #expect(datagrams < UInt64(count) && datagrams >= 1)
+            #expect((counters["delivery.realtime.batches"] ?? 0) >= 1)
+            let received = await b.router.counterValues()
+            #expect(received["delivery.realtime.received"] == UInt64(count))
+            #expect(received["delivery.malformed"] ?? 0 == 0)
+            await bed.shutdown()
+        }
+    }
+}
