@@ -18,8 +18,11 @@ extension DeliveryRouter {
     }
 
     /// Sends what `queueRealtimeNow` collected: per peer, in queue order, packed greedily.
+    /// Also called by the local API when a read burst is done (the scheduled call then finds
+    /// nothing or only what came later).
     func flushRealtimeNow() {
         realtimeFlushScheduled = false
+        guard !realtimeBacklog.isEmpty else { return }
         let backlog = realtimeBacklog
         realtimeBacklog = [:]
         for (peer, messages) in backlog {

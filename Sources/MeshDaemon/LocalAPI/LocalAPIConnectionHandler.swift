@@ -33,6 +33,8 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var flushPending = false
     /// A loop task will flush (replies finished by tasks in one loop turn share one write).
     private var flushScheduled = false
+    /// A realtime send was performed in this read: its datagram goes out before the replies.
+    private var sentImmediately = false
 
     init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl, logger: Logger) {
         self.dispatcher = dispatcher
@@ -85,6 +87,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                 lastWrite = context.write(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: frame.operation,
                                                                         requestID: frame.requestID, body: body)))
                 flushPending = true
+                sentImmediately = true
                 apply(flow.requestFinished(), context: context)
                 return
             }
@@ -103,6 +106,11 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if sentImmediately {
+            // The read burst's realtime items leave (packed) before its app wakes up for the replies.
+            sentImmediately = false
+            dispatcher.flushImmediateSends(on: context.eventLoop)
+        }
         flushIfPending(context: context)
         context.fireChannelReadComplete()
     }

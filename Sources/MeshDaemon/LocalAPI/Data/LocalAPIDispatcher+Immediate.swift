@@ -19,6 +19,14 @@ extension LocalAPIDispatcher {
         return Self.sendReplyBody(eventID: envelope.metadata.eventID, outcome: outcome)
     }
 
+    /// Sends the realtime datagrams the immediate sends of this loop turn queued (packed per
+    /// peer) now, instead of at the end of the turn. Call on `loop` when a read burst is done,
+    /// before flushing its replies.
+    func flushImmediateSends(on loop: any EventLoop) {
+        guard let router, router.loop === loop else { return }
+        router.assumeIsolated { $0.flushRealtimeNow() }
+    }
+
     /// The `send` reply, byte for byte what `LocalAPIJSON.encode(MeshSendReply)` writes (sorted
     /// keys, compact), without a JSON encoder.
     static func sendReplyBody(eventID: UUID, outcome: DeliverySendOutcome) -> ByteBuffer {
