@@ -98,6 +98,10 @@ enum DeliveryBenchmark {
               + "p999 \(micros(percentile(latency, 0.999)))  max \(micros(latency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")
         print("raw loopback UDP round trip (\(udp.count), same timing): p50 \(micros(percentile(udp, 0.50)))  p99 \(micros(percentile(udp, 0.99)))  "
               + "p999 \(micros(percentile(udp, 0.999)))  (one way ≈ half: p50 \(micros(percentile(udp, 0.50) / 2)))")
+        let lean = try BlockingDeliveryProbe.run(sender: a.socketPath, receiver: b.socketPath,
+                                                 count: settings.latencyMessages, payloadBytes: settings.payloadBytes)
+        print("realtime one-way latency with lean apps (blocking sockets, \(lean.samples.count) live, \(lean.notLive) not live): p50 \(micros(percentile(lean.samples, 0.50)))  "
+              + "p99 \(micros(percentile(lean.samples, 0.99)))  p999 \(micros(percentile(lean.samples, 0.999)))   (the daemons' share)")
         let local = try await bench.localRoundTrips(count: 2_000)
         print("for scale: local API request round trip (hello, app ↔ A only): p50 \(micros(percentile(local, 0.50)))  p99 \(micros(percentile(local, 0.99)))")
         let plain = try BlockingLocalAPIProbe.roundTrips(socketPath: a.socketPath, count: 2_000)

@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import MeshLocalAPI
+import NIOCore
+import SessionMesh
+
+/// Realtime one-way latency with lean apps: plain blocking Unix sockets on both sides (no NIO,
+/// no Swift concurrency), so the figure is the daemons' share of app → A → B → app.
+///
+/// One thread sends on A's socket, then blocks on B's socket until the envelope event arrives,
+/// then reads A's send reply. Messages whose reply says anything but `sent` (the realtime path
+/// fell back to the queue) are counted and left out of the samples.
+struct BlockingDeliveryProbe {
+    /// Samples in nanoseconds, and how many sends did not go out as a live datagram.
+    struct Result {
+        var samples: [UInt64]
+        var notLive: Int
+    }
+
+    static func run(sender: String, receiver: String, count: Int, payloadBytes: Int) throws -> Result {
+        let a = try BlockingSocket(path: sender)
+        defer { a.close() }
+        let b = try BlockingSocket(path: receiver)
+        defer { b.close() }
+        let feature = "bench-lean"
+        let attach = ByteBuffer(string: #"{"features":["\#(feature)"],"app":"bench-lean"}"#)
+        try b.write(LocalAPIFrame(kind: .request, operation: .attach, requestID: 1, body: attach))
+        let attached = try b.read(until: { $0.kind != .event })
+        guard attached.kind == .reply else { throw BenchError("lean probe: attach on B failed") }
+        // Let A learn that an app of the feature is attached on B (presence), so realtime goes live.
+        try waitForReachable(a, feature: feature)
+
+        let session = UUID()
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count)
+        var notLive = 0
+        for index in 0..<(count + 200) {
+            var payload = Data(count: max(8, payloadBytes))
+            payload[0] = UInt8(truncatingIfNeeded: index)
+            let envelope = AnySessionSyncEnvelope(
+                metadata: SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "bench-lean", eventID: UUID(),
+                                              sequence: UInt64(index + 1), causalTimestamp: Date(), payloadType: "bench"),
+                payload: payload)
+            let body = try MeshSendRequest(mode: .realtimeBestEffort, envelope: envelope).encode()
+            let eventID = envelope.metadata.eventID
+            let start = DispatchTime.now().uptimeNanoseconds
+            try a.write(LocalAPIFrame(kind: .request, operation: .send, flags: .binaryBody, requestID: UInt32(index + 10), body: body))
+            _ = try b.read(until: { frame in
+                guard frame.kind == .event, case .envelope(let event)? = try? LocalAPIDataEvent.decode(frame) else { return false }
+                return event.envelope.metadata.eventID == eventID
+            })
+            let arrived = DispatchTime.now().uptimeNanoseconds
+            let reply = try a.read(until: { $0.kind != .event })
+            let live = reply.kind == .reply && MeshSendReply(compactBody: reply.body)?.outcome == .sent
+            if index >= 200 {
+                if live { samples.append(arrived &- start) } else { notLive += 1 }
+            }
+        }
+        return Result(samples: samples, notLive: notLive)
+    }
+
+    /// Sends realtime probes of `feature` until one goes out live (≤ 10 s).
+    private static func waitForReachable(_ a: BlockingSocket, feature: String) throws {
+        let deadline = Date().addingTimeInterval(10)
+        var id: UInt32 = 1_000_000
+        while Date() < deadline {
+            id += 1
+            let envelope = AnySessionSyncEnvelope(
+                metadata: SessionSyncMetadata(sessionID: UUID(), featureID: feature, sourcePeerID: "bench-lean", eventID: UUID(),
+                                              sequence: 0, causalTimestamp: Date(), payloadType: "probe"),
+                payload: Data(count: 8))
+            try a.write(LocalAPIFrame(kind: .request, operation: .send, flags: .binaryBody, requestID: id,
+                                      body: try MeshSendRequest(mode: .realtimeBestEffort, envelope: envelope).encode()))
+            let reply = try a.read(until: { $0.kind != .event })
+            if reply.kind == .reply, MeshSendReply(compactBody: reply.body)?.outcome == .sent { return }
+            usleep(50_000)
+        }
+        throw BenchError("lean probe: the bench feature never became reachable from A")
+    }
+}
+
+/// A blocking Unix-socket connection to a daemon's local API, reading whole frames.
+final class BlockingSocket {
+    private let fd: Int32
+    private var pending = ByteBuffer()
+    private var chunk = [UInt8](repeating: 0, count: 65_536)
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("lean probe: socket() failed") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            Glibc.close(fd)
+            throw BenchError("lean probe: cannot connect to \(path)")
+        }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func close() { Glibc.close(fd) }
+
+    func write(_ frame: LocalAPIFrame) throws {
+        var buffer = ByteBuffer()
+        LocalAPIFrameEncoder.write(frame, to: &buffer)
+        let bytes = Array(buffer.readableBytesView)
+        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+            throw BenchError("lean probe: send failed")
+        }
+    }
+
+    /// Reads frames until one satisfies `wanted` (others are skipped); at most 100 000 frames.
+    func read(until wanted: (LocalAPIFrame) -> Bool) throws -> LocalAPIFrame {
+        for _ in 0..<100_000 {
+            while true {
+                if let frame = try? LocalAPIFrameDecoder.parse(&pending) {
+                    if wanted(frame) { return frame }
+                    break
+                }
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { throw BenchError("lean probe: the daemon did not answer within 5 s") }
+                pending.writeBytes(chunk[0..<n])
+            }
+        }
+        throw BenchError("lean probe: the wanted frame never came")
+    }
+}
