@@ -31,24 +31,8 @@ extension DeliveryRouter {
         guard inbound.path == .datagram, let tag = inbound.bytes.first, tag == 0x01 || tag == 0x02 || tag == 0x0C || tag == 0x0D else {
             return false
         }
-        let peer = inbound.peer
-        ensurePeer(peer)
-        let message: DeliveryMessage
-        do {
-            message = try DeliveryMessage(decoding: inbound.bytes)
-        } catch {
-            counters.malformed &+= 1
-            logger.trace("malformed delivery message dropped", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
-            return true
-        }
-        switch message {
-        case .realtime(let item): realtimeReceived(item, from: peer, path: .datagram)
-        case .realtimeAck(let eventID): realtimeAcked(eventID)
-        case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
-        case .realtimeBatch(let items): for item in items { realtimeReceived(item, from: peer, path: .datagram) }
-        default: return false
-        }
-        return true
+        guard let message = decodeInbound(inbound) else { return true }
+        return handleRealtime(message, from: inbound.peer, path: .datagram)
     }
 
     /// As `queueAck`, without suspending: datagram acks are coalesced (0x0C) and go out once

@@ -12,22 +12,11 @@ extension DeliveryRouter {
     }
 
     func handle(_ inbound: InboundChannelMessage) async {
+        guard let message = decodeInbound(inbound) else { return }
         let peer = inbound.peer
-        // The channel authenticated the sender; its `.paired` event may still be on its way.
-        ensurePeer(peer)
-        let message: DeliveryMessage
-        do {
-            message = try DeliveryMessage(decoding: inbound.bytes)
-        } catch {
-            counters.malformed &+= 1
-            logger.trace("malformed delivery message dropped", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
-            return
-        }
+        if handleRealtime(message, from: peer, path: inbound.path) { return }
         switch message {
-        case .realtime(let item): realtimeReceived(item, from: peer, path: inbound.path)
-        case .realtimeAck(let eventID): realtimeAcked(eventID)
-        case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
-        case .realtimeBatch(let items): for item in items { realtimeReceived(item, from: peer, path: inbound.path) }
+        case .realtime, .realtimeAck, .realtimeAcks, .realtimeBatch: break
         case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
         case .reliableAck(let upTo): reliableAcked(upTo: upTo, from: peer)
         case .snapshotPush(let bytes): await snapshotReceived(bytes, from: peer, isReply: false)
@@ -39,6 +28,33 @@ extension DeliveryRouter {
             watermarkReceived(sessionID: sessionID, featureID: featureID, sequence: sequence, from: peer)
         case .presence(let features): presenceReceived(features, from: peer)
         }
+    }
+
+    /// Decodes a peer's message (the channel authenticated the sender; its `.paired` event may
+    /// still be on its way, so the peer is registered first). Nil, counted, when malformed.
+    func decodeInbound(_ inbound: InboundChannelMessage) -> DeliveryMessage? {
+        let peer = inbound.peer
+        ensurePeer(peer)
+        do {
+            return try DeliveryMessage(decoding: inbound.bytes)
+        } catch {
+            counters.malformed &+= 1
+            logger.trace("malformed delivery message dropped", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Handles realtime items and their acks (synchronous: no await on this path); false for
+    /// every other message.
+    func handleRealtime(_ message: DeliveryMessage, from peer: DeviceID, path: PingPath) -> Bool {
+        switch message {
+        case .realtime(let item): realtimeReceived(item, from: peer, path: path)
+        case .realtimeAck(let eventID): realtimeAcked(eventID)
+        case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID) }
+        case .realtimeBatch(let items): for item in items { realtimeReceived(item, from: peer, path: path) }
+        default: return false
+        }
+        return true
     }
 
     // MARK: - Realtime
