@@ -43,14 +43,20 @@ extension DaemonSessionSyncTransport {
         do {
             try await connectAndAttach()
         } catch {
-            let waiters: [CheckedContinuation<MeshClient, any Error>] = state.withLock { state in
-                if case .starting = state.phase { state.phase = .idle }
-                defer { state.waiters.removeAll() }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(throwing: error) }
+            giveUpStarting(error)
             throw error
         }
+    }
+
+    /// Starting failed for good: the transport is detached again (unless stopped meanwhile) and
+    /// the reliable sends waiting for the attach fail with `error`.
+    private func giveUpStarting(_ error: any Error) {
+        let waiters: [CheckedContinuation<MeshClient, any Error>] = state.withLock { state in
+            if case .starting = state.phase { state.phase = .idle }
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(throwing: error) }
     }
 
     /// One connection attempt: connect, attach, prime the cache, drain the buffer. On failure
@@ -216,12 +222,7 @@ extension DaemonSessionSyncTransport {
             } catch {
                 if isStopped { return }
                 if let limit = policy.maximumAttempts, attempt >= limit {
-                    let waiters: [CheckedContinuation<MeshClient, any Error>] = state.withLock { state in
-                        if case .starting = state.phase { state.phase = .idle }
-                        defer { state.waiters.removeAll() }
-                        return state.waiters
-                    }
-                    for waiter in waiters { waiter.resume(throwing: error) }
+                    giveUpStarting(error)
                     return
                 }
                 delay = min(delay * 2, max(policy.maximumDelay, policy.initialDelay))

@@ -17,22 +17,13 @@ extension DeliveryIntegration {
         @Test func aBurstArrivesInOrderOnceEachInFewerDatagrams() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }
-            let (a, b) = try await bed.pair()
-            let sinkA = CollectingSink(), sinkB = CollectingSink()
-            _ = await a.router.attach(features: ["demo"], sink: sinkA)
-            _ = await b.router.attach(features: ["demo"], sink: sinkB)
-            try await waitUntil("bob's app reachable from alice", timeout: 5) { sinkA.reachable(b.id, "demo") }
+            let (a, b, _, sinkB) = try await bed.pairWithApps()
             let count = 40
             let sends = try (1...count).map { try RouterFixtures.envelope("b\($0)", sequence: UInt64($0)) }
             let outcomes = await a.router.sendImmediatelyInOneTurn(sends)
             #expect(outcomes == Array(repeating: "sent", count: count))
             try await waitUntil("\(count) realtime items", timeout: 5) { sinkB.envelopes.count >= count }
-            try await waitUntil("acks or fallbacks", timeout: 5) {
-                let counters = await a.router.counterValues()
-                return (counters["delivery.realtime.acked"] ?? 0) + (counters["delivery.realtime.fallbacks"] ?? 0) == UInt64(count)
-            }
-            try await waitUntil("outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
-            let counters = await a.router.counterValues()
+            let counters = try await bed.realtimeSettled(a, count: count)
             let datagrams = counters["delivery.realtime.datagrams"] ?? 0
             print("realtime burst of \(count): \(datagrams) datagrams, \(counters["delivery.realtime.batches"] ?? 0) batches, "
                   + "\(counters["delivery.realtime.fallbacks"] ?? 0) fell back")

@@ -31,11 +31,7 @@ extension DeliveryIntegration {
         @Test func realtimeGoesByDatagramAndIsAcked() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }
-            let (a, b) = try await bed.pair()
-            let sinkA = CollectingSink(), sinkB = CollectingSink()
-            _ = await a.router.attach(features: ["demo"], sink: sinkA)
-            _ = await b.router.attach(features: ["demo"], sink: sinkB)
-            try await waitUntil("bob's app reachable from alice", timeout: 5) { sinkA.reachable(b.id, "demo") }
+            let (a, _, _, sinkB) = try await bed.pairWithApps()
             for index in 1...50 {
                 let (envelope, encoded) = try RouterFixtures.envelope("t\(index)", sequence: UInt64(index))
                 let outcome = try await a.router.send(envelope, encoded: encoded, mode: 1, to: nil)
@@ -47,12 +43,7 @@ extension DeliveryIntegration {
             #expect(Set(sinkB.envelopes.map { RouterFixtures.text($0.envelope) }).count == 50)
             // Under load an ack may miss its deadline: that item then also goes through the outbox,
             // and the receiver drops the copy. Either way each item is acked or queued exactly once.
-            try await waitUntil("acks or fallbacks", timeout: 5) {
-                let counters = await a.router.counterValues()
-                return (counters["delivery.realtime.acked"] ?? 0) + (counters["delivery.realtime.fallbacks"] ?? 0) == 50
-            }
-            try await waitUntil("outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
-            let counters = await a.router.counterValues()
+            let counters = try await bed.realtimeSettled(a, count: 50)
             print("realtime: \(counters["delivery.realtime.acked"] ?? 0) acked in time, \(counters["delivery.realtime.fallbacks"] ?? 0) fell back")
             #expect(sinkB.envelopes.count == 50)
             let viaInbox = sinkB.envelopes.filter { $0.inboxID != 0 }.count
@@ -63,11 +54,7 @@ extension DeliveryIntegration {
         @Test func realtimeAndItsQueuedCopyAreOneEvent() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }
-            let (a, b) = try await bed.pair()
-            let sinkA = CollectingSink(), sinkB = CollectingSink()
-            _ = await a.router.attach(features: ["demo"], sink: sinkA)
-            _ = await b.router.attach(features: ["demo"], sink: sinkB)
-            try await waitUntil("reachable", timeout: 5) { sinkA.reachable(b.id, "demo") }
+            let (a, b, _, sinkB) = try await bed.pairWithApps()
             let (envelope, encoded) = try RouterFixtures.envelope("once", sequence: 1)
             _ = try await a.router.send(envelope, encoded: encoded, mode: 1, to: b.id)
             try await waitUntil("realtime copy", timeout: 5) { sinkB.envelopes.count == 1 }

@@ -166,7 +166,9 @@ extension DeliveryIntegration {
                 try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: UInt64.max)
             }
             // No app was attached on alice when it arrived; one that attaches now is told.
-            try await Task.sleep(for: .milliseconds(300))
+            try await waitUntil("watermark 7 reached alice", timeout: 5) {
+                await a.router.currentWatermarks(features: ["demo"], sessionID: nil).count == 1
+            }
             let early = CollectingSink()
             _ = await a.router.attach(features: ["demo"], sink: early)
             try await waitUntil("watermark 7 given on attach", timeout: 5) {

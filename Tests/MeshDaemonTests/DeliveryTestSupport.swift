@@ -78,6 +78,28 @@ final class DeliveryTestBed: @unchecked Sendable {
         return (a, b)
     }
 
+    /// A paired couple with an app (a `CollectingSink`) attached to `feature` on each side,
+    /// once alice sees bob's app as reachable (so realtime goes out live).
+    func pairWithApps(feature: String = "demo") async throws -> (RunningDaemon, RunningDaemon, CollectingSink, CollectingSink) {
+        let (a, b) = try await pair()
+        let sinkA = CollectingSink(), sinkB = CollectingSink()
+        _ = await a.router.attach(features: [feature], sink: sinkA)
+        _ = await b.router.attach(features: [feature], sink: sinkB)
+        try await waitUntil("bob's app reachable from alice", timeout: 5) { sinkA.reachable(b.id, feature) }
+        return (a, b, sinkA, sinkB)
+    }
+
+    /// Waits until each of `count` realtime sends from `sender` was acked in time or fell back
+    /// to the outbox, and the outbox drained; returns the sender's counters then.
+    func realtimeSettled(_ sender: RunningDaemon, count: Int) async throws -> [String: UInt64] {
+        try await waitUntil("acks or fallbacks", timeout: 5) {
+            let counters = await sender.router.counterValues()
+            return (counters["delivery.realtime.acked"] ?? 0) + (counters["delivery.realtime.fallbacks"] ?? 0) == UInt64(count)
+        }
+        try await waitUntil("outbox drained", timeout: 5) { try await sender.router.queue().isEmpty }
+        return await sender.router.counterValues()
+    }
+
     func shutdown() async {
         let all = lock.withLock { defer { daemons = [] }; return daemons }
         for daemon in all { await daemon.stop() }

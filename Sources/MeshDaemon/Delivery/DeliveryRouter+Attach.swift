@@ -20,7 +20,7 @@ extension DeliveryRouter {
             let reachable = state.map { state in features.contains { state.isReachable($0, now: now) } } ?? false
             return DeliveryAttachResult.Peer(deviceID: status.deviceID, name: status.name, reachable: reachable)
         }
-        await watermarksReady()
+        await pairedPeersReady()
         // The peers' current watermarks first (the sink holds events until the reply is out).
         for event in currentWatermarks(features: Set(features), sessionID: sessionID) { sink.emit(event) }
         if replaying[ObjectIdentifier(sink)] == nil { replaying[ObjectIdentifier(sink)] = [] }

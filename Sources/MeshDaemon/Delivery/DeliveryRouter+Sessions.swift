@@ -192,20 +192,21 @@ extension DeliveryRouter {
         }
     }
 
-    /// Waits until the stored watermarks are loaded (once per router; `run()` and `attach`
-    /// both call it, whichever comes first starts the load).
-    func watermarksReady() async {
+    /// Waits until the paired peers are registered and their stored watermarks loaded (once per
+    /// router; `run()` and `attach` both call it, whichever comes first starts it).
+    func pairedPeersReady() async {
         if let load = watermarkLoad {
             await load.value
             return
         }
-        let load = Task { await self.loadWatermarks() }
+        let load = Task { await self.loadPairedPeers() }
         watermarkLoad = load
         await load.value
     }
 
-    /// Merges the stored watermarks of paired peers into their states (only ever raising them).
-    private func loadWatermarks() async {
+    /// Registers every paired peer and merges its stored watermarks into its state (only ever
+    /// raising them).
+    private func loadPairedPeers() async {
         for peer in await node.pairedDeviceIDs() { ensurePeer(peer) }
         let store = self.store
         let records: [WatermarkRecord]

@@ -49,7 +49,7 @@ public actor DeliveryRouter: Service {
     /// packed into as few datagrams as fit at the end of the turn (`flushRealtimeNow`).
     var realtimeBacklog: [DeviceID: [(eventID: UUID, message: [UInt8])]] = [:]
     var realtimeFlushScheduled = false
-    /// Loading the stored watermarks (started by `run()` or the first attach).
+    /// Registering the paired peers with their stored watermarks (started by `run()` or the first attach).
     var watermarkLoad: Task<Void, Never>?
     var random = SystemRandomNumberGenerator()
     var ran = false
@@ -100,8 +100,7 @@ public actor DeliveryRouter: Service {
     public func run() async throws {
         guard !ran else { throw ControlError(code: "already-ran", message: "this delivery router already ran") }
         ran = true
-        for peer in await node.pairedDeviceIDs() { ensurePeer(peer) }
-        await watermarksReady()
+        await pairedPeersReady()
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
         // Child tasks prefer the loop: nonisolated steps inside them (an AsyncStream's `next`)
         // then run on the router's thread instead of hopping to the shared pool and back.
