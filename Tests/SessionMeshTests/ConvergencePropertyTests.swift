@@ -7,10 +7,11 @@ import Testing
 /// `MESH_PROPERTY_SEED_BASE` (default 1). A failure prints its seed and how to rerun it alone.
 @Suite("Convergence properties")
 struct ConvergencePropertyTests {
-    static var seeds: ClosedRange<UInt64> {
+    /// `count` seeds from `base`, wrapping past UInt64.max (so any base, even 2^64−1, runs).
+    static var seeds: [UInt64] {
         let base = environmentInteger("MESH_PROPERTY_SEED_BASE", default: 1)
         let count = max(1, environmentInteger("MESH_PROPERTY_SEEDS", default: 100))
-        return base...(base + count - 1)
+        return (0..<count).map { base &+ $0 }
     }
 
     static func lossyConditions(_ r: inout SessionSeededRandom) -> ScenarioNetwork.Conditions {
@@ -43,7 +44,7 @@ struct ConvergencePropertyTests {
                 if failures >= 5 { break }
             }
         }
-        print("convergence (several writers): seeds \(Self.seeds) \(totals)")
+        print("convergence (several writers): seeds \(Self.seeds.first ?? 0)+\(Self.seeds.count) \(totals)")
     }
 
     static func multiWriter(seed: UInt64) async throws -> MeshScenario.Figures {
@@ -98,7 +99,7 @@ struct ConvergencePropertyTests {
                 if failures >= 5 { break }
             }
         }
-        print("convergence (owner/followers): seeds \(Self.seeds) \(totals)")
+        print("convergence (owner/followers): seeds \(Self.seeds.first ?? 0)+\(Self.seeds.count) \(totals)")
     }
 
     static func ownerFollowers(seed: UInt64) async throws -> MeshScenario.Figures {
