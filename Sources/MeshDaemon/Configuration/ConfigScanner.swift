@@ -142,7 +142,10 @@ struct ConfigScanner {
         guard !word.isEmpty, !word.hasPrefix("_"), !word.hasSuffix("_"), !word.contains("__") else { throw bad }
         let digits = word.replacingUnderscores()
         for (prefix, radix) in [("0o", 8), ("0x", 16), ("0b", 2)] where digits.hasPrefix(prefix) {
-            guard let value = Int64(digits.dropFirst(2), radix: radix) else { throw bad }
+            guard let value = Int64(digits.dropFirst(2), radix: radix) else {
+                let valid = !digits.dropFirst(2).isEmpty && digits.dropFirst(2).allSatisfy { $0.isHexDigit && Int(String($0), radix: radix) != nil }
+                throw valid ? Failure(message: "'\(word)' is out of range (integers are 64-bit, floats must be finite)") : bad
+            }
             return .integer(value)
         }
         if let value = Int64(digits) {
@@ -151,6 +154,13 @@ struct ConfigScanner {
         }
         if digits.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let value = Double(digits), value.isFinite {
             return .float(value)
+        }
+        // A number that does not fit (or inf/nan) is not a quoting problem: say what it is.
+        if ["inf", "nan"].contains(digits.trimmingSign()) {
+            throw Failure(message: "'\(word)': numbers must be finite")
+        }
+        if let first = digits.trimmingSign().first, first.isASCII, first.isNumber, Double(digits) != nil {
+            throw Failure(message: "'\(word)' is out of range (integers are 64-bit, floats must be finite)")
         }
         throw bad
     }

@@ -154,6 +154,8 @@ public struct ConfigurationLoader: Sendable {
         let text: String?
         do {
             text = try readFile(path)
+        } catch let error as ConfigurationError {
+            throw error
         } catch {
             throw ConfigurationError(file: path, message: "cannot read the config file: \(error.localizedDescription)")
         }
@@ -174,9 +176,9 @@ public struct ConfigurationLoader: Sendable {
         return value
     }
 
-    /// Reads a UTF-8 file; nil when it does not exist.
+    /// Reads a UTF-8 config file (at most 1 MiB); nil when it does not exist. Throws a
+    /// `ConfigurationError` naming the file for a folder, FIFO, socket, non-UTF-8 or huge file.
     public static func readFileIfPresent(_ path: String) throws -> String? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        return try String(contentsOfFile: path, encoding: .utf8)
+        try ConfigFileReader.read(path)
     }
 }

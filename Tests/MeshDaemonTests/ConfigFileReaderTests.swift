@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import MeshDaemon
+import Testing
+
+/// What a person sees when `--config` names something that is not a usable config file, and
+/// for numbers the file cannot hold.
+@Suite("meshd.toml files that cannot be read")
+struct ConfigFileReaderTests {
+    /// A fresh folder under /tmp, removed by the caller.
+    static func folder() throws -> String {
+        let path = "/tmp/smt-config-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        return path
+    }
+
+    static func loadError(_ path: String) -> String? {
+        do {
+            var overrides = ConfigurationLoader.Overrides()
+            overrides.configFile = path
+            _ = try ConfigurationLoader(environment: ["HOME": "/nonexistent"]).load(mode: .user, overrides: overrides)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func aFolderIsNamedAsAFolder() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(Self.loadError(folder) == "\(folder): is a folder, not a config file")
+    }
+
+    @Test func aFIFOIsRefusedWithoutWaitingForAWriter() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/meshd.toml"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let message = Self.loadError(fifo)
+        #expect(message?.hasPrefix("\(fifo): is not a regular file") == true, "\(message ?? "no error")")
+    }
+
+    @Test func binaryGarbageSaysItIsNotUTF8AndNamesTheLine() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/meshd.toml"
+        try Data("name = \"a\"\n# fine\nname = \"\u{e9}".utf8 + [0xFF, 0xFE, 0x22, 0x0A]).write(to: URL(fileURLWithPath: file))
+        #expect(Self.loadError(file) == "\(file):3: the config file is not UTF-8 text (is this the right file?)")
+    }
+
+    @Test func aHugeFileIsRefusedAtOnce() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/meshd.toml"
+        try Data(("# " + String(repeating: "x", count: 8 << 20) + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let started = Date()
+        #expect(Self.loadError(file) == "\(file): is larger than 1024 KiB; a meshd config file is a few lines (is this the right file?)")
+        #expect(Date().timeIntervalSince(started) < 2)
+    }
+
+    @Test func devNullIsAnEmptyConfigAndABOMIsSkipped() throws {
+        #expect(Self.loadError("/dev/null") == nil)
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/meshd.toml"
+        try Data([0xEF, 0xBB, 0xBF] + Array("name = \"bom\"\n".utf8)).write(to: URL(fileURLWithPath: file))
+        #expect(Self.loadError(file) == nil)
+    }
+
+    @Test(arguments: [
+        ("keepalive_interval = 1e400", "meshd.toml:1: key 'keepalive_interval': '1e400' is out of range (integers are 64-bit, floats must be finite)"),
+        ("listen = 99999999999999999999", "meshd.toml:1: key 'listen': '99999999999999999999' is out of range (integers are 64-bit, floats must be finite)"),
+        ("socket_mode = 0o7777777777777777777777", "meshd.toml:1: key 'socket_mode': '0o7777777777777777777777' is out of range (integers are 64-bit, floats must be finite)"),
+        ("reachability_lease = -inf", "meshd.toml:1: key 'reachability_lease': '-inf': numbers must be finite"),
+        ("keepalive_interval = nan", "meshd.toml:1: key 'keepalive_interval': 'nan': numbers must be finite"),
+        ("name = kitchen", "meshd.toml:1: key 'name': 'kitchen' is not a value; strings need quotes"),
+    ])
+    func numbersTheFileCannotHoldSaySo(text: String, expected: String) {
+        do {
+            _ = try ConfigFile(parsing: text, fileName: "meshd.toml")
+            Issue.record("no error for \(text)")
+        } catch {
+            #expect(error.description == expected)
+        }
+    }
+}
