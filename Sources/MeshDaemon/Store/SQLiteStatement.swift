@@ -27,7 +27,10 @@ final class SQLiteStatement {
             switch value {
             case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
             case .real(let v): rc = sqlite3_bind_double(handle, index, v)
-            case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, csqlite_transient())
+            case .text(let v):
+                // The explicit byte count keeps a NUL inside the text (valid UTF-8 an app may send in
+                // a feature ID); -1 would cut the text there and file the row under another name.
+                rc = v.withCString { sqlite3_bind_text(handle, index, $0, Int32(clamping: v.utf8.count), csqlite_transient()) }
             case .null: rc = sqlite3_bind_null(handle, index)
             case .blob(let bytes):
                 if bytes.isEmpty {
