@@ -91,12 +91,46 @@ struct SendCommand: AsyncParsableCommand {
         } else {
             let peers = reply.peers == 1 ? "1 peer" : "\(reply.peers) peers"
             print("\(reply.outcome.rawValue) \(reply.eventID.uuidString.lowercased()) (\(mode.rawValue), \(peers))")
+            if reply.peers == 0 { Self.noPeersNote() }
         }
     }
 
+    /// The payload: the argument, or stdin read up to the most one local API frame can carry
+    /// (so a huge or endless stdin is refused at once instead of filling memory).
     private func readPayload() throws -> Data {
-        if let payload, payload != "-" { return Data(payload.utf8) }
-        return FileHandle.standardInput.readDataToEndOfFile()
+        let limit = LocalAPIWireFormat.defaultMaximumBodyLength
+        let data: Data
+        if let payload, payload != "-" {
+            data = Data(payload.utf8)
+        } else {
+            var buffer = Data()
+            while buffer.count <= limit {
+                let chunk: Data?
+                do {
+                    chunk = try FileHandle.standardInput.read(upToCount: limit + 1 - buffer.count)
+                } catch {
+                    throw CLIFailure(exitCode: CLIFailure.usage, code: LocalAPIErrorBody.Code.invalidArgument,
+                                     message: "cannot read the payload from stdin: \(error.localizedDescription)", json: output.json)
+                }
+                guard let chunk, !chunk.isEmpty else { break }
+                buffer.append(chunk)
+            }
+            data = buffer
+        }
+        // Over the frame limit for certain; a payload just under it may still not fit with the
+        // envelope's metadata, which the daemon then refuses (frame-too-large) with the sizes.
+        guard data.count <= limit else {
+            throw CLIFailure(exitCode: CLIFailure.usage, code: LocalAPIErrorBody.Code.invalidArgument,
+                             message: "the payload is larger than \(limit) bytes, the most one message (local API frame) can carry",
+                             json: output.json)
+        }
+        return data
+    }
+
+    /// Tells a person (on stderr, so scripts reading stdout are unaffected) that nothing left
+    /// this device because no device is paired yet.
+    static func noPeersNote() {
+        FileHandle.standardError.write(Data("meshctl: no paired devices, so nothing was sent; pair one with `meshctl pair`\n".utf8))
     }
 
     /// `meshctl@HOST`.

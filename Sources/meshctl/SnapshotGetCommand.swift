@@ -23,6 +23,7 @@ struct SnapshotGetCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let session, UUID(uuidString: session) == nil { throw ValidationError("--session must be a UUID") }
+        if let peer, peer.isEmpty || peer.utf8.count > 255 { throw ValidationError("--peer must be a device ID") }
     }
 
     func run() async throws {

@@ -101,7 +101,8 @@ struct Meshd: AsyncParsableCommand {
                 logger: logger))
             logger.info("meshd starting", metadata: ["daemon.name": "\(configuration.name)",
                                                      "daemon.listen": "\(configuration.listen)",
-                                                     "api.socket": "\(configuration.socketPath)"])
+                                                     "api.socket": "\(configuration.socketPath)",
+                                                     "state.dir": "\(configuration.stateDirectory)"])
             try await services.run()
             logger.info("meshd stopped")
         } catch {

@@ -18,7 +18,8 @@ extension DeliveryRouter {
                                 sessionID: envelope.metadata.sessionID, payload: encoded)
         if mode == DeliveryItem.Kind.reliableEnvelope.rawValue {
             try await enqueueReliable(item, for: peers)
-            return DeliverySendOutcome(outcome: "queued", peers: peers.count)
+            // No paired device: nothing was queued (docs/LOCAL-API.md: `sent`, 0 peers).
+            return DeliverySendOutcome(outcome: peers.isEmpty ? "sent" : "queued", peers: peers.count)
         }
         var outcomes: Set<String> = []
         for peer in peers { outcomes.insert(sendRealtime(item, to: peer)) }

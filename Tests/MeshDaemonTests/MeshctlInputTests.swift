@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// `meshctl` given input a person gets wrong: a payload larger than a message can carry (or an
+/// endless stdin), an empty device ID, a send while no device is paired yet.
+@Suite("meshctl input", .serialized,
+       .enabled(if: ChildProcess.executable("meshd") != nil && ChildProcess.executable("meshctl") != nil, "meshd/meshctl are not built"))
+struct MeshctlInputTests {
+    /// Runs meshctl with `stdin` as its standard input; returns status, stdout and stderr.
+    static func meshctl(_ daemon: DaemonProcess, _ arguments: [String], stdin: FileHandle,
+                        timeout: Double = 10) async throws -> (status: Int32, stdout: String, stderr: String) {
+        guard let path = ChildProcess.executable("meshctl") else { throw DaemonProcessError("meshctl is not built") }
+        return try await blocking {
+            let process = Process()
+            let out = Pipe(), err = Pipe()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["--socket", daemon.socketPath] + arguments
+            process.standardInput = stdin
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let stdout = PipeReader.readToEnd(out.fileHandleForReading, timeout: timeout)
+            let stderr = PipeReader.readToEnd(err.fileHandleForReading, timeout: 1)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        }
+    }
+
+    @Test func anEndlessOrHugeStdinPayloadIsRefusedAtOnceAndTheDaemonKeepsServing() async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        let endless = try #require(FileHandle(forReadingAtPath: "/dev/zero"))
+        let started = Date()
+        let result = try await Self.meshctl(daemon, ["send", "--feature", "demo", "-"], stdin: endless)
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr.contains("the payload is larger than 1048576 bytes"), "\(result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 8, "meshctl must stop reading at the limit")
+        let json = try await Self.meshctl(daemon, ["send", "--feature", "demo", "--json", "-"], stdin: endless)
+        #expect(json.status == 2 && json.stdout.contains(#""code":"invalid-argument""#), "\(json)")
+        #expect(try await daemon.meshctl(["status"]).status == 0)
+    }
+
+    @Test func aSendWithNoPairedDeviceSaysNothingWasSent() async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        let empty = try #require(FileHandle(forReadingAtPath: "/dev/null"))
+        let reliable = try await Self.meshctl(daemon, ["send", "--feature", "demo", "--json", "hello"], stdin: empty)
+        #expect(reliable.status == 0)
+        #expect(reliable.stdout.contains(#""outcome":"sent""#) && reliable.stdout.contains(#""peers":0"#), "\(reliable.stdout)")
+        let text = try await Self.meshctl(daemon, ["send", "--feature", "demo", "-"], stdin: empty)
+        #expect(text.status == 0)
+        #expect(text.stderr.contains("no paired devices, so nothing was sent"), "\(text.stderr)")
+        #expect(try await daemon.meshctl(["queue", "--json"]).output.contains(#"{"items":[]}"#))
+    }
+
+    @Test func anEmptyPeerIsAUsageError() async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        let result = try await daemon.meshctl(["snapshot", "get", "--feature", "demo", "--peer", ""])
+        #expect(result.status == 2 && result.output.contains("--peer must be a device ID"), "\(result.output)")
+    }
+}
