@@ -60,14 +60,16 @@ struct Meshd: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "meshd")
+        // Held until exit: a second meshd on the same state folder refuses to start.
+        let stateLock: StateDirectoryLock
         do {
-            try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            stateLock = try StateDirectoryLock(stateDirectory: configuration.stateDirectory)
         } catch {
-            logger.critical("cannot create the state folder", metadata: ["state.dir": "\(configuration.stateDirectory)",
-                                                                          "error": "\(error.localizedDescription)"])
-            throw ExitCode(73)  // EX_CANTCREAT
+            logger.critical("cannot use the state folder", metadata: ["state.dir": "\(configuration.stateDirectory)",
+                                                                       "error": "\(error.message)"])
+            throw error.code == .inUse ? ExitCode.failure : ExitCode(73)  // EX_CANTCREAT
         }
+        defer { withExtendedLifetime(stateLock) {} }
 
         // One loop: the node, the delivery router and every local API connection run on it (no
         // thread hops on the delivery path); SQLite work has its own threads. One thread also keeps
