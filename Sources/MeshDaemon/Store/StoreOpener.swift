@@ -20,6 +20,12 @@ struct StoreOpener {
         if version > StoreSchema.currentVersion {
             throw incompatible("schema version \(version) is newer than this build's \(StoreSchema.currentVersion)")
         }
+        // Versions only ever rise from 0 together with the tables (one transaction), so these
+        // mean the header was altered: refuse rather than run migrations over existing tables
+        // (or index the migration list with a negative number).
+        if version < 0 || (version == 0 && tables > 0) {
+            throw incompatible("schema version \(version) does not match the file's tables; the file was altered")
+        }
 
         let mode = try db.first("PRAGMA journal_mode = WAL", [], "enable WAL mode") { $0.text(0) }
         guard mode?.lowercased() == "wal" else {
