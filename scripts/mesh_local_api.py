@@ -78,10 +78,13 @@ class MeshLocalAPI:
 
 
 def default_socket():
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.exists(os.path.join(runtime, "sessionmesh", "meshd.sock")):
-        return os.path.join(runtime, "sessionmesh", "meshd.sock")
-    return "/run/sessionmesh/meshd.sock"
+    """The user daemon's socket if present (as meshctl looks for it), else the system one."""
+    env = os.environ
+    state = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME", "/nonexistent"), ".local/state")
+    user = (os.path.join(env["XDG_RUNTIME_DIR"], "sessionmesh") if env.get("XDG_RUNTIME_DIR")
+            else os.path.join(state, "sessionmesh"))
+    user_socket = os.path.join(user, "meshd.sock")
+    return user_socket if os.path.exists(user_socket) else "/run/sessionmesh/meshd.sock"
 
 
 def main(argv):
@@ -92,7 +95,11 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         print("operations: " + ", ".join(OPS), file=sys.stderr)
         return 2
-    body = json.loads(argv[1]) if len(argv) > 1 else {}
+    try:
+        body = json.loads(argv[1]) if len(argv) > 1 else {}
+    except ValueError as error:
+        print(f"the request body is not valid JSON: {error}", file=sys.stderr)
+        return 2
     try:
         client = MeshLocalAPI(path)
     except OSError as error:

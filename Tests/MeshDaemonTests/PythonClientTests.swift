@@ -54,6 +54,11 @@ struct PythonClientTests {
 
             let missing = try await run(["--socket", test.directory + "/none.sock", "status"])
             #expect(missing.status == 3)
+
+            // A body that is not JSON is a usage error with a sentence, not a Python traceback.
+            let badBody = try await run(["--socket", test.socketPath, "ping", "{deviceID"])
+            #expect(badBody.status == 2)
+            #expect(badBody.output.hasPrefix("the request body is not valid JSON") && !badBody.output.contains("Traceback"), "\(badBody.output)")
         }
     }
 }
