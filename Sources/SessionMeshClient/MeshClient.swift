@@ -29,8 +29,16 @@ public final class MeshClient: Sendable {
     /// socket is missing, refuses connections, or may not be opened by this user.
     public static func connect(socketPath: String,
                                eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> MeshClient {
-        guard FileManager.default.fileExists(atPath: socketPath) else {
+        // sockaddr_un holds 107 path bytes: a longer path can never be connected to.
+        guard socketPath.utf8.count <= 107 else {
+            throw MeshClientError.unreachable(socketPath: socketPath,
+                                              detail: "the path is \(socketPath.utf8.count) bytes, longer than the 107 a Unix socket path may have")
+        }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: socketPath) else {
             throw MeshClientError.unreachable(socketPath: socketPath, detail: "no socket file")
+        }
+        guard attributes[.type] as? FileAttributeType == .typeSocket else {
+            throw MeshClientError.unreachable(socketPath: socketPath, detail: "the path exists but is not a socket (is it the right path?)")
         }
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelInitializer { channel in
