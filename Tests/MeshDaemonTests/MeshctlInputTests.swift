@@ -57,6 +57,19 @@ struct MeshctlInputTests {
         #expect(try await daemon.meshctl(["queue", "--json"]).output.contains(#"{"items":[]}"#))
     }
 
+    /// A revision the store cannot hold is the caller's mistake: invalid-argument naming the
+    /// value, not "the daemon's durable store failed".
+    @Test func aRevisionAboveTheStorableRangeIsAnInvalidArgument() async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        let result = try await daemon.meshctl(["send", "--feature", "demo", "--mode", "snapshot", "--json",
+                                               "--revision", "18446744073709551615", "x"])
+        #expect(result.status == 1)
+        #expect(result.output.contains(#""code":"invalid-argument""#)
+                && result.output.contains("revision 18446744073709551615 is above the largest storable value"), "\(result.output)")
+        #expect(try await daemon.meshctl(["send", "--feature", "demo", "--mode", "snapshot", "--revision", "7", "x"]).status == 0)
+    }
+
     @Test func anEmptyPeerIsAUsageError() async throws {
         let daemon = try await DaemonProcess(name: "alpha")
         defer { daemon.stopNow() }

@@ -15,7 +15,12 @@ enum DeliveryError {
         ControlError(code: LocalAPIDataError.sessionClosed, message: "session \(id) is closed; a new session needs a new UUID")
     }
     static func store(_ error: any Error) -> ControlError {
-        ControlError(code: LocalAPIDataError.storeFailed, message: "the daemon's durable store failed: \(error)")
+        // A value the store cannot hold (a revision or sequence above 2^63−1) is the caller's
+        // mistake, not a failing disk: say which value, as invalid-argument.
+        if let error = error as? StoreError, error.code == .invalidArgument {
+            return ControlError(code: LocalAPIErrorBody.Code.invalidArgument, message: error.detail)
+        }
+        return ControlError(code: LocalAPIDataError.storeFailed, message: "the daemon's durable store failed: \(error)")
     }
     static let unavailable = ControlError(code: LocalAPIDataError.deliveryUnavailable,
                                           message: "this daemon runs without the delivery router (no data operations)")
