@@ -26,13 +26,33 @@ enum Output {
     static func table(_ header: [String]?, _ rows: [[String]]) {
         let all = (header.map { [$0] } ?? []) + rows
         guard let first = all.first else { return }
-        let widths = first.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
-        for row in all {
+        let widths = first.indices.map { column in all.map { visible($0[column]).count }.max() ?? 0 }
+        for row in all.map({ $0.map(visible) }) {
             let cells = row.enumerated().map { index, cell in
                 index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }
             print(cells.joined(separator: "  "))
         }
+    }
+
+    /// `text` safe to print on a terminal: control characters (C0, DEL, C1 — escape sequences
+    /// that could rewrite the screen) shown as `\u{1B}`. Names, owners, statuses and feature IDs
+    /// come from apps and peers, not only from this user.
+    static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value)
     }
 
     /// `1h 02m 03s`, `4m 05s`, `6s`.

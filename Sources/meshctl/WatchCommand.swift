@@ -126,7 +126,7 @@ struct WatchPrinter {
             Output.jsonLine(record)
             return
         }
-        let columns = record.columns
+        let columns = record.columns.map(Output.visible)
         let widths = [12, 16, 8]
         let padded = columns.enumerated().map { index, cell in
             index < widths.count ? cell.padding(toLength: max(widths[index], cell.count), withPad: " ", startingAt: 0) : cell

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SessionMeshClient
 import Testing
 
 /// `meshctl` given input a person gets wrong: a payload larger than a message can carry (or an
@@ -68,6 +69,21 @@ struct MeshctlInputTests {
         #expect(result.output.contains(#""code":"invalid-argument""#)
                 && result.output.contains("revision 18446744073709551615 is above the largest storable value"), "\(result.output)")
         #expect(try await daemon.meshctl(["send", "--feature", "demo", "--mode", "snapshot", "--revision", "7", "x"]).status == 0)
+    }
+
+    /// Text that apps and peers choose (session owner and status, feature IDs) cannot drive the
+    /// user's terminal: control characters print as `\u{1B}`.
+    @Test func terminalEscapesInSessionFieldsAreShownNotObeyed() async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        let client = try await MeshClient.connect(socketPath: daemon.socketPath)
+        try await client.announceSession(sessionID: UUID(), featureID: "demo\u{1B}[31m", owner: "evil\u{1B}]0;title\u{07}",
+                                          status: "running\r\nforged line")
+        await client.close()
+        let result = try await daemon.meshctl(["sessions"])
+        #expect(result.status == 0)
+        #expect(!result.output.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0 == "\r" }, "\(result.output)")
+        #expect(result.output.contains("evil\\u{1B}]0;title\\u{7}") && result.output.contains("running\\u{D}\\u{A}forged line"), "\(result.output)")
     }
 
     @Test func anEmptyPeerIsAUsageError() async throws {
