@@ -35,7 +35,11 @@ public final class StaticPeerDiscovery: PeerDiscovery {
             s.running = true
             return s.peers
         }
-        logger.info("static peers configured", metadata: ["peers": "\(peers.map(\.description).joined(separator: " "))"])
+        if peers.isEmpty {
+            logger.debug("no static peers configured")
+        } else {
+            logger.info("static peers configured", metadata: ["peers": "\(peers.map(\.description).joined(separator: " "))"])
+        }
         for peer in peers { hub.resolved(peer.service) }
     }
 
