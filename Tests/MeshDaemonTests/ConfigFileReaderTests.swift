@@ -86,3 +86,42 @@ struct ConfigFileReaderTests {
         }
     }
 }
+
+/// Flags and keys whose values used to pass the loader and fail later (a name pairing refuses,
+/// a clock skew whose nanoseconds wrap).
+@Suite("meshd flags checked at start")
+struct ConfigFlagRangeTests {
+    static func loadError(_ configure: (inout ConfigurationLoader.Overrides) -> Void) -> String? {
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.stateDirectory = "/tmp/smt-never-created"
+        configure(&overrides)
+        do {
+            _ = try ConfigurationLoader(environment: ["HOME": "/nonexistent"]).load(mode: .user, overrides: overrides)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func aNamePairingWouldRefuseIsRefusedAtStart() {
+        #expect(Self.loadError { $0.name = String(repeating: "é", count: 40) }
+                == "--name: must be 1 to 64 bytes of printable UTF-8: the device name is 80 bytes of UTF-8; the limit is 64")
+        #expect(Self.loadError { $0.name = "kitchen\u{1B}[31m" }
+                == "--name: must be 1 to 64 bytes of printable UTF-8: the device name contains the control character U+1B")
+        #expect(Self.loadError { $0.name = "kitchen-pi" } == nil)
+        do {
+            _ = try ConfigFile(parsing: "name = \"\(String(repeating: "ü", count: 33))\"", fileName: "meshd.toml")
+            Issue.record("a 66-byte name was accepted")
+        } catch {
+            #expect(error.description == "meshd.toml:1: key 'name': must be 1 to 64 bytes of printable UTF-8: the device name is 66 bytes of UTF-8; the limit is 64")
+        }
+    }
+
+    @Test func aClockOffsetWhoseNanosecondsWouldWrapIsRefused() {
+        let limit = ConfigurationLoader.maximumClockOffsetMilliseconds
+        #expect(Self.loadError { $0.clockOffsetMilliseconds = .max }?.hasPrefix("--clock-offset-ms: 9223372036854775807 is out of range") == true)
+        #expect(Self.loadError { $0.clockOffsetMilliseconds = .min }?.hasPrefix("--clock-offset-ms: -9223372036854775808 is out of range") == true)
+        #expect(Self.loadError { $0.clockOffsetMilliseconds = -limit } == nil)
+        #expect(Self.loadError { $0.clockOffsetMilliseconds = 2500 } == nil)
+    }
+}

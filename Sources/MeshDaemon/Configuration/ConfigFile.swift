@@ -59,8 +59,10 @@ public struct ConfigFile: Sendable, Equatable {
         switch entry.key {
         case "name":
             let text = try string(value)
-            guard !text.isEmpty, text.count <= 64, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw ConfigurationError(message: "must be 1 to 64 printable characters")
+            // The rule pairing applies when it sends the name (1–64 bytes of UTF-8, no control
+            // or bidi-override characters), so a name accepted here never fails pairing later.
+            if let problem = PairingIdentity.problem(withName: text) {
+                throw ConfigurationError(message: "must be 1 to 64 bytes of printable UTF-8: \(problem)")
             }
             name = text
         case "state_dir":

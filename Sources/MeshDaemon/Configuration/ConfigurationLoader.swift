@@ -131,8 +131,8 @@ public struct ConfigurationLoader: Sendable {
             configuration.staticPeers = peers
         }
         if let name = overrides.name {
-            guard !name.isEmpty, name.count <= 64 else {
-                throw ConfigurationError(key: "--name", message: "must be 1 to 64 characters")
+            if let problem = PairingIdentity.problem(withName: name) {
+                throw ConfigurationError(key: "--name", message: "must be 1 to 64 bytes of printable UTF-8: \(problem)")
             }
             configuration.name = name
         }
@@ -142,7 +142,15 @@ public struct ConfigurationLoader: Sendable {
             }
             configuration.logLevel = level
         }
-        if let offset = overrides.clockOffsetMilliseconds { configuration.clockOffsetMilliseconds = offset }
+        if let offset = overrides.clockOffsetMilliseconds {
+            // The skew is applied in nanoseconds to the wall clock: keep it where that arithmetic
+            // cannot wrap (a wrapped clock would look sane and be wildly wrong).
+            guard (-Self.maximumClockOffsetMilliseconds...Self.maximumClockOffsetMilliseconds).contains(offset) else {
+                throw ConfigurationError(key: "--clock-offset-ms",
+                                         message: "\(offset) is out of range; use -\(Self.maximumClockOffsetMilliseconds) to \(Self.maximumClockOffsetMilliseconds) (10 years)")
+            }
+            configuration.clockOffsetMilliseconds = offset
+        }
         if overrides.noMDNS { configuration.mdns = false }
     }
 
@@ -175,6 +183,9 @@ public struct ConfigurationLoader: Sendable {
         guard value.hasPrefix("/") else { throw ConfigurationError(key: name, message: "'\(value)' is not an absolute path") }
         return value
     }
+
+    /// The largest `--clock-offset-ms` accepted: 10 years.
+    public static let maximumClockOffsetMilliseconds: Int64 = 10 * 366 * 86_400_000
 
     /// Reads a UTF-8 config file (at most 1 MiB); nil when it does not exist. Throws a
     /// `ConfigurationError` naming the file for a folder, FIFO, socket, non-UTF-8 or huge file.
