@@ -96,17 +96,24 @@ public actor MeshNode: MeshControlPlane, Service {
         self.clock = clock
         self.startedAt = clock.monotonicNanoseconds()
         try StateDirectory.prepare(configuration.stateDirectory)
-        do {
-            identity = try DeviceIdentity.loadOrCreate(at: StateDirectory.path(configuration.stateDirectory, "identity.key"))
-        } catch {
-            throw NodeError(code: .identity, message: "cannot use the device identity key: \(error)")
-        }
         store = PairedDeviceStore(stateDirectory: configuration.stateDirectory)
         let records: [PairedPeer]
         do {
             records = try store.load()
         } catch {
             throw NodeError(code: .pairedDevices, message: error.description)
+        }
+        let keyPath = StateDirectory.path(configuration.stateDirectory, "identity.key")
+        // A new key would silently orphan every pairing (peers know this device by its key):
+        // only a state folder without paired devices may get a fresh identity.
+        if !records.isEmpty, access(keyPath, F_OK) != 0, errno == ENOENT {
+            throw NodeError(code: .identity, message: "the device identity key \(keyPath) is missing, but \(records.count) paired "
+                + "device(s) know this device by it; restore it from a backup, or move \(store.path) aside to start as a new device and pair again")
+        }
+        do {
+            identity = try DeviceIdentity.loadOrCreate(at: keyPath)
+        } catch {
+            throw NodeError(code: .identity, message: "cannot use the device identity key: \(error)")
         }
         for record in records {
             peers[record.deviceID] = PeerRuntime(record: record, tuning: configuration.channelTuning,
