@@ -79,9 +79,10 @@ struct Meshd: AsyncParsableCommand {
         do {
             let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group,
                                     discovery: MeshNode.defaultDiscovery(for: configuration, logger: logger))
-            let store = try DeliveryRouter.openStore(stateDirectory: configuration.stateDirectory)
+            let store = try DeliveryRouter.openStore(stateDirectory: configuration.stateDirectory,
+                                                     options: configuration.storeOptions)
             defer { store.close() }
-            let router = DeliveryRouter(node: node, store: store, logger: logger)
+            let router = DeliveryRouter(node: node, store: store, options: configuration.routerOptions, logger: logger)
             let api = LocalAPIService(configuration: configuration, controlPlane: node, eventLoopGroup: group,
                                       logger: logger, router: router, onListening: {
                 do {

@@ -26,10 +26,13 @@ public struct ConfigFile: Sendable, Equatable {
     public var mdns: Bool?
     /// `feature_allow`: per-uid feature allow-list.
     public var featureAllowList: FeatureAllowList?
+    /// Store limits, durability and the pre-activation buffer (`outbox_max_items_per_peer` …).
+    public var delivery = DeliveryLimitsConfig()
 
     /// Every key the file may contain.
     public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
                                    "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "feature_allow", "mdns"]
+        + DeliveryLimitsConfig.keys
     /// Accepted `log_level` values.
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -51,6 +54,9 @@ public struct ConfigFile: Sendable, Equatable {
         if let lease = reachabilityLease, let interval = keepaliveInterval, lease <= interval {
             throw ConfigurationError(file: fileName, line: lines["reachability_lease"], key: "reachability_lease",
                                      message: "must be longer than keepalive_interval (\(interval) s)")
+        }
+        if let (key, message) = delivery.conflict() {
+            throw ConfigurationError(file: fileName, line: lines[key], key: key, message: message)
         }
     }
 
@@ -105,7 +111,9 @@ public struct ConfigFile: Sendable, Equatable {
             for item in items { texts.append(try string(item)) }
             featureAllowList = try FeatureAllowList(parsing: texts)
         default:
-            throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
+            guard try delivery.apply(key: entry.key, value: value) else {
+                throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
+            }
         }
     }
 

@@ -113,6 +113,8 @@ public struct ConfigurationLoader: Sendable {
         if let list = file.featureAllowList { configuration.featureAllowList = list }
         if let seconds = file.reachabilityLease { configuration.reachabilityLease = seconds }
         if let mdns = file.mdns { configuration.mdns = mdns }
+        configuration.storeOptions = file.delivery.storeOptions(configuration.storeOptions)
+        configuration.routerOptions = file.delivery.routerOptions(configuration.routerOptions)
         try apply(overrides, to: &configuration)
         return configuration
     }

@@ -52,6 +52,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var channelTuning = ChannelTuning()
     /// Per-uid feature allow-list for the local API's data operations; nil = no restriction.
     public var featureAllowList: FeatureAllowList?
+    /// Limits and durability of the delivery store (`delivery.sqlite`); the config file's
+    /// `outbox_*`, `inbox_*`, `dedup_horizon_per_peer` and `store_*` keys set them.
+    public var storeOptions = DeliveryStoreOptions()
+    /// Delivery router tuning; the config file's `pending_max_items` sets the pre-activation buffer.
+    public var routerOptions = DeliveryRouterOptions()
 
     /// Default UDP/TCP port.
     public static let defaultPort = 47_470

@@ -60,7 +60,10 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         var text = "store \(code): \(operation) failed on \(path): \(detail)"
         if let limit { text += " (limit: \(limit))" }
         switch code {
-        case .full: text += "; wait for queued items to be delivered, cancel some (`meshctl queue cancel`), or raise the limit"
+        case .full:
+            text += "; wait for queued items to be delivered, cancel some (`meshctl queue cancel`), or "
+            if let key = limit?.configKey { text += "raise the limit (`\(key)` in meshd.toml)" }
+            else { text += "free disk space" }
         case .corrupt: text += "; the file was not modified: move it aside (or restore a backup) and restart"
         case .incompatible: text += "; use the SessionMesh version that wrote this file, or move it aside"
         case .busy: text += "; is another meshd using the same state directory?"

@@ -20,6 +20,20 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
     /// The file system is full (SQLITE_FULL from the operating system).
     case disk
 
+    /// The `meshd.toml` key that sets this limit (docs/CONFIG.md), or nil for a full disk.
+    public var configKey: String? {
+        switch self {
+        case .outboxItemsPerPeer: "outbox_max_items_per_peer"
+        case .outboxBytesPerPeer: "outbox_max_bytes_per_peer"
+        case .outboxItemsTotal: "outbox_max_items"
+        case .outboxBytesTotal: "outbox_max_bytes"
+        case .inboxItems: "inbox_max_items"
+        case .inboxBytes: "inbox_max_bytes"
+        case .databaseSize: "store_max_bytes"
+        case .disk: nil
+        }
+    }
+
     /// E.g. `outbox items per peer = 10000`.
     public var description: String {
         switch self {
