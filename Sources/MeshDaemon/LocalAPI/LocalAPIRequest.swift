@@ -93,10 +93,10 @@ public enum LocalAPIRequest: Sendable, Equatable {
         case .hello:
             return .hello(try LocalAPIJSON.decode(HelloRequest.self, from: body, operation: operation))
         case .status:
-            _ = try LocalAPIJSON.decode(EmptyBody.self, from: body, operation: operation)
+            try LocalAPIEmptyRequest.check(body, operation: operation)
             return .status
         case .peers:
-            _ = try LocalAPIJSON.decode(EmptyBody.self, from: body, operation: operation)
+            try LocalAPIEmptyRequest.check(body, operation: operation)
             return .peers
         case .pairCreate:
             let request = try LocalAPIJSON.decode(PairCreateRequest.self, from: body, operation: operation)

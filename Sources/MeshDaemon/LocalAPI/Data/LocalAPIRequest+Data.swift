@@ -97,7 +97,7 @@ extension LocalAPIRequest {
             try request.validate()
             return .inboxAck(ids: request.ids.map { Int64(truncatingIfNeeded: $0) })  // validate() keeps them ≤ Int64.max
         case .queue:
-            _ = try LocalAPIJSON.decode(EmptyBody.self, from: body, operation: operation)
+            try LocalAPIEmptyRequest.check(body, operation: operation)
             return .queue
         case .queueCancel:
             let request = try decodeIDs(MeshQueueCancelRequest.self, key: "id", body: body, operation: operation)
