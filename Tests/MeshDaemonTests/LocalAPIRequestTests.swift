@@ -23,13 +23,33 @@ struct LocalAPIRequestTests {
         (.inboxAck, #"{"ids":[1,9223372036854775807]}"#, .inboxAck(ids: [1, Int64.max])),
         (.queueCancel, #"{"id":42}"#, .queueCancel(id: 42)),
         (.queue, "{}", .queue),
+        (.queue, "", .queue),
+        (.status, #"{"verbose":true}"#, .status),
     ])
     func wellFormedRequestsParse(operation: LocalAPIOperation, json: String, expected: LocalAPIRequest) throws {
         #expect(try LocalAPIRequest.parse(.request(operation, id: 1, json: json)) == expected)
     }
 
+    @Test(arguments: [LocalAPIOperation.status, .peers, .queue])
+    func aBodyThatIsNotAJSONObjectIsABadRequestNamingTheOperation(operation: LocalAPIOperation) {
+        do {
+            _ = try LocalAPIRequest.parse(.request(operation, id: 1, json: "[1,2]"))
+            Issue.record("\(operation.name) accepted a JSON array as its body")
+        } catch {
+            #expect(error.body.code == "bad-request")
+            #expect(error.body.message == "\(operation.name): the body must be empty or a JSON object")
+            #expect(error.closesConnection)
+        }
+    }
+
     @Test(arguments: [
         (LocalAPIOperation.status, "{not json", "bad-request", true),
+        (.status, "[]", "bad-request", true),
+        (.status, "5", "bad-request", true),
+        (.peers, #""x""#, "bad-request", true),
+        (.queue, "null", "bad-request", true),
+        (.queue, "[{}]", "bad-request", true),
+        (.queue, "{", "bad-request", true),
         (.pairWait, "{}", "bad-request", true),
         (.pairJoin, #"{"code":"C","address":5}"#, "bad-request", true),
         (.ping, #"{"deviceID":"A","count":0}"#, "invalid-argument", false),
