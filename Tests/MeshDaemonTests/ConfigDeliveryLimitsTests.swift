@@ -107,6 +107,23 @@ struct ConfigDeliveryLimitsTests {
         #expect(message(text) == expected)
     }
 
+    @Test func theExampleInCONFIGmdIsAccepted() throws {
+        let text = """
+            name = "kitchen-pi"
+            socket_mode = 0o660          # members of group sessionmesh may use meshctl
+            pairing_code_lifetime = 300
+
+            # A small device: keep at most 10 000 reliable items / 64 MiB per peer queued.
+            outbox_max_items_per_peer = 10_000
+            outbox_max_bytes_per_peer = 67_108_864
+            store_max_bytes = 536_870_912   # the whole delivery.sqlite at most 512 MiB
+            """
+        let options = try ConfigFile(parsing: text, fileName: "meshd.toml").delivery.storeOptions(DeliveryStoreOptions())
+        #expect(options.maxOutboxItemsPerPeer == 10_000)
+        #expect(options.maxOutboxBytesPerPeer == 64 << 20)
+        #expect(options.maxDatabaseBytes == 512 << 20)
+    }
+
     @Test func perPeerEqualToTheTotalIsFine() {
         #expect(message("outbox_max_items = 3\noutbox_max_items_per_peer = 3\noutbox_max_bytes = 4096\noutbox_max_bytes_per_peer = 4096") == nil)
     }
