@@ -95,16 +95,24 @@ struct ConfigDeliveryLimitsTests {
         // Per-peer above the default total.
         ("\noutbox_max_items_per_peer = 2_000_000",
          "meshd.toml:2: key 'outbox_max_items_per_peer': outbox_max_items_per_peer (2000000) must not exceed outbox_max_items (1000000, the default)"),
-        // A total set below the default per-peer limit: the total is named.
-        ("outbox_max_items = 10",
-         "meshd.toml:1: key 'outbox_max_items': outbox_max_items_per_peer (100000) must not exceed outbox_max_items (10)"),
-        ("outbox_max_bytes = 1_048_576",
-         "meshd.toml:1: key 'outbox_max_bytes': outbox_max_bytes_per_peer (268435456) must not exceed outbox_max_bytes (1048576)"),
         ("outbox_max_bytes_per_peer = 2147483648",
          "meshd.toml:1: key 'outbox_max_bytes_per_peer': outbox_max_bytes_per_peer (2147483648) must not exceed outbox_max_bytes (1073741824, the default)"),
     ])
     func aPerPeerOutboxLimitMayNotExceedTheTotal(text: String, expected: String) {
         #expect(message(text) == expected)
+    }
+
+    @Test func aLowerTotalWithoutAPerPeerKeyLowersThePerPeerLimit() throws {
+        #expect(message("outbox_max_items = 10\noutbox_max_bytes = 1_048_576") == nil)
+        var file = DeliveryLimitsConfig()
+        file.outboxMaxItems = 10
+        file.outboxMaxBytes = 1_048_576
+        let options = file.storeOptions(DeliveryStoreOptions())
+        #expect(options.maxOutboxItemsPerPeer == 10)
+        #expect(options.maxOutboxBytesPerPeer == 1_048_576)
+        // A per-peer key that is set stays as set.
+        file.outboxMaxItemsPerPeer = 4
+        #expect(file.storeOptions(DeliveryStoreOptions()).maxOutboxItemsPerPeer == 4)
     }
 
     @Test func theExampleInCONFIGmdIsAccepted() throws {

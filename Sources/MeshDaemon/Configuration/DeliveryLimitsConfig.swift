@@ -72,16 +72,17 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
         return true
     }
 
-    /// Checks the keys against each other (a per-peer outbox limit above the total one), with the
-    /// defaults for keys not set. Returns the key at fault and what is wrong, or nil.
+    /// Checks the keys against each other: a per-peer outbox limit set above the total one (set
+    /// or default). A total set below the *default* per-peer limit is fine: the per-peer limit
+    /// then follows the total. Returns the key at fault and what is wrong, or nil.
     func conflict() -> (key: String, message: String)? {
         let options = storeOptions(DeliveryStoreOptions())
-        if options.maxOutboxItemsPerPeer > options.maxOutboxItemsTotal {
-            let key = outboxMaxItemsPerPeer != nil ? "outbox_max_items_per_peer" : "outbox_max_items"
+        if outboxMaxItemsPerPeer != nil, options.maxOutboxItemsPerPeer > options.maxOutboxItemsTotal {
+            let key = "outbox_max_items_per_peer"
             return (key, "outbox_max_items_per_peer (\(options.maxOutboxItemsPerPeer)) must not exceed outbox_max_items (\(options.maxOutboxItemsTotal)\(outboxMaxItems == nil ? ", the default" : ""))")
         }
-        if options.maxOutboxBytesPerPeer > options.maxOutboxBytesTotal {
-            let key = outboxMaxBytesPerPeer != nil ? "outbox_max_bytes_per_peer" : "outbox_max_bytes"
+        if outboxMaxBytesPerPeer != nil, options.maxOutboxBytesPerPeer > options.maxOutboxBytesTotal {
+            let key = "outbox_max_bytes_per_peer"
             return (key, "outbox_max_bytes_per_peer (\(options.maxOutboxBytesPerPeer)) must not exceed outbox_max_bytes (\(options.maxOutboxBytesTotal)\(outboxMaxBytes == nil ? ", the default" : ""))")
         }
         return nil
@@ -99,6 +100,9 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
         if let n = dedupHorizonPerPeer { options.dedupHorizonPerPeer = n }
         if let n = storeMaxBytes { options.maxDatabaseBytes = n }
         if let mode = storeSynchronous { options.synchronous = mode }
+        // A lower total without a per-peer key: the per-peer limit follows it down.
+        if outboxMaxItemsPerPeer == nil { options.maxOutboxItemsPerPeer = min(options.maxOutboxItemsPerPeer, options.maxOutboxItemsTotal) }
+        if outboxMaxBytesPerPeer == nil { options.maxOutboxBytesPerPeer = min(options.maxOutboxBytesPerPeer, options.maxOutboxBytesTotal) }
         return options
     }
 
