@@ -54,6 +54,12 @@ public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Co
         return DeviceID(fingerprint: Base32Check.bytes(fromFiveBitValues: data))
     }
 
+    /// Hashes the 30 fingerprint bytes in one call (IDs key the daemons' hot dictionaries;
+    /// the synthesized form fed the hasher one byte at a time).
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// The full grouped form people read aloud and compare.
     public var description: String { groups.joined(separator: "-") }
 

@@ -1,4 +1,5 @@
 import MeshCrypto
+import NIOCore
 
 /// The keys and key rotation of one channel to one peer: both paths, both directions.
 ///
@@ -59,6 +60,12 @@ struct ActiveChannel: Sendable {
         let sealed = try current.seal(message)
         if current.sealer.needsRekey { rekeyTimer.counterLimitReached() }
         return sealed
+    }
+
+    /// As `sealDatagram(_:)`, writing header + sealed datagram at the end of `buffer`.
+    mutating func sealDatagram(_ message: ChannelMessage, into buffer: inout ByteBuffer) throws {
+        try current.seal(message, into: &buffer)
+        if current.sealer.needsRekey { rekeyTimer.counterLimitReached() }
     }
 
     /// Opens a datagram whose header named `index`; throws on anything that does not

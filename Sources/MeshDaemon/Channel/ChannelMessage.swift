@@ -29,7 +29,8 @@ enum ChannelMessage: Sendable, Equatable {
     case confirm
 
     func encode() -> [UInt8] {
-        var writer = WireWriter()
+        var writer: WireWriter
+        if case .application(let bytes) = self { writer = WireWriter(capacity: 1 + bytes.count) } else { writer = WireWriter() }
         switch self {
         case .keepaliveRequest(let t1): writer.u8(1); writer.i64(t1)
         case .keepaliveReply(let t1, let t2, let t3): writer.u8(2); writer.i64(t1); writer.i64(t2); writer.i64(t3)

@@ -1,4 +1,5 @@
 import MeshCrypto
+import NIOCore
 
 /// The datagram keys of one handshake, with the session indices both sides chose.
 struct DatagramEpoch: Sendable {
@@ -13,14 +14,41 @@ struct DatagramEpoch: Sendable {
 
     /// Header + sealed datagram carrying `message`.
     mutating func seal(_ message: ChannelMessage) throws -> [UInt8] {
-        let header = DatagramHeader(receiverIndex: remoteIndex).bytes
-        return header + (try sealer.seal(message.encode(), associatedData: header))
+        var buffer = ByteBuffer()
+        try seal(message, into: &buffer)
+        return Array(buffer.readableBytesView)
+    }
+
+    /// Writes header + sealed datagram carrying `message` at the end of `buffer`: the header
+    /// and the sealer's output go straight into the buffer (no intermediate arrays).
+    mutating func seal(_ message: ChannelMessage, into buffer: inout ByteBuffer) throws {
+        let plaintext = message.encode()
+        let headerSize = DatagramHeader.size
+        let total = headerSize + plaintext.count + DatagramSealer.overhead
+        let remoteIndex = remoteIndex
+        try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { out in
+            out[0] = DatagramHeader.transportType
+            out.storeBytes(of: remoteIndex.bigEndian, toByteOffset: 1, as: UInt32.self)
+            let header = UnsafeRawBufferPointer(rebasing: out[0..<headerSize])
+            let body = UnsafeMutableRawBufferPointer(rebasing: out[headerSize..<total])
+            let sealed = try plaintext.withUnsafeBytes { try sealer.seal($0, associatedData: header, into: body) }
+            return headerSize + sealed
+        }
     }
 
     /// Opens a whole datagram (header included) addressed to `localIndex`.
     mutating func open(_ datagram: [UInt8]) throws -> ChannelMessage {
-        let header = Array(datagram[0..<DatagramHeader.size])
-        let body = Array(datagram[DatagramHeader.size...])
-        return try ChannelMessage(decoding: try opener.open(body, associatedData: header))
+        let headerSize = DatagramHeader.size
+        let plaintext: [UInt8] = try datagram.withUnsafeBytes { raw in
+            guard raw.count >= headerSize + DatagramSealer.overhead else {
+                throw WireFormatError(what: "datagram shorter than its header, counter and tag")
+            }
+            let header = UnsafeRawBufferPointer(rebasing: raw[0..<headerSize])
+            let body = UnsafeRawBufferPointer(rebasing: raw[headerSize...])
+            return try [UInt8](unsafeUninitializedCapacity: body.count - DatagramSealer.overhead) { out, count in
+                count = try opener.open(body, associatedData: header, into: UnsafeMutableRawBufferPointer(out))
+            }
+        }
+        return try ChannelMessage(decoding: plaintext)
     }
 }

@@ -81,14 +81,13 @@ extension MeshNode {
     /// Seals `message` for the datagram path of `peer` and sends it; false when not active.
     @discardableResult
     func sendDatagram(_ message: ChannelMessage, to peer: DeviceID) -> Bool {
-        guard var runtime = peers[peer], var channel = runtime.channel, let endpoint = runtime.datagramEndpoint,
-              let udp = udpChannel else { return false }
+        guard let udp = udpChannel else { return false }
+        var buffer = udp.allocator.buffer(capacity: 64)
         do {
-            let bytes = try channel.sealDatagram(message)
-            runtime.channel = channel
-            peers[peer] = runtime
+            // Sealed in place in `peers` (no copy of the peer's runtime or channel).
+            guard let endpoint = try peers[peer]?.sealDatagram(message, into: &buffer) else { return false }
             counters.datagramsSent += 1
-            udp.writeAndFlush(AddressedEnvelope(remoteAddress: endpoint, data: ByteBuffer(bytes: bytes)), promise: nil)
+            udp.writeAndFlush(AddressedEnvelope(remoteAddress: endpoint, data: buffer), promise: nil)
             return true
         } catch {
             dropChannel(peer, reason: "datagram keys exhausted", redial: true)

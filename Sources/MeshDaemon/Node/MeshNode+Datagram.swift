@@ -7,24 +7,25 @@ extension MeshNode {
     func handleDatagram(_ bytes: [UInt8], from source: SocketAddress) {
         guard !ignoresDatagrams else { return }
         let receivedAt = clock.wallNanoseconds()
-        guard let header = DatagramHeader(parsing: bytes), let peer = indexTable[header.receiverIndex],
-              var runtime = peers[peer], var channel = runtime.channel else {
+        guard let header = DatagramHeader(parsing: bytes), let peer = indexTable[header.receiverIndex] else {
             counters.datagramsRejected += 1
             return
         }
+        // Opened in place in `peers` (no copy of the peer's runtime or channel).
         let message: ChannelMessage
         do {
-            message = try channel.openDatagram(bytes, index: header.receiverIndex)
+            guard let opened = try peers[peer]?.openDatagram(bytes, index: header.receiverIndex) else {
+                counters.datagramsRejected += 1
+                return
+            }
+            message = opened
         } catch {
             counters.datagramsRejected += 1
             return
         }
         let now = clock.monotonicNanoseconds()
         counters.datagramsReceived += 1
-        runtime.channel = channel
-        runtime.lease.renew(now: now)
-        if runtime.datagramEndpoint != source { runtime.datagramEndpoint = source }
-        peers[peer] = runtime
+        peers[peer]?.datagramReceived(now: now, from: source)
         switch message {
         case .keepaliveRequest(let t1):
             sendDatagram(.keepaliveReply(t1: t1, t2: receivedAt, t3: clock.wallNanoseconds()), to: peer)

@@ -45,6 +45,27 @@ struct PeerRuntime: Sendable {
         lease = ReachabilityLease(seconds: leaseSeconds)
     }
 
+    /// Seals `message` for the datagram path into `buffer`, in place (the channel's counter
+    /// advances inside the node's table, no copy of this value); nil when there is no active
+    /// channel or no datagram endpoint.
+    mutating func sealDatagram(_ message: ChannelMessage, into buffer: inout ByteBuffer) throws -> SocketAddress? {
+        guard channel != nil, let endpoint = datagramEndpoint else { return nil }
+        try channel?.sealDatagram(message, into: &buffer)
+        return endpoint
+    }
+
+    /// Opens a received datagram in place; nil when there is no active channel.
+    mutating func openDatagram(_ datagram: [UInt8], index: UInt32) throws -> ChannelMessage? {
+        guard channel != nil else { return nil }
+        return try channel?.openDatagram(datagram, index: index)
+    }
+
+    /// An authenticated datagram arrived from `source` at `now`.
+    mutating func datagramReceived(now: UInt64, from source: SocketAddress) {
+        lease.renew(now: now)
+        if datagramEndpoint != source { datagramEndpoint = source }
+    }
+
     /// The state `meshctl peers` shows.
     var channelState: ChannelState {
         if channel != nil { return .active }
