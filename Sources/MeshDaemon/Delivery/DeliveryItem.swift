@@ -30,6 +30,11 @@ struct DeliveryItem: Sendable, Equatable {
     /// The local API `mode` byte of an envelope event carrying this item.
     var mode: UInt8 { kind }
 
+    /// Bytes `encode(into:)` writes.
+    var encodedSize: Int {
+        16 + 1 + 2 + min(featureID.utf8.count, Int(UInt16.max)) + 1 + (sessionID == nil ? 0 : 16) + 4 + payload.count
+    }
+
     func encode(into writer: inout WireWriter) {
         writer.uuid(eventID)
         writer.u8(kind)
@@ -86,15 +91,17 @@ struct DeliveryItem: Sendable, Equatable {
 
 extension WireWriter {
     mutating func uuid(_ value: UUID) {
-        let u = value.uuid
-        raw([u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15])
+        withUnsafeBytes(of: value.uuid) { raw($0) }
     }
 
     /// `u16 length | UTF-8` (truncated to 65535 bytes; callers validate lengths first).
     mutating func string16(_ value: String) {
-        let bytes = Array(value.utf8.prefix(Int(UInt16.max)))
-        u16(UInt16(bytes.count))
-        raw(bytes)
+        var value = value
+        value.withUTF8 { utf8 in
+            let count = min(utf8.count, Int(UInt16.max))
+            u16(UInt16(count))
+            raw(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[0..<count]))
+        }
     }
 }
 
@@ -104,14 +111,18 @@ extension WireReader {
     }
 
     mutating func uuid(_ what: String) throws(WireFormatError) -> UUID {
-        let b = try bytes(16, what)
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        try borrow(16, what) { b in
+            UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        }
     }
 
     mutating func string16(_ what: String) throws(WireFormatError) -> String {
         let length = Int(try u16(what))
-        let raw = try bytes(length, what)
-        guard let text = String(validating: raw, as: UTF8.self) else { throw WireFormatError(what: what + " (not UTF-8)") }
-        return text
+        return try borrow(length, what) { raw throws(WireFormatError) in
+            guard let text = String(validating: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
+                throw WireFormatError(what: what + " (not UTF-8)")
+            }
+            return text
+        }
     }
 }

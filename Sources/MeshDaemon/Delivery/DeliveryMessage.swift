@@ -44,7 +44,12 @@ enum DeliveryMessage: Sendable, Equatable {
 
     /// The bytes to pass to `MeshNode.send`.
     func encode() -> [UInt8] {
-        var writer = WireWriter(capacity: 64)
+        var writer: WireWriter
+        switch self {
+        case .realtime(let item): writer = WireWriter(capacity: 1 + item.encodedSize)
+        case .realtimeBatch(let items): writer = WireWriter(capacity: Self.realtimeBatchHeaderSize + items.reduce(0) { $0 + $1.encodedSize })
+        default: writer = WireWriter(capacity: 64)
+        }
         switch self {
         case .realtime(let item):
             writer.u8(0x01)

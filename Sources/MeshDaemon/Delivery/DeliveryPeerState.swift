@@ -50,6 +50,32 @@ struct DeliveryPeerState: Sendable {
         retryDelay = retryInitial
     }
 
+    /// Where a realtime item to this peer goes now.
+    enum RealtimeRoute {
+        /// Buffered before the first activation (`droppedOldest`: the buffer was full).
+        case pending(droppedOldest: Bool)
+        /// Not reachable: to the durable outbox.
+        case fallBack
+        /// As a datagram, with what its ack deadline derives from.
+        case datagram(ackDeadlineFloor: Double, roundTripNanoseconds: Int64?)
+    }
+
+    /// Routes a realtime item (buffering it when the channel was never active). Mutating so
+    /// the router calls it in place, through its dictionary, without copying this value.
+    mutating func routeRealtime(_ item: DeliveryItem, now: UInt64) -> RealtimeRoute {
+        if !active {
+            if !everActivated { return .pending(droppedOldest: pending.enqueue(envelope: item)) }
+            return .fallBack
+        }
+        guard isReachable(item.featureID, now: now) else { return .fallBack }
+        return .datagram(ackDeadlineFloor: ackDeadlineFloor, roundTripNanoseconds: roundTripNanoseconds)
+    }
+
+    /// An ack arrived in time: the adaptive ack-deadline floor shrinks 1 % (not below `minimumDeadline`).
+    mutating func ackArrivedInTime(minimumDeadline: Double) {
+        ackDeadlineFloor = max(minimumDeadline, ackDeadlineFloor * 0.99)
+    }
+
     /// Whether an app of `featureID` is attached on the peer and the channel is up, at `now`.
     func isReachable(_ featureID: String, now: UInt64) -> Bool {
         active && now < presenceExpiresAt && remoteFeatures.contains(featureID)

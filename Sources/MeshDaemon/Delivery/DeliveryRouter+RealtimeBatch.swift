@@ -26,8 +26,12 @@ extension DeliveryRouter {
         let backlog = realtimeBacklog
         realtimeBacklog = [:]
         for (peer, messages) in backlog {
+            if messages.count == 1 {
+                sendRealtimeDatagram(messages[0].message, of: messages[0..<1], to: peer)
+                continue
+            }
             for group in Self.packRealtime(messages.map(\.message)) {
-                sendRealtimeDatagram(group, eventIDs: messages[group.range].map(\.eventID), to: peer)
+                sendRealtimeDatagram(group.bytes, of: messages[group.range], to: peer)
             }
         }
     }
@@ -45,7 +49,7 @@ extension DeliveryRouter {
                 var writer = WireWriter(capacity: size)
                 writer.u8(0x0D)
                 writer.u16(UInt16(truncatingIfNeeded: end - start))
-                for message in messages[start..<end] { writer.raw(Array(message.dropFirst())) }
+                for message in messages[start..<end] { writer.raw(message[1...]) }
                 groups.append((start..<end, writer.bytes))
             }
             start = end
@@ -62,14 +66,15 @@ extension DeliveryRouter {
 
     /// One datagram of realtime items; when it cannot go out, its items still awaiting their
     /// ack fall back to the outbox at once (as a failed single send did).
-    private func sendRealtimeDatagram(_ group: (range: Range<Int>, bytes: [UInt8]), eventIDs: [UUID], to peer: DeviceID) {
+    private func sendRealtimeDatagram(_ bytes: [UInt8], of items: ArraySlice<(eventID: UUID, message: [UInt8])>,
+                                      to peer: DeviceID) {
         do {
             // The node shares the router's loop (see `unownedExecutor`): a direct call, no hop.
-            try node.assumeIsolated { try $0.sendApplicationDatagram(group.bytes, to: peer) }
+            try node.assumeIsolated { try $0.sendApplicationDatagram(bytes, to: peer) }
             counters.realtimeDatagrams &+= 1
-            if eventIDs.count > 1 { counters.realtimeBatches &+= 1 }
+            if items.count > 1 { counters.realtimeBatches &+= 1 }
         } catch {
-            for eventID in eventIDs {
+            for eventID in items.map(\.eventID) {
                 if let entry = awaitingAck.removeValue(forKey: eventID) { fallBack(entry.item, to: peer) }
             }
         }

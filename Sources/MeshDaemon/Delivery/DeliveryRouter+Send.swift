@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MeshCrypto
 import MeshLocalAPI
+import NIOCore
 import SessionMesh
 
 /// The send operation: realtime (datagram + ack, falling back to the outbox) and reliable.
@@ -34,9 +35,11 @@ extension DeliveryRouter {
                          to target: String?) -> DeliverySendOutcome? {
         guard mode != DeliveryItem.Kind.reliableEnvelope.rawValue else { return nil }
         let peers: [DeviceID]
-        if let target, !target.trimmingCharacters(in: .whitespaces).isEmpty, target != "all" {
-            guard let exact = peersByKey[target] else { return nil }
+        if let target, let exact = peersByKey[target] {
+            // A full device ID (never blank, never "all"): no trimming needed.
             peers = [exact]
+        } else if let target, !target.trimmingCharacters(in: .whitespaces).isEmpty, target != "all" {
+            return nil
         } else {
             peers = peerStates.count == 1 ? Array(peerStates.keys) : peerStates.keys.sorted()
         }
@@ -82,21 +85,25 @@ extension DeliveryRouter {
 
     /// One realtime item to one peer; returns the outcome word.
     func sendRealtime(_ item: DeliveryItem, to peer: DeviceID) -> String {
-        guard let state = peerStates[peer] else { return "queued" }
-        if !state.active {
-            if !state.everActivated {
-                if peerStates[peer]?.pending.enqueue(envelope: item) == true { counters.pendingDropped &+= 1 }
-                return "pending"
-            }
+        // One in-place access to the peer's state (no copy of it).
+        guard let route = peerStates[peer]?.routeRealtime(item, now: now()) else { return "queued" }
+        let floor: Double, rtt: Int64?
+        switch route {
+        case .pending(let droppedOldest):
+            if droppedOldest { counters.pendingDropped &+= 1 }
+            return "pending"
+        case .fallBack:
             fallBack(item, to: peer)
             return "queued"
+        case .datagram(let ackDeadlineFloor, let roundTripNanoseconds):
+            (floor, rtt) = (ackDeadlineFloor, roundTripNanoseconds)
         }
         let message = DeliveryMessage.realtime(item).encode()
-        guard state.isReachable(item.featureID, now: now()), message.count <= MeshNode.maximumDatagramMessage else {
+        guard message.count <= MeshNode.maximumDatagramMessage else {
             fallBack(item, to: peer)
             return "queued"
         }
-        expectAck(item, from: peer)
+        expectAck(item, from: peer, floor: floor, roundTripNanoseconds: rtt)
         // Packed with the other realtime items of this loop turn and sent at its end (a
         // datagram that then fails to go out falls its items back to the outbox).
         queueRealtimeNow(item.eventID, message: message, to: peer)
@@ -140,27 +147,42 @@ extension DeliveryRouter {
     /// fallback and shrinks 1 % with every ack in time, so a loaded receiver does not turn
     /// every realtime item into a second, queued copy.
     func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
-        let rtt = Double(peerStates[peer]?.roundTripNanoseconds ?? 0) / 1e9
-        let floor = peerStates[peer]?.ackDeadlineFloor ?? options.minimumAckDeadline
+        expectAck(item, from: peer, floor: peerStates[peer]?.ackDeadlineFloor ?? options.minimumAckDeadline,
+                  roundTripNanoseconds: peerStates[peer]?.roundTripNanoseconds)
+    }
+
+    /// As `expectAck(_:from:)`, with the peer's floor and RTT already read.
+    func expectAck(_ item: DeliveryItem, from peer: DeviceID, floor: Double, roundTripNanoseconds: Int64?) {
+        let rtt = Double(roundTripNanoseconds ?? 0) / 1e9
         let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, floor, 4 * rtt))
-        awaitingAck[item.eventID] = (peer, item, now() &+ UInt64(seconds * 1e9))
+        let deadline = now() &+ UInt64(seconds * 1e9)
+        awaitingAck[item.eventID] = (peer, item, deadline)
         ackOrder.append(item.eventID)
         if !ackWatchdogRunning {
             ackWatchdogRunning = true
-            Task { await self.watchAcks() }
+            armAckWatchdog(at: deadline)
         }
     }
 
     func realtimeAcked(_ eventID: UUID) {
         guard let entry = awaitingAck.removeValue(forKey: eventID) else { return }
         counters.realtimeAcked &+= 1
-        if let floor = peerStates[entry.peer]?.ackDeadlineFloor {
-            peerStates[entry.peer]?.ackDeadlineFloor = max(options.minimumAckDeadline, floor * 0.99)
-        }
+        let minimum = options.minimumAckDeadline
+        peerStates[entry.peer]?.ackArrivedInTime(minimumDeadline: minimum)
     }
 
-    /// Sleeps until the earliest deadline, falls back what expired; stops when nothing waits.
-    func watchAcks() async {
+    /// Wakes `watchAcks` at the monotonic instant `deadline`: a task scheduled on the router's
+    /// own loop (no timer thread, no cross-thread wake-up of the loop).
+    func armAckWatchdog(at deadline: UInt64) {
+        let now = now()
+        let delay = TimeAmount.nanoseconds(Int64(clamping: deadline > now ? deadline - now : 0))
+        let router = self
+        loop.scheduleTask(in: delay) { router.assumeIsolated { $0.watchAcks() } }
+    }
+
+    /// Falls back what expired and re-arms for the earliest deadline left; stops when nothing
+    /// waits (the next `expectAck` arms it again).
+    func watchAcks() {
         while true {
             while ackOrderHead < ackOrder.count, awaitingAck[ackOrder[ackOrderHead]] == nil { ackOrderHead += 1 }
             if ackOrderHead > 1024 && ackOrderHead * 2 > ackOrder.count {
@@ -175,8 +197,8 @@ extension DeliveryRouter {
             }
             let now = now()
             if first.deadline > now {
-                try? await Task.sleep(nanoseconds: first.deadline - now)
-                continue
+                armAckWatchdog(at: first.deadline)
+                return
             }
             let eventID = ackOrder[ackOrderHead]
             ackOrderHead += 1

@@ -14,6 +14,10 @@ struct WireWriter: Sendable {
     }
     mutating func i64(_ value: Int64) { u64(UInt64(bitPattern: value)) }
     mutating func raw(_ value: [UInt8]) { bytes.append(contentsOf: value) }
+    /// Appends a slice (no intermediate array).
+    mutating func raw(_ value: ArraySlice<UInt8>) { bytes.append(contentsOf: value) }
+    /// Appends raw memory (no intermediate array).
+    mutating func raw(_ value: UnsafeRawBufferPointer) { bytes.append(contentsOf: value) }
 }
 
 /// Big-endian byte reader that throws (never traps) on short or malformed input.
@@ -70,5 +74,19 @@ extension WireReader {
         guard count >= 0, remaining >= count else { throw WireFormatError(what: what) }
         defer { offset += count }
         return Array(bytes[offset..<(offset + count)])
+    }
+
+    /// Lends the next `count` bytes to `body` without copying them, then skips them; throws
+    /// when fewer remain.
+    mutating func borrow<T>(_ count: Int, _ what: String,
+                            _ body: (UnsafeRawBufferPointer) throws(WireFormatError) -> T) throws(WireFormatError) -> T {
+        guard count >= 0, remaining >= count else { throw WireFormatError(what: what) }
+        let start = offset
+        offset += count
+        let result: Result<T, WireFormatError> = bytes.withUnsafeBytes { raw in
+            do throws(WireFormatError) { return .success(try body(UnsafeRawBufferPointer(rebasing: raw[start..<(start + count)]))) }
+            catch { return .failure(error) }
+        }
+        return try result.get()
     }
 }

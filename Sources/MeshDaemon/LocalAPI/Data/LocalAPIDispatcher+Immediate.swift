@@ -33,12 +33,35 @@ extension LocalAPIDispatcher {
         var body = ByteBuffer()
         body.reserveCapacity(80)
         body.writeString("{\"eventID\":\"")
-        body.writeString(eventID.uuidString)
+        writeUUIDString(eventID, to: &body)
         body.writeString("\",\"outcome\":\"")
         body.writeString(outcome.outcome)
         body.writeString("\",\"peers\":")
         body.writeString(String(outcome.peers))
         body.writeString("}")
         return body
+    }
+
+    /// Writes `uuid.uuidString` (upper-case hex, 8-4-4-4-12) without formatting through
+    /// `snprintf`, which Foundation's `uuidString` uses.
+    static func writeUUIDString(_ uuid: UUID, to buffer: inout ByteBuffer) {
+        let hex: StaticString = "0123456789ABCDEF"
+        withUnsafeBytes(of: uuid.uuid) { raw in
+            _ = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 36) { out in
+                hex.withUTF8Buffer { digits in
+                    var position = 0
+                    for (index, byte) in raw.enumerated() {
+                        if index == 4 || index == 6 || index == 8 || index == 10 {
+                            out[position] = UInt8(ascii: "-")
+                            position += 1
+                        }
+                        out[position] = digits[Int(byte >> 4)]
+                        out[position + 1] = digits[Int(byte & 0x0F)]
+                        position += 2
+                    }
+                }
+                return 36
+            }
+        }
     }
 }

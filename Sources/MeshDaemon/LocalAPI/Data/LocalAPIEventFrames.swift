@@ -15,13 +15,21 @@ enum LocalAPIEventFrames {
         }
         switch event {
         case .envelope(let from, let inboxID, let redelivery, let mode, let encoded):
-            var bytes: [UInt8] = [redelivery ? 1 : 0]
-            let id = UInt64(bitPattern: inboxID)
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((id >> UInt64(shift)) & 0xff)) }
-            append(from, to: &bytes)
-            bytes.append(mode)
-            bytes.append(contentsOf: encoded)
-            return binary(LocalAPIOperation.envelopeEvent, bytes)
+            // Written straight into the frame's buffer, sized once.
+            var from = from
+            return from.withUTF8 { utf8 in
+                let fromBytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[0..<min(utf8.count, 255)])
+                var body = ByteBuffer()
+                body.reserveCapacity(1 + 8 + 1 + fromBytes.count + 1 + encoded.count)
+                body.writeInteger(UInt8(redelivery ? 1 : 0))
+                body.writeInteger(UInt64(bitPattern: inboxID))
+                body.writeInteger(UInt8(fromBytes.count))
+                body.writeBytes(fromBytes)
+                body.writeInteger(mode)
+                body.writeBytes(encoded)
+                return LocalAPIFrame(kind: .event, operation: LocalAPIOperation.envelopeEvent, flags: .binaryBody,
+                                     requestID: requestID, body: body)
+            }
         case .snapshot(let from, let encoded):
             var bytes: [UInt8] = []
             append(from, to: &bytes)
