@@ -40,9 +40,12 @@ extension MeshNode {
             let port = server.channel.localAddress?.port ?? configuration.listen.port
             do {
                 let udp = try await DatagramBootstrap(group: loop)
-                    // Up to 16 datagrams per recvmmsg, so a burst costs few system calls.
-                    .channelOption(ChannelOptions.datagramVectorReadMessageCount, value: 16)
-                    .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 16 * 2048))
+                    // Up to 32 datagrams per recvmmsg, so a burst costs few system calls; one
+                    // recvmmsg per readiness (epoll is level-triggered: what is left is read on
+                    // the next loop turn), so a lone datagram does not cost a second, empty one.
+                    .channelOption(ChannelOptions.datagramVectorReadMessageCount, value: 32)
+                    .channelOption(ChannelOptions.maxMessagesPerRead, value: 1)
+                    .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
                     .bind(host: host, port: port) { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
