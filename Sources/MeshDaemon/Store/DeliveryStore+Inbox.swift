@@ -35,14 +35,14 @@ extension DeliveryStore {
             var batch = StoreWriteBatch()
             let fresh = try db.transaction(operation) {
                 var fresh: [Bool] = []
-                for eventID in eventIDs.map(StoreColumns.blob) {
-                    if try isKnown(eventID, db: db, operation: operation) {
-                        fresh.append(false)
-                        continue
-                    }
-                    try db.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob(eventID), .text(peer)], operation)
-                    fresh.append(true)
-                    batch.seenAdded[peer, default: 0] += 1
+                fresh.reserveCapacity(eventIDs.count)
+                for eventID in eventIDs {
+                    // One statement per ID: the seen-set's unique index does the seen-set lookup
+                    // (no separate probe first); an ID still in the inbox is known too.
+                    try db.run(Self.recordSeenSQL, [.blob(StoreColumns.blob(eventID)), .text(peer)], operation)
+                    let added = db.changes > 0
+                    fresh.append(added)
+                    if added { batch.seenAdded[peer, default: 0] += 1 }
                 }
                 try pruneSeen(db: db, batch: &batch, operation: operation)
                 return fresh
@@ -51,6 +51,12 @@ extension DeliveryStore {
             return fresh
         }
     }
+
+    /// Adds `?1` (event ID) from `?2` (peer) to the seen-set unless it is there or in the inbox.
+    static let recordSeenSQL = """
+        INSERT OR IGNORE INTO inbox_seen (event_id, peer)
+        SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM inbox WHERE event_id = ?1)
+        """
 
     /// Whether `eventID` is in the inbox or the seen-set.
     public func hasSeen(eventID: UUID) throws -> Bool {
