@@ -85,7 +85,7 @@ struct StoreFileTests {
         store.close()
         // Make it look like a file written by the first release.
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
-        try raw.execute("DROP TABLE watermark; PRAGMA user_version = 1", "test setup")
+        try raw.execute("DROP TABLE watermark; DROP TABLE seen_batch; PRAGMA user_version = 1", "test setup")
         raw.close()
 
         store = try DeliveryStore.open(path: dir.path())
@@ -103,6 +103,26 @@ struct StoreFileTests {
         #expect(huge?.code == .invalidArgument)
         _ = try store.dropPeer("A")
         #expect(try store.watermarks().isEmpty, "unpairing forgets the peer's watermarks")
+    }
+
+    @Test func aVersionTwoFileIsMigratedKeepingItsSeenSet() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        let item = makeInboxItem(1)
+        try store.receiveInbox(from: "A", items: [item], at: storeTestEpoch)
+        try store.acknowledgeInbox(ids: try store.pendingInbox(featureID: "demo").map(\.id))
+        store.close()
+        // Make it look like a file written before the realtime seen-set had its own table.
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        try raw.execute("DROP TABLE seen_batch; PRAGMA user_version = 2", "test setup")
+        raw.close()
+
+        store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        #expect(try store.hasSeen(eventID: item.eventID), "the old seen-set survives the migration")
+        #expect(try store.recordSeen(from: "A", eventIDs: [item.eventID, UUID()]) == [false, true])
+        #expect(try store.counts().seenEventIDs == 2)
     }
 
     @Test func openingInAMissingFolderAndUsingAClosedStoreGiveClearErrors() throws {

@@ -85,6 +85,37 @@ struct StoreInboxTests {
         #expect(try store.hasSeen(eventID: items[14].eventID) == false)
     }
 
+    @Test func realtimeSeenIDsAreBoundedPerPeerOldestFirstAndSurviveReopening() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let options = DeliveryStoreOptions(dedupHorizonPerPeer: 10)
+        var store = try DeliveryStore.open(path: dir.path(), options: options)
+        let ids = (0..<25).map { _ in UUID() }
+        // Flushes of 4, 4, 4, 13: the last one alone exceeds the horizon.
+        #expect(try store.recordSeen(from: "A", eventIDs: Array(ids[0..<4])) == Array(repeating: true, count: 4))
+        #expect(try store.recordSeen(from: "A", eventIDs: Array(ids[4..<8])) == Array(repeating: true, count: 4))
+        #expect(try store.recordSeen(from: "A", eventIDs: Array(ids[8..<12])) == Array(repeating: true, count: 4))
+        #expect(try store.counts().seenEventIDs == 10)
+        #expect(try store.hasSeen(eventID: ids[2]))
+        #expect(try store.hasSeen(eventID: ids[1]) == false, "the oldest two were forgotten")
+        #expect(try store.recordSeen(from: "B", eventIDs: [ids[24]]) == [true])
+        #expect(try store.recordSeen(from: "B", eventIDs: [ids[24], ids[11]]) == [false, false])
+        store.close()
+
+        store = try DeliveryStore.open(path: dir.path(), options: options)
+        defer { store.close() }
+        #expect(try store.counts().seenEventIDs == 11)
+        #expect(try store.hasSeen(eventID: ids[2]) && store.hasSeen(eventID: ids[11]))
+        #expect(try store.receiveInbox(from: "A", items: [makeInboxItem(1, eventID: ids[5])], at: storeTestEpoch) == [.duplicate],
+                "a queued copy of a recorded realtime item is a duplicate after a restart")
+        _ = try store.recordSeen(from: "A", eventIDs: Array(ids[12..<24]))
+        #expect(try store.counts().seenEventIDs == 11)
+        #expect(try store.hasSeen(eventID: ids[14]) && store.hasSeen(eventID: ids[23]))
+        #expect(try store.hasSeen(eventID: ids[13]) == false)
+        #expect(try store.hasSeen(eventID: ids[11]) == false)
+        #expect(try store.hasSeen(eventID: ids[24]), "B's IDs are counted apart")
+    }
+
     @Test func aFullInboxRefusesTheWholeBatchAndKeepsWhatItHas() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }

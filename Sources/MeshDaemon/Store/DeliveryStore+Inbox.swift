@@ -27,40 +27,40 @@ extension DeliveryStore {
 
     /// Remembers event IDs that reached an app by another path (e.g. realtime datagrams), so a
     /// queued copy is later reported as a duplicate. Returns, per ID, `true` when it was new.
-    /// One transaction; the IDs count against the same per-peer dedup horizon.
+    /// One transaction appending one row (`seen_batch`); these IDs are bounded by the same
+    /// per-peer horizon, counted apart from the inbox's seen-set.
     public func recordSeen(from peer: String, eventIDs: [UUID]) throws -> [Bool] {
         guard !eventIDs.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "remember event ids from peer \(peer)"
-            var batch = StoreWriteBatch()
-            let fresh = try db.transaction(operation) {
+            let horizon = options.dedupHorizonPerPeer
+            // One transaction for the lookups too: SQLite then takes its file locks once, not
+            // once per probed ID.
+            let (fresh, change) = try db.transaction(operation) { () throws -> ([Bool], SeenBatches.Change?) in
                 var fresh: [Bool] = []
                 fresh.reserveCapacity(eventIDs.count)
+                var added: [UUID] = []
+                var addedSet: Set<UUID> = []
                 for eventID in eventIDs {
-                    // One statement per ID: the seen-set's unique index does the seen-set lookup
-                    // (no separate probe first); an ID still in the inbox is known too.
-                    try db.run(Self.recordSeenSQL, [.blob(StoreColumns.blob(eventID)), .text(peer)], operation)
-                    let added = db.changes > 0
-                    fresh.append(added)
-                    if added { batch.seenAdded[peer, default: 0] += 1 }
+                    let known = try addedSet.contains(eventID) || isKnown(eventID, db: db, operation: operation)
+                    fresh.append(!known)
+                    if !known {
+                        added.append(eventID)
+                        addedSet.insert(eventID)
+                    }
                 }
-                try pruneSeen(db: db, batch: &batch, operation: operation)
-                return fresh
+                guard !added.isEmpty else { return (fresh, nil) }
+                // (No local copy of `seenBatches`: `apply` below then mutates it without copying.)
+                return (fresh, try seenBatches.record(added, peer: peer, horizon: horizon, db: db, operation: operation))
             }
-            tallies.apply(batch)
+            if let change { seenBatches.apply(change) }
             return fresh
         }
     }
 
-    /// Adds `?1` (event ID) from `?2` (peer) to the seen-set unless it is there or in the inbox.
-    static let recordSeenSQL = """
-        INSERT OR IGNORE INTO inbox_seen (event_id, peer)
-        SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM inbox WHERE event_id = ?1)
-        """
-
     /// Whether `eventID` is in the inbox or the seen-set.
     public func hasSeen(eventID: UUID) throws -> Bool {
-        try withConnection { db in try isKnown(StoreColumns.blob(eventID), db: db, operation: "look up event id") }
+        try withConnection { db in try isKnown(eventID, db: db, operation: "look up event id") }
     }
 
     /// Unacknowledged items for `featureID` after `after`, in arrival order (so per-sender FIFO),
@@ -128,17 +128,18 @@ extension DeliveryStore {
         }
     }
 
-    private func isKnown(_ eventID: [UInt8], db: SQLiteConnection, operation: String) throws -> Bool {
-        try db.first("""
+    private func isKnown(_ eventID: UUID, db: SQLiteConnection, operation: String) throws -> Bool {
+        if seenBatches.contains(eventID) { return true }
+        return try db.first("""
             SELECT 1 FROM inbox_seen WHERE event_id = ?1 UNION ALL SELECT 1 FROM inbox WHERE event_id = ?1 LIMIT 1
-            """, [.blob(eventID)], operation) { _ in true } ?? false
+            """, [.blob(StoreColumns.blob(eventID))], operation) { _ in true } ?? false
     }
 
     /// Stores one received item inside an open transaction, or reports it as a duplicate.
     func insertInbox(_ item: InboxItem, peer: String, at time: Date, db: SQLiteConnection,
                      batch: inout StoreWriteBatch, operation: String) throws -> InboxReceipt {
+        if try isKnown(item.eventID, db: db, operation: operation) { return .duplicate }
         let eventID = StoreColumns.blob(item.eventID)
-        if try isKnown(eventID, db: db, operation: operation) { return .duplicate }
         let grown = batch.inboxAdded + QueueTally(items: 1, bytes: item.payload.count)
         try checkInboxLimits(adding: grown, operation: operation)
         try db.run("""

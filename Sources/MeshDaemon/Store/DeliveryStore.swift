@@ -22,12 +22,16 @@ public final class DeliveryStore: @unchecked Sendable {
     private var connection: SQLiteConnection
     /// Derived from the tables at open and kept in step after each commit; guarded by `lock`.
     var tallies: StoreTallies
+    /// The realtime seen-set (`seen_batch`) in memory; guarded by `lock`.
+    var seenBatches: SeenBatches
 
-    private init(path: String, options: DeliveryStoreOptions, connection: SQLiteConnection, tallies: StoreTallies) {
+    private init(path: String, options: DeliveryStoreOptions, connection: SQLiteConnection, tallies: StoreTallies,
+                 seenBatches: SeenBatches) {
         self.path = path
         self.options = options
         self.connection = connection
         self.tallies = tallies
+        self.seenBatches = seenBatches
     }
 
     /// Opens the store at `path`, creating it (mode 0600) when missing, and migrates its schema.
@@ -41,7 +45,9 @@ public final class DeliveryStore: @unchecked Sendable {
         do {
             try StoreOpener(connection: connection, options: options).prepare()
             let tallies = try StoreTallies.load(from: connection)
-            return DeliveryStore(path: path, options: options, connection: connection, tallies: tallies)
+            let seenBatches = try SeenBatches.load(from: connection)
+            return DeliveryStore(path: path, options: options, connection: connection, tallies: tallies,
+                                 seenBatches: seenBatches)
         } catch {
             connection.close()
             throw error
@@ -70,7 +76,7 @@ public final class DeliveryStore: @unchecked Sendable {
         try withConnection { _ in
             StoreCounts(outboxByPeer: tallies.outboxByPeer.filter { $0.value.items > 0 },
                         outbox: tallies.outbox, inbox: tallies.inbox,
-                        seenEventIDs: tallies.seenByPeer.values.reduce(0, +))
+                        seenEventIDs: tallies.seenByPeer.values.reduce(0, +) + seenBatches.count)
         }
     }
 

@@ -94,6 +94,16 @@ enum StoreSchema {
             PRIMARY KEY (peer, session, direction)
         ) WITHOUT ROWID;
         """,
+        // Version 3: realtime event IDs delivered live, one appended row per flush (16 bytes per
+        // ID, in order) instead of one `inbox_seen` row and two index entries per ID.
+        """
+        CREATE TABLE seen_batch (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            peer TEXT NOT NULL,
+            event_ids BLOB NOT NULL
+        );
+        CREATE INDEX seen_batch_by_peer ON seen_batch (peer, id);
+        """,
     ]
 
     /// The version a fully migrated file has.

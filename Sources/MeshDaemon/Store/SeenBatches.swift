@@ -1,0 +1,126 @@
+import Foundation
+
+/// The realtime part of the seen-set: event IDs that reached an app live (``DeliveryStore/recordSeen(from:eventIDs:)``),
+/// stored as one `seen_batch` row per call (16 bytes per ID, in order) and mirrored here in memory
+/// for lookups.
+///
+/// One appended row per flush replaces one row plus two index entries per ID: the random event
+/// IDs no longer scatter writes over an index at every flush. Bounded per peer by
+/// ``DeliveryStoreOptions/dedupHorizonPerPeer``: the oldest IDs go first (whole rows, or the
+/// front of the oldest row), in the transaction that adds. Guarded by the store's lock; changed
+/// only after the transaction committed.
+struct SeenBatches {
+    /// One stored row.
+    struct Row {
+        var id: Int64
+        var eventIDs: [UUID]
+    }
+
+    /// What one transaction did to the table, applied with ``apply(_:)`` once it committed.
+    struct Change {
+        var peer: String
+        var inserted: Row?
+        var deleted: [Int64] = []
+        var trimmed: Row?
+    }
+
+    private(set) var known: Set<UUID> = []
+    /// Per peer, its rows oldest first.
+    private(set) var rows: [String: [Row]] = [:]
+    /// Per peer, how many IDs its rows hold.
+    private(set) var countByPeer: [String: Int] = [:]
+
+    /// IDs remembered over all peers.
+    var count: Int { known.count }
+
+    func contains(_ eventID: UUID) -> Bool { known.contains(eventID) }
+
+    /// Reads every row (at open).
+    static func load(from db: SQLiteConnection) throws -> SeenBatches {
+        var batches = SeenBatches()
+        let rows = try db.query("SELECT id, peer, event_ids FROM seen_batch ORDER BY id", [], "load realtime seen-set") {
+            ($0.text(1), Row(id: $0.int64(0), eventIDs: decode($0.blob(2))))
+        }
+        for (peer, row) in rows { batches.append(row, peer: peer) }
+        return batches
+    }
+
+    /// `ids` as stored: 16 bytes each, in order.
+    static func encode(_ ids: [UUID]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(ids.count * 16)
+        for id in ids { withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) } }
+        return bytes
+    }
+
+    /// The IDs of a stored blob (a trailing partial ID, which this code never writes, is ignored).
+    static func decode(_ bytes: [UInt8]) -> [UUID] {
+        var ids: [UUID] = []
+        ids.reserveCapacity(bytes.count / 16)
+        var offset = 0
+        while offset + 16 <= bytes.count {
+            let b = bytes[offset..<(offset + 16)]
+            let i = b.startIndex
+            ids.append(UUID(uuid: (b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7],
+                                   b[i + 8], b[i + 9], b[i + 10], b[i + 11], b[i + 12], b[i + 13], b[i + 14], b[i + 15])))
+            offset += 16
+        }
+        return ids
+    }
+
+    /// Appends `fresh` (IDs known nowhere yet) for `peer` inside an open transaction and prunes
+    /// that peer's oldest IDs beyond `horizon`. Returns the change to apply after the commit.
+    func record(_ fresh: [UUID], peer: String, horizon: Int, db: SQLiteConnection, operation: String) throws -> Change {
+        var change = Change(peer: peer)
+        let horizon = max(0, horizon)
+        let ids = fresh.count > horizon ? Array(fresh.suffix(horizon)) : fresh
+        guard !ids.isEmpty else { return change }
+        try db.run("INSERT INTO seen_batch (peer, event_ids) VALUES (?, ?)", [.text(peer), .blob(Self.encode(ids))], operation)
+        change.inserted = Row(id: db.lastInsertRowID, eventIDs: ids)
+        var total = (countByPeer[peer] ?? 0) + ids.count
+        for row in rows[peer] ?? [] where total > horizon {
+            if total - row.eventIDs.count >= horizon {
+                try db.run("DELETE FROM seen_batch WHERE id = ?", [.integer(row.id)], operation)
+                change.deleted.append(row.id)
+                total -= row.eventIDs.count
+            } else {
+                let kept = Array(row.eventIDs.suffix(row.eventIDs.count - (total - horizon)))
+                try db.run("UPDATE seen_batch SET event_ids = ? WHERE id = ?", [.blob(Self.encode(kept)), .integer(row.id)],
+                           operation)
+                change.trimmed = Row(id: row.id, eventIDs: kept)
+                total = horizon
+            }
+        }
+        return change
+    }
+
+    /// Mirrors a committed ``record(_:peer:horizon:db:operation:)``.
+    mutating func apply(_ change: Change) {
+        let peer = change.peer
+        var list = rows[peer] ?? []
+        let deleted = Set(change.deleted)
+        for row in list where deleted.contains(row.id) {
+            for id in row.eventIDs { known.remove(id) }
+            countByPeer[peer, default: 0] -= row.eventIDs.count
+        }
+        list.removeAll { deleted.contains($0.id) }
+        if let trimmed = change.trimmed, let index = list.firstIndex(where: { $0.id == trimmed.id }) {
+            let dropped = list[index].eventIDs.count - trimmed.eventIDs.count
+            for id in list[index].eventIDs.prefix(dropped) { known.remove(id) }
+            countByPeer[peer, default: 0] -= dropped
+            list[index] = trimmed
+        }
+        rows[peer] = list
+        if let inserted = change.inserted { append(inserted, peer: peer) }
+        if countByPeer[peer] == 0 {
+            countByPeer[peer] = nil
+            rows[peer] = nil
+        }
+    }
+
+    private mutating func append(_ row: Row, peer: String) {
+        rows[peer, default: []].append(row)
+        countByPeer[peer, default: 0] += row.eventIDs.count
+        for id in row.eventIDs { known.insert(id) }
+    }
+}
