@@ -181,9 +181,13 @@ extension DeliveryRouter {
 
     /// The sinks of attachments of `featureID`, each once.
     func sinks(for featureID: String) -> [any DeliveryEventSink] {
+        if let cached = sinksByFeature[featureID] { return cached }
         var seen = Set<ObjectIdentifier>()
-        return attachments.values.filter { $0.features.contains(featureID) }.map(\.sink)
+        let sinks = attachments.values.filter { $0.features.contains(featureID) }.map(\.sink)
             .filter { seen.insert(ObjectIdentifier($0)).inserted }
+        // Cached only when non-empty: bounded by the attached features, whatever peers send.
+        if !sinks.isEmpty { sinksByFeature[featureID] = sinks }
+        return sinks
     }
 
     /// An app acknowledged inbox items: deletes them. Returns how many were deleted.

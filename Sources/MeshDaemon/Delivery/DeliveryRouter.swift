@@ -30,7 +30,12 @@ public actor DeliveryRouter: Service {
     /// Full textual IDs (the store's peer keys), cached: formatting and parsing IDs is not free.
     var peerKeys: [DeviceID: String] = [:]
     var peersByKey: [String: DeviceID] = [:]
-    var attachments: [UInt64: DeliveryAttachment] = [:]
+    var attachments: [UInt64: DeliveryAttachment] = [:] {
+        didSet { sinksByFeature.removeAll() }
+    }
+    /// `sinks(for:)` of features that have sinks, until `attachments` changes (it runs for every
+    /// received realtime item).
+    var sinksByFeature: [String: [any DeliveryEventSink]] = [:]
     var nextAttachmentID: UInt64 = 1
     var announcedFeatures: [String] = []
     /// Inbox ids handed to each sink and not yet acknowledged (no sink sees an item twice live).
