@@ -5,6 +5,16 @@ import Testing
 
 @Suite("Delivery wire protocol")
 struct DeliveryMessageTests {
+    @Test func aSendTargetMeansEveryPeerWhenMissingAllOrBlank() {
+        for target in [nil, "", "all", " ", "\t \t", "\u{00A0}", " \u{2003} "] as [String?] {
+            #expect(DeliveryRouter.meansEveryPeer(target), "\(String(describing: target)) is every peer")
+        }
+        for target in ["x", " all", "ABCDEFG-HIJKLMN", "\n", "\u{00A0}x"] {
+            #expect(!DeliveryRouter.meansEveryPeer(target), "\(target) names a device")
+            #expect(target.trimmingCharacters(in: .whitespaces).isEmpty == DeliveryRouter.meansEveryPeer(target))
+        }
+    }
+
     static let item = DeliveryItem(eventID: UUID(), kind: 2, featureID: "démo", sessionID: UUID(), payload: [1, 2, 3])
 
     static let samples: [DeliveryMessage] = [

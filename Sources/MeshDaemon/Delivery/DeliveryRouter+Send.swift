@@ -38,7 +38,7 @@ extension DeliveryRouter {
         if let target, let exact = peersByKey[target] {
             // A full device ID (never blank, never "all"): no trimming needed.
             peers = [exact]
-        } else if let target, !target.trimmingCharacters(in: .whitespaces).isEmpty, target != "all" {
+        } else if !Self.meansEveryPeer(target) {
             return nil
         } else {
             peers = peerStates.count == 1 ? Array(peerStates.keys) : peerStates.keys.sorted()

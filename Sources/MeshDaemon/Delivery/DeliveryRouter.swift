@@ -197,13 +197,23 @@ public actor DeliveryRouter: Service {
 
     /// Resolves a target: nil or empty means every paired device.
     func targets(_ text: String?) async throws -> [DeviceID] {
-        guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty, text != "all" else {
+        guard let text, !Self.meansEveryPeer(text) else {
             return peerStates.keys.sorted()
         }
         if let exact = peersByKey[text] { return [exact] }
         let peer = try await node.resolvePairedPeer(text)
         ensurePeer(peer)
         return [peer]
+    }
+
+    /// Whether a send target names every paired device: nil, "all", or blank (only characters of
+    /// Foundation's `CharacterSet.whitespaces`). ASCII text — every target a client normally
+    /// sends, the empty one included — is checked without Foundation (its whitespace there is
+    /// space and tab only).
+    static func meansEveryPeer(_ target: String?) -> Bool {
+        guard let target, !target.isEmpty, target != "all" else { return true }
+        if target.utf8.allSatisfy({ $0 < 0x80 }) { return target.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } }
+        return target.trimmingCharacters(in: .whitespaces).isEmpty
     }
 
     /// Counters for `meshctl status`, including the pending-buffer and store levels.
