@@ -55,7 +55,7 @@ struct ConfigDeliveryLimitsTests {
         ("outbox_max_bytes", "1024", "17592186044416"),
         ("inbox_max_bytes", "1024", "17592186044416"),
         ("store_max_bytes", "1048576", "17592186044416"),
-        ("dedup_horizon_per_peer", "1000", "100000000"),
+        ("dedup_horizon_per_peer", "1000", "1000000"),
         ("pending_max_items", "1", "100000"),
     ])
     func integerKeysTakeTheirBoundsAndRefuseWhatIsOutside(key: String, lowest: String, highest: String) throws {

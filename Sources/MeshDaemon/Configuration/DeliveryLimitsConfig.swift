@@ -33,6 +33,9 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
     public static let minimumStoreBytes = 1 << 20
     /// Smallest `dedup_horizon_per_peer` (a smaller horizon would let a late retry through twice).
     public static let minimumDedupHorizon = 1000
+    /// Largest `dedup_horizon_per_peer`: the realtime IDs are also held in memory (≈ 50 bytes
+    /// each), so 1 000 000 is ≈ 50 MB per busy peer.
+    public static let maximumDedupHorizon = 1_000_000
     /// Largest `pending_max_items` (the buffer lives in memory).
     public static let maximumPendingItems = 100_000
 
@@ -55,7 +58,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
         case "inbox_max_items": inboxMaxItems = try Self.integer(value, 1...Self.maximumItems, "items")
         case "inbox_max_bytes": inboxMaxBytes = try Self.integer(value, Self.minimumBytes...Self.maximumBytes, "bytes")
         case "dedup_horizon_per_peer":
-            dedupHorizonPerPeer = try Self.integer(value, Self.minimumDedupHorizon...Self.maximumItems, "event IDs")
+            dedupHorizonPerPeer = try Self.integer(value, Self.minimumDedupHorizon...Self.maximumDedupHorizon, "event IDs")
         case "store_max_bytes": storeMaxBytes = try Self.integer(value, Self.minimumStoreBytes...Self.maximumBytes, "bytes")
         case "pending_max_items": pendingMaxItems = try Self.integer(value, 1...Self.maximumPendingItems, "items")
         case "store_synchronous":
