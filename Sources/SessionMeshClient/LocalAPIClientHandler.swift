@@ -45,8 +45,9 @@ extension LocalAPIClientRequest.Sink {
 /// Event frames go to the stream of the attach request whose id they carry (registered before
 /// the request is written, so events that follow the reply at once are never missed);
 /// `events.dropped` (request id 0) goes to every stream. The events of one read burst are
-/// decoded as they come and yielded together when the burst ends. The streams finish when the
-/// connection ends, or when an attach fails.
+/// decoded as they come and yielded together when the burst ends (or before the next reply, so
+/// a caller never resumes before the events that preceded its reply). The streams finish when
+/// the connection ends, or when an attach fails.
 final class LocalAPIClientHandler: ChannelDuplexHandler {
     typealias InboundIn = LocalAPIFrame
     typealias OutboundIn = [LocalAPIClientRequest]
@@ -85,15 +86,14 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
         let frame = unwrapInboundIn(data)
         switch frame.kind {
         case .reply, .error:
+            // Events that came before this answer reach their streams before the caller resumes.
+            yieldBurst()
             if frame.requestID == 0, frame.kind == .error {
                 let body = (try? LocalAPIJSON.decode(LocalAPIErrorBody.self, from: frame.body, operation: frame.operation))
                     ?? LocalAPIErrorBody(code: "unknown", message: "meshd reported a connection error")
                 failAll(MeshClientError.daemon(body))
             } else if let sink = pending.removeValue(forKey: frame.requestID) {
-                if frame.kind == .error, let events = eventSinks.removeValue(forKey: frame.requestID) {
-                    yieldBurst()
-                    events.finish()
-                }
+                if frame.kind == .error, let events = eventSinks.removeValue(forKey: frame.requestID) { events.finish() }
                 sink.complete(.success(frame))
             }
         case .event:
