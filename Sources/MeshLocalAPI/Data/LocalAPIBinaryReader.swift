@@ -45,8 +45,12 @@ public struct LocalAPIBinaryReader {
     public mutating func string(_ field: String) throws(LocalAPIErrorBody) -> String {
         let length = Int(try u8(field + " length"))
         guard buffer.readableBytes >= length else { throw truncated(field, needs: length) }
-        let text = buffer.withUnsafeReadableBytes { raw in
-            String(validating: UnsafeRawBufferPointer(rebasing: raw.prefix(length)).bindMemory(to: UInt8.self), as: UTF8.self)
+        // As `String(validating:as:)` but without its unspecialized generic path: decoding
+        // repairs invalid UTF-8, so valid input is exactly the input decoded unchanged.
+        let text: String? = buffer.withUnsafeReadableBytes { raw in
+            let bytes = UnsafeRawBufferPointer(rebasing: raw.prefix(length)).bindMemory(to: UInt8.self)
+            let decoded = String(decoding: bytes, as: UTF8.self)
+            return decoded.utf8.elementsEqual(bytes) ? decoded : nil
         }
         guard let text else {
             throw LocalAPIDataError.badRequest(operation, "field '\(field)' is not valid UTF-8")
