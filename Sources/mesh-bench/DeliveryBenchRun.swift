@@ -124,10 +124,15 @@ final class DeliveryBenchRun: @unchecked Sendable {
     }
 
     /// `count` sends in batches of `batch` (`send(envelopes:mode:)`), `inFlight` batches at a
-    /// time; done when the receiving app has all (≤ 60 s). A failed item fails the phase.
-    func batchedThroughput(count: Int, mode: SessionDeliveryMode, batch: Int, inFlight: Int) async throws -> Throughput {
+    /// time, a batch starting only while fewer than `lead` messages are on their way to the
+    /// receiving app (an app's flow control: realtime has none of its own, and a sender that
+    /// outruns the receiving app only measures the slow-reader policy); done when the receiving
+    /// app has all (≤ 60 s). A failed item fails the phase.
+    func batchedThroughput(count: Int, mode: SessionDeliveryMode, batch: Int, inFlight: Int, lead: Int) async throws -> Throughput {
         let envelopes = (0..<count).map { _ in makeEnvelope(takeSequence()) }
         let batches = stride(from: 0, to: count, by: batch).map { Array(envelopes[$0..<min(count, $0 + batch)]) }
+        let arrivedBefore = seen.update { $0.arrivals.count }
+        let seen = self.seen
         return try await measureThroughput(envelopes) { _ in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var next = 0
@@ -138,8 +143,17 @@ final class DeliveryBenchRun: @unchecked Sendable {
                         for result in try await self.sender.send(envelopes: items, mode: mode) { _ = try result.get() }
                     }
                 }
+                /// Waits until fewer than `lead` messages sent are still on their way.
+                func withinLead() async throws {
+                    while next * batch - (seen.update { $0.arrivals.count } - arrivedBefore) > lead {
+                        try await Task.sleep(for: .microseconds(200))
+                    }
+                }
                 while next < min(inFlight, batches.count) { start() }
-                while try await group.next() != nil, next < batches.count { start() }
+                while try await group.next() != nil, next < batches.count {
+                    try await withinLead()
+                    start()
+                }
                 try await group.waitForAll()
             }
         }
