@@ -12,8 +12,10 @@ extension MeshClient {
     /// with one hop to the connection's loop, one write and one wake-up for all the replies.
     ///
     /// On the wire this is exactly `envelopes.count` `send` requests, as that many calls of
-    /// `send(envelope:mode:to:)` would write, in the order given: the daemon handles (and
-    /// delivers) them in that order for each peer, as for single sends. Prefer it when an app has
+    /// `send(envelope:mode:to:)` would write, written in the order given. Like concurrent single
+    /// calls, the daemon may run them concurrently (docs/LOCAL-API.md: requests on one connection
+    /// run concurrently), so the peer's app is not promised that order; where strict order of
+    /// reliable items matters, send each after the previous one's reply. Prefer it when an app has
     /// several envelopes at hand (a burst of input, a replay): it costs the app far less CPU per
     /// envelope than one call each. More than `maximumBatchWrite` envelopes go in several writes,
     /// one after the other.

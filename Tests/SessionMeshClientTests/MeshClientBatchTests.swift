@@ -115,7 +115,7 @@ struct MeshClientBatchTests {
         await client.close()
     }
 
-    @Test func aLongBatchGoesInPartsAndKeepsItsOrder() async throws {
+    @Test func aLongBatchGoesInPartsWrittenInOrderWithResultsInOrder() async throws {
         let daemon = try await FakeDaemon.start(StandardResponder().callAsFunction)
         defer { Task { await daemon.stop() } }
         let client = try await MeshClient.connect(socketPath: daemon.socketPath)
