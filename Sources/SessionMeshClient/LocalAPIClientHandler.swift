@@ -1,73 +1,112 @@
 import MeshLocalAPI
 import NIOCore
 
-/// A request on its way to the daemon, with the promise its reply or error frame completes.
+/// A request on its way to the daemon, with where its reply or error frame goes.
 struct LocalAPIClientRequest: Sendable {
+    /// Where the answer to a request goes.
+    enum Sink: Sendable {
+        /// One caller waits for this request alone.
+        case single(LocalAPIReplySlot<LocalAPIFrame>)
+        /// Request `index` of a batch.
+        case batch(LocalAPIBatchReplies, index: Int)
+    }
+
     var operation: LocalAPIOperation
     var flags: LocalAPIFrame.Flags
     var body: ByteBuffer
-    var promise: EventLoopPromise<LocalAPIFrame>
+    var sink: Sink
     /// For `attach`: where the events carrying this request's id go.
     var events: AsyncStream<MeshClientEvent>.Continuation? = nil
+
+    /// Fails the request without sending it.
+    func fail(_ error: MeshClientError) {
+        sink.complete(.failure(error))
+        events?.finish()
+    }
 }
 
-/// Matches reply and error frames to requests by request id.
+extension LocalAPIClientRequest.Sink {
+    /// Hands the answer over. Call on the loop.
+    func complete(_ answer: Result<LocalAPIFrame, MeshClientError>) {
+        switch self {
+        case .single(let slot): slot.complete(answer.mapError { $0 })
+        case .batch(let replies, let index): replies.complete(index, answer)
+        }
+    }
+}
+
+/// Matches reply and error frames to requests by request id, and frames the requests.
 ///
-/// Assigns ids (1, 2, … wrapping past 0), keeps the pending promises, and fails them all when
-/// the connection ends or the daemon sends a connection-level error (request id 0).
+/// Takes the requests one drain of `MeshClient`'s outbound queue collected and writes all their
+/// frames as one buffer (the layout of `LocalAPIFrameEncoder`). Assigns ids (1, 2, … wrapping
+/// past 0), keeps where each answer goes, and fails them all when the connection ends or the
+/// daemon sends a connection-level error (request id 0).
 ///
 /// Event frames go to the stream of the attach request whose id they carry (registered before
 /// the request is written, so events that follow the reply at once are never missed);
-/// `events.dropped` (request id 0) goes to every stream. The streams finish when the
-/// connection ends, or when an attach fails.
+/// `events.dropped` (request id 0) goes to every stream. The events of one read burst are
+/// decoded as they come and yielded together when the burst ends (or before the next reply, so
+/// a caller never resumes before the events that preceded its reply). The streams finish when
+/// the connection ends, or when an attach fails.
 final class LocalAPIClientHandler: ChannelDuplexHandler {
     typealias InboundIn = LocalAPIFrame
-    typealias OutboundIn = LocalAPIClientRequest
-    typealias OutboundOut = LocalAPIFrame
+    typealias OutboundIn = [LocalAPIClientRequest]
+    typealias OutboundOut = ByteBuffer
 
-    private var pending: [UInt32: EventLoopPromise<LocalAPIFrame>] = [:]
+    private var pending: [UInt32: LocalAPIClientRequest.Sink] = [:]
     private var nextID: UInt32 = 1
     private let socketPath: String
     private var closedError: MeshClientError?
     private var eventSinks: [UInt32: AsyncStream<MeshClientEvent>.Continuation] = [:]
+    /// Events decoded during the current read burst, yielded in `channelReadComplete`.
+    private var burst: [(requestID: UInt32, event: MeshClientEvent)] = []
 
     init(socketPath: String) { self.socketPath = socketPath }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let request = unwrapOutboundIn(data)
+        let requests = unwrapOutboundIn(data)
         if let closedError {
-            request.promise.fail(closedError)
+            for request in requests { request.fail(closedError) }
             promise?.fail(closedError)
-            request.events?.finish()
             return
         }
-        let id = nextID
-        nextID = nextID == UInt32.max ? 1 : nextID + 1
-        pending[id] = request.promise
-        if let events = request.events { eventSinks[id] = events }
-        let frame = LocalAPIFrame(kind: .request, operation: request.operation, flags: request.flags,
-                                  requestID: id, body: request.body)
-        context.write(wrapOutboundOut(frame), promise: promise)
+        var out = context.channel.allocator.buffer(capacity: requests.reduce(0) { $0 + LocalAPIWireFormat.headerLength + $1.body.readableBytes })
+        for request in requests {
+            let id = nextID
+            nextID = nextID == UInt32.max ? 1 : nextID + 1
+            pending[id] = request.sink
+            if let events = request.events { eventSinks[id] = events }
+            LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .request, operation: request.operation, flags: request.flags,
+                                                     requestID: id, body: request.body), to: &out)
+        }
+        context.write(wrapOutboundOut(out), promise: promise)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         switch frame.kind {
         case .reply, .error:
+            // Events that came before this answer reach their streams before the caller resumes.
+            yieldBurst()
             if frame.requestID == 0, frame.kind == .error {
                 let body = (try? LocalAPIJSON.decode(LocalAPIErrorBody.self, from: frame.body, operation: frame.operation))
                     ?? LocalAPIErrorBody(code: "unknown", message: "meshd reported a connection error")
                 failAll(MeshClientError.daemon(body))
-            } else if let promise = pending.removeValue(forKey: frame.requestID) {
-                if frame.kind == .error, let sink = eventSinks.removeValue(forKey: frame.requestID) { sink.finish() }
-                promise.succeed(frame)
+            } else if let sink = pending.removeValue(forKey: frame.requestID) {
+                if frame.kind == .error, let events = eventSinks.removeValue(forKey: frame.requestID) { events.finish() }
+                sink.complete(.success(frame))
             }
         case .event:
-            deliver(frame)
+            burst.append((frame.requestID, Self.event(frame)))
         case .request:
             // The daemon never sends requests; ignore one rather than fail the connection.
             break
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        yieldBurst()
+        context.fireChannelReadComplete()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -80,27 +119,36 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
-    private func deliver(_ frame: LocalAPIFrame) {
-        let event: MeshClientEvent
+    private static func event(_ frame: LocalAPIFrame) -> MeshClientEvent {
         do {
-            event = MeshClientEvent(try LocalAPIDataEvent.decode(frame))
+            return MeshClientEvent(try LocalAPIDataEvent.decode(frame))
         } catch {
-            event = .undecodable(operation: frame.operation.name, reason: error.message)
+            return .undecodable(operation: frame.operation.name, reason: error.message)
         }
-        if frame.requestID == 0 {
-            for sink in eventSinks.values { sink.yield(event) }
-        } else if let sink = eventSinks[frame.requestID] {
-            sink.yield(event)
+    }
+
+    /// Hands the events of the read burst to their streams, in arrival order.
+    private func yieldBurst() {
+        guard !burst.isEmpty else { return }
+        let events = burst
+        burst.removeAll(keepingCapacity: burst.count <= 1024)
+        for (requestID, event) in events {
+            if requestID == 0 {
+                for sink in eventSinks.values { sink.yield(event) }
+            } else if let sink = eventSinks[requestID] {
+                sink.yield(event)
+            }
         }
     }
 
     private func failAll(_ error: MeshClientError) {
+        yieldBurst()
         if closedError == nil { closedError = error }
-        let promises = pending.values
+        let sinks = pending.values
         pending.removeAll()
-        for promise in promises { promise.fail(error) }
-        let sinks = eventSinks.values
+        for sink in sinks { sink.complete(.failure(error)) }
+        let streams = eventSinks.values
         eventSinks.removeAll()
-        for sink in sinks { sink.finish() }
+        for stream in streams { stream.finish() }
     }
 }

@@ -14,9 +14,10 @@ public final class MeshClient: Sendable {
     /// The socket this client is connected to.
     public let socketPath: String
     private let channel: any Channel
-    /// Requests written by callers off the loop and not yet handed to the channel: drained by
-    /// one loop task with a single flush, so concurrent calls share one wake-up and one write.
-    private let outbound = Locked<[(request: LocalAPIClientRequest, written: EventLoopPromise<Void>)]>([])
+    /// Requests written by callers and not yet handed to the channel: drained by one loop task
+    /// that frames them all into one buffer with a single flush, so concurrent calls (and the
+    /// items of a batch) share one wake-up of the loop and one write.
+    private let outbound = Locked<[LocalAPIClientRequest]>([])
 
     private init(socketPath: String, channel: any Channel) {
         self.socketPath = socketPath
@@ -45,7 +46,6 @@ public final class MeshClient: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 16 << 20)))
-                    try sync.addHandler(MessageToByteHandler(LocalAPIFrameEncoder()))
                     try sync.addHandler(LocalAPIClientHandler(socketPath: socketPath))
                 }
             }
@@ -85,16 +85,12 @@ public final class MeshClient: Sendable {
     /// Sends one request; with `events`, event frames carrying its request id go there.
     func request(_ operation: LocalAPIOperation, body: ByteBuffer, flags: LocalAPIFrame.Flags,
                  events: AsyncStream<MeshClientEvent>.Continuation?) async throws -> LocalAPIFrame {
-        let promise = channel.eventLoop.makePromise(of: LocalAPIFrame.self)
-        let request = LocalAPIClientRequest(operation: operation, flags: flags, body: body, promise: promise, events: events)
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        let socketPath = self.socketPath
-        written.futureResult.whenFailure { _ in promise.fail(MeshClientError.connectionClosed(socketPath: socketPath)) }
+        let slot = LocalAPIReplySlot<LocalAPIFrame>()
+        enqueue { $0.append(LocalAPIClientRequest(operation: operation, flags: flags, body: body, sink: .single(slot), events: events)) }
         let reply = try await withTaskCancellationHandler {
-            enqueue(request, written: written)
-            return try await promise.futureResult.get()
+            try await slot.wait()
         } onCancel: {
-            promise.fail(CancellationError())
+            slot.fail(CancellationError())
         }
         if reply.kind == .error {
             throw MeshClientError.daemon(try decode(LocalAPIErrorBody.self, reply))
@@ -102,10 +98,32 @@ public final class MeshClient: Sendable {
         return reply
     }
 
-    private func enqueue(_ request: LocalAPIClientRequest, written: EventLoopPromise<Void>) {
+    /// Sends several requests with one hop to the loop and one write; returns each one's reply
+    /// or error frame (or why there is none), in request order.
+    func requests(_ operation: LocalAPIOperation, bodies: [ByteBuffer], flags: LocalAPIFrame.Flags) async throws
+        -> [Result<LocalAPIFrame, MeshClientError>] {
+        guard !bodies.isEmpty else { return [] }
+        let replies = LocalAPIBatchReplies(count: bodies.count)
+        enqueue { queue in
+            for (index, body) in bodies.enumerated() {
+                queue.append(LocalAPIClientRequest(operation: operation, flags: flags, body: body, sink: .batch(replies, index: index)))
+            }
+        }
+        let slot = replies.slot
+        return try await withTaskCancellationHandler {
+            try await slot.wait()
+        } onCancel: {
+            slot.fail(CancellationError())
+        }
+    }
+
+    /// Adds requests to the outbound queue (`add` runs under its lock); the first one into an
+    /// empty queue schedules the drain.
+    private func enqueue(_ add: (inout [LocalAPIClientRequest]) -> Void) {
         let first = outbound.withLock { queue in
-            queue.append((request, written))
-            return queue.count == 1
+            let wasEmpty = queue.isEmpty
+            add(&queue)
+            return wasEmpty
         }
         guard first else { return }
         channel.eventLoop.execute { self.drainOutbound() }
@@ -116,8 +134,13 @@ public final class MeshClient: Sendable {
             defer { queue.removeAll(keepingCapacity: queue.count <= 256) }
             return queue
         }
-        for entry in requests { channel.write(entry.request, promise: entry.written) }
-        channel.flush()
+        guard channel.isActive else {
+            // The pipeline may be gone: nothing would answer these.
+            let error = MeshClientError.connectionClosed(socketPath: socketPath)
+            for request in requests { request.fail(error) }
+            return
+        }
+        channel.writeAndFlush(requests, promise: nil)
     }
 
     /// Sends a JSON request and decodes the JSON reply.
@@ -127,10 +150,6 @@ public final class MeshClient: Sendable {
     }
 
     func decode<Value: Decodable>(_ type: Value.Type, _ frame: LocalAPIFrame) throws(MeshClientError) -> Value {
-        do {
-            return try LocalAPIJSON.decode(Value.self, from: frame.body, operation: frame.operation)
-        } catch {
-            throw MeshClientError.protocolViolation(error.message)
-        }
+        try Self.decodeFrame(Value.self, frame)
     }
 }

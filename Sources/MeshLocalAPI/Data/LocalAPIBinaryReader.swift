@@ -44,33 +44,37 @@ public struct LocalAPIBinaryReader {
     /// Reads a `u8 length | UTF-8` string; invalid UTF-8 is an error.
     public mutating func string(_ field: String) throws(LocalAPIErrorBody) -> String {
         let length = Int(try u8(field + " length"))
-        guard let bytes = buffer.readBytes(length: length) else { throw truncated(field, needs: length) }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        guard buffer.readableBytes >= length else { throw truncated(field, needs: length) }
+        // As `String(validating:as:)` but without its unspecialized generic path: decoding
+        // repairs invalid UTF-8, so valid input is exactly the input decoded unchanged.
+        let text: String? = buffer.withUnsafeReadableBytes { raw in
+            let bytes = UnsafeRawBufferPointer(rebasing: raw.prefix(length)).bindMemory(to: UInt8.self)
+            let decoded = String(decoding: bytes, as: UTF8.self)
+            return decoded.utf8.elementsEqual(bytes) ? decoded : nil
+        }
+        guard let text else {
             throw LocalAPIDataError.badRequest(operation, "field '\(field)' is not valid UTF-8")
         }
+        buffer.moveReaderIndex(forwardBy: length)
         return text
     }
 
     /// Reads the rest of the body as an envelope.
     public mutating func envelope(_ field: String = "envelope") throws(LocalAPIErrorBody) -> AnySessionSyncEnvelope {
-        let bytes = rest()
-        do { return try SessionWireCodec.decodeEnvelope(bytes) } catch { throw wire(field, error) }
+        defer { buffer.moveReaderIndex(to: buffer.writerIndex) }
+        do { return try buffer.withUnsafeReadableBytes { try SessionWireCodec.decodeEnvelope($0) } } catch { throw wire(field, error) }
     }
 
     /// Reads the rest of the body as a snapshot.
     public mutating func snapshot(_ field: String = "snapshot") throws(LocalAPIErrorBody) -> AnySessionSyncSnapshot {
-        let bytes = rest()
-        do { return try SessionWireCodec.decodeSnapshot(bytes) } catch { throw wire(field, error) }
+        defer { buffer.moveReaderIndex(to: buffer.writerIndex) }
+        do { return try buffer.withUnsafeReadableBytes { try SessionWireCodec.decodeSnapshot($0) } } catch { throw wire(field, error) }
     }
 
     /// Reads the rest of the body as a snapshot request.
     public mutating func snapshotRequest(_ field: String = "request") throws(LocalAPIErrorBody) -> SessionSnapshotRequest {
-        let bytes = rest()
-        do { return try SessionWireCodec.decodeSnapshotRequest(bytes) } catch { throw wire(field, error) }
-    }
-
-    private mutating func rest() -> [UInt8] {
-        buffer.readBytes(length: buffer.readableBytes) ?? []
+        defer { buffer.moveReaderIndex(to: buffer.writerIndex) }
+        do { return try buffer.withUnsafeReadableBytes { try SessionWireCodec.decodeSnapshotRequest($0) } } catch { throw wire(field, error) }
     }
 
     private func truncated(_ field: String, needs: Int) -> LocalAPIErrorBody {

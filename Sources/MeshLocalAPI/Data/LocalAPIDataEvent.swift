@@ -61,7 +61,7 @@ public enum LocalAPIDataEvent: Sendable, Equatable {
         guard frame.kind == .event else {
             throw LocalAPIDataError.badRequest(op, "expected an event frame, got kind \(frame.kind.rawValue)")
         }
-        let binary = [LocalAPIOperation.envelopeEvent, .snapshotEvent, .snapshotRequestEvent].contains(op)
+        let binary = op == .envelopeEvent || op == .snapshotEvent || op == .snapshotRequestEvent
         let known = binary || LocalAPIOperation.dataEvents.contains(op) || op == .eventsDropped
         guard known else {
             throw LocalAPIDataError.badRequest(op, "unknown event code 0x\(String(op.rawValue, radix: 16))")

@@ -7,54 +7,59 @@ extension MeshSendReply {
     /// the reply to every send, so its decoding cost matters. Nil for any other shape (a valid
     /// reply in another layout, a newer daemon's extra field): decode it with `LocalAPIJSON` then.
     public init?(compactBody body: ByteBuffer) {
-        let prefix = #"{"eventID":""#.utf8, middle = #"","outcome":""#.utf8, tail = #"","peers":"#.utf8
-        let view = body.readableBytesView
-        var index = view.startIndex
-        func expect(_ literal: String.UTF8View) -> Bool {
-            guard view.distance(from: index, to: view.endIndex) >= literal.count,
-                  view[index..<(index + literal.count)].elementsEqual(literal) else { return false }
-            index += literal.count
+        guard let reply = body.withUnsafeReadableBytes({ Self.parseCompact($0) }) else { return nil }
+        self = reply
+    }
+
+    /// The compact form parsed from raw memory (indexing a `ByteBufferView` element by element
+    /// costs several times more).
+    private static func parseCompact(_ view: UnsafeRawBufferPointer) -> MeshSendReply? {
+        var index = 0
+        func expect(_ literal: StaticString) -> Bool {
+            let count = literal.utf8CodeUnitCount
+            guard view.count - index >= count, let base = view.baseAddress,
+                  memcmp(base + index, literal.utf8Start, count) == 0 else { return false }
+            index += count
             return true
         }
-        guard expect(prefix), view.distance(from: index, to: view.endIndex) >= 36,
-              let eventID = Self.uuid(view[index..<(index + 36)]) else { return nil }
+        guard expect(#"{"eventID":""#), view.count - index >= 36,
+              let eventID = uuid(UnsafeRawBufferPointer(rebasing: view[index..<(index + 36)])) else { return nil }
         index += 36
-        guard expect(middle), let quote = view[index...].firstIndex(of: UInt8(ascii: "\"")),
-              let outcome = Outcome(rawValue: String(decoding: view[index..<quote], as: UTF8.self)) else { return nil }
-        index = quote
-        guard expect(tail) else { return nil }
+        guard expect(#"","outcome":""#) else { return nil }
+        let outcome: Outcome
+        if expect("sent") { outcome = .sent } else if expect("queued") { outcome = .queued } else if expect("pending") { outcome = .pending } else { return nil }
+        guard expect(#"","peers":"#) else { return nil }
         var peers = 0
         var digits = 0
-        while index < view.endIndex, let digit = view[index].asciiDigit, digits < 9 {
+        while index < view.count, let digit = view[index].asciiDigit, digits < 9 {
             peers = peers * 10 + digit
             digits += 1
             index += 1
         }
-        guard digits > 0, index + 1 == view.endIndex, view[index] == UInt8(ascii: "}") else { return nil }
-        self.init(eventID: eventID, outcome: outcome, peers: peers)
+        guard digits > 0, index + 1 == view.count, view[index] == UInt8(ascii: "}") else { return nil }
+        return MeshSendReply(eventID: eventID, outcome: outcome, peers: peers)
     }
 
     /// A UUID in its 36-character text form (either case), without `UUID(uuidString:)`'s scanf.
-    private static func uuid(_ text: ByteBufferView.SubSequence) -> UUID? {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(16)
-        var high: UInt8?
-        for (offset, character) in text.enumerated() {
-            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                guard character == UInt8(ascii: "-") else { return nil }
-                continue
+    private static func uuid(_ text: UnsafeRawBufferPointer) -> UUID? {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let ok = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var position = 0
+            var offset = 0
+            while offset < 36 {
+                if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                    guard text[offset] == UInt8(ascii: "-") else { return false }
+                    offset += 1
+                    continue
+                }
+                guard let high = text[offset].hexNibble, let low = text[offset + 1].hexNibble else { return false }
+                out[position] = high << 4 | low
+                position += 1
+                offset += 2
             }
-            guard let nibble = character.hexNibble else { return nil }
-            if let first = high {
-                bytes.append(first << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
-            }
+            return position == 16
         }
-        guard bytes.count == 16 else { return nil }
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return ok ? UUID(uuid: bytes) : nil
     }
 }
 
