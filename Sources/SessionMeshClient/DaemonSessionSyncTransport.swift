@@ -133,6 +133,10 @@ public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
         }
     }
 
+    /// Reliable envelopes received and not yet handed to a `receiveEnvelopes()` stream (held,
+    /// unacknowledged, for the first stream). For tests.
+    var heldInboxCount: Int { state.withLock { $0.unackedInbox.count } }
+
     /// A fresh stream of envelopes from peers (the first one also gets those held before it).
     public func receiveEnvelopes() -> AsyncStream<AnySessionSyncEnvelope> {
         let (stream, backlog) = envelopes.subscribeTakingBacklog()

@@ -2,7 +2,7 @@ import Foundation
 import MeshLocalAPI
 import NIOCore
 import SessionMesh
-import SessionMeshClient
+@testable import SessionMeshClient
 import Testing
 
 /// `DaemonSessionSyncTransport` against a scripted daemon: pre-attach buffering, reliable sends
@@ -91,7 +91,8 @@ struct DaemonTransportTests {
         let early = Fixtures.envelope(sequence: 1)
         daemon.push(try LocalAPIDataEvent.envelope(MeshEnvelopeEvent(inboxID: 42, from: Self.peer.id, mode: .reliableEventually, envelope: early))
             .frame(requestID: attachID))
-        try await Task.sleep(for: .milliseconds(100))
+        // Wait until the transport holds it (a fixed sleep raced the push on a loaded machine).
+        #expect(await eventually { transport.heldInboxCount == 1 })
         #expect(!daemon.requests.contains { $0.operation == .inboxAck })
 
         let first = transport.receiveEnvelopes()
