@@ -158,6 +158,7 @@ let package = Package(
             dependencies: [
                 "SessionMeshClient", "MeshLocalAPI", "SessionMesh",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict

@@ -54,7 +54,8 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     typealias OutboundOut = ByteBuffer
 
     private var pending: [UInt32: LocalAPIClientRequest.Sink] = [:]
-    private var nextID: UInt32 = 1
+    /// The id the next request gets, unless it is still in use (internal for tests of the wrap).
+    var nextID: UInt32 = 1
     private let socketPath: String
     private var closedError: MeshClientError?
     private var eventSinks: [UInt32: AsyncStream<MeshClientEvent>.Continuation] = [:]
@@ -72,8 +73,14 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
         }
         var out = context.channel.allocator.buffer(capacity: requests.reduce(0) { $0 + LocalAPIWireFormat.headerLength + $1.body.readableBytes })
         for request in requests {
-            let id = nextID
-            nextID = nextID == UInt32.max ? 1 : nextID + 1
+            // After the counter wrapped, skip ids still in use: an attach keeps its id for its
+            // events as long as the connection lives, and a second request with that id would
+            // end (or take over) its stream. At most as many skips as ids in use.
+            var id = nextID
+            for _ in 0...(pending.count + eventSinks.count) where pending[id] != nil || eventSinks[id] != nil {
+                id = id == UInt32.max ? 1 : id + 1
+            }
+            nextID = id == UInt32.max ? 1 : id + 1
             pending[id] = request.sink
             if let events = request.events { eventSinks[id] = events }
             LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .request, operation: request.operation, flags: request.flags,
