@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+/// The realtime seen-set (`seen_batch`, schema v3): odd rows in the file, failed transactions,
+/// horizon pruning, all checked against what a reopened store says.
+@Suite("Realtime seen-set robustness")
+struct SeenBatchRobustnessTests {
+    @Test func oddRowsInTheFileOpenAndKeepWorking() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        store.close()
+        let a = UUID(), b = UUID(), c = UUID()
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        try raw.run("INSERT INTO seen_batch (peer, event_ids) VALUES (?, ?)",
+                    [.text("P"), .blob(SeenBatches.encode([a]) + [7])], "test setup")
+        try raw.run("INSERT INTO seen_batch (peer, event_ids) VALUES (?, ?)", [.text("P"), .blob([])], "test setup")
+        try raw.run("INSERT INTO seen_batch (peer, event_ids) VALUES (?, ?)", [.text("P"), .text("not an id")], "test setup")
+        try raw.run("INSERT INTO seen_batch (peer, event_ids) VALUES (?, ?)", [.text("Q"), .integer(42)], "test setup")
+        try raw.run("INSERT INTO seen_batch (peer, event_ids) VALUES (?, ?)",
+                    [.text("P"), .blob(SeenBatches.encode([b, c]) + [1, 2, 3])], "test setup")
+        raw.close()
+
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
+        #expect(try store.hasSeen(eventID: a) && store.hasSeen(eventID: b) && store.hasSeen(eventID: c))
+        let d = UUID(), e = UUID()
+        #expect(try store.recordSeen(from: "P", eventIDs: [d, e, a]) == [true, true, false])
+        #expect(try !store.hasSeen(eventID: a) && !store.hasSeen(eventID: b))
+        #expect(try store.hasSeen(eventID: c) && store.hasSeen(eventID: d) && store.hasSeen(eventID: e))
+        store.close()
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
+        defer { store.close() }
+        #expect(try !store.hasSeen(eventID: a) && !store.hasSeen(eventID: b))
+        #expect(try store.hasSeen(eventID: c) && store.hasSeen(eventID: d) && store.hasSeen(eventID: e))
+        #expect(try store.counts().seenEventIDs == 3)
+    }
+
+    @Test(arguments: ["DELETE", "UPDATE"])
+    func aFailedPruneChangesNeitherTheFileNorTheMemory(statement: String) throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let options = DeliveryStoreOptions(dedupHorizonPerPeer: statement == "DELETE" ? 2 : 3)
+        var store = try DeliveryStore.open(path: dir.path(), options: options)
+        let a = UUID(), b = UUID(), c = UUID(), d = UUID()
+        #expect(try store.recordSeen(from: "P", eventIDs: [a, b]) == [true, true])
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.execute("CREATE TRIGGER refuse BEFORE \(statement) ON seen_batch BEGIN SELECT RAISE(ABORT, 'refused'); END",
+                        "test setup")
+        #expect(throws: StoreError.self) { try store.recordSeen(from: "P", eventIDs: [c, d]) }
+        #expect(try store.hasSeen(eventID: a) && store.hasSeen(eventID: b))
+        #expect(try !store.hasSeen(eventID: c) && !store.hasSeen(eventID: d))
+        #expect(try store.counts().seenEventIDs == 2)
+        try raw.execute("DROP TRIGGER refuse", "test setup")
+        raw.close()
+
+        #expect(try store.recordSeen(from: "P", eventIDs: [c, d]) == [true, true])
+        let memory = try [a, b, c, d].map { try store.hasSeen(eventID: $0) }
+        store.close()
+        store = try DeliveryStore.open(path: dir.path(), options: options)
+        defer { store.close() }
+        #expect(try [a, b, c, d].map { try store.hasSeen(eventID: $0) } == memory, "memory and file agree")
+        #expect(memory == (statement == "DELETE" ? [false, false, true, true] : [false, true, true, true]))
+    }
+}
