@@ -78,7 +78,8 @@ struct SeenBatches {
         try db.run("INSERT INTO seen_batch (peer, event_ids) VALUES (?, ?)", [.text(peer), .blob(Self.encode(ids))], operation)
         change.inserted = Row(id: db.lastInsertRowID, eventIDs: ids)
         var total = (countByPeer[peer] ?? 0) + ids.count
-        for row in rows[peer] ?? [] where total > horizon {
+        for row in rows[peer] ?? [] {
+            guard total > horizon else { break }
             if total - row.eventIDs.count >= horizon {
                 try db.run("DELETE FROM seen_batch WHERE id = ?", [.integer(row.id)], operation)
                 change.deleted.append(row.id)
@@ -95,22 +96,37 @@ struct SeenBatches {
     }
 
     /// Mirrors a committed ``record(_:peer:horizon:db:operation:)``.
+    ///
+    /// The deleted rows are the peer's oldest and the trimmed one the oldest left, so both are
+    /// changed in place at the front: a flush costs what it changes, not the peer's row count
+    /// (a peer with sparse traffic has up to one row per ID, i.e. up to the horizon).
     mutating func apply(_ change: Change) {
         let peer = change.peer
-        var list = rows[peer] ?? []
         let deleted = Set(change.deleted)
-        for row in list where deleted.contains(row.id) {
+        let count = rows[peer]?.count ?? 0
+        var removed = 0
+        while removed < count, let row = rows[peer]?[removed], deleted.contains(row.id) {
             for id in row.eventIDs { known.remove(id) }
             countByPeer[peer, default: 0] -= row.eventIDs.count
+            removed += 1
         }
-        list.removeAll { deleted.contains($0.id) }
-        if let trimmed = change.trimmed, let index = list.firstIndex(where: { $0.id == trimmed.id }) {
-            let dropped = list[index].eventIDs.count - trimmed.eventIDs.count
-            for id in list[index].eventIDs.prefix(dropped) { known.remove(id) }
+        if removed > 0 { rows[peer]?.removeFirst(removed) }
+        if removed < deleted.count {
+            // Not a prefix (never made by `record`): the general, linear path.
+            for row in rows[peer] ?? [] where deleted.contains(row.id) {
+                for id in row.eventIDs { known.remove(id) }
+                countByPeer[peer, default: 0] -= row.eventIDs.count
+            }
+            rows[peer]?.removeAll { deleted.contains($0.id) }
+        }
+        if let trimmed = change.trimmed,
+           let index = rows[peer]?.first?.id == trimmed.id ? 0 : rows[peer]?.firstIndex(where: { $0.id == trimmed.id }),
+           let old = rows[peer]?[index] {
+            let dropped = old.eventIDs.count - trimmed.eventIDs.count
+            for id in old.eventIDs.prefix(max(0, dropped)) { known.remove(id) }
             countByPeer[peer, default: 0] -= dropped
-            list[index] = trimmed
+            rows[peer]?[index] = trimmed
         }
-        rows[peer] = list
         if let inserted = change.inserted { append(inserted, peer: peer) }
         if countByPeer[peer] == 0 {
             countByPeer[peer] = nil
