@@ -77,8 +77,10 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
             // events as long as the connection lives, and a second request with that id would
             // end (or take over) its stream. At most as many skips as ids in use.
             var id = nextID
-            for _ in 0...(pending.count + eventSinks.count) where pending[id] != nil || eventSinks[id] != nil {
+            var skipped = 0
+            while skipped <= pending.count + eventSinks.count, pending[id] != nil || eventSinks[id] != nil {
                 id = id == UInt32.max ? 1 : id + 1
+                skipped += 1
             }
             nextID = id == UInt32.max ? 1 : id + 1
             pending[id] = request.sink
