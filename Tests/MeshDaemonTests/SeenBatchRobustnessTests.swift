@@ -64,9 +64,10 @@ struct SeenBatchRobustnessTests {
     }
 
     /// A peer with sparse realtime traffic has one row per ID, up to the horizon (100 000 by
-    /// default): a flush must cost what it changes, not a copy of all the peer's rows (it took
-    /// ~40 ms per flush here, under the store's lock, ten flushes a second).
-    @Test func aFlushAtAFullHorizonOfOneIDRowsIsCheapAndForgetsTheOldest() throws {
+    /// default): a flush at a full horizon forgets exactly the oldest IDs, in memory and on disk.
+    /// It prints what 200 such flushes took (each copied all the peer's rows before: ~40 ms
+    /// under the store's lock; `mesh-bench store` is where costs are compared).
+    @Test func aFlushAtAFullHorizonOfOneIDRowsForgetsTheOldest() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
         let horizon = 100_000
@@ -87,7 +88,9 @@ struct SeenBatchRobustnessTests {
         let start = ContinuousClock.now
         for id in fresh { #expect(try store.recordSeen(from: "P", eventIDs: [id]) == [true]) }
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed < .seconds(2), "200 flushes took \(elapsed)")
+        // A figure, not a limit (timings belong to benchmarks): ~40 ms per flush before the
+        // in-place change, ~0.2 ms after, in a debug build.
+        print("seen-set figure: 200 flushes at a full horizon of one-ID rows took \(elapsed)")
         store.close()
         store = try DeliveryStore.open(path: dir.path(), options: options)
         defer { store.close() }
