@@ -34,7 +34,7 @@ extension MeshClient {
     public func send(envelope: AnySessionSyncEnvelope, mode: SessionDeliveryMode, to peer: String? = nil) async throws -> MeshSendReply {
         let body = try checked { () throws(LocalAPIErrorBody) in try MeshSendRequest(mode: mode, target: peer ?? "", envelope: envelope).encode() }
         let reply = try await send(.send, body: body, flags: .binaryBody)
-        return try MeshSendReply(compactBody: reply.body) ?? decode(MeshSendReply.self, reply)
+        return try Self.sendReply(reply).get()
     }
 
     /// Publishes a snapshot into the outbound latest-state slot (`snapshot.publish`); pushed to

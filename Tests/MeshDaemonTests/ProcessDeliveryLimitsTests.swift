@@ -66,10 +66,10 @@ struct ProcessDeliveryLimitsTests {
         #expect(extra == nil, "nothing beyond the three queued items arrives, and none twice")
 
         var remaining = -1
-        for _ in 0..<100 where remaining != 0 {
+        try? await waitUntil("A's outbox drains", timeout: 5) {
             let after = try await pair.a.meshctl(["queue", "--json"])
             remaining = ((try? JSONSerialization.jsonObject(with: Data(after.output.utf8)) as? [String: Any])?["items"] as? [Any])?.count ?? -1
-            if remaining != 0 { try await Task.sleep(for: .milliseconds(50)) }
+            return remaining == 0
         }
         #expect(remaining == 0, "A's outbox drains once B acknowledged")
     }

@@ -35,9 +35,9 @@ extension DeliveryRouter {
         return handleRealtime(message, from: inbound.peer, path: .datagram)
     }
 
-    /// As `queueAck`, without suspending: datagram acks are coalesced (0x0C) and go out once
-    /// the loop has handled what it read in this turn; a stream-path ack is written at once,
-    /// in order.
+    /// Queues the ack of a received realtime item, without suspending: datagram acks are
+    /// coalesced (0x0C) and go out once the loop has handled what it read in this turn; a
+    /// stream-path ack is written at once, in order.
     func queueAckNow(_ eventID: UUID, to peer: DeviceID, path: PingPath) {
         guard path == .datagram else {
             transmitNow(.realtimeAck(eventID: eventID), to: peer, path: path)

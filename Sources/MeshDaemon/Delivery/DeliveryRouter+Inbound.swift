@@ -82,36 +82,6 @@ extension DeliveryRouter {
         queueAckNow(item.eventID, to: peer, path: path)
     }
 
-    /// Acks on the datagram path are coalesced: those queued while the router is busy go out
-    /// together (0x0C) once it yields. Stream-path acks go at once, in order.
-    func queueAck(_ eventID: UUID, to peer: DeviceID, path: PingPath) async {
-        guard path == .datagram else {
-            await transmit(.realtimeAck(eventID: eventID), to: peer, path: path)
-            return
-        }
-        ackBacklog[peer, default: []].append(eventID)
-        guard !ackFlushScheduled else { return }
-        ackFlushScheduled = true
-        Task {
-            await Task.yield()
-            await self.flushAcks()
-        }
-    }
-
-    func flushAcks() async {
-        ackFlushScheduled = false
-        let backlog = ackBacklog
-        ackBacklog = [:]
-        for (peer, eventIDs) in backlog {
-            var start = 0
-            while start < eventIDs.count {
-                let chunk = Array(eventIDs[start..<min(start + 64, eventIDs.count)])
-                start += chunk.count
-                await transmit(chunk.count == 1 ? .realtimeAck(eventID: chunk[0]) : .realtimeAcks(chunk), to: peer, path: .datagram)
-            }
-        }
-    }
-
     /// Remembers an event ID in memory (both paths check it); `persist` also records it in the
     /// store's seen-set at the next flush (realtime items, which never enter the inbox).
     func rememberRealtime(_ eventID: UUID, from peer: DeviceID, persist: Bool = true) {
@@ -216,7 +186,7 @@ extension DeliveryRouter {
             return
         }
         if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }
-        for (eventID, path) in realtimeAcks { await queueAck(eventID, to: peer, path: path) }
+        for (eventID, path) in realtimeAcks { queueAckNow(eventID, to: peer, path: path) }
         var stored: [InboxEntry] = []
         for (item, receipt) in zip(fresh, receipts) {
             switch receipt {

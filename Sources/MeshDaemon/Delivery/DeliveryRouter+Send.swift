@@ -22,10 +22,7 @@ extension DeliveryRouter {
             // No paired device: nothing was queued (docs/LOCAL-API.md: `sent`, 0 peers).
             return DeliverySendOutcome(outcome: peers.isEmpty ? "sent" : "queued", peers: peers.count)
         }
-        var outcomes: Set<String> = []
-        for peer in peers { outcomes.insert(sendRealtime(item, to: peer)) }
-        let outcome = outcomes.contains("queued") ? "queued" : outcomes.contains("pending") ? "pending" : "sent"
-        return DeliverySendOutcome(outcome: outcome, peers: peers.count)
+        return sendRealtime(item, to: peers)
     }
 
     /// A non-reliable send done at once, without suspending, when the target is known without
@@ -45,6 +42,12 @@ extension DeliveryRouter {
         }
         let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: mode, featureID: envelope.metadata.featureID,
                                 sessionID: envelope.metadata.sessionID, payload: encoded)
+        return sendRealtime(item, to: peers)
+    }
+
+    /// A realtime item to each of `peers`: `queued` when any copy went to the outbox, else
+    /// `pending` when any waits for a first activation, else `sent`.
+    func sendRealtime(_ item: DeliveryItem, to peers: [DeviceID]) -> DeliverySendOutcome {
         var outcome = "sent"
         for peer in peers {
             switch sendRealtime(item, to: peer) {
