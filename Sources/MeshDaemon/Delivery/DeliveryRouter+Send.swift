@@ -63,16 +63,19 @@ extension DeliveryRouter {
     func enqueueReliable(_ item: DeliveryItem, for peers: [DeviceID]) async throws {
         let outbox = item.outboxItem(createdAt: wallNow())
         let committer = self.committer
+        var receipts: [(peer: DeviceID, receipt: OutboxReceipt)] = []
         do {
             if peers.count == 1, let peer = peers.first {
-                _ = try await committer.enqueue(peer: key(peer), item: outbox)
+                receipts = [(peer, try await committer.enqueue(peer: key(peer), item: outbox))]
             } else {
-                try await withThrowingTaskGroup(of: Void.self) { group in
+                receipts = try await withThrowingTaskGroup(of: (DeviceID, OutboxReceipt).self) { group in
                     for peer in peers {
                         let key = key(peer)
-                        group.addTask { _ = try await committer.enqueue(peer: key, item: outbox) }
+                        group.addTask { (peer, try await committer.enqueue(peer: key, item: outbox)) }
                     }
-                    try await group.waitForAll()
+                    var receipts: [(peer: DeviceID, receipt: OutboxReceipt)] = []
+                    while let receipt = try await group.next() { receipts.append(receipt) }
+                    return receipts
                 }
             }
         } catch let error as StoreError where error.code == .full {
@@ -83,7 +86,9 @@ extension DeliveryRouter {
             throw DeliveryError.store(error)
         }
         counters.reliableEnqueued &+= UInt64(peers.count)
-        for peer in peers { schedulePump(peer) }
+        for (peer, receipt) in receipts {
+            if await keepQueued(receipt, for: peer) { schedulePump(peer) }
+        }
     }
 
     /// One realtime item to one peer; returns the outcome word.
@@ -130,12 +135,27 @@ extension DeliveryRouter {
         let committer = self.committer, key = key(peer), outbox = item.outboxItem(createdAt: wallNow())
         Task {
             do {
-                _ = try await committer.enqueue(peer: key, item: outbox)
-                self.schedulePump(peer)
+                let receipt = try await committer.enqueue(peer: key, item: outbox)
+                if await self.keepQueued(receipt, for: peer) { self.schedulePump(peer) }
             } catch {
                 self.noteStoreError(error, "could not queue a realtime item that got no ack")
             }
         }
+    }
+
+    /// Whether an outbox row just committed for `peer` may stay. Not when the peer was unpaired
+    /// while the commit ran: `unpaired` may have dropped the peer's outbox before the row landed,
+    /// which would then wait forever for a device that is gone (listed by `meshctl queue`,
+    /// counted against the limits). Such a row is deleted here.
+    func keepQueued(_ receipt: OutboxReceipt, for peer: DeviceID) async -> Bool {
+        guard peerStates[peer] == nil else { return true }
+        let store = self.store
+        do {
+            _ = try await worker.run { try store.cancelOutbox(id: receipt.id) }
+        } catch {
+            noteStoreError(error, "could not delete an item queued for an unpaired device")
+        }
+        return false
     }
 
     func noteStoreError(_ error: any Error, _ message: Logger.Message) {

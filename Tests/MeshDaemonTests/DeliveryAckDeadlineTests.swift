@@ -1,0 +1,76 @@
+import Foundation
+import MeshCrypto
+import SessionMesh
+import Testing
+@testable import MeshDaemon
+
+/// Realtime items waiting for their ack: each falls back at its own deadline, and none leaves an
+/// outbox row behind for a device that was unpaired.
+extension DeliveryIntegration {
+    @Suite("Realtime ack deadlines and unpairing", .serialized)
+    struct DeliveryAckDeadlineTests {
+        static func item(_ text: String) throws -> DeliveryItem {
+            let (envelope, encoded) = try RouterFixtures.envelope(text, sequence: 1)
+            return DeliveryItem(eventID: envelope.metadata.eventID, kind: 1, featureID: "demo",
+                                sessionID: envelope.metadata.sessionID, payload: encoded)
+        }
+
+        /// Registers items as sent and waiting for `peer`'s ack (nothing goes out, so no ack comes).
+        static func expectAcks(_ router: isolated DeliveryRouter, _ items: [(DeliveryItem, DeviceID, floor: Double)]) {
+            for (item, peer, floor) in items {
+                router.ensurePeer(peer)
+                router.expectAck(item, from: peer, floor: floor, roundTripNanoseconds: nil)
+            }
+        }
+
+        /// The highest outbox sequence ever given to `peer` (kept when the peer's rows are dropped).
+        static func lastSequence(_ store: DeliveryStore, _ peer: String) throws -> Int64 {
+            try store.withConnection { db in
+                try db.first("SELECT last_sequence FROM outbox_peer WHERE peer = ?", [.text(peer)], "test") { $0.int64(0) }
+            } ?? 0
+        }
+
+        @Test func unpairingLeavesNoOutboxRowEvenForAFallbackCommittedAfterIt() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, b) = try await bed.pair()
+            // Items waiting for bob's ack when he is unpaired (never sent, so no ack comes).
+            let waiting = try (1...20).map { (try Self.item("waiting\($0)"), b.deviceID, floor: 0.3) }
+            await Self.expectAcks(a.router, waiting)
+            try await a.node.unpair(deviceID: b.id)
+            try await waitUntil("alice's router forgot bob", timeout: 5) { await a.router.peerStates[b.deviceID] == nil }
+            // The store worker is serial: this read runs after `unpaired` dropped bob's rows.
+            _ = await a.router.counterValues()
+
+            // A fallback whose commit lands after the drop (one that started just before the unpair).
+            await a.router.fallBack(try Self.item("late"), to: b.deviceID)
+            try await waitUntil("every fallback committed", timeout: 5) {
+                let fallbacks = await a.router.counters.realtimeFallbacks
+                return try Self.lastSequence(a.store, b.id) == Int64(fallbacks)
+            }
+            try await waitUntil("no outbox row for the unpaired device", timeout: 2) {
+                try a.store.listOutbox(peer: b.id).isEmpty
+            }
+            // Past every deadline: nothing that waited for bob's ack comes back as a row.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try a.store.listOutbox(peer: b.id).isEmpty)
+            #expect(try a.store.counts().outbox.items == 0)
+            #expect(await a.router.awaitingAck.isEmpty)
+            await bed.shutdown()
+        }
+
+        @Test func itemsWaitingForAnAckDoNotFallBackAfterTheirPeerWasUnpaired() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let a = try await bed.start(name: "alice")
+            let peer = DeviceID(publicKey: Array(repeating: 7, count: 32))
+            await Self.expectAcks(a.router, try (1...5).map { (try Self.item("w\($0)"), peer, floor: 0.05) })
+            await a.router.unpaired(peer)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(await a.router.counters.realtimeFallbacks == 0)
+            #expect(await a.router.awaitingAck.isEmpty)
+            #expect(try a.store.counts().outbox.items == 0)
+            await bed.shutdown()
+        }
+    }
+}
