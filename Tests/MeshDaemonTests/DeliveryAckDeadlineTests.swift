@@ -30,6 +30,47 @@ extension DeliveryIntegration {
             } ?? 0
         }
 
+        @Test func anItemFallsBackAtItsOwnDeadlineNotBehindAnotherPeersLongerOne() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let a = try await bed.start(name: "alice")
+            let slow = DeviceID(publicKey: Array(repeating: 7, count: 32)), fast = DeviceID(publicKey: Array(repeating: 9, count: 32))
+            let slowItem = try Self.item("slow"), fastItem = try Self.item("fast")
+            let started = ContinuousClock.now
+            // The slow peer's item first, at the longest deadline (500 ms); then the fast peer's (20 ms).
+            await Self.expectAcks(a.router, [(slowItem, slow, 0.5), (fastItem, fast, 0)])
+            try await waitUntil("the fast peer's item fell back", timeout: 0.3) {
+                await a.router.awaitingAck[fastItem.eventID] == nil
+            }
+            print("fast peer's item fell back after \(ContinuousClock.now - started) (deadline 20 ms; the other peer's: 500 ms)")
+            #expect(await a.router.counters.realtimeFallbacks == 1)
+            try await waitUntil("its outbox copy", timeout: 5) { try a.store.listOutbox(peer: fast.description).count == 1 }
+            try await waitUntil("the slow peer's item in the outbox too", timeout: 5) {
+                try a.store.listOutbox(peer: slow.description).count == 1
+            }
+            #expect(await a.router.awaitingAck.isEmpty)
+            await bed.shutdown()
+        }
+
+        @Test func aShrunkDeadlineOfOnePeerIsNotHeldBackByItsEarlierLongerOne() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let a = try await bed.start(name: "alice")
+            let peer = DeviceID(publicKey: Array(repeating: 7, count: 32))
+            let early = try Self.item("early"), late = try Self.item("late")
+            let started = ContinuousClock.now
+            // The floor was high for the first item and shrank (acks in time) before the second.
+            await Self.expectAcks(a.router, [(early, peer, 0.5), (late, peer, 0)])
+            try await waitUntil("the later item with the shorter deadline fell back", timeout: 0.3) {
+                await a.router.awaitingAck[late.eventID] == nil
+            }
+            if ContinuousClock.now - started < .milliseconds(400) {
+                #expect(await a.router.awaitingAck[early.eventID] != nil, "the earlier item waits for its own deadline")
+            }
+            try await waitUntil("both in the outbox", timeout: 5) { try a.store.listOutbox(peer: peer.description).count == 2 }
+            await bed.shutdown()
+        }
+
         @Test func unpairingLeavesNoOutboxRowEvenForAFallbackCommittedAfterIt() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }

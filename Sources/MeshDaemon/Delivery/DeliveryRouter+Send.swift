@@ -180,11 +180,10 @@ extension DeliveryRouter {
         let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, floor, 4 * rtt))
         let deadline = now() &+ UInt64(seconds * 1e9)
         awaitingAck[item.eventID] = (peer, item, deadline)
-        ackOrder.append(item.eventID)
-        if !ackWatchdogRunning {
-            ackWatchdogRunning = true
-            armAckWatchdog(at: deadline)
-        }
+        ackTimeline.insert(item.eventID, deadline: deadline)
+        // Re-armed only for a deadline earlier than the next wake-up (another peer's shorter
+        // deadline, or a shrunk floor): at a steady deadline, one wake-up serves many items.
+        if deadline < ackWatchdogAt { armAckWatchdog(at: deadline) }
     }
 
     func realtimeAcked(_ eventID: UUID) {
@@ -194,42 +193,40 @@ extension DeliveryRouter {
         peerStates[entry.peer]?.ackArrivedInTime(minimumDeadline: minimum)
     }
 
-    /// Wakes `watchAcks` at the monotonic instant `deadline`: a task scheduled on the router's
-    /// own loop (no timer thread, no cross-thread wake-up of the loop).
+    /// Wakes `watchAcks` at the monotonic instant `deadline` (replacing an armed later wake-up):
+    /// a task scheduled on the router's own loop (no timer thread, no cross-thread wake-up of
+    /// the loop).
     func armAckWatchdog(at deadline: UInt64) {
+        ackWatchdog?.cancel()
         let now = now()
         let delay = TimeAmount.nanoseconds(Int64(clamping: deadline > now ? deadline - now : 0))
         let router = self
-        loop.scheduleTask(in: delay) { router.assumeIsolated { $0.watchAcks() } }
+        ackWatchdogAt = deadline
+        ackWatchdog = loop.scheduleTask(in: delay) { router.assumeIsolated { $0.watchAcks() } }
     }
 
-    /// Falls back what expired and re-arms for the earliest deadline left; stops when nothing
-    /// waits (the next `expectAck` arms it again).
+    /// Falls back what expired, earliest deadline first, whatever its peer, and re-arms for the
+    /// earliest deadline left; stops when nothing waits (the next `expectAck` arms it again).
     func watchAcks() {
-        while true {
-            while ackOrderHead < ackOrder.count, awaitingAck[ackOrder[ackOrderHead]] == nil { ackOrderHead += 1 }
-            if ackOrderHead > 1024 && ackOrderHead * 2 > ackOrder.count {
-                ackOrder.removeFirst(ackOrderHead)
-                ackOrderHead = 0
+        (ackWatchdog, ackWatchdogAt) = (nil, .max)
+        let now = now()
+        while let next = ackTimeline.earliest {
+            // Acked, fallen back on a channel loss or an unpair, or waiting again with another deadline.
+            guard let waiting = awaitingAck[next.eventID], waiting.deadline == next.deadline else {
+                ackTimeline.removeEarliest()
+                continue
             }
-            guard ackOrderHead < ackOrder.count, let first = awaitingAck[ackOrder[ackOrderHead]] else {
-                ackOrder.removeAll()
-                ackOrderHead = 0
-                ackWatchdogRunning = false
+            if next.deadline > now {
+                armAckWatchdog(at: next.deadline)
                 return
             }
-            let now = now()
-            if first.deadline > now {
-                armAckWatchdog(at: first.deadline)
-                return
+            ackTimeline.removeEarliest()
+            awaitingAck[next.eventID] = nil
+            if let floor = peerStates[waiting.peer]?.ackDeadlineFloor {
+                peerStates[waiting.peer]?.ackDeadlineFloor = min(options.maximumAckDeadline, max(floor, options.minimumAckDeadline) * 1.5)
             }
-            let eventID = ackOrder[ackOrderHead]
-            ackOrderHead += 1
-            awaitingAck[eventID] = nil
-            if let floor = peerStates[first.peer]?.ackDeadlineFloor {
-                peerStates[first.peer]?.ackDeadlineFloor = min(options.maximumAckDeadline, max(floor, options.minimumAckDeadline) * 1.5)
-            }
-            fallBack(first.item, to: first.peer)
+            fallBack(waiting.item, to: waiting.peer)
         }
+        ackTimeline.removeAll()
     }
 }

@@ -41,9 +41,11 @@ public actor DeliveryRouter: Service {
     /// Inbox ids handed to each sink and not yet acknowledged (no sink sees an item twice live).
     var handedOut: [ObjectIdentifier: Set<Int64>] = [:]
     var awaitingAck: [UUID: (peer: DeviceID, item: DeliveryItem, deadline: UInt64)] = [:]
-    var ackOrder: [UUID] = []
-    var ackOrderHead = 0
-    var ackWatchdogRunning = false
+    /// The entries of `awaitingAck` by deadline (`watchAcks` walks it).
+    var ackTimeline = RealtimeAckTimeline()
+    /// The watchdog's next wake-up (monotonic ns); `.max` while nothing waits.
+    var ackWatchdogAt = UInt64.max
+    var ackWatchdog: Scheduled<Void>?
     var realtimeSeen: Set<UUID> = []
     var realtimeSeenOrder: [UUID] = []
     var realtimeSeenHead = 0
