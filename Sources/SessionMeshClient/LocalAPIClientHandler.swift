@@ -16,13 +16,21 @@ struct LocalAPIClientRequest: Sendable {
     var body: ByteBuffer
     var sink: Sink
     /// For `attach`: where the events carrying this request's id go.
-    var events: AsyncStream<MeshClientEvent>.Continuation? = nil
+    var events: LocalAPIEventStream? = nil
 
     /// Fails the request without sending it.
     func fail(_ error: MeshClientError) {
         sink.complete(.failure(error))
-        events?.finish()
+        events?.continuation.finish()
     }
+}
+
+/// The event stream of one `attach`, registered with the handler under the request's id while
+/// it lives; its identity is what `LocalAPIClientHandler.forget(_:)` removes.
+final class LocalAPIEventStream: Sendable {
+    let continuation: AsyncStream<MeshClientEvent>.Continuation
+
+    init(_ continuation: AsyncStream<MeshClientEvent>.Continuation) { self.continuation = continuation }
 }
 
 extension LocalAPIClientRequest.Sink {
@@ -47,7 +55,8 @@ extension LocalAPIClientRequest.Sink {
 /// `events.dropped` (request id 0) goes to every stream. The events of one read burst are
 /// decoded as they come and yielded together when the burst ends (or before the next reply, so
 /// a caller never resumes before the events that preceded its reply). The streams finish when
-/// the connection ends, or when an attach fails.
+/// the connection ends, or when an attach fails; a stream that ended otherwise (its attach was
+/// cancelled, its reader stopped) is unregistered by `forget(_:)`.
 final class LocalAPIClientHandler: ChannelDuplexHandler {
     typealias InboundIn = LocalAPIFrame
     typealias OutboundIn = [LocalAPIClientRequest]
@@ -58,7 +67,7 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     var nextID: UInt32 = 1
     private let socketPath: String
     private var closedError: MeshClientError?
-    private var eventSinks: [UInt32: AsyncStream<MeshClientEvent>.Continuation] = [:]
+    private var eventSinks: [UInt32: LocalAPIEventStream] = [:]
     /// Events decoded during the current read burst, yielded in `channelReadComplete`.
     private var burst: [(requestID: UInt32, event: MeshClientEvent)] = []
 
@@ -102,7 +111,7 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
                     ?? LocalAPIErrorBody(code: "unknown", message: "meshd reported a connection error")
                 failAll(MeshClientError.daemon(body))
             } else if let sink = pending.removeValue(forKey: frame.requestID) {
-                if frame.kind == .error, let events = eventSinks.removeValue(forKey: frame.requestID) { events.finish() }
+                if frame.kind == .error, let events = eventSinks.removeValue(forKey: frame.requestID) { events.continuation.finish() }
                 sink.complete(.success(frame))
             }
         case .event:
@@ -143,9 +152,9 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
         burst.removeAll(keepingCapacity: burst.count <= 1024)
         for (requestID, event) in events {
             if requestID == 0 {
-                for sink in eventSinks.values { sink.yield(event) }
+                for sink in eventSinks.values { sink.continuation.yield(event) }
             } else if let sink = eventSinks[requestID] {
-                sink.yield(event)
+                sink.continuation.yield(event)
             }
         }
     }
@@ -158,6 +167,16 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
         for sink in sinks { sink.complete(.failure(error)) }
         let streams = eventSinks.values
         eventSinks.removeAll()
-        for stream in streams { stream.finish() }
+        for stream in streams { stream.continuation.finish() }
     }
+
+    /// Unregisters an attach's stream that ended (its id may then be reused). Call on the loop;
+    /// nothing happens when it is not (or no longer) registered.
+    func forget(_ stream: LocalAPIEventStream) {
+        guard let id = eventSinks.first(where: { $0.value === stream })?.key else { return }
+        eventSinks.removeValue(forKey: id)
+    }
+
+    /// Attach streams registered now (for tests).
+    var registeredEventStreams: Int { eventSinks.count }
 }

@@ -14,9 +14,16 @@ extension MeshClient {
         let body = MeshAttachRequest(features: features, sessionID: sessionID, app: app)
         try checked { () throws(LocalAPIErrorBody) in try body.validate() }
         let (events, continuation) = AsyncStream.makeStream(of: MeshClientEvent.self, bufferingPolicy: .unbounded)
+        let stream = LocalAPIEventStream(continuation)
+        // A stream that ends while the connection lives (the attach failed or was cancelled, the
+        // reader stopped) leaves the handler, so attaching and cancelling again and again does
+        // not grow it.
+        continuation.onTermination = { [weak self, weak stream] _ in
+            if let self, let stream { self.forgetEvents(stream) }
+        }
         let frame: LocalAPIFrame
         do {
-            frame = try await request(.attach, body: try LocalAPIJSON.encode(body), flags: [], events: continuation)
+            frame = try await request(.attach, body: try LocalAPIJSON.encode(body), flags: [], events: stream)
         } catch {
             continuation.finish()
             throw error

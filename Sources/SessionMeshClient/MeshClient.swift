@@ -84,7 +84,7 @@ public final class MeshClient: Sendable {
 
     /// Sends one request; with `events`, event frames carrying its request id go there.
     func request(_ operation: LocalAPIOperation, body: ByteBuffer, flags: LocalAPIFrame.Flags,
-                 events: AsyncStream<MeshClientEvent>.Continuation?) async throws -> LocalAPIFrame {
+                 events: LocalAPIEventStream?) async throws -> LocalAPIFrame {
         let slot = LocalAPIReplySlot<LocalAPIFrame>()
         enqueue { $0.append(LocalAPIClientRequest(operation: operation, flags: flags, body: body, sink: .single(slot), events: events)) }
         let reply = try await withTaskCancellationHandler {
@@ -115,6 +115,25 @@ public final class MeshClient: Sendable {
         } onCancel: {
             slot.fail(CancellationError())
         }
+    }
+
+    /// Unregisters an attach's event stream that ended, on the loop. Runs after the drain that
+    /// registered it: that drain was scheduled before (or by) the attach's own enqueue. Once the
+    /// connection is closed there is nothing to do (its end unregistered every stream).
+    func forgetEvents(_ stream: LocalAPIEventStream) {
+        let channel = self.channel
+        guard channel.isActive else { return }
+        channel.eventLoop.execute {
+            try? channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self).forget(stream)
+        }
+    }
+
+    /// How many attach streams the connection's handler holds now (for tests).
+    func registeredEventStreams() async throws -> Int {
+        let channel = self.channel
+        return try await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self).registeredEventStreams
+        }.get()
     }
 
     /// Adds requests to the outbound queue (`add` runs under its lock); the first one into an

@@ -18,7 +18,7 @@ struct LocalAPIClientHandlerTests {
         let (events, continuation) = AsyncStream.makeStream(of: MeshClientEvent.self)
         let attachSlot = LocalAPIReplySlot<LocalAPIFrame>()
         try channel.writeOutbound([LocalAPIClientRequest(operation: .attach, flags: [], body: ByteBuffer(),
-                                                        sink: .single(attachSlot), events: continuation)])
+                                                        sink: .single(attachSlot), events: LocalAPIEventStream(continuation))])
         let attachFrame = try #require(try channel.readOutbound(as: ByteBuffer.self))
         let attachID = try #require(Self.requestID(attachFrame))
         try channel.writeInbound(LocalAPIFrame(kind: .reply, operation: .attach, requestID: attachID, body: ByteBuffer()))
