@@ -81,7 +81,7 @@ extension DaemonSessionSyncTransport {
             }
             let events = attachment.events
             Task { await self.pump(events, client: client) }
-            try await drainPending(client)
+            try await drainPending(client, peers: Set(attachment.peers.map(\.deviceID)))
             acknowledge([])
         } catch {
             state.withLock { state in
@@ -133,35 +133,6 @@ extension DaemonSessionSyncTransport {
                 }
             }
             if let ready { continuation.resume(with: ready) }
-        }
-    }
-
-    /// Sends everything buffered, in arrival order, until the buffer stays empty; then the
-    /// transport counts as attached.
-    private func drainPending(_ client: MeshClient) async throws {
-        while true {
-            let (items, waiters): ([PendingDeliveryQueue<PendingEnvelope, PendingSnapshot>.Item], [CheckedContinuation<MeshClient, any Error>]) =
-                state.withLock { state in
-                    if case .stopped = state.phase { return ([], []) }
-                    let items = state.pending.drain()
-                    guard items.isEmpty else { return (items, []) }
-                    state.phase = .attached(client)
-                    defer { state.waiters.removeAll() }
-                    return ([], state.waiters)
-                }
-            if items.isEmpty {
-                if state.withLock({ if case .stopped = $0.phase { true } else { false } }) { throw Self.stoppedError }
-                for waiter in waiters { waiter.resume(returning: client) }
-                return
-            }
-            for item in items {
-                switch item {
-                case .envelope(let pending):
-                    try await client.send(envelope: pending.envelope, mode: pending.mode, to: pending.target)
-                case .snapshot(let pending):
-                    try await client.publishSnapshot(pending.snapshot, to: pending.target)
-                }
-            }
         }
     }
 

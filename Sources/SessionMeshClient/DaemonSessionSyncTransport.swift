@@ -9,7 +9,7 @@ import SessionMesh
 /// - realtime and acknowledgement envelopes and snapshots wait in a `PendingDeliveryQueue`
 ///   (envelopes FIFO capped at `pendingCapacity`, oldest dropped and counted in
 ///   `droppedBeforeAttachCount`; snapshots collapsed per feature and target), sent in arrival
-///   order once attached;
+///   order once attached (consecutive envelopes of one mode and target as one batch);
 /// - reliable envelopes and snapshot requests wait for the attach (they are never dropped); they
 ///   throw if `start()` fails or `stop()` is called first.
 ///
