@@ -9,7 +9,10 @@ final class DeliveryBenchRun: @unchecked Sendable {
         var sent: Int
         var live: Int
         var fallback: Int
+        /// Sequences seen again without the redelivery mark (must stay 0).
         var duplicates: Int
+        /// Sequences seen again marked as redeliveries (inbox items offered again after shed events).
+        var redelivered: Int
         var shed: UInt64
         var missing: Int
         var seconds: Double
@@ -24,6 +27,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
         var live = 0
         var fallback = 0
         var duplicates = 0
+        var redelivered = 0
         var shed: UInt64 = 0
         var pendingAcks: [UInt64] = []
         /// When the latest new sequence arrived (monotonic ns).
@@ -39,10 +43,14 @@ final class DeliveryBenchRun: @unchecked Sendable {
     private let session = UUID()
     private let runPrefix = UInt64.random(in: .min ... .max)
 
-    private init(sender: MeshClient, receiver: MeshClient, payloadBytes: Int) {
+    /// Where the sending app's code runs (nil: Swift's cooperative pool).
+    private let senderExecutor: (any TaskExecutor)?
+
+    private init(sender: MeshClient, receiver: MeshClient, settings: DeliveryBenchmark.Settings) {
         self.sender = sender
         self.receiver = receiver
-        self.payloadBytes = payloadBytes
+        self.payloadBytes = settings.payloadBytes
+        self.senderExecutor = settings.appsOnPool ? nil : sender.taskExecutor
     }
 
     /// Pairs A with B, waits for the channel and for B's app to be reachable from A, and starts
@@ -61,10 +69,10 @@ final class DeliveryBenchRun: @unchecked Sendable {
             if up && down { break }
             try await Task.sleep(for: .milliseconds(25))
         }
-        let run = DeliveryBenchRun(sender: sender, receiver: receiver, payloadBytes: settings.payloadBytes)
+        let run = DeliveryBenchRun(sender: sender, receiver: receiver, settings: settings)
         let incoming = try await receiver.attach(features: ["bench"], app: "bench-receiver")
-        Task { await run.receive(incoming.events) }
-        Task { await run.ackLoop() }
+        Task(executorPreference: settings.appsOnPool ? nil : receiver.taskExecutor) { await run.receive(incoming.events) }
+        Task(executorPreference: settings.appsOnPool ? nil : receiver.taskExecutor) { await run.ackLoop() }
         let presence = try await sender.attach(features: ["bench"], app: "bench-sender")
         if !presence.peers.contains(where: \.reachable) {
             let reachable = try await withTimeout(10) {
@@ -84,6 +92,13 @@ final class DeliveryBenchRun: @unchecked Sendable {
     }
 
     // MARK: - Phases
+
+    /// Runs `body` on the sending client's loop (`MeshClient.taskExecutor`), as an app that
+    /// wants the lowest latency does (the receiving app runs on its client's loop the same way),
+    /// or on the cooperative pool with `--pool-apps`.
+    func onSenderLoop<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(senderExecutor) { try await body() }
+    }
 
     /// One message in flight at a time: nanoseconds from the send call to the receiving app.
     func latency(count: Int) async throws -> [UInt64] {
@@ -166,7 +181,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
         let first = envelopes.first?.metadata.sequence ?? nextSequence
         // Only small figures are read while the apps run: copying `Seen` (its dictionary holds
         // every arrival) every poll would cost the receiving app more than the messages do.
-        let before = seen.update { (arrived: $0.arrivals.count, live: $0.live, fallback: $0.fallback, duplicates: $0.duplicates, shed: $0.shed) }
+        let before = seen.update { (arrived: $0.arrivals.count, live: $0.live, fallback: $0.fallback, duplicates: $0.duplicates, redelivered: $0.redelivered, shed: $0.shed) }
         let start = DispatchTime.now().uptimeNanoseconds
         try await send(envelopes)
         let sentAt = DispatchTime.now().uptimeNanoseconds
@@ -185,9 +200,9 @@ final class DeliveryBenchRun: @unchecked Sendable {
             // Count exactly which sequences of this phase never arrived (once, at the end).
             missing = seen.update { seen in range.reduce(0) { $0 + (seen.arrivals[$1] == nil ? 1 : 0) } }
         }
-        let after = seen.update { (live: $0.live, fallback: $0.fallback, duplicates: $0.duplicates, shed: $0.shed) }
+        let after = seen.update { (live: $0.live, fallback: $0.fallback, duplicates: $0.duplicates, redelivered: $0.redelivered, shed: $0.shed) }
         return Throughput(sent: count, live: after.live - before.live, fallback: after.fallback - before.fallback,
-                          duplicates: after.duplicates - before.duplicates, shed: after.shed - before.shed, missing: missing,
+                          duplicates: after.duplicates - before.duplicates, redelivered: after.redelivered - before.redelivered, shed: after.shed - before.shed, missing: missing,
                           seconds: Double(lastArrival &- start) / 1e9, sentSeconds: Double(sentAt &- start) / 1e9)
     }
 
@@ -217,6 +232,8 @@ final class DeliveryBenchRun: @unchecked Sendable {
                 if seen.arrivals[sequence] == nil {
                     seen.arrivals[sequence] = now
                     seen.lastArrival = now
+                } else if received.isRedelivery {
+                    seen.redelivered += 1
                 } else {
                     seen.duplicates += 1
                 }

@@ -22,7 +22,8 @@ enum DeliveryBenchmark {
         var batchesInFlight = 8
         var batchLead = 1024
         var payloadBytes = 128
-        var nioExecutor = false
+        /// Run the apps' Swift code on Swift's cooperative pool instead of their client's loop.
+        var appsOnPool = false
     }
 
     static func run(arguments: [String]) {
@@ -38,13 +39,11 @@ enum DeliveryBenchmark {
                   --lead      in that phase, start a batch only while fewer messages than this are on their way
                               to the receiving app (default 1024)
                   --payload   payload bytes (default 128)
-                  --nio-executor  run this process's Swift concurrency on NIO's event loops (fewer thread hops in the apps)
+                  --pool-apps run the apps' code on Swift's cooperative pool, not on their connection's loop
+                              (MeshClient.taskExecutor; the pool costs about two thread wake-ups more per message)
                 meshd must be built next to mesh-bench with the same flags (make bench: swift build -c release --static-swift-stdlib).
                 """)
             exit(2)
-        }
-        if settings.nioExecutor, !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
-            FileHandle.standardError.write(Data("mesh-bench delivery: could not install NIO's executor; running without\n".utf8))
         }
         let done = DispatchSemaphore(value: 0)
         let failure = LockedBox<String?>(nil)
@@ -63,8 +62,8 @@ enum DeliveryBenchmark {
         var settings = Settings()
         var index = 0
         while index < arguments.count {
-            if arguments[index] == "--nio-executor" {
-                settings.nioExecutor = true
+            if arguments[index] == "--pool-apps" {
+                settings.appsOnPool = true
                 index += 1
                 continue
             }
@@ -98,9 +97,9 @@ enum DeliveryBenchmark {
         let idle = (a.residentKiB(), b.residentKiB())
 
         print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
-              + (settings.nioExecutor ? ", apps on NIO's executor" : ""))
+              + (settings.appsOnPool ? ", apps on Swift's cooperative pool" : ", apps on their connection's loop"))
         var cpu = CPUMeter(a: a, b: b)
-        let latency = try await bench.latency(count: settings.latencyMessages)
+        let latency = try await bench.onSenderLoop { try await bench.latency(count: settings.latencyMessages) }
         let latencyCPU = cpu.lap(messages: settings.latencyMessages + 200)
         print("  CPU per message during the latency run: \(latencyCPU)")
         let udp = try LoopbackUDPProbe.roundTrips(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
@@ -123,23 +122,23 @@ enum DeliveryBenchmark {
             }
         }
         _ = cpu.lap(messages: 1)
-        let realtime = try await bench.throughput(count: settings.realtimeMessages, mode: .realtimeBestEffort, window: settings.window)
+        let realtime = try await bench.onSenderLoop { try await bench.throughput(count: settings.realtimeMessages, mode: .realtimeBestEffort, window: settings.window) }
         let realtimeCPU = cpu.lap(messages: settings.realtimeMessages)
         print("realtime throughput (\(realtime.sent), \(settings.window) in flight): \(rate(realtime.receivedPerSecond)) at the receiving app "
-              + "(\(realtime.live) live datagrams, \(realtime.fallback) via the durable fallback, \(realtime.duplicates) seen twice, \(realtime.shed) events shed by the slow-reader policy, \(realtime.missing) missing after \(seconds(realtime.seconds))); "
+              + "(\(realtime.live) live datagrams, \(realtime.fallback) via the durable fallback, \(realtime.duplicates) seen twice unmarked, \(realtime.redelivered) redelivered (marked), \(realtime.shed) events shed by the slow-reader policy, \(realtime.missing) missing after \(seconds(realtime.seconds))); "
               + "sender side \(rate(realtime.sentPerSecond))   target ≥ 100000 msgs/s")
         print("  CPU per message during realtime throughput: \(realtimeCPU)")
-        let batched = try await bench.batchedThroughput(count: settings.realtimeMessages, mode: .realtimeBestEffort,
-                                                        batch: settings.batch, inFlight: settings.batchesInFlight, lead: settings.batchLead)
+        let batched = try await bench.onSenderLoop { try await bench.batchedThroughput(count: settings.realtimeMessages, mode: .realtimeBestEffort,
+                                                        batch: settings.batch, inFlight: settings.batchesInFlight, lead: settings.batchLead) }
         let batchedCPU = cpu.lap(messages: settings.realtimeMessages)
         print("realtime throughput with send(envelopes:) (\(batched.sent), batches of \(settings.batch), \(settings.batchesInFlight) in flight, ≤ \(settings.batchLead) unreceived): \(rate(batched.receivedPerSecond)) at the receiving app "
-              + "(\(batched.live) live, \(batched.fallback) via the durable fallback, \(batched.duplicates) seen twice, \(batched.shed) shed, \(batched.missing) missing after \(seconds(batched.seconds))); "
+              + "(\(batched.live) live, \(batched.fallback) via the durable fallback, \(batched.duplicates) seen twice unmarked, \(batched.redelivered) redelivered (marked), \(batched.shed) shed, \(batched.missing) missing after \(seconds(batched.seconds))); "
               + "sender side \(rate(batched.sentPerSecond))   target ≥ 100000 msgs/s")
         print("  CPU per message during batched realtime throughput: \(batchedCPU)")
-        let reliable = try await bench.throughput(count: settings.reliableMessages, mode: .reliableEventually, window: settings.window)
+        let reliable = try await bench.onSenderLoop { try await bench.throughput(count: settings.reliableMessages, mode: .reliableEventually, window: settings.window) }
         let reliableCPU = cpu.lap(messages: settings.reliableMessages)
         print("reliable throughput, durable at both ends (\(reliable.sent), \(settings.window) in flight): \(rate(reliable.receivedPerSecond)) at the receiving app (acked), "
-              + "\(reliable.duplicates) seen twice, \(reliable.shed) shed (come back on reattach), \(reliable.missing) missing after \(seconds(reliable.seconds)); sender side \(rate(reliable.sentPerSecond)) durable sends   target ≥ 10000 msgs/s")
+              + "\(reliable.duplicates) seen twice unmarked, \(reliable.redelivered) redelivered (marked), \(reliable.shed) shed (come back on reattach), \(reliable.missing) missing after \(seconds(reliable.seconds)); sender side \(rate(reliable.sentPerSecond)) durable sends   target ≥ 10000 msgs/s")
         print("  CPU per message during reliable throughput: \(reliableCPU)")
         let after = (a.residentKiB(), b.residentKiB())
         print("RSS: A \(mebibytes(idle.0)) idle → \(mebibytes(after.0)) after; B \(mebibytes(idle.1)) idle → \(mebibytes(after.1)) after   target idle ≤ 30 MB")

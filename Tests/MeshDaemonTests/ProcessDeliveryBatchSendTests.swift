@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import MeshLocalAPI
+import NIOPosix
 import SessionMesh
 import SessionMeshClient
 import Testing
@@ -76,5 +77,55 @@ struct ProcessDeliveryBatchSendTests {
         #expect(try await app.send(envelope: envelopes[0], mode: .reliableEventually, to: pair.idB).outcome == .queued)
         let again = try await app.send(envelopes: Array(envelopes.dropFirst()), mode: .reliableEventually, to: pair.idB)
         #expect(try again.map { try $0.get().eventID } == envelopes.dropFirst().map(\.metadata.eventID))
+    }
+
+    /// An app that runs its code on its connection's loop (`MeshClient.taskExecutor`, the
+    /// low-latency setup) sends and receives as any other: every send answered, every realtime
+    /// envelope at the peer's app once, and the code really runs on an event loop thread.
+    @Test func appsRunningOnTheirConnectionsLoopSendAndReceive() async throws {
+        let pair = try await DaemonPair.start()
+        defer { pair.stopNow() }
+        let appA = try await MeshClient.connect(socketPath: pair.a.socketPath)
+        let appB = try await MeshClient.connect(socketPath: pair.b.socketPath)
+        defer { Task { await appA.close(); await appB.close() } }
+        let inbound = try await appB.attach(features: ["loop"], app: "receiver")
+        let presence = try await appA.attach(features: ["loop"], app: "sender")
+        try await ProcessFixtures.awaitFeatureReachable(presence, peer: pair.idB, feature: "loop", timeout: 8)
+
+        let receiving = Task(executorPreference: appB.taskExecutor) { () -> (ids: [UUID], offLoop: Int) in
+            var ids: [UUID] = [], offLoop = 0
+            for await event in inbound.events {
+                if MultiThreadedEventLoopGroup.currentEventLoop == nil { offLoop += 1 }
+                guard case .envelope(let envelope) = event else { continue }
+                ids.append(envelope.envelope.metadata.eventID)
+                if envelope.inboxID != 0 { _ = try? await appB.ackInbox([envelope.inboxID]) }
+                if ids.count == 40 { break }
+            }
+            return (ids, offLoop)
+        }
+        let envelopes = (1...40).map { ProcessFixtures.envelope(UInt64($0), feature: "loop") }
+        let offLoop = try await withTaskExecutorPreference(appA.taskExecutor) { () async throws -> Int in
+            var offLoop = 0
+            for envelope in envelopes.prefix(20) {
+                let reply = try await appA.send(envelope: envelope, mode: .realtimeBestEffort, to: pair.idB)
+                #expect(reply.eventID == envelope.metadata.eventID)
+                if MultiThreadedEventLoopGroup.currentEventLoop == nil { offLoop += 1 }
+            }
+            for result in try await appA.send(envelopes: Array(envelopes.dropFirst(20)), mode: .realtimeBestEffort, to: pair.idB) {
+                #expect([.sent, .queued].contains(try result.get().outcome))
+            }
+            if MultiThreadedEventLoopGroup.currentEventLoop == nil { offLoop += 1 }
+            return offLoop
+        }
+        #expect(offLoop == 0)
+        // On timeout the deadline cancels the wait, which cancels the receiving task (its
+        // event loop then ends and the test fails instead of hanging).
+        let received = try await withDeadline(15) {
+            await withTaskCancellationHandler { await receiving.value } onCancel: { receiving.cancel() }
+        }
+        let result = try #require(received, "B's app did not get all 40 envelopes within 15 s")
+        #expect(result.offLoop == 0)
+        #expect(result.ids.count == 40)
+        #expect(Set(result.ids) == Set(envelopes.map(\.metadata.eventID)))
     }
 }
