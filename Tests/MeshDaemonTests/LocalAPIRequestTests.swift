@@ -101,7 +101,7 @@ struct LocalAPIRequestTests {
         let channel = EmbeddedChannel()
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 256)))
-        try sync.addHandler(MessageToByteHandler(LocalAPIFrameEncoder()))
+        try sync.addHandler(LocalAPIFrameWriter())
         try sync.addHandler(LocalAPIConnectionHandler(
             dispatcher: LocalAPIDispatcher(controlPlane: FakeControlPlane(), defaultPairingLifetime: 300),
             counters: counters, flow: LocalAPIFlowControl(maximumInFlight: 4, maximumQueued: 8),

@@ -123,7 +123,7 @@ public final class LocalAPIServer: Sendable {
                                   counters: LocalAPICounters, logger: Logger) throws {
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: limits.maximumBodyLength)))
-        try sync.addHandler(MessageToByteHandler(LocalAPIFrameEncoder()))
+        try sync.addHandler(LocalAPIFrameWriter())
         guard registry.add(channel) else {
             counters.add(.connectionsRefused)
             logger.warning("local API connection refused: too many open", metadata: ["api.limit": "\(limits.maximumConnections)"])

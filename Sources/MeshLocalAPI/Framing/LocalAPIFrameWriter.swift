@@ -1,0 +1,85 @@
+import NIOCore
+
+/// Encodes outbound `LocalAPIFrame`s as `LocalAPIFrameEncoder` does, but the frames written
+/// between two flushes share one buffer and one channel write.
+///
+/// `meshd` writes a reply per request and an event per delivered envelope; at high rates
+/// most of them are written in the same loop turn. `MessageToByteHandler` would allocate a
+/// buffer and queue a separate write for each; here they are appended to one buffer that goes
+/// out at the next `flush` (or as soon as it holds `eagerWriteBytes`, so the channel's
+/// writability — which the slow-reader policy reads — never lags by more than that).
+///
+/// Promises are kept: each frame's promise completes with the write of the buffer that carried
+/// it. Frames not yet flushed when the channel is closed fail, as unflushed writes always do.
+public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannelHandler {
+    /// Frames to write.
+    public typealias OutboundIn = LocalAPIFrame
+    /// Encoded frames, several per buffer.
+    public typealias OutboundOut = ByteBuffer
+
+    /// Buffered bytes at which the buffer is handed to the channel before the flush.
+    public static let eagerWriteBytes = 16 * 1024
+
+    private var pending: ByteBuffer?
+    private var promises: [EventLoopPromise<Void>] = []
+
+    /// Creates a writer with nothing buffered.
+    public init() {}
+
+    /// Appends `data`'s frame to the buffer of this flush.
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let frame = unwrapOutboundIn(data)
+        var buffer = pending.take() ?? context.channel.allocator.buffer(capacity: max(frame.wireLength, 512))
+        LocalAPIFrameEncoder.write(frame, to: &buffer)
+        pending = buffer
+        if let promise { promises.append(promise) }
+        if buffer.readableBytes >= Self.eagerWriteBytes { writePending(context: context) }
+    }
+
+    /// Hands the buffered frames to the channel, then flushes.
+    public func flush(context: ChannelHandlerContext) {
+        writePending(context: context)
+        context.flush()
+    }
+
+    /// Drops the frames not flushed yet and fails their promises (as a channel fails every
+    /// write not flushed when it closes), then closes.
+    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        pending = nil
+        let waiting = promises
+        promises = []
+        for each in waiting { each.fail(ChannelError.ioOnClosedChannel) }
+        context.close(mode: mode, promise: promise)
+    }
+
+    /// Hands what is buffered on to the channel when the handler leaves the pipeline.
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        writePending(context: context)
+    }
+
+    private func writePending(context: ChannelHandlerContext) {
+        guard let buffer = pending.take() else { return }
+        let waiting = promises
+        promises = []
+        let promise: EventLoopPromise<Void>?
+        switch waiting.count {
+        case 0:
+            promise = nil
+        case 1:
+            promise = waiting[0]
+        default:
+            let combined = context.eventLoop.makePromise(of: Void.self)
+            for each in waiting { combined.futureResult.cascade(to: each) }
+            promise = combined
+        }
+        context.write(wrapOutboundOut(buffer), promise: promise)
+    }
+}
+
+extension Optional {
+    /// Returns the wrapped value and leaves nil behind (so a buffer taken out stays unique).
+    fileprivate mutating func take() -> Wrapped? {
+        defer { self = nil }
+        return self
+    }
+}
