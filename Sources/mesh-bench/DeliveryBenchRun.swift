@@ -1,5 +1,6 @@
 import Foundation
 import MeshLocalAPI
+import NIOPosix
 import SessionMesh
 import SessionMeshClient
 
@@ -36,28 +37,46 @@ final class DeliveryBenchRun: @unchecked Sendable {
     }
 
     let sender: MeshClient
+    /// The receiving app of the throughput phases (feature "bench").
     let receiver: MeshClient
+    /// The receiving app of the latency phase (feature "bench-latency"): its own connection and
+    /// thread, consuming on its connection's loop unless `--pool-apps`.
+    let latencyReceiver: MeshClient
     let payloadBytes: Int
     private let seen = LockedBox(Seen())
     private var nextSequence: UInt64 = 1
     private let session = UUID()
     private let runPrefix = UInt64.random(in: .min ... .max)
+    /// The latency receiver's own loop (as a separate app process would have its own thread).
+    private let latencyGroup: MultiThreadedEventLoopGroup
 
     /// Where the sending app's code runs (nil: Swift's cooperative pool).
     private let senderExecutor: (any TaskExecutor)?
 
-    private init(sender: MeshClient, receiver: MeshClient, settings: DeliveryBenchmark.Settings) {
+    private init(sender: MeshClient, receiver: MeshClient, latencyReceiver: MeshClient,
+                 latencyGroup: MultiThreadedEventLoopGroup, settings: DeliveryBenchmark.Settings) {
         self.sender = sender
         self.receiver = receiver
+        self.latencyReceiver = latencyReceiver
+        self.latencyGroup = latencyGroup
         self.payloadBytes = settings.payloadBytes
         self.senderExecutor = settings.appsOnPool ? nil : sender.taskExecutor
     }
 
-    /// Pairs A with B, waits for the channel and for B's app to be reachable from A, and starts
-    /// the receiving app.
+    /// Pairs A with B, waits for the channel and for B's apps to be reachable from A, and starts
+    /// the receiving apps.
+    ///
+    /// Where the apps' code runs (unless `--pool-apps`): the sender on its connection's loop
+    /// (`MeshClient.taskExecutor`) in every phase; the latency receiver on its connection's loop
+    /// (fewest thread wake-ups, what a latency-sensitive app does); the throughput receiver on
+    /// Swift's cooperative pool, in parallel with its connection's reads — a consumer on the
+    /// loop delays its own reads, and at full rate the daemon's slow-reader policy then sheds
+    /// realtime events (see docs/CLIENT.md).
     static func prepare(a: BenchDaemon, b: BenchDaemon, settings: DeliveryBenchmark.Settings) async throws -> DeliveryBenchRun {
         let sender = try await MeshClient.connect(socketPath: a.socketPath)
         let receiver = try await MeshClient.connect(socketPath: b.socketPath)
+        let latencyGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let latencyReceiver = try await MeshClient.connect(socketPath: b.socketPath, eventLoopGroup: latencyGroup)
         let listen = try await sender.status().listen
         let invitation = try await sender.createPairingCode(validFor: 60)
         async let inviter = sender.awaitPairing(code: invitation.code)
@@ -69,33 +88,43 @@ final class DeliveryBenchRun: @unchecked Sendable {
             if up && down { break }
             try await Task.sleep(for: .milliseconds(25))
         }
-        let run = DeliveryBenchRun(sender: sender, receiver: receiver, settings: settings)
+        let run = DeliveryBenchRun(sender: sender, receiver: receiver, latencyReceiver: latencyReceiver,
+                                   latencyGroup: latencyGroup, settings: settings)
         let incoming = try await receiver.attach(features: ["bench"], app: "bench-receiver")
-        Task(executorPreference: settings.appsOnPool ? nil : receiver.taskExecutor) { await run.receive(incoming.events) }
-        Task(executorPreference: settings.appsOnPool ? nil : receiver.taskExecutor) { await run.ackLoop() }
-        let presence = try await sender.attach(features: ["bench"], app: "bench-sender")
-        if !presence.peers.contains(where: \.reachable) {
-            let reachable = try await withTimeout(10) {
-                for await event in presence.events {
-                    if case .reachability(let change) = event, change.featureID == "bench", change.reachable { return true }
-                }
-                return false
-            }
-            guard reachable == true else { throw BenchError("the receiving app never became reachable from A") }
+        Task { await run.receive(incoming.events) }
+        Task { await run.ackLoop() }
+        let latencyIncoming = try await latencyReceiver.attach(features: ["bench-latency"], app: "bench-latency-receiver")
+        Task(executorPreference: settings.appsOnPool ? nil : latencyReceiver.taskExecutor) { await run.receive(latencyIncoming.events) }
+        for feature in ["bench", "bench-latency"] {
+            try await awaitReachable(feature, from: sender)
         }
         return run
+    }
+
+    /// Attaches `client` to `feature` and waits (≤ 10 s) until an app of it is reachable on B.
+    private static func awaitReachable(_ feature: String, from client: MeshClient) async throws {
+        let presence = try await client.attach(features: [feature], app: "bench-sender")
+        guard !presence.peers.contains(where: \.reachable) else { return }
+        let reachable = try await withTimeout(10) {
+            for await event in presence.events {
+                if case .reachability(let change) = event, change.featureID == feature, change.reachable { return true }
+            }
+            return false
+        }
+        guard reachable == true else { throw BenchError("the receiving app of \(feature) never became reachable from A") }
     }
 
     func close() async {
         await sender.close()
         await receiver.close()
+        await latencyReceiver.close()
+        try? await latencyGroup.shutdownGracefully()
     }
 
     // MARK: - Phases
 
-    /// Runs `body` on the sending client's loop (`MeshClient.taskExecutor`), as an app that
-    /// wants the lowest latency does (the receiving app runs on its client's loop the same way),
-    /// or on the cooperative pool with `--pool-apps`.
+    /// Runs `body` on the sending client's loop (`MeshClient.taskExecutor`), or on the
+    /// cooperative pool with `--pool-apps`.
     func onSenderLoop<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await withTaskExecutorPreference(senderExecutor) { try await body() }
     }
@@ -106,7 +135,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
         samples.reserveCapacity(count)
         for index in 0..<(count + 200) {
             let sequence = takeSequence()
-            let envelope = makeEnvelope(sequence)
+            let envelope = makeEnvelope(sequence, feature: "bench-latency")
             let start = DispatchTime.now().uptimeNanoseconds
             async let arrival = arrivalTime(of: sequence)
             try await sender.send(envelope: envelope, mode: .realtimeBestEffort)
@@ -288,11 +317,11 @@ final class DeliveryBenchRun: @unchecked Sendable {
         UUID(uuid: withUnsafeBytes(of: (runPrefix, sequence.bigEndian)) { $0.load(as: uuid_t.self) })
     }
 
-    private func makeEnvelope(_ sequence: UInt64) -> AnySessionSyncEnvelope {
+    private func makeEnvelope(_ sequence: UInt64, feature: String = "bench") -> AnySessionSyncEnvelope {
         var payload = Data(count: payloadBytes)
         for index in 0..<8 { payload[index] = UInt8(truncatingIfNeeded: sequence >> (56 - 8 * index)) }
         return AnySessionSyncEnvelope(
-            metadata: SessionSyncMetadata(sessionID: session, featureID: "bench", sourcePeerID: "bench-app", eventID: eventID(sequence),
+            metadata: SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "bench-app", eventID: eventID(sequence),
                                           sequence: sequence, causalTimestamp: Date(), payloadType: "bench"),
             payload: payload)
     }

@@ -39,8 +39,9 @@ enum DeliveryBenchmark {
                   --lead      in that phase, start a batch only while fewer messages than this are on their way
                               to the receiving app (default 1024)
                   --payload   payload bytes (default 128)
-                  --pool-apps run the apps' code on Swift's cooperative pool, not on their connection's loop
-                              (MeshClient.taskExecutor; the pool costs about two thread wake-ups more per message)
+                  --pool-apps run the sending app and the latency phase's receiving app on Swift's cooperative
+                              pool, not on their connection's loop (MeshClient.taskExecutor; the pool costs
+                              about two thread wake-ups more per message)
                 meshd must be built next to mesh-bench with the same flags (make bench: swift build -c release --static-swift-stdlib).
                 """)
             exit(2)
@@ -97,7 +98,7 @@ enum DeliveryBenchmark {
         let idle = (a.residentKiB(), b.residentKiB())
 
         print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
-              + (settings.appsOnPool ? ", apps on Swift's cooperative pool" : ", apps on their connection's loop"))
+              + (settings.appsOnPool ? ", apps on Swift's cooperative pool" : ", sender and latency receiver on their connection's loop"))
         var cpu = CPUMeter(a: a, b: b)
         let latency = try await bench.onSenderLoop { try await bench.latency(count: settings.latencyMessages) }
         let latencyCPU = cpu.lap(messages: settings.latencyMessages + 200)
