@@ -51,17 +51,16 @@ extension DeliveryRouter {
         peerStates[peer] = state
         updateReachability(peer, gained: .channelActive, lost: .channelDown)
         emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: false, reason: .channelDown))
-        // Realtime items still waiting for an ack go to the outbox now.
-        let waiting = awaitingAck.filter { $0.value.peer == peer }
-        for (eventID, entry) in waiting {
-            awaitingAck[eventID] = nil
-            fallBack(entry.item, to: peer)
+        // This peer's realtime copies still waiting for its ack go to its outbox now (other
+        // peers' copies of the same items keep waiting for their own acks).
+        for waiting in awaitingAck.removeAll(for: peer) {
+            fallBack(waiting.item, to: peer)
         }
     }
 
     func unpaired(_ peer: DeviceID) async {
         peerStates[peer] = nil
-        awaitingAck = awaitingAck.filter { $0.value.peer != peer }
+        _ = awaitingAck.removeAll(for: peer)
         let store = self.store, key = peer.description
         do {
             let summary = try await worker.run { try store.dropPeer(key) }

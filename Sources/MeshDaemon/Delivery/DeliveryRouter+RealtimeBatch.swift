@@ -75,7 +75,7 @@ extension DeliveryRouter {
             if items.count > 1 { counters.realtimeBatches &+= 1 }
         } catch {
             for eventID in items.map(\.eventID) {
-                if let entry = awaitingAck.removeValue(forKey: eventID) { fallBack(entry.item, to: peer) }
+                if let waiting = awaitingAck.remove(eventID, for: peer) { fallBack(waiting.item, to: peer) }
             }
         }
     }

@@ -124,7 +124,7 @@ extension DeliveryRouter {
         expectAck(item, from: peer)
         if await transmit(.realtime(item), to: peer, path: .stream) {
             counters.realtimeSent &+= 1
-        } else if awaitingAck.removeValue(forKey: item.eventID) != nil {
+        } else if awaitingAck.remove(item.eventID, for: peer) != nil {
             fallBack(item, to: peer)
         }
     }
@@ -168,7 +168,8 @@ extension DeliveryRouter {
     /// Registers the ack deadline: max(4 × RTT, the peer's adaptive floor), at most
     /// `maximumAckDeadline`. The floor starts at `minimumAckDeadline`, grows ×1.5 with every
     /// fallback and shrinks 1 % with every ack in time, so a loaded receiver does not turn
-    /// every realtime item into a second, queued copy.
+    /// every realtime item into a second, queued copy. Registered per (peer, eventID): the copy
+    /// of the same item sent to another peer waits for that peer's ack, with that peer's deadline.
     func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
         expectAck(item, from: peer, floor: peerStates[peer]?.ackDeadlineFloor ?? options.minimumAckDeadline,
                   roundTripNanoseconds: peerStates[peer]?.roundTripNanoseconds)
@@ -179,18 +180,20 @@ extension DeliveryRouter {
         let rtt = Double(roundTripNanoseconds ?? 0) / 1e9
         let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, floor, 4 * rtt))
         let deadline = now() &+ UInt64(seconds * 1e9)
-        awaitingAck[item.eventID] = (peer, item, deadline)
+        awaitingAck.insert(item, for: peer, deadline: deadline)
         ackTimeline.insert(item.eventID, deadline: deadline)
         // Re-armed only for a deadline earlier than the next wake-up (another peer's shorter
         // deadline, or a shrunk floor): at a steady deadline, one wake-up serves many items.
         if deadline < ackWatchdogAt { armAckWatchdog(at: deadline) }
     }
 
-    func realtimeAcked(_ eventID: UUID) {
-        guard let entry = awaitingAck.removeValue(forKey: eventID) else { return }
+    /// `peer` acked `eventID`: its copy stops waiting (and its floor shrinks). Another peer's
+    /// copy of the same event keeps waiting for that peer's own ack.
+    func realtimeAcked(_ eventID: UUID, from peer: DeviceID) {
+        guard awaitingAck.remove(eventID, for: peer) != nil else { return }
         counters.realtimeAcked &+= 1
         let minimum = options.minimumAckDeadline
-        peerStates[entry.peer]?.ackArrivedInTime(minimumDeadline: minimum)
+        peerStates[peer]?.ackArrivedInTime(minimumDeadline: minimum)
     }
 
     /// Wakes `watchAcks` at the monotonic instant `deadline` (replacing an armed later wake-up):
@@ -205,23 +208,24 @@ extension DeliveryRouter {
         ackWatchdog = loop.scheduleTask(in: delay) { router.assumeIsolated { $0.watchAcks() } }
     }
 
-    /// Falls back what expired, earliest deadline first, whatever its peer, and re-arms for the
-    /// earliest deadline left; stops when nothing waits (the next `expectAck` arms it again).
+    /// Falls back what expired, earliest deadline first, whatever its peer, each copy to its own
+    /// peer's outbox, and re-arms for the earliest deadline left; stops when nothing waits (the
+    /// next `expectAck` arms it again).
     func watchAcks() {
         (ackWatchdog, ackWatchdogAt) = (nil, .max)
         let now = now()
         while let next = ackTimeline.earliest {
-            // Acked, fallen back on a channel loss or an unpair, or waiting again with another deadline.
-            guard let waiting = awaitingAck[next.eventID], waiting.deadline == next.deadline else {
-                ackTimeline.removeEarliest()
-                continue
-            }
             if next.deadline > now {
+                guard awaitingAck.isWaiting(next.eventID, deadline: next.deadline) else {
+                    // Acked, fallen back on a channel loss or an unpair, or waiting again with another deadline.
+                    ackTimeline.removeEarliest()
+                    continue
+                }
                 armAckWatchdog(at: next.deadline)
                 return
             }
             ackTimeline.removeEarliest()
-            awaitingAck[next.eventID] = nil
+            guard let waiting = awaitingAck.removeExpired(next.eventID, deadline: next.deadline) else { continue }
             if let floor = peerStates[waiting.peer]?.ackDeadlineFloor {
                 peerStates[waiting.peer]?.ackDeadlineFloor = min(options.maximumAckDeadline, max(floor, options.minimumAckDeadline) * 1.5)
             }

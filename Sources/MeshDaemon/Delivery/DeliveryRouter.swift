@@ -40,8 +40,10 @@ public actor DeliveryRouter: Service {
     var announcedFeatures: [String] = []
     /// Inbox ids handed to each sink and not yet acknowledged (no sink sees an item twice live).
     var handedOut: [ObjectIdentifier: Set<Int64>] = [:]
-    var awaitingAck: [UUID: (peer: DeviceID, item: DeliveryItem, deadline: UInt64)] = [:]
-    /// The entries of `awaitingAck` by deadline (`watchAcks` walks it).
+    /// Realtime copies waiting for their ack, per (peer, eventID): a send to several peers
+    /// waits for, and falls back to, each peer separately.
+    var awaitingAck = RealtimeAckWaits()
+    /// The deadlines of `awaitingAck`'s copies, earliest first (`watchAcks` walks it).
     var ackTimeline = RealtimeAckTimeline()
     /// The watchdog's next wake-up (monotonic ns); `.max` while nothing waits.
     var ackWatchdogAt = UInt64.max

@@ -1,0 +1,153 @@
+import Foundation
+import MeshCrypto
+import SessionMesh
+import Testing
+@testable import MeshDaemon
+
+/// A realtime item sent to several peers waits for each peer's ack separately: a copy lost on
+/// the way to one peer falls back to THAT peer's outbox, whatever the other peers did.
+///
+/// Written against the router's behaviour only (outboxes, counters, the ack handler), so the same
+/// tests ran against the event-ID-keyed wait they replace: each failed there.
+extension DeliveryIntegration {
+    @Suite("Realtime acks per peer for a send to several peers", .serialized)
+    struct DeliveryBroadcastAckTests {
+        typealias Fixtures = DeliveryAckDeadlineTests
+
+        static func peer(_ byte: UInt8) -> DeviceID { DeviceID(publicKey: Array(repeating: byte, count: 32)) }
+
+        /// `peer`'s ack of `eventID`, through the handler that takes peers' datagrams.
+        static func ack(_ eventID: UUID, from peer: DeviceID, _ router: isolated DeliveryRouter) {
+            _ = router.handleRealtime(.realtimeAck(eventID: eventID), from: peer, path: .datagram)
+        }
+
+        static func outbox(_ daemon: RunningDaemon, _ peer: DeviceID) throws -> [UUID] {
+            try daemon.store.listOutbox(peer: peer.description).map(\.eventID)
+        }
+
+        @Test func aSendToAllFallsBackOnlyToTheOutboxOfThePeerThatDidNotAck() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            // Deadlines long enough that bob's ack is in time on a loaded machine.
+            var options = DeliveryTestBed.options()
+            options.minimumAckDeadline = 0.5
+            options.maximumAckDeadline = 1
+            let a = try await bed.start(name: "alice", options: options)
+            let b = try await bed.start(name: "bob"), c = try await bed.start(name: "carol")
+            _ = try await bed.nodes.pair(a.running, b.running)
+            _ = try await bed.nodes.pair(a.running, c.running)
+            try await waitUntil("alice's channels active", timeout: 15) {
+                let toBob = await bothActive(a.running, b.running)
+                return toBob ? await bothActive(a.running, c.running) : false
+            }
+            let sinkA = CollectingSink(), sinkB = CollectingSink(), sinkC = CollectingSink()
+            _ = await a.router.attach(features: ["demo"], sink: sinkA)
+            _ = await b.router.attach(features: ["demo"], sink: sinkB)
+            _ = await c.router.attach(features: ["demo"], sink: sinkC)
+            try await waitUntil("bob's and carol's apps reachable from alice", timeout: 5) {
+                sinkA.reachable(b.id, "demo") && sinkA.reachable(c.id, "demo")
+            }
+            // Carol's daemon goes silent: her channel and presence stay up (the lease lasts 6 s),
+            // but nothing reads what reaches her node, so no ack comes back.
+            c.routerTask.cancel()
+            _ = await c.routerTask.result
+
+            let (envelope, encoded) = try RouterFixtures.envelope("to all", sequence: 1)
+            let outcome = try await a.router.send(envelope, encoded: encoded, mode: 1, to: nil)
+            #expect(outcome.outcome == "sent" && outcome.peers == 2)
+            let eventID = envelope.metadata.eventID
+            try await waitUntil("bob's app got it live", timeout: 5) { sinkB.envelopes.count == 1 }
+            try await waitUntil("carol's copy in carol's outbox on alice", timeout: 5) {
+                try Self.outbox(a, c.deviceID) == [eventID]
+            }
+            #expect(try Self.outbox(a, b.deviceID).isEmpty, "bob acked: his copy does not fall back")
+            let counters = await a.router.counterValues()
+            #expect(counters["delivery.realtime.acked"] == 1)
+            #expect(counters["delivery.realtime.fallbacks"] == 1)
+            #expect(counters["delivery.realtime.awaiting_ack"] == 0)
+            #expect(sinkB.envelopes.first?.inboxID == 0, "bob's copy came live, not through his outbox")
+            await bed.shutdown()
+        }
+
+        @Test func anAckClearsOnlyTheWaitOfThePeerThatSentIt() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let a = try await bed.start(name: "alice")
+            let first = Self.peer(7), second = Self.peer(9), bystander = Self.peer(11)
+            let both = try Fixtures.item("both"), secondOnly = try Fixtures.item("second only")
+            await Fixtures.expectAcks(a.router, [(both, first, 0.05), (both, second, 0.05), (secondOnly, second, 0.05)])
+            await a.router.ensurePeer(bystander)
+            // The second peer acks `both`; the first peer acks what only the second got.
+            await Self.ack(both.eventID, from: second, a.router)
+            await Self.ack(secondOnly.eventID, from: first, a.router)
+            #expect(await a.router.counters.realtimeAcked == 1)
+            #expect(await a.router.counterValues()["delivery.realtime.awaiting_ack"] == 2)
+
+            try await waitUntil("both unacked copies in their own peers' outboxes", timeout: 5) {
+                try Self.outbox(a, first) == [both.eventID] && Self.outbox(a, second) == [secondOnly.eventID]
+            }
+            #expect(await a.router.counters.realtimeFallbacks == 2)
+            #expect(try Self.outbox(a, bystander).isEmpty)
+            #expect(await a.router.awaitingAck.isEmpty)
+            // Adaptive floors per peer: the first peer's grew with its fallback; the second's
+            // had one ack in time (shrunk to the minimum) and one fallback (grown from it).
+            let minimum = DeliveryTestBed.options().minimumAckDeadline
+            #expect(await a.router.peerStates[first]?.ackDeadlineFloor == minimum * 1.5)
+            #expect(await a.router.peerStates[second]?.ackDeadlineFloor == minimum * 1.5)
+            #expect(await a.router.peerStates[bystander]?.ackDeadlineFloor == 0)
+            await bed.shutdown()
+        }
+
+        /// Alice, with deadlines of 1 s, and `items` waiting for each of `peers` (in both orders,
+        /// so whichever peer a single slot per event kept, one of the items shows it).
+        static func waiting(_ bed: DeliveryTestBed, _ peers: [DeviceID]) async throws -> (RunningDaemon, [DeliveryItem]) {
+            var options = DeliveryTestBed.options()
+            options.maximumAckDeadline = 2
+            let a = try await bed.start(name: "alice", options: options)
+            let one = try Fixtures.item("one"), two = try Fixtures.item("two")
+            await Fixtures.expectAcks(a.router, peers.map { (one, $0, floor: 1.0) } + peers.reversed().map { (two, $0, floor: 1.0) })
+            return (a, [one, two])
+        }
+
+        @Test func aChannelLossFallsBackOnlyThatPeersCopiesAtOnce() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let first = Self.peer(7), second = Self.peer(9)
+            let (a, items) = try await Self.waiting(bed, [first, second])
+            let eventIDs = Set(items.map(\.eventID))
+            // The first peer's channel goes down: its copies go to its outbox at once (well
+            // before the 1 s deadline); the second peer's keep waiting for its ack.
+            await a.router.deactivated(first)
+            try await waitUntil("the first peer's copies in its outbox", timeout: 0.9) {
+                try Set(Self.outbox(a, first)) == eventIDs
+            }
+            #expect(await a.router.counterValues()["delivery.realtime.awaiting_ack"] == 2)
+            for item in items { await Self.ack(item.eventID, from: second, a.router) }
+            #expect(await a.router.counters.realtimeAcked == 2)
+            try await Task.sleep(for: .milliseconds(1200))
+            #expect(try Self.outbox(a, second).isEmpty, "the second peer acked both")
+            #expect(await a.router.counters.realtimeFallbacks == 2)
+            #expect(await a.router.awaitingAck.isEmpty)
+            await bed.shutdown()
+        }
+
+        @Test func unpairingOnePeerKeepsTheOtherPeersWaits() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let first = Self.peer(7), second = Self.peer(9)
+            let (a, items) = try await Self.waiting(bed, [first, second])
+            // The first peer is unpaired: its copies are forgotten (they never fall back)...
+            await a.router.unpaired(first)
+            #expect(await a.router.counterValues()["delivery.realtime.awaiting_ack"] == 2)
+            // ...and the second peer's still fall back to its outbox at their deadline.
+            try await waitUntil("the second peer's copies in its outbox", timeout: 5) {
+                try Set(Self.outbox(a, second)) == Set(items.map(\.eventID))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try Self.outbox(a, first).isEmpty)
+            #expect(await a.router.counters.realtimeFallbacks == 2)
+            #expect(await a.router.awaitingAck.isEmpty)
+            await bed.shutdown()
+        }
+    }
+}
