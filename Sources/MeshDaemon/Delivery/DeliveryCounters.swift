@@ -9,6 +9,8 @@ struct DeliveryCounters: Sendable {
     var realtimeFallbacks: UInt64 = 0
     var realtimeReceived: UInt64 = 0
     var realtimeDuplicates: UInt64 = 0
+    /// Live realtime envelopes shed because their app's inbox replay ran and held the maximum.
+    var deferredLiveShed: UInt64 = 0
     var reliableEnqueued: UInt64 = 0
     var reliableBatchesSent: UInt64 = 0
     var reliableItemsSent: UInt64 = 0
@@ -40,6 +42,7 @@ struct DeliveryCounters: Sendable {
             "delivery.realtime.fallbacks": realtimeFallbacks,
             "delivery.realtime.received": realtimeReceived,
             "delivery.realtime.duplicates": realtimeDuplicates,
+            "delivery.realtime.shed_during_replay": deferredLiveShed,
             "delivery.reliable.enqueued": reliableEnqueued,
             "delivery.reliable.batches_sent": reliableBatchesSent,
             "delivery.reliable.items_sent": reliableItemsSent,

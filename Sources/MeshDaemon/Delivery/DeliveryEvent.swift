@@ -27,4 +27,14 @@ public enum DeliveryEvent: Sendable, Equatable {
 public protocol DeliveryEventSink: AnyObject, Sendable {
     /// Delivers one event, in call order.
     func emit(_ event: DeliveryEvent)
+
+    /// Tells the app that `count` events meant for it were shed before reaching the sink (the
+    /// router bounds what it holds for a sink whose inbox replay runs). The local API adds the
+    /// count to the connection's next `events.dropped` event. Default: nothing.
+    func reportShed(_ count: UInt64)
+}
+
+extension DeliveryEventSink {
+    /// Sinks that cannot report drops ignore them.
+    public func reportShed(_ count: UInt64) {}
 }

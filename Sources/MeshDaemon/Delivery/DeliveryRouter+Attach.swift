@@ -37,6 +37,7 @@ extension DeliveryRouter {
             // A replay still running for it stops at its next page and hands nothing more.
             handedOut[key] = nil
             replaying[key] = nil
+            deferredLive[key] = nil
             resyncAfterReplay.remove(key)
         }
         await announcePresenceIfChanged()
@@ -120,6 +121,10 @@ extension DeliveryRouter {
     func finishReplay(_ sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
         guard let deferred = replaying.removeValue(forKey: key) else { return }
+        if let live = deferredLive.removeValue(forKey: key), live.shed > 0 {
+            counters.deferredLiveShed &+= live.shed
+            sink.reportShed(live.shed)
+        }
         if resyncAfterReplay.remove(key) != nil {
             Task { await self.resync(sink) }
         }
@@ -142,6 +147,17 @@ extension DeliveryRouter {
     func emitLive(_ event: DeliveryEvent, to sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
         if replaying[key] != nil {
+            if case .envelope(_, inboxID: 0, _, _, _) = event {
+                // A live realtime envelope (nothing else holds it): bounded, the excess shed.
+                var live = deferredLive[key] ?? (0, 0)
+                guard live.held < options.maximumDeferredLive else {
+                    live.shed &+= 1
+                    deferredLive[key] = live
+                    return
+                }
+                live.held += 1
+                deferredLive[key] = live
+            }
             replaying[key]?.append(.event(event))
         } else {
             sink.emit(event)

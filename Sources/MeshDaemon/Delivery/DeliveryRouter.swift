@@ -74,6 +74,9 @@ public actor DeliveryRouter: Service {
     /// Sinks replaying their inbox after an attach, with what they were given meanwhile
     /// (handed to them once the replay is done, so inbox items arrive in order).
     var replaying: [ObjectIdentifier: [DeferredDelivery]] = [:]
+    /// Per replaying sink: live realtime envelopes held in `replaying`, and those shed beyond
+    /// `options.maximumDeferredLive` (reported to the sink when its replay ends).
+    var deferredLive: [ObjectIdentifier: (held: Int, shed: UInt64)] = [:]
     /// Inbox ids apps acknowledged (ids are never reused): never handed out again, even when a
     /// stale copy of the entry is still on its way (a replay page, a deferred delivery).
     var acknowledgedInbox: Set<Int64> = []

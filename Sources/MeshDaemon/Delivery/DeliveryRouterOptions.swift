@@ -20,6 +20,10 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     public var closeWait = 2.0
     /// Realtime event IDs remembered in memory for dedup against a queued copy.
     public var realtimeDedupMemory = 65_536
+    /// Live realtime envelopes held per attachment while its inbox replay runs (they follow the
+    /// replayed items); more are shed and reported to the app in `events.dropped`, so a replay
+    /// under a sustained realtime stream cannot grow the daemon's memory without bound.
+    public var maximumDeferredLive = 8192
 
     /// The defaults.
     public init() {}

@@ -170,6 +170,19 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let shed = event as? LocalAPIEventsShed else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        promise?.succeed(())
+        counters.add(.eventsShed, shed.count)
+        // Only live realtime envelopes and not-yet-sent attach events are shed this way: no
+        // inbox item among them, so no resync (a resync would replay again and could shed again).
+        guard !closing, let count = flow.eventsShedElsewhere(shed.count) else { return }
+        writeShedReport(count, context: context)
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = unwrapOutboundIn(data)
         if frame.kind == .event, !flow.eventOffered() {
@@ -184,9 +197,8 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
 
     private func apply(_ progress: LocalAPIFlowControl.Progress, context: ChannelHandlerContext) {
         guard !closing else { return }
-        if let dropped = progress.reportShed, let body = try? LocalAPIJSON.encode(EventsDroppedEvent(dropped: dropped)) {
-            context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .event, operation: .eventsDropped,
-                                                                requestID: 0, body: body)), promise: nil)
+        if let dropped = progress.reportShed {
+            writeShedReport(dropped, context: context)
             // Shed envelope events may have carried inbox items: offer the unacknowledged ones again.
             if let router = dispatcher.router, let sinks = connection?.allSinks(), !sinks.isEmpty {
                 Task { for sink in sinks { await router.resync(sink) } }
@@ -265,6 +277,13 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     }
 
     // MARK: - Output
+
+    /// Writes an `events.dropped` event with `count`.
+    private func writeShedReport(_ count: UInt64, context: ChannelHandlerContext) {
+        guard let body = try? LocalAPIJSON.encode(EventsDroppedEvent(dropped: count)) else { return }
+        context.writeAndFlush(wrapOutboundOut(LocalAPIFrame(kind: .event, operation: .eventsDropped,
+                                                            requestID: 0, body: body)), promise: nil)
+    }
 
     private func write(context: ChannelHandlerContext, error: LocalAPIErrorBody, operation: LocalAPIOperation, requestID: UInt32) {
         let body = (try? LocalAPIJSON.encode(error)) ?? ByteBuffer()

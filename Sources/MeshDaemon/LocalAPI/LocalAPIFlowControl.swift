@@ -110,6 +110,17 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
         return progress(reportShed: report)
     }
 
+    /// `count` events for this connection were shed before they reached it (by the router, or
+    /// by an attach's sink before its reply was out). Returns the count to report in an
+    /// `events.dropped` event now (with what this connection shed and has not reported yet),
+    /// or nil while the channel is not writable (reported when it is again).
+    public mutating func eventsShedElsewhere(_ count: UInt64) -> UInt64? {
+        shedSinceReport &+= count
+        guard writable, shedSinceReport > 0 else { return nil }
+        defer { shedSinceReport = 0 }
+        return shedSinceReport
+    }
+
     /// An event is to be sent; returns false when it must be shed (and counts it).
     public mutating func eventOffered() -> Bool {
         guard writable else {

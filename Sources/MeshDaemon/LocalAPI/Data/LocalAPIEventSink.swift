@@ -48,14 +48,24 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
         }
     }
 
-    /// Called on the event loop right after the attach reply was written: releases held events.
+    /// Called on the event loop right after the attach reply was written: releases held events
+    /// (and reports those shed beyond `heldLimit`).
     func open() {
         lock.lock()
         isOpen = true
         let frames = held
         held = []
+        let shed = heldShed
+        heldShed = 0
         lock.unlock()
         for frame in frames { channel.write(frame, promise: nil) }
         channel.flush()
+        if shed > 0 { reportShed(shed) }
+    }
+
+    /// Adds `count` to the connection's next `events.dropped` report (see `LocalAPIEventsShed`).
+    func reportShed(_ count: UInt64) {
+        guard count > 0 else { return }
+        channel.pipeline.triggerUserOutboundEvent(LocalAPIEventsShed(count: count), promise: nil)
     }
 }

@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+import MeshLocalAPI
+import NIOCore
+import NIOEmbedded
+import Testing
+@testable import MeshDaemon
+
+/// What a slow app's connection may cost the daemon while its inbox replay runs: live realtime
+/// envelopes held for it are bounded (`maximumDeferredLive`), the excess is shed and reported to
+/// the app in `events.dropped`; inbox items and other events are all kept, in order.
+@Suite("Replay deferral bound and shed reports", .serialized)
+struct DeliveryReplayBoundTests {
+    @Test func liveRealtimeHeldDuringAReplayIsBoundedAndTheExcessReported() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        var options = DeliveryTestBed.options()
+        options.maximumDeferredLive = 4
+        let daemon = try await bed.start(name: "bounded", options: options)
+        let sink = ShedCountingSink()
+        await daemon.router.beginReplayForTest(sink)
+        for index in 0..<10 {
+            await daemon.router.emitLive(.envelope(from: "peer", inboxID: 0, redelivery: false, mode: 1, encoded: [UInt8(index)]), to: sink)
+        }
+        // Not capped: an inbox item (it has another path, but is kept anyway) and other events.
+        await daemon.router.emitLive(.envelope(from: "peer", inboxID: 77, redelivery: false, mode: 2, encoded: [200]), to: sink)
+        await daemon.router.emitLive(.reachability(peer: "peer", featureID: "f", reachable: true, reason: .channelDown), to: sink)
+        #expect(sink.received.isEmpty, "nothing reaches the app while its replay runs")
+
+        await daemon.router.finishReplay(sink)
+        #expect(sink.reported == [6])
+        let payloads = sink.received.compactMap { event -> UInt8? in
+            guard case .envelope(_, _, _, _, let encoded) = event else { return nil }
+            return encoded.first
+        }
+        #expect(payloads == [0, 1, 2, 3, 200], "the first four live ones and the inbox item, in order")
+        #expect(sink.received.count == 6)
+        #expect(await daemon.router.counterValues()["delivery.realtime.shed_during_replay"] == 6)
+
+        // A second replay starts from zero (the bound is per replay).
+        await daemon.router.beginReplayForTest(sink)
+        for index in 0..<3 {
+            await daemon.router.emitLive(.envelope(from: "peer", inboxID: 0, redelivery: false, mode: 1, encoded: [UInt8(index)]), to: sink)
+        }
+        await daemon.router.finishReplay(sink)
+        #expect(sink.reported == [6])
+        #expect(sink.received.count == 9)
+    }
+
+    // MARK: - The connection's report
+
+    private func connection() throws -> (EmbeddedChannel, LocalAPICounters) {
+        let counters = LocalAPICounters()
+        let channel = EmbeddedChannel()
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 256)))
+        try sync.addHandler(LocalAPIFrameWriter())
+        try sync.addHandler(LocalAPIConnectionHandler(
+            dispatcher: LocalAPIDispatcher(controlPlane: FakeControlPlane(), defaultPairingLifetime: 300),
+            counters: counters, flow: LocalAPIFlowControl(maximumInFlight: 4, maximumQueued: 8),
+            logger: Logger(label: "test")))
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/x.sock")).wait()
+        return (channel, counters)
+    }
+
+    private func droppedReports(_ channel: EmbeddedChannel) throws -> [UInt64] {
+        var reports: [UInt64] = []
+        while var bytes = try channel.readOutbound(as: ByteBuffer.self) {
+            while let frame = try LocalAPIFrameDecoder.parse(&bytes) {
+                guard frame.operation == .eventsDropped else { continue }
+                reports.append(try LocalAPIJSON.decode(EventsDroppedEvent.self, from: frame.body, operation: .eventsDropped).dropped)
+            }
+        }
+        return reports
+    }
+
+    @Test func eventsShedBeforeTheConnectionAreReportedAtOnceOrWhenItIsWritableAgain() throws {
+        let (channel, counters) = try connection()
+        defer { _ = try? channel.finish() }
+        channel.pipeline.triggerUserOutboundEvent(LocalAPIEventsShed(count: 7), promise: nil)
+        #expect(try droppedReports(channel) == [7])
+        #expect(counters.value(.eventsShed) == 7)
+
+        // While the client does not read, the count waits and joins what the connection sheds.
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.pipeline.triggerUserOutboundEvent(LocalAPIEventsShed(count: 5), promise: nil)
+        channel.write(LocalAPIFrame(kind: .event, operation: .envelopeEvent, requestID: 3, body: ByteBuffer()), promise: nil)
+        channel.flush()
+        #expect(try droppedReports(channel) == [])
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        #expect(try droppedReports(channel) == [6])
+    }
+}
+
+/// A sink that records events and shed reports.
+final class ShedCountingSink: DeliveryEventSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [DeliveryEvent] = []
+    private var reports: [UInt64] = []
+
+    func emit(_ event: DeliveryEvent) { lock.withLock { events.append(event) } }
+    func reportShed(_ count: UInt64) { lock.withLock { reports.append(count) } }
+
+    var received: [DeliveryEvent] { lock.withLock { events } }
+    var reported: [UInt64] { lock.withLock { reports } }
+}
+
+extension DeliveryRouter {
+    /// Marks `sink` as replaying, as `attach` and `resync` do before a replay.
+    func beginReplayForTest(_ sink: any DeliveryEventSink) {
+        replaying[ObjectIdentifier(sink)] = []
+    }
+}
