@@ -19,6 +19,8 @@ struct ProcessSlowReaderTests {
     static let floodCount = Int(ProcessInfo.processInfo.environment["MESH_SLOW_READER_COUNT"] ?? "") ?? 200_000
     static let floodSeconds = Double(ProcessInfo.processInfo.environment["MESH_SLOW_READER_SECONDS"] ?? "") ?? 20
     static let batch = 1_024
+    /// Reliable items waiting in B's inbox before the slow app attaches.
+    static let backlog = 10_000
 
     @Test func aStalledAppCannotGrowTheDaemonAndLearnsWhatWasShed() async throws {
         let pair = try await DaemonPair.start()
@@ -100,5 +102,80 @@ struct ProcessSlowReaderTests {
         let drained = try #require(SlowReaderProbe.residentKiB(pidB))
         print("slow-reader: B RSS after the drain \(drained / 1024) MiB")
         #expect(drained < boundKiB)
+    }
+
+    /// The loaded bench's case: the app reads, but slower than A sends, and B's inbox holds a
+    /// backlog when it attaches, so its replay runs while the stream comes in (live envelopes
+    /// are then held for it, at most `maximumDeferredLive`). Each time it catches up it is told
+    /// what was shed and its unacknowledged inbox items are offered again.
+    @Test func aSlowAppWithABacklogCannotGrowTheDaemonEither() async throws {
+        let pair = try await DaemonPair.start()
+        defer { pair.stopNow() }
+        let pidB = try #require(pair.b.pid)
+        let appA = try await MeshClient.connect(socketPath: pair.a.socketPath)
+        let observer = try await MeshClient.connect(socketPath: pair.b.socketPath)
+        let acker = try await MeshClient.connect(socketPath: pair.b.socketPath)
+        defer { Task { await appA.close(); await observer.close(); await acker.close() } }
+        let baseline = try #require(SlowReaderProbe.residentKiB(pidB))
+
+        // The backlog: reliable items for "flood" while no app is attached on B.
+        let backlog = (1...Self.backlog).map {
+            ProcessFixtures.envelope(UInt64($0), feature: "flood", source: "backlog", payload: String(repeating: "b", count: 128))
+        }
+        for start in stride(from: 0, to: backlog.count, by: Self.batch) {
+            let results = try await appA.send(envelopes: Array(backlog[start..<min(start + Self.batch, backlog.count)]),
+                                              mode: .reliableEventually, to: pair.idB)
+            #expect(results.allSatisfy { (try? $0.get()) != nil })
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while (try await observer.status().counters["delivery.inbox.stored"] ?? 0) < UInt64(Self.backlog), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try await observer.status().counters["delivery.inbox.stored"] ?? 0 >= UInt64(Self.backlog))
+
+        // The app attaches and reads 32 KiB every 50 ms; A floods it meanwhile.
+        let app = try RawSocket(path: pair.b.socketPath, receiveTimeout: 2)
+        app.send(.request(.attach, id: 1, json: #"{"features":["flood"],"app":"slow"}"#))
+        let pace = ReadPace(slow: true)
+        let reading = Task { try await SlowReaderProbe.drain(app, acker: acker, pace: pace, quiet: 2, seconds: Self.floodSeconds + 25) }
+        let presence = try await appA.attach(features: ["flood"], app: "sender")
+        try await ProcessFixtures.awaitFeatureReachable(presence, peer: pair.idB, feature: "flood", timeout: 8)
+        let sampler = Task { try await SlowReaderProbe.sample(pidB, observer: observer, every: .milliseconds(100)) }
+        let sent: SlowReaderProbe.Flood
+        do {
+            sent = try await SlowReaderProbe.flood(appA, to: pair.idB, count: Self.floodCount, batch: Self.batch,
+                                                   seconds: Self.floodSeconds)
+        } catch {
+            sampler.cancel()
+            reading.cancel()
+            throw error
+        }
+        sampler.cancel()
+        let samples = try await sampler.value
+        pace.speedUp()
+        let read = try await reading.value
+        let final = try await observer.status().counters
+        let after = try #require(SlowReaderProbe.residentKiB(pidB))
+        let boundKiB = baseline + 48 * 1024
+        print("""
+            slow-reader (slow app, backlog \(Self.backlog)): sent \(sent.sent) realtime envelopes in \
+            \(String(format: "%.1f", sent.seconds)) s; B RSS baseline \(baseline / 1024) MiB, peak \(samples.peakKiB / 1024) MiB, \
+            after the drain \(after / 1024) MiB (bound \(boundKiB / 1024) MiB); \(samples.statusCalls) status calls, slowest \(samples.slowestStatus)
+            B RSS (anonymous) MiB per second: \(samples.trajectory.map { "\($0.0)s:\($0.1)(\($0.2))" }.joined(separator: " "))
+            app read \(read.frames) frames in \(String(format: "%.1f", read.seconds)) s: \(read.dropped.count) events.dropped \
+            (sum \(read.dropped.reduce(0, +))), \(read.live) live envelopes, \(read.inboxIDs.count) distinct inbox items \
+            (\(read.redeliveries) redeliveries), \(read.acknowledged) acknowledged
+            B counters: \(SlowReaderProbe.relevant(final))
+            """)
+        #expect(sent.sent >= 50_000, "the flood was too small to test anything")
+        #expect(samples.peakKiB < boundKiB, "B's RSS reached \(samples.peakKiB / 1024) MiB (baseline \(baseline / 1024) MiB)")
+        #expect(after < boundKiB)
+        #expect(samples.slowestStatus < .seconds(3), "a status call took \(samples.slowestStatus) during the flood")
+        #expect(read.attachReplied)
+        #expect(read.live > 0, "the slow app got no live envelope")
+        #expect(read.dropped.reduce(0, +) > 0, "nothing was shed: the app was not slow enough")
+        #expect(read.dropped.reduce(0, +) == final["api.events.shed"] ?? 0)
+        #expect(UInt64(read.inboxIDs.count) == (final["delivery.inbox.stored"] ?? 0))
+        #expect(read.acknowledged == read.inboxIDs.count)
     }
 }

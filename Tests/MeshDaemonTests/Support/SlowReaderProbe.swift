@@ -94,10 +94,12 @@ enum SlowReaderProbe {
         return result
     }
 
-    /// Reads the stalled socket (on its own thread, 256 KiB at a time) until it has been quiet
-    /// for `quiet` seconds or `seconds` have passed; inbox items are acknowledged through
-    /// `acker` as they come, by a concurrent task, so reading never waits for an ack.
-    static func drain(_ socket: RawSocket, acker: MeshClient, quiet: Double, seconds: Double) async throws -> Drain {
+    /// Reads the app's socket on its own thread until it has been quiet for `quiet` seconds at
+    /// full speed or `seconds` have passed; inbox items are acknowledged through `acker` as they
+    /// come, by a concurrent task, so reading never waits for an ack. While `pace` says slow, it
+    /// reads at most `pace.slowChunk` bytes per `pace.slowPause` (and is never "quiet").
+    static func drain(_ socket: RawSocket, acker: MeshClient, pace: ReadPace = ReadPace(slow: false),
+                      quiet: Double, seconds: Double) async throws -> Drain {
         let (ids, continuation) = AsyncStream.makeStream(of: [UInt64].self, bufferingPolicy: .unbounded)
         let acking = Task { () -> Int in
             var acknowledged = 0
@@ -111,13 +113,13 @@ enum SlowReaderProbe {
             }
             return acknowledged
         }
-        var drain = try await blocking { readUntilQuiet(socket.fd, quiet: quiet, seconds: seconds, newIDs: continuation) }
+        var drain = try await blocking { readUntilQuiet(socket.fd, pace: pace, quiet: quiet, seconds: seconds, newIDs: continuation) }
         continuation.finish()
         drain.acknowledged = await acking.value
         return drain
     }
 
-    private static func readUntilQuiet(_ fd: Int32, quiet: Double, seconds: Double,
+    private static func readUntilQuiet(_ fd: Int32, pace: ReadPace, quiet: Double, seconds: Double,
                                        newIDs: AsyncStream<[UInt64]>.Continuation) -> Drain {
         var drain = Drain()
         let start = Date()
@@ -125,9 +127,15 @@ enum SlowReaderProbe {
         var pending = ByteBuffer()
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         while Date().timeIntervalSince(start) < seconds, Date().timeIntervalSince(lastByte) < quiet {
+            let slow = pace.isSlow
+            if slow {
+                usleep(pace.slowPauseMicroseconds)
+                lastByte = Date()
+            }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 100) > 0 else { continue }
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let limit = slow ? min(pace.slowChunk, chunk.count) : chunk.count
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, limit, 0) }
             if count <= 0 { break }
             lastByte = Date()
             pending.writeBytes(chunk[0..<count])
@@ -161,4 +169,23 @@ enum SlowReaderProbe {
                     "delivery.inbox.delivered", "delivery.inbox.refused"]
         return keys.map { "\($0)=\(counters[$0] ?? 0)" }.joined(separator: " ")
     }
+}
+
+/// How fast a `SlowReaderProbe.drain` reads: slowly (a chunk, then a pause) until `speedUp()`.
+final class ReadPace: @unchecked Sendable {
+    let slowChunk: Int
+    let slowPauseMicroseconds: UInt32
+    private let lock = NSLock()
+    private var slow: Bool
+
+    init(slow: Bool, chunk: Int = 32 * 1024, pauseMicroseconds: UInt32 = 50_000) {
+        self.slow = slow
+        self.slowChunk = chunk
+        self.slowPauseMicroseconds = pauseMicroseconds
+    }
+
+    var isSlow: Bool { lock.withLock { slow } }
+
+    /// From now on the reader reads as fast as it can.
+    func speedUp() { lock.withLock { slow = false } }
 }
