@@ -69,7 +69,7 @@ struct ProcessSlowReaderTests {
             B RSS (anonymous) MiB per second: \(samples.trajectory.map { "\($0.0)s:\($0.1)(\($0.2))" }.joined(separator: " "))
             B counters: \(SlowReaderProbe.relevant(during))
             """)
-        #expect(sent.sent >= 50_000, "the flood was too small to test anything")
+        #expect(sent.sent >= 20_000, "the flood was too small to pass the 8192-event bounds")
         #expect(peakDuring < boundKiB, "B's RSS reached \(peakDuring / 1024) MiB (baseline \(baseline / 1024) MiB)")
         #expect(after < boundKiB, "B's RSS stayed at \(after / 1024) MiB after the flood")
         #expect(statusCalls >= 5)
@@ -167,7 +167,7 @@ struct ProcessSlowReaderTests {
             (\(read.redeliveries) redeliveries), \(read.acknowledged) acknowledged
             B counters: \(SlowReaderProbe.relevant(final))
             """)
-        #expect(sent.sent >= 50_000, "the flood was too small to test anything")
+        #expect(sent.sent >= 20_000, "the flood was too small to pass the 8192-event bounds")
         #expect(samples.peakKiB < boundKiB, "B's RSS reached \(samples.peakKiB / 1024) MiB (baseline \(baseline / 1024) MiB)")
         #expect(after < boundKiB)
         #expect(samples.slowestStatus < .seconds(3), "a status call took \(samples.slowestStatus) during the flood")

@@ -38,6 +38,8 @@ extension DeliveryRouter {
             handedOut[key] = nil
             replaying[key] = nil
             deferredLive[key] = nil
+            deferredInbox[key] = nil
+            replayAgain.remove(key)
             resyncAfterReplay.remove(key)
         }
         await announcePresenceIfChanged()
@@ -85,20 +87,27 @@ extension DeliveryRouter {
         }
     }
 
-    /// Hands every inbox item of `features` to `sink`, oldest first, in pages.
+    /// Hands every inbox item of `features` to `sink`, oldest first, in pages. Items that
+    /// arrived meanwhile beyond `maximumDeferredInbox` were left in the store: another pass
+    /// from where each feature stopped hands them (at most 8 passes; then a resync follows).
     func replayInbox(features: [String], to sink: any DeliveryEventSink) async {
-        let store = self.store
-        for feature in Set(features).sorted() {
-            var after: InboxID?
-            for _ in 0..<10_000 {
-                let cursor = after
-                guard isAttached(ObjectIdentifier(sink)),
-                      let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
-                      let last = page.last else { break }
-                after = last.id
-                await hand(page, to: [sink], replay: true)
+        let store = self.store, key = ObjectIdentifier(sink)
+        var cursors: [String: InboxID] = [:]
+        for _ in 0..<8 {
+            replayAgain.remove(key)
+            for feature in Set(features).sorted() {
+                for _ in 0..<10_000 {
+                    let cursor = cursors[feature]
+                    guard isAttached(key),
+                          let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
+                          let last = page.last else { break }
+                    cursors[feature] = last.id
+                    await hand(page, to: [sink], replay: true)
+                }
             }
+            guard replayAgain.contains(key), isAttached(key) else { break }
         }
+        if replayAgain.remove(key) != nil { resyncAfterReplay.insert(key) }
         finishReplay(sink)
     }
 
@@ -114,6 +123,7 @@ extension DeliveryRouter {
         }
         handedOut[key] = []
         replaying[key] = []
+        deferredInbox[key] = nil
         await replayInbox(features: features.sorted(), to: sink)
     }
 
@@ -121,6 +131,7 @@ extension DeliveryRouter {
     func finishReplay(_ sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
         guard let deferred = replaying.removeValue(forKey: key) else { return }
+        deferredInbox[key] = nil
         if let live = deferredLive.removeValue(forKey: key), live.shed > 0 {
             counters.deferredLiveShed &+= live.shed
             sink.reportShed(live.shed)
@@ -182,7 +193,12 @@ extension DeliveryRouter {
             let key = ObjectIdentifier(sink)
             guard isAttached(key) else { continue }
             if !replay, replaying[key] != nil {
-                replaying[key]?.append(contentsOf: entries.map(DeferredDelivery.entry))
+                // Bounded: the excess stays in the store, and the replay takes another pass.
+                let held = deferredInbox[key] ?? 0
+                let kept = entries.prefix(max(0, options.maximumDeferredInbox - held))
+                if kept.count < entries.count { replayAgain.insert(key) }
+                deferredInbox[key] = held + kept.count
+                replaying[key]?.append(contentsOf: kept.map(DeferredDelivery.entry))
                 continue
             }
             var given = handedOut[key] ?? []

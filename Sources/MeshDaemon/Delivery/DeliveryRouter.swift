@@ -83,6 +83,12 @@ public actor DeliveryRouter: Service {
     var acknowledgedOrder: [Int64] = []
     /// Sinks that shed events while replaying: replay again once done.
     var resyncAfterReplay: Set<ObjectIdentifier> = []
+    /// Per replaying sink: inbox entries held in `replaying` (at most
+    /// `options.maximumDeferredInbox`).
+    var deferredInbox: [ObjectIdentifier: Int] = [:]
+    /// Replaying sinks whose inbox entries were left in the store beyond that bound: their
+    /// replay takes another pass.
+    var replayAgain: Set<ObjectIdentifier> = []
     nonisolated let inboxSignal: AsyncStream<Void>
     let inboxSignalQueue: AsyncStream<Void>.Continuation
 

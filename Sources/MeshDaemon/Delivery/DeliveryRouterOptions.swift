@@ -24,6 +24,11 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     /// replayed items); more are shed and reported to the app in `events.dropped`, so a replay
     /// under a sustained realtime stream cannot grow the daemon's memory without bound.
     public var maximumDeferredLive = 8192
+    /// Inbox items arriving for an attachment while its inbox replay runs that are held in
+    /// memory (handed after the replayed ones); beyond this they stay only in the store and the
+    /// replay takes another pass over the inbox for them, so a replay under a sustained stream
+    /// of reliable items or realtime fallbacks cannot grow the daemon's memory without bound.
+    public var maximumDeferredInbox = 8192
 
     /// The defaults.
     public init() {}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+/// Inbox items that arrive for an app while its inbox replay runs: at most
+/// `maximumDeferredInbox` are held in memory, the rest stay in the store, and the replay hands
+/// every one of them once, in arrival order.
+@Suite("Replay deferral of inbox items", .serialized)
+struct DeliveryReplayInboxBoundTests {
+    @Test func inboxItemsArrivingDuringAReplayAreHeldBoundedAndAllHandedOnceInOrder() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        var options = DeliveryTestBed.options()
+        options.maximumDeferredInbox = 4
+        let daemon = try await bed.start(name: "bounded-inbox", options: options)
+        let sink = CollectingSink()
+        _ = await daemon.router.attach(features: ["demo"], sink: sink)
+        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
+
+        // A replay runs (as after events were shed) while 10 items arrive for the app.
+        await daemon.router.beginReplayForTest(sink)
+        let items = (1...10).map { makeInboxItem($0) }
+        let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        let entries = zip(items, receipts).compactMap { item, receipt -> InboxEntry? in
+            guard case .stored(let id) = receipt else { return nil }
+            return InboxEntry(id: id, peer: "P", item: item, receivedAt: storeTestEpoch, deliveryCount: 0)
+        }
+        #expect(entries.count == 10)
+        await daemon.router.hand(Array(entries.prefix(3)), to: [sink])
+        await daemon.router.hand(Array(entries.dropFirst(3)), to: [sink])
+        #expect(await daemon.router.heldForTest(sink) == 4, "held in memory: the bound, not all 10")
+        #expect(await daemon.router.deferredInboxForTest(sink) == 4)
+        #expect(inboxIDs(sink).isEmpty, "nothing reaches the app while its replay runs")
+
+        // The replay hands everything (the 6 left in the store included), each once, in order.
+        await daemon.router.replayInbox(features: ["demo"], to: sink)
+        #expect(inboxIDs(sink) == entries.map(\.id.rawValue))
+        #expect(await daemon.router.deferredInboxForTest(sink) == nil)
+        #expect(await !daemon.router.isReplayingForTest(sink))
+    }
+
+    private func inboxIDs(_ sink: CollectingSink) -> [Int64] {
+        sink.all.compactMap { event in
+            guard case .envelope(_, let inboxID, _, _, _) = event else { return nil }
+            return inboxID
+        }
+    }
+}
+
+extension DeliveryRouter {
+    /// Whether `sink`'s inbox replay runs.
+    func isReplayingForTest(_ sink: any DeliveryEventSink) -> Bool {
+        replaying[ObjectIdentifier(sink)] != nil
+    }
+
+    /// Deliveries held in memory for `sink` while its replay runs.
+    func heldForTest(_ sink: any DeliveryEventSink) -> Int? {
+        replaying[ObjectIdentifier(sink)]?.count
+    }
+
+    /// The count of inbox entries among them.
+    func deferredInboxForTest(_ sink: any DeliveryEventSink) -> Int? {
+        deferredInbox[ObjectIdentifier(sink)]
+    }
+}
