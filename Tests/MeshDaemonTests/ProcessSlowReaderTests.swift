@@ -55,11 +55,14 @@ struct ProcessSlowReaderTests {
         let after = try #require(SlowReaderProbe.residentKiB(pidB))
         let during = try await observer.status().counters
 
-        // The bound: B's working set plus what the configured limits let it hold for one
-        // stalled app — 8192 deferred live envelopes and 8192 held attach events (~0.5 KiB each
-        // as frames), 256 KiB of outbound buffer, 64 Ki remembered realtime event IDs, SQLite's
-        // page caches — is a few MiB; 48 MiB leaves room for allocator arenas and the debug
-        // build. The unbounded growth this guards against reached +88 MiB at 400 000 envelopes.
+        // The bound: what B's configured limits let it hold, whatever the flood's length — the
+        // SQLite page cache (16 MiB), the realtime dedup memory (64 Ki event IDs in a set, ~3 MiB),
+        // the persisted seen-set mirror (100 000 IDs per peer, ~3 MiB), inbox ids handed to the app
+        // (≤ the 100 000-item inbox, ~2 MiB), 8192 live envelopes + 8192 inbox items held during a
+        // replay + 8192 attach events (~6 MiB), 256 KiB of outbound buffer: ~30 MiB above the
+        // working set. 48 MiB leaves room for allocator arenas. Measured: anonymous RSS levels off
+        // at ~31–36 MiB above a 3 MiB start after ~70 000 envelopes (50 s, 240 000 envelopes,
+        // MESH_SLOW_READER_SECONDS=50); before the replay bounds a loaded bench run reached +88 MiB.
         let boundKiB = baseline + 48 * 1024
         print("""
             slow-reader flood: sent \(sent.sent) realtime envelopes (\(sent.queued) queued by A) in \
