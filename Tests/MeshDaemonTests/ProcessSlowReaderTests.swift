@@ -58,17 +58,18 @@ struct ProcessSlowReaderTests {
         // The bound: what B's configured limits let it hold, whatever the flood's length — the
         // SQLite page cache (16 MiB), the realtime dedup memory (64 Ki event IDs in a set, ~3 MiB),
         // the persisted seen-set mirror (100 000 IDs per peer, ~3 MiB), inbox ids handed to the app
-        // (≤ the 100 000-item inbox, ~2 MiB), 8192 live envelopes + 8192 inbox items held during a
-        // replay + 8192 attach events (~6 MiB), 256 KiB of outbound buffer: ~30 MiB above the
-        // working set. 48 MiB leaves room for allocator arenas. Measured: anonymous RSS levels off
-        // at ~31–36 MiB above a 3 MiB start after ~70 000 envelopes (50 s, 240 000 envelopes,
-        // MESH_SLOW_READER_SECONDS=50); before the replay bounds a loaded bench run reached +88 MiB.
+        // (≤ the 100 000-item inbox, ~2 MiB), acknowledged inbox ids (≤ 200 000, ~5 MiB), 8192 live
+        // envelopes + 8192 inbox items held during a replay + 8192 attach events (~6 MiB), 256 KiB
+        // of outbound buffer: ~35 MiB above the working set; 48 MiB leaves room for allocator
+        // arenas. Measured (debug build, MESH_SLOW_READER_SECONDS=50): the stalled app's daemon
+        // levels off at +33 MiB after ~70 000 envelopes (240 000 sent), the slow app's at +41 MiB
+        // (226 000 sent). Before the replay bounds a loaded bench run reached +88 MiB.
         let boundKiB = baseline + 48 * 1024
         print("""
             slow-reader flood: sent \(sent.sent) realtime envelopes (\(sent.queued) queued by A) in \
             \(String(format: "%.1f", sent.seconds)) s (\(Int(Double(sent.sent) / max(sent.seconds, 0.001)))/s); \
             B RSS baseline \(baseline / 1024) MiB, peak during \(peakDuring / 1024) MiB, 2 s after \(after / 1024) MiB \
-            (bound \(boundKiB / 1024) MiB); \(statusCalls) status calls, slowest \(slowestStatus)
+            (bound \(boundKiB / 1024) MiB); \(statusCalls) status calls, median \(samples.medianStatus), slowest \(slowestStatus)
             B RSS (anonymous) MiB per second: \(samples.trajectory.map { "\($0.0)s:\($0.1)(\($0.2))" }.joined(separator: " "))
             B counters: \(SlowReaderProbe.relevant(during))
             """)
@@ -163,7 +164,7 @@ struct ProcessSlowReaderTests {
         print("""
             slow-reader (slow app, backlog \(Self.backlog)): sent \(sent.sent) realtime envelopes in \
             \(String(format: "%.1f", sent.seconds)) s; B RSS baseline \(baseline / 1024) MiB, peak \(samples.peakKiB / 1024) MiB, \
-            after the drain \(after / 1024) MiB (bound \(boundKiB / 1024) MiB); \(samples.statusCalls) status calls, slowest \(samples.slowestStatus)
+            after the drain \(after / 1024) MiB (bound \(boundKiB / 1024) MiB); \(samples.statusCalls) status calls, median \(samples.medianStatus), slowest \(samples.slowestStatus)
             B RSS (anonymous) MiB per second: \(samples.trajectory.map { "\($0.0)s:\($0.1)(\($0.2))" }.joined(separator: " "))
             app read \(read.frames) frames in \(String(format: "%.1f", read.seconds)) s: \(read.dropped.count) events.dropped \
             (sum \(read.dropped.reduce(0, +))), \(read.live) live envelopes, \(read.inboxIDs.count) distinct inbox items \

@@ -43,6 +43,10 @@ enum SlowReaderProbe {
         var peakKiB = 0
         var slowestStatus = Duration.zero
         var statusCalls = 0
+        /// Every status call's duration, in order.
+        var statusTimes: [Duration] = []
+        /// The median status call.
+        var medianStatus: Duration { statusTimes.isEmpty ? .zero : statusTimes.sorted()[statusTimes.count / 2] }
         /// (seconds since the start, RSS in MiB, anonymous RSS in MiB), one per second.
         var trajectory: [(Int, Int, Int)] = []
     }
@@ -67,6 +71,7 @@ enum SlowReaderProbe {
             }
             samples.slowestStatus = max(samples.slowestStatus, took)
             samples.statusCalls += 1
+            samples.statusTimes.append(took)
             try? await Task.sleep(for: interval)
         }
         samples.peakKiB = max(samples.peakKiB, residentKiB(pid) ?? 0)
