@@ -140,7 +140,8 @@ struct ProcessSlowReaderTests {
         // The app attaches and reads 32 KiB every 50 ms; A floods it meanwhile.
         let app = try RawSocket(path: pair.b.socketPath, receiveTimeout: 2)
         app.send(.request(.attach, id: 1, json: #"{"features":["flood"],"app":"slow"}"#))
-        let pace = ReadPace(slow: true)
+        // MESH_SLOW_READER_FAST=1 makes this app read at full speed (a comparison run).
+        let pace = ReadPace(slow: ProcessInfo.processInfo.environment["MESH_SLOW_READER_FAST"] == nil)
         let reading = Task { try await SlowReaderProbe.drain(app, acker: acker, pace: pace, quiet: 2, seconds: Self.floodSeconds + 25) }
         let presence = try await appA.attach(features: ["flood"], app: "sender")
         try await ProcessFixtures.awaitFeatureReachable(presence, peer: pair.idB, feature: "flood", timeout: 8)
