@@ -62,7 +62,7 @@ struct BlockingDeliveryProbe {
     }
 
     /// Sends realtime probes of `feature` until one goes out live (≤ 10 s).
-    private static func waitForReachable(_ a: BlockingSocket, feature: String) throws {
+    static func waitForReachable(_ a: BlockingSocket, feature: String) throws {
         let deadline = Date().addingTimeInterval(10)
         var id: UInt32 = 1_000_000
         while Date() < deadline {
@@ -82,7 +82,10 @@ struct BlockingDeliveryProbe {
 }
 
 /// A blocking Unix-socket connection to a daemon's local API, reading whole frames.
-final class BlockingSocket {
+///
+/// `@unchecked Sendable`: one thread may read while another writes (writes touch no state of
+/// this object, reads keep theirs in `pending`); two threads must never read at once.
+final class BlockingSocket: @unchecked Sendable {
     private let fd: Int32
     private var pending = ByteBuffer()
     private var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -109,9 +112,16 @@ final class BlockingSocket {
     func write(_ frame: LocalAPIFrame) throws {
         var buffer = ByteBuffer()
         LocalAPIFrameEncoder.write(frame, to: &buffer)
-        let bytes = Array(buffer.readableBytesView)
-        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
-            throw BenchError("lean probe: send failed")
+        try writeRaw(Array(buffer.readableBytesView))
+    }
+
+    /// Writes encoded frames, all of them (a blocking socket may take them in several calls).
+    func writeRaw(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw BenchError("lean probe: send failed") }
+            offset += n
         }
     }
 

@@ -12,6 +12,8 @@ import SessionMeshClient
 /// process's monotonic clock), realtime and reliable throughput (pipelined sends, counted when
 /// the receiving app has them; reliable items are durable in A's outbox and B's inbox and acked
 /// by the app), the raw loopback UDP round trip timed the same way, and each daemon's RSS.
+/// Realtime latency and throughput are also measured with lean apps (blocking sockets, no NIO
+/// or Swift concurrency: `BlockingDeliveryProbe`, `BlockingThroughputProbe`), the daemons' share.
 enum DeliveryBenchmark {
     struct Settings {
         var latencyMessages = 5_000
@@ -136,6 +138,17 @@ enum DeliveryBenchmark {
               + "(\(batched.live) live, \(batched.fallback) via the durable fallback, \(batched.duplicates) seen twice unmarked, \(batched.redelivered) redelivered (marked), \(batched.shed) shed, \(batched.missing) missing after \(seconds(batched.seconds))); "
               + "sender side \(rate(batched.sentPerSecond))   target ≥ 100000 msgs/s")
         print("  CPU per message during batched realtime throughput: \(batchedCPU)")
+        _ = cpu.lap(messages: 1)
+        let leanRate = try BlockingThroughputProbe.run(sender: a.socketPath, receiver: b.socketPath, count: settings.realtimeMessages,
+                                                       payloadBytes: settings.payloadBytes, batch: settings.batch, lead: settings.batchLead)
+        let leanRateCPU = cpu.lap(messages: settings.realtimeMessages)
+        print("realtime throughput with lean apps (blocking sockets, \(leanRate.sent), \(settings.batch) sends per write, ≤ \(settings.batchLead) unreceived): "
+              + "\(rate(leanRate.receivedPerSecond)) at the receiving app (\(leanRate.live) live, \(leanRate.fallback) via the durable fallback, "
+              + "\(leanRate.duplicates) seen twice unmarked, \(leanRate.redelivered) redelivered (marked), \(leanRate.notSent) replies not `sent`, \(leanRate.missing) missing after \(seconds(leanRate.seconds)))   (the daemons' share)")
+        print("  CPU per message with lean apps: \(leanRateCPU) (apps: encoding up front included)")
+        // The probe's threads have ended: start the next lap without their counts.
+        try await Task.sleep(for: .milliseconds(100))
+        _ = cpu.lap(messages: 1)
         let reliable = try await bench.onSenderLoop { try await bench.throughput(count: settings.reliableMessages, mode: .reliableEventually, window: settings.window) }
         let reliableCPU = cpu.lap(messages: settings.reliableMessages)
         print("reliable throughput, durable at both ends (\(reliable.sent), \(settings.window) in flight): \(rate(reliable.receivedPerSecond)) at the receiving app (acked), "

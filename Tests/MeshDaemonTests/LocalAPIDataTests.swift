@@ -29,6 +29,42 @@ extension DeliveryIntegration {
             return try JSONDecoder().decode(T.self, from: Data(frame.body.readableBytesView))
         }
 
+        /// Reads frames (skipping events) until the answer to request `id`.
+        static func answer(to id: UInt32, on socket: RawSocket) async throws -> LocalAPIFrame {
+            for _ in 0..<10_000 {
+                let frame = try #require(try await socket.readFrame(), "no answer to request \(id)")
+                if frame.kind != .event, frame.requestID == id { return frame }
+            }
+            throw CancellationError()
+        }
+
+        /// Attachments end only with their connection: one connection gets at most 256, the next
+        /// attach an error it can act on, and the connection (and other connections) go on.
+        @Test func oneConnectionHasAtMost256AttachmentsAndGoesOnAfterTheRefusal() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let daemon = try await bed.start(name: "attacher")
+            let server = try await Self.startServer(daemon, bed: bed)
+            let servers = ServerCleanup([server])
+            defer { Task { await servers.shutdown() } }
+            let app = try RawSocket(path: server.socketPath)
+            for id in UInt32(1)...256 {
+                app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: id, json: #"{"features":["f\#(id)"],"app":"many"}"#))
+                let reply = try await Self.answer(to: id, on: app)
+                #expect(reply.kind == .reply, "attach \(id): \(reply.errorBody?.description ?? "")")
+            }
+            app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 300, json: #"{"features":["one-too-many"],"app":"many"}"#))
+            let refused = try await Self.answer(to: 300, on: app)
+            #expect(refused.kind == .error)
+            #expect(refused.errorBody?.code == LocalAPIDataError.tooManyAttachments)
+            // The same connection still works, and another connection may attach.
+            app.send(.request(.status, id: 301, json: "{}"))
+            #expect(try await Self.answer(to: 301, on: app).kind == .reply)
+            let other = try RawSocket(path: server.socketPath)
+            other.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 1, json: #"{"features":["f1"],"app":"other"}"#))
+            #expect(try await Self.answer(to: 1, on: other).kind == .reply)
+        }
+
         @Test func attachSendAckSnapshotAndQueueThroughTheSocket() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }

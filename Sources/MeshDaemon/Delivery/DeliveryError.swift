@@ -27,6 +27,11 @@ enum DeliveryError {
 }
 
 extension DeliveryError {
+    static func tooManyAttachments(_ limit: Int) -> ControlError {
+        ControlError(code: LocalAPIDataError.tooManyAttachments,
+                     message: "this connection already has \(limit) attachments (they end only with the connection); attach to several features at once, or use another connection")
+    }
+
     static func featureNotAllowed(_ feature: String, uid: UInt32?) -> ControlError {
         ControlError(code: LocalAPIDataError.featureNotAllowed,
                      message: "uid \(uid.map(String.init) ?? "unknown") may not use feature '\(feature)'; see feature_allow in the daemon's config")

@@ -20,6 +20,9 @@ public enum LocalAPIDataError {
     public static let unknownPeer = "unknown-peer"
     /// `snapshot.request` to a named peer without an active channel.
     public static let peerNotActive = "peer-not-active"
+    /// `attach` on a connection that already has the most attachments one connection may have
+    /// (256, docs/LOCAL-API.md §6); attachments end only with their connection.
+    public static let tooManyAttachments = "too-many-attachments"
 
     /// A `bad-request` error naming the operation: the body does not have the documented shape.
     public static func badRequest(_ operation: LocalAPIOperation, _ detail: String) -> LocalAPIErrorBody {

@@ -4,7 +4,12 @@ import NIOCore
 /// Per-connection state the data operations need: the channel to write events to, the
 /// attachments to end when the client goes away, and the sinks waiting for their attach reply.
 final class LocalAPIConnectionContext: @unchecked Sendable {
+    /// Attachments one connection may have: they end only with the connection (there is no
+    /// detach), and each one gets its own copy of every event of its features.
+    static let maximumAttachments = 256
+
     let channel: any Channel
+    private var reservedAttachments = 0
     private let lock = NSLock()
     private var attachmentIDs: [UInt64] = []
     private var waitingSinks: [UInt32: LocalAPIEventSink] = [:]
@@ -12,6 +17,15 @@ final class LocalAPIConnectionContext: @unchecked Sendable {
     private var closed = false
 
     init(channel: any Channel) { self.channel = channel }
+
+    /// Reserves room for one more attachment; false when the connection has `maximumAttachments`.
+    func reserveAttachment() -> Bool {
+        lock.withLock {
+            guard reservedAttachments < Self.maximumAttachments else { return false }
+            reservedAttachments += 1
+            return true
+        }
+    }
 
     /// A new sink for the attach request `requestID`; it holds events until `replyWritten`.
     func makeSink(requestID: UInt32) -> LocalAPIEventSink {

@@ -27,6 +27,9 @@ extension LocalAPIDispatcher {
             guard let connection, let requestID = LocalAPIDispatcher.currentRequestID else {
                 throw ControlError.invalidArgument("attach needs a socket connection")
             }
+            guard connection.reserveAttachment() else {
+                throw DeliveryError.tooManyAttachments(LocalAPIConnectionContext.maximumAttachments)
+            }
             let sink = connection.makeSink(requestID: requestID)
             let result = await router.attach(features: features, sessionID: sessionID, app: app, sink: sink)
             if !connection.attached(result.attachmentID) { await router.detach(result.attachmentID) }
