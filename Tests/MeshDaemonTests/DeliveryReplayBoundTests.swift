@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import MeshLocalAPI
 import NIOCore
 import NIOEmbedded
@@ -49,19 +48,6 @@ struct DeliveryReplayBoundTests {
 
     // MARK: - The connection's report
 
-    private func connection() throws -> (EmbeddedChannel, LocalAPICounters) {
-        let counters = LocalAPICounters()
-        let channel = EmbeddedChannel()
-        let sync = channel.pipeline.syncOperations
-        try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 256)))
-        try sync.addHandler(LocalAPIFrameWriter())
-        try sync.addHandler(LocalAPIConnectionHandler(
-            dispatcher: LocalAPIDispatcher(controlPlane: FakeControlPlane(), defaultPairingLifetime: 300),
-            counters: counters, flow: LocalAPIFlowControl(maximumInFlight: 4, maximumQueued: 8),
-            logger: Logger(label: "test")))
-        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/x.sock")).wait()
-        return (channel, counters)
-    }
 
     private func droppedReports(_ channel: EmbeddedChannel) throws -> [UInt64] {
         var reports: [UInt64] = []
@@ -75,7 +61,7 @@ struct DeliveryReplayBoundTests {
     }
 
     @Test func eventsShedBeforeTheConnectionAreReportedAtOnceOrWhenItIsWritableAgain() throws {
-        let (channel, counters) = try connection()
+        let (channel, counters) = try EmbeddedLocalAPIConnection.make()
         defer { _ = try? channel.finish() }
         channel.pipeline.triggerUserOutboundEvent(LocalAPIEventsShed(count: 7), promise: nil)
         #expect(try droppedReports(channel) == [7])

@@ -1,4 +1,3 @@
-import Logging
 @testable import MeshDaemon
 import MeshLocalAPI
 import NIOCore
@@ -97,17 +96,7 @@ struct LocalAPIRequestTests {
     // MARK: - The connection handler on an embedded channel
 
     private func serverChannel() throws -> (EmbeddedChannel, LocalAPICounters) {
-        let counters = LocalAPICounters()
-        let channel = EmbeddedChannel()
-        let sync = channel.pipeline.syncOperations
-        try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 256)))
-        try sync.addHandler(LocalAPIFrameWriter())
-        try sync.addHandler(LocalAPIConnectionHandler(
-            dispatcher: LocalAPIDispatcher(controlPlane: FakeControlPlane(), defaultPairingLifetime: 300),
-            counters: counters, flow: LocalAPIFlowControl(maximumInFlight: 4, maximumQueued: 8),
-            logger: Logger(label: "test")))
-        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/x.sock")).wait()
-        return (channel, counters)
+        try EmbeddedLocalAPIConnection.make()
     }
 
     private func wire(_ frame: LocalAPIFrame) -> ByteBuffer {
