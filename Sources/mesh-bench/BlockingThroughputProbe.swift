@@ -39,7 +39,6 @@ struct BlockingThroughputProbe {
         var duplicates = 0
         var redelivered = 0
         var lastArrival: UInt64 = 0
-        var replies = 0
         var notSent = 0
         var failure: String?
 
@@ -163,9 +162,6 @@ struct BlockingThroughputProbe {
             replies += 1
             if frame.kind != .reply || MeshSendReply(compactBody: frame.body)?.outcome != .sent { notSent += 1 }
         }
-        progress.lock.withLock {
-            progress.replies = replies
-            progress.notSent = notSent
-        }
+        progress.lock.withLock { progress.notSent = notSent }
     }
 }

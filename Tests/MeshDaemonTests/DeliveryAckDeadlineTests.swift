@@ -93,7 +93,7 @@ extension DeliveryIntegration {
                 try a.store.listOutbox(peer: b.id).isEmpty
             }
             // Past every deadline: nothing that waited for bob's ack comes back as a row.
-            try await Task.sleep(for: .milliseconds(500))
+            try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try a.store.listOutbox(peer: b.id).isEmpty)
             #expect(try a.store.counts().outbox.items == 0)
             #expect(await a.router.awaitingAck.isEmpty)
@@ -107,11 +107,17 @@ extension DeliveryIntegration {
             let peer = DeviceID(publicKey: Array(repeating: 7, count: 32))
             await Self.expectAcks(a.router, try (1...5).map { (try Self.item("w\($0)"), peer, floor: 0.05) })
             await a.router.unpaired(peer)
-            try await Task.sleep(for: .milliseconds(300))
+            try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(await a.router.counters.realtimeFallbacks == 0)
             #expect(await a.router.awaitingAck.isEmpty)
             #expect(try a.store.counts().outbox.items == 0)
             await bed.shutdown()
         }
     }
+}
+
+extension DeliveryRouter {
+    /// No ack deadline is armed: every waiting item was acked, fell back or was dropped, so
+    /// nothing can fall back later (what a test waits for instead of sleeping past deadlines).
+    func ackWatchdogIsIdle() -> Bool { ackWatchdog == nil }
 }

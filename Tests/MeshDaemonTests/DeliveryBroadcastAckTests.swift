@@ -124,7 +124,7 @@ extension DeliveryIntegration {
             #expect(await a.router.counterValues()["delivery.realtime.awaiting_ack"] == 2)
             for item in items { await Self.ack(item.eventID, from: second, a.router) }
             #expect(await a.router.counters.realtimeAcked == 2)
-            try await Task.sleep(for: .milliseconds(1200))
+            try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try Self.outbox(a, second).isEmpty, "the second peer acked both")
             #expect(await a.router.counters.realtimeFallbacks == 2)
             #expect(await a.router.awaitingAck.isEmpty)
@@ -143,7 +143,7 @@ extension DeliveryIntegration {
             try await waitUntil("the second peer's copies in its outbox", timeout: 5) {
                 try Set(Self.outbox(a, second)) == Set(items.map(\.eventID))
             }
-            try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try Self.outbox(a, first).isEmpty)
             #expect(await a.router.counters.realtimeFallbacks == 2)
             #expect(await a.router.awaitingAck.isEmpty)

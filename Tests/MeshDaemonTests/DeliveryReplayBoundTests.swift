@@ -96,6 +96,6 @@ final class ShedCountingSink: DeliveryEventSink, @unchecked Sendable {
 extension DeliveryRouter {
     /// Marks `sink` as replaying, as `attach` and `resync` do before a replay.
     func beginReplayForTest(_ sink: any DeliveryEventSink) {
-        replaying[ObjectIdentifier(sink)] = []
+        replaying[ObjectIdentifier(sink)] = SinkReplay()
     }
 }

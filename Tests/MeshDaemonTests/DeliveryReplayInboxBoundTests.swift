@@ -55,11 +55,11 @@ extension DeliveryRouter {
 
     /// Deliveries held in memory for `sink` while its replay runs.
     func heldForTest(_ sink: any DeliveryEventSink) -> Int? {
-        replaying[ObjectIdentifier(sink)]?.count
+        replaying[ObjectIdentifier(sink)]?.deferred.count
     }
 
     /// The count of inbox entries among them.
     func deferredInboxForTest(_ sink: any DeliveryEventSink) -> Int? {
-        deferredInbox[ObjectIdentifier(sink)]
+        replaying[ObjectIdentifier(sink)]?.inboxHeld
     }
 }

@@ -131,9 +131,8 @@ struct ProcessSlowReaderTests {
                                               mode: .reliableEventually, to: pair.idB)
             #expect(results.allSatisfy { (try? $0.get()) != nil })
         }
-        let deadline = Date().addingTimeInterval(20)
-        while (try await observer.status().counters["delivery.inbox.stored"] ?? 0) < UInt64(Self.backlog), Date() < deadline {
-            try await Task.sleep(for: .milliseconds(100))
+        try await waitUntil("B stored the backlog", timeout: 20) {
+            try await observer.status().counters["delivery.inbox.stored"] ?? 0 >= UInt64(Self.backlog)
         }
         #expect(try await observer.status().counters["delivery.inbox.stored"] ?? 0 >= UInt64(Self.backlog))
 

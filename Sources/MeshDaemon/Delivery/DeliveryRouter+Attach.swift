@@ -23,7 +23,7 @@ extension DeliveryRouter {
         await pairedPeersReady()
         // The peers' current watermarks first (the sink holds events until the reply is out).
         for event in currentWatermarks(features: Set(features), sessionID: sessionID) { sink.emit(event) }
-        if replaying[ObjectIdentifier(sink)] == nil { replaying[ObjectIdentifier(sink)] = [] }
+        if replaying[ObjectIdentifier(sink)] == nil { replaying[ObjectIdentifier(sink)] = SinkReplay() }
         Task { await self.replayInbox(features: features, to: sink) }
         return DeliveryAttachResult(attachmentID: id, localDeviceID: localDeviceID.description, peers: peers)
     }
@@ -37,10 +37,6 @@ extension DeliveryRouter {
             // A replay still running for it stops at its next page and hands nothing more.
             handedOut[key] = nil
             replaying[key] = nil
-            deferredLive[key] = nil
-            deferredInbox[key] = nil
-            replayAgain.remove(key)
-            resyncAfterReplay.remove(key)
         }
         await announcePresenceIfChanged()
     }
@@ -94,7 +90,7 @@ extension DeliveryRouter {
         let store = self.store, key = ObjectIdentifier(sink)
         var cursors: [String: InboxID] = [:]
         for _ in 0..<8 {
-            replayAgain.remove(key)
+            replaying[key]?.passAgain = false
             for feature in Set(features).sorted() {
                 for _ in 0..<10_000 {
                     let cursor = cursors[feature]
@@ -105,9 +101,9 @@ extension DeliveryRouter {
                     await hand(page, to: [sink], replay: true)
                 }
             }
-            guard replayAgain.contains(key), isAttached(key) else { break }
+            guard replaying[key]?.passAgain == true, isAttached(key) else { break }
         }
-        if replayAgain.remove(key) != nil { resyncAfterReplay.insert(key) }
+        if replaying[key]?.passAgain == true { replaying[key]?.resyncAfter = true }
         finishReplay(sink)
     }
 
@@ -118,29 +114,27 @@ extension DeliveryRouter {
         let features = Set(attachments.values.filter { ObjectIdentifier($0.sink) == key }.flatMap(\.features))
         guard !features.isEmpty else { return }
         guard replaying[key] == nil else {
-            resyncAfterReplay.insert(key)
+            replaying[key]?.resyncAfter = true
             return
         }
         handedOut[key] = []
-        replaying[key] = []
-        deferredInbox[key] = nil
+        replaying[key] = SinkReplay()
         await replayInbox(features: features.sorted(), to: sink)
     }
 
     /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items).
     func finishReplay(_ sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
-        guard let deferred = replaying.removeValue(forKey: key) else { return }
-        deferredInbox[key] = nil
-        if let live = deferredLive.removeValue(forKey: key), live.shed > 0 {
-            counters.deferredLiveShed &+= live.shed
-            sink.reportShed(live.shed)
+        guard let replay = replaying.removeValue(forKey: key) else { return }
+        if replay.liveShed > 0 {
+            counters.deferredLiveShed &+= replay.liveShed
+            sink.reportShed(replay.liveShed)
         }
-        if resyncAfterReplay.remove(key) != nil {
+        if replay.resyncAfter {
             Task { await self.resync(sink) }
         }
         var given = handedOut[key] ?? []
-        for item in deferred {
+        for item in replay.deferred {
             switch item {
             case .entry(let entry):
                 guard !acknowledgedInbox.contains(entry.id.rawValue), given.insert(entry.id.rawValue).inserted else { continue }
@@ -157,19 +151,16 @@ extension DeliveryRouter {
     /// Emits a live envelope to `sink`, or holds it while the sink's replay runs.
     func emitLive(_ event: DeliveryEvent, to sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
-        if replaying[key] != nil {
+        if let live = replaying[key].map({ $0.liveHeld }) {
             if case .envelope(_, inboxID: 0, _, _, _) = event {
                 // A live realtime envelope (nothing else holds it): bounded, the excess shed.
-                var live = deferredLive[key] ?? (0, 0)
-                guard live.held < options.maximumDeferredLive else {
-                    live.shed &+= 1
-                    deferredLive[key] = live
+                guard live < options.maximumDeferredLive else {
+                    replaying[key]?.liveShed &+= 1
                     return
                 }
-                live.held += 1
-                deferredLive[key] = live
+                replaying[key]?.liveHeld += 1
             }
-            replaying[key]?.append(.event(event))
+            replaying[key]?.deferred.append(.event(event))
         } else {
             sink.emit(event)
         }
@@ -192,13 +183,12 @@ extension DeliveryRouter {
         for sink in sinks {
             let key = ObjectIdentifier(sink)
             guard isAttached(key) else { continue }
-            if !replay, replaying[key] != nil {
+            if !replay, let held = replaying[key].map({ $0.inboxHeld }) {
                 // Bounded: the excess stays in the store, and the replay takes another pass.
-                let held = deferredInbox[key] ?? 0
                 let kept = entries.prefix(max(0, options.maximumDeferredInbox - held))
-                if kept.count < entries.count { replayAgain.insert(key) }
-                deferredInbox[key] = held + kept.count
-                replaying[key]?.append(contentsOf: kept.map(DeferredDelivery.entry))
+                if kept.count < entries.count { replaying[key]?.passAgain = true }
+                replaying[key]?.inboxHeld += kept.count
+                replaying[key]?.deferred.append(contentsOf: kept.map(DeferredDelivery.entry))
                 continue
             }
             var given = handedOut[key] ?? []

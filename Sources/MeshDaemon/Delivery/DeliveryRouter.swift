@@ -71,24 +71,13 @@ public actor DeliveryRouter: Service {
     /// Realtime items per (peer, feature) waiting in the inbox pipeline: later realtime items of
     /// that feature follow them there, so an app sees a peer's items in order.
     var realtimeInPipeline: [DeviceID: [String: Int]] = [:]
-    /// Sinks replaying their inbox after an attach, with what they were given meanwhile
-    /// (handed to them once the replay is done, so inbox items arrive in order).
-    var replaying: [ObjectIdentifier: [DeferredDelivery]] = [:]
-    /// Per replaying sink: live realtime envelopes held in `replaying`, and those shed beyond
-    /// `options.maximumDeferredLive` (reported to the sink when its replay ends).
-    var deferredLive: [ObjectIdentifier: (held: Int, shed: UInt64)] = [:]
+    /// Sinks replaying their inbox after an attach or a resync, with what they were given
+    /// meanwhile (handed to them once the replay is done, so inbox items arrive in order).
+    var replaying: [ObjectIdentifier: SinkReplay] = [:]
     /// Inbox ids apps acknowledged (ids are never reused): never handed out again, even when a
     /// stale copy of the entry is still on its way (a replay page, a deferred delivery).
     var acknowledgedInbox: Set<Int64> = []
     var acknowledgedOrder: [Int64] = []
-    /// Sinks that shed events while replaying: replay again once done.
-    var resyncAfterReplay: Set<ObjectIdentifier> = []
-    /// Per replaying sink: inbox entries held in `replaying` (at most
-    /// `options.maximumDeferredInbox`).
-    var deferredInbox: [ObjectIdentifier: Int] = [:]
-    /// Replaying sinks whose inbox entries were left in the store beyond that bound: their
-    /// replay takes another pass.
-    var replayAgain: Set<ObjectIdentifier> = []
     nonisolated let inboxSignal: AsyncStream<Void>
     let inboxSignalQueue: AsyncStream<Void>.Continuation
 
@@ -250,6 +239,23 @@ public actor DeliveryRouter: Service {
 enum DeferredDelivery: Sendable {
     case entry(InboxEntry)
     case event(DeliveryEvent)
+}
+
+/// What the router keeps for one sink while its inbox replay runs; all of it ends with the
+/// replay (or with the sink's last attachment).
+struct SinkReplay: Sendable {
+    /// What the sink was given meanwhile, handed to it once the replay is done.
+    var deferred: [DeferredDelivery] = []
+    /// Live realtime envelopes in `deferred` (at most `maximumDeferredLive`), and those shed
+    /// beyond (reported to the sink when the replay ends).
+    var liveHeld = 0
+    var liveShed: UInt64 = 0
+    /// Inbox entries in `deferred` (at most `maximumDeferredInbox`).
+    var inboxHeld = 0
+    /// Entries were left in the store beyond that bound: the replay takes another pass.
+    var passAgain = false
+    /// Events to the sink were shed meanwhile: replay again once done.
+    var resyncAfter = false
 }
 
 extension DeliveryRouter: CustomStringConvertible {
