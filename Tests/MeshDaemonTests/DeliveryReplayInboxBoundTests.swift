@@ -39,6 +39,52 @@ struct DeliveryReplayInboxBoundTests {
         #expect(await !daemon.router.isReplayingForTest(sink))
     }
 
+    /// Items arriving while a replay runs reach the app then for the first time: unmarked, also
+    /// those the bound left in the store for a later pass. Their delivery is recorded all the
+    /// same: an app that goes away without acking gets every one marked on its next attach.
+    @Test func itemsArrivingDuringAReplayAreMarkedOnlyOnceTheAppHadThem() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        var options = DeliveryTestBed.options()
+        options.maximumDeferredInbox = 4
+        let daemon = try await bed.start(name: "marks", options: options)
+        let sink = CollectingSink()
+        let attachment = await daemon.router.attach(features: ["demo"], sink: sink)
+        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
+
+        await daemon.router.beginReplayForTest(sink)
+        let entries = try storeItems(daemon, count: 10)
+        await daemon.router.hand(Array(entries.prefix(3)), to: [sink])
+        await daemon.router.hand(Array(entries.dropFirst(3)), to: [sink])
+        await daemon.router.replayInbox(features: ["demo"], to: sink)
+        #expect(inboxIDs(sink) == entries.map(\.id.rawValue))
+        #expect(marked(sink).isEmpty, "first deliveries marked as redeliveries: \(marked(sink))")
+
+        await daemon.router.detach(attachment.attachmentID)
+        let next = CollectingSink()
+        _ = await daemon.router.attach(features: ["demo"], sink: next)
+        try await waitUntil("the next attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(next) }
+        #expect(inboxIDs(next) == entries.map(\.id.rawValue))
+        #expect(marked(next) == entries.map(\.id.rawValue), "an unacknowledged item comes marked to the next attachment")
+    }
+
+    /// Stores `count` items from peer "P" and returns their entries (as the live path has them).
+    private func storeItems(_ daemon: RunningDaemon, count: Int) throws -> [InboxEntry] {
+        let items = (1...count).map { makeInboxItem($0) }
+        let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        return zip(items, receipts).compactMap { item, receipt -> InboxEntry? in
+            guard case .stored(let id) = receipt else { return nil }
+            return InboxEntry(id: id, peer: "P", item: item, receivedAt: storeTestEpoch, deliveryCount: 0)
+        }
+    }
+
+    private func marked(_ sink: CollectingSink) -> [Int64] {
+        sink.all.compactMap { event in
+            guard case .envelope(_, let inboxID, true, _, _) = event else { return nil }
+            return inboxID
+        }
+    }
+
     private func inboxIDs(_ sink: CollectingSink) -> [Int64] {
         sink.all.compactMap { event in
             guard case .envelope(_, let inboxID, _, _, _) = event else { return nil }

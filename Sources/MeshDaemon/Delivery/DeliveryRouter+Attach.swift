@@ -6,12 +6,15 @@ import MeshLocalAPI
 extension DeliveryRouter {
     /// Attaches a client for `features`: from now on `sink` gets their events. Items waiting in
     /// the inbox for these features are handed to `sink` right after (marked as redeliveries
-    /// when handed out before). One client may attach several times; features add up.
+    /// when handed to an attachment before and not acknowledged). One client may attach
+    /// several times; features add up.
     public func attach(features: [String], sessionID: UUID? = nil, app: String? = nil,
                        sink: any DeliveryEventSink) async -> DeliveryAttachResult {
         let id = nextAttachmentID
         nextAttachmentID &+= 1
         attachments[id] = DeliveryAttachment(features: Set(features), sessionID: sessionID, app: app, sink: sink)
+        // Inbox items arriving from now on wait for the replay (so they follow the stored ones).
+        if replaying[ObjectIdentifier(sink)] == nil { replaying[ObjectIdentifier(sink)] = SinkReplay() }
         await announcePresenceIfChanged()
         let now = now()
         let statuses = await node.peers()
@@ -23,7 +26,6 @@ extension DeliveryRouter {
         await pairedPeersReady()
         // The peers' current watermarks first (the sink holds events until the reply is out).
         for event in currentWatermarks(features: Set(features), sessionID: sessionID) { sink.emit(event) }
-        if replaying[ObjectIdentifier(sink)] == nil { replaying[ObjectIdentifier(sink)] = SinkReplay() }
         Task { await self.replayInbox(features: features, to: sink) }
         return DeliveryAttachResult(attachmentID: id, localDeviceID: localDeviceID.description, peers: peers)
     }
@@ -83,71 +85,6 @@ extension DeliveryRouter {
         }
     }
 
-    /// Hands every inbox item of `features` to `sink`, oldest first, in pages. Items that
-    /// arrived meanwhile beyond `maximumDeferredInbox` were left in the store: another pass
-    /// from where each feature stopped hands them (at most 8 passes; then a resync follows).
-    func replayInbox(features: [String], to sink: any DeliveryEventSink) async {
-        let store = self.store, key = ObjectIdentifier(sink)
-        var cursors: [String: InboxID] = [:]
-        for _ in 0..<8 {
-            replaying[key]?.passAgain = false
-            for feature in Set(features).sorted() {
-                for _ in 0..<10_000 {
-                    let cursor = cursors[feature]
-                    guard isAttached(key),
-                          let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
-                          let last = page.last else { break }
-                    cursors[feature] = last.id
-                    await hand(page, to: [sink], replay: true)
-                }
-            }
-            guard replaying[key]?.passAgain == true, isAttached(key) else { break }
-        }
-        if replaying[key]?.passAgain == true { replaying[key]?.resyncAfter = true }
-        finishReplay(sink)
-    }
-
-    /// Events to `sink` were shed (slow reader): hands it every unacknowledged inbox item of
-    /// its features again, flagged as redeliveries, after what it was given so far.
-    public func resync(_ sink: any DeliveryEventSink) async {
-        let key = ObjectIdentifier(sink)
-        let features = Set(attachments.values.filter { ObjectIdentifier($0.sink) == key }.flatMap(\.features))
-        guard !features.isEmpty else { return }
-        guard replaying[key] == nil else {
-            replaying[key]?.resyncAfter = true
-            return
-        }
-        handedOut[key] = []
-        replaying[key] = SinkReplay()
-        await replayInbox(features: features.sorted(), to: sink)
-    }
-
-    /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items).
-    func finishReplay(_ sink: any DeliveryEventSink) {
-        let key = ObjectIdentifier(sink)
-        guard let replay = replaying.removeValue(forKey: key) else { return }
-        if replay.liveShed > 0 {
-            counters.deferredLiveShed &+= replay.liveShed
-            sink.reportShed(replay.liveShed)
-        }
-        if replay.resyncAfter {
-            Task { await self.resync(sink) }
-        }
-        var given = handedOut[key] ?? []
-        for item in replay.deferred {
-            switch item {
-            case .entry(let entry):
-                guard !acknowledgedInbox.contains(entry.id.rawValue), given.insert(entry.id.rawValue).inserted else { continue }
-                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
-                                    mode: entry.item.kind, encoded: entry.item.payload))
-                counters.inboxDelivered &+= 1
-            case .event(let event):
-                sink.emit(event)
-            }
-        }
-        handedOut[key] = given
-    }
-
     /// Emits a live envelope to `sink`, or holds it while the sink's replay runs.
     func emitLive(_ event: DeliveryEvent, to sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
@@ -166,38 +103,66 @@ extension DeliveryRouter {
         }
     }
 
-    /// Marks entries delivered, then emits them to each sink that has not had them yet.
-    /// Sinks still replaying get them after their replay (`replay` is the replay's own call).
-    /// Sinks detached meanwhile (their connection is gone) get nothing, and nothing is marked
-    /// for them; an id an app acknowledged is never handed out again.
+    /// Emits entries to each sink that has not had them yet, recording their delivery in the
+    /// store first (so an app that dies before acking gets them flagged as redeliveries).
+    /// Sinks still replaying hold them for after their replay (`replay` is the replay's own
+    /// call); their delivery is recorded when the replay hands them, so an entry a replay left
+    /// in the store is not flagged when a later pass hands it. Sinks detached meanwhile (their
+    /// connection is gone) get nothing; an id an app acknowledged is never handed out again.
     func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink], replay: Bool = false) async {
-        guard !entries.isEmpty, sinks.contains(where: { isAttached(ObjectIdentifier($0)) }) else { return }
-        let store = self.store, ids = entries.map(\.id)
+        guard !entries.isEmpty else { return }
+        var direct: [any DeliveryEventSink] = []
+        for sink in sinks {
+            let key = ObjectIdentifier(sink)
+            guard isAttached(key) else { continue }
+            if !replay, replaying[key] != nil { hold(entries, for: key) } else { direct.append(sink) }
+        }
+        // Recorded: what some sink is about to get (not what it had, nor what a replay holds).
+        var ids: [InboxID] = [], listed = Set<Int64>()
+        for sink in direct {
+            let given = handedOut[ObjectIdentifier(sink)]
+            for entry in entries where given?.contains(entry.id.rawValue) != true
+                && !acknowledgedInbox.contains(entry.id.rawValue) && listed.insert(entry.id.rawValue).inserted {
+                ids.append(entry.id)
+            }
+        }
+        guard !ids.isEmpty else { return }
+        let store = self.store, recorded = ids
         do {
-            _ = try await worker.run { try store.markDelivered(ids: ids) }
+            _ = try await worker.run { try store.markDelivered(ids: recorded) }
         } catch {
             counters.storeErrors &+= 1
             logger.error("could not mark inbox items delivered", metadata: ["error": "\(error)"])
             return
         }
-        for sink in sinks {
+        for sink in direct {
             let key = ObjectIdentifier(sink)
             guard isAttached(key) else { continue }
-            if !replay, let held = replaying[key].map({ $0.inboxHeld }) {
-                // Bounded: the excess stays in the store, and the replay takes another pass.
-                let kept = entries.prefix(max(0, options.maximumDeferredInbox - held))
-                if kept.count < entries.count { replaying[key]?.passAgain = true }
-                replaying[key]?.inboxHeld += kept.count
-                replaying[key]?.deferred.append(contentsOf: kept.map(DeferredDelivery.entry))
-                continue
-            }
+            // A replay page may read an entry held for this replay: it keeps its held mark.
+            let held = replay ? replaying[key]?.heldMarks : nil
             var given = handedOut[key] ?? []
-            for entry in entries where !acknowledgedInbox.contains(entry.id.rawValue) && given.insert(entry.id.rawValue).inserted {
-                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
+            for entry in entries where listed.contains(entry.id.rawValue) && !acknowledgedInbox.contains(entry.id.rawValue)
+                && given.insert(entry.id.rawValue).inserted {
+                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue,
+                                    redelivery: held?[entry.id.rawValue] ?? entry.isRedelivery,
                                     mode: entry.item.kind, encoded: entry.item.payload))
                 counters.inboxDelivered &+= 1
             }
             handedOut[key] = given
+        }
+    }
+
+    /// Holds entries for the replay running for `key`, bounded: the excess stays in the store,
+    /// and the replay takes another pass. Their delivery is recorded before the replay ends.
+    func hold(_ entries: [InboxEntry], for key: ObjectIdentifier) {
+        guard let held = replaying[key]?.inboxHeld else { return }
+        let kept = entries.prefix(max(0, options.maximumDeferredInbox - held))
+        if kept.count < entries.count { replaying[key]?.passAgain = true }
+        replaying[key]?.inboxHeld += kept.count
+        for entry in kept {
+            replaying[key]?.heldMarks[entry.id.rawValue] = entry.isRedelivery
+            replaying[key]?.unrecorded.append(entry.id)
+            replaying[key]?.deferred.append(.entry(entry))
         }
     }
 

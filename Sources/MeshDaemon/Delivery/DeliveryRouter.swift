@@ -241,23 +241,6 @@ enum DeferredDelivery: Sendable {
     case event(DeliveryEvent)
 }
 
-/// What the router keeps for one sink while its inbox replay runs; all of it ends with the
-/// replay (or with the sink's last attachment).
-struct SinkReplay: Sendable {
-    /// What the sink was given meanwhile, handed to it once the replay is done.
-    var deferred: [DeferredDelivery] = []
-    /// Live realtime envelopes in `deferred` (at most `maximumDeferredLive`), and those shed
-    /// beyond (reported to the sink when the replay ends).
-    var liveHeld = 0
-    var liveShed: UInt64 = 0
-    /// Inbox entries in `deferred` (at most `maximumDeferredInbox`).
-    var inboxHeld = 0
-    /// Entries were left in the store beyond that bound: the replay takes another pass.
-    var passAgain = false
-    /// Events to the sink were shed meanwhile: replay again once done.
-    var resyncAfter = false
-}
-
 extension DeliveryRouter: CustomStringConvertible {
     /// `DeliveryRouter(DEVICE)`, for ServiceLifecycle's logs.
     public nonisolated var description: String { "DeliveryRouter(\(localDeviceID.short))" }

@@ -1,0 +1,94 @@
+import Foundation
+
+/// Inbox replays: what an attachment gets from the inbox after its attach or after its
+/// connection shed events.
+extension DeliveryRouter {
+    /// Hands every inbox item of `features` to `sink`, oldest first, in pages. Items that
+    /// arrived meanwhile beyond `maximumDeferredInbox` were left in the store: another pass
+    /// from where each feature stopped hands them (at most 8 passes; then a resync follows).
+    func replayInbox(features: [String], to sink: any DeliveryEventSink) async {
+        let store = self.store, key = ObjectIdentifier(sink)
+        var cursors: [String: InboxID] = [:]
+        for _ in 0..<8 {
+            replaying[key]?.passAgain = false
+            for feature in Set(features).sorted() {
+                for _ in 0..<10_000 {
+                    let cursor = cursors[feature]
+                    guard isAttached(key),
+                          let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
+                          let last = page.last else { break }
+                    cursors[feature] = last.id
+                    await hand(page, to: [sink], replay: true)
+                }
+            }
+            await recordHeld(key)
+            guard replaying[key]?.passAgain == true, isAttached(key) else { break }
+        }
+        if replaying[key]?.passAgain == true { replaying[key]?.resyncAfter = true }
+        finishReplay(sink)
+    }
+
+    /// Events to `sink` were shed (slow reader): hands it every unacknowledged inbox item of
+    /// its features again, flagged as redeliveries, after what it was given so far.
+    public func resync(_ sink: any DeliveryEventSink) async {
+        let key = ObjectIdentifier(sink)
+        let features = Set(attachments.values.filter { ObjectIdentifier($0.sink) == key }.flatMap(\.features))
+        guard !features.isEmpty else { return }
+        guard replaying[key] == nil else {
+            replaying[key]?.resyncAfter = true
+            return
+        }
+        handedOut[key] = []
+        replaying[key] = SinkReplay()
+        await replayInbox(features: features.sorted(), to: sink)
+    }
+
+    /// Records in the store the delivery of the inbox entries held for `key`'s replay, before
+    /// they are handed (`markDelivered` must precede a hand-out). Entries held while it runs are
+    /// recorded too; at most `maximumDeferredInbox` are held per replay, so this ends.
+    func recordHeld(_ key: ObjectIdentifier) async {
+        let store = self.store
+        for _ in 0...options.maximumDeferredInbox {
+            guard let ids = replaying[key]?.unrecorded, !ids.isEmpty else { return }
+            replaying[key]?.unrecorded = []
+            do {
+                _ = try await worker.run { try store.markDelivered(ids: ids) }
+            } catch {
+                counters.storeErrors &+= 1
+                logger.error("could not mark inbox items delivered", metadata: ["error": "\(error)"])
+                // Not handed then (they stay in the inbox for the next attach), as in `hand`.
+                let failed = Set(ids.map(\.rawValue))
+                replaying[key]?.deferred.removeAll { held in
+                    if case .entry(let entry) = held { return failed.contains(entry.id.rawValue) }
+                    return false
+                }
+            }
+        }
+    }
+
+    /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items).
+    func finishReplay(_ sink: any DeliveryEventSink) {
+        let key = ObjectIdentifier(sink)
+        guard let replay = replaying.removeValue(forKey: key) else { return }
+        if replay.liveShed > 0 {
+            counters.deferredLiveShed &+= replay.liveShed
+            sink.reportShed(replay.liveShed)
+        }
+        if replay.resyncAfter {
+            Task { await self.resync(sink) }
+        }
+        var given = handedOut[key] ?? []
+        for item in replay.deferred {
+            switch item {
+            case .entry(let entry):
+                guard !acknowledgedInbox.contains(entry.id.rawValue), given.insert(entry.id.rawValue).inserted else { continue }
+                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
+                                    mode: entry.item.kind, encoded: entry.item.payload))
+                counters.inboxDelivered &+= 1
+            case .event(let event):
+                sink.emit(event)
+            }
+        }
+        handedOut[key] = given
+    }
+}

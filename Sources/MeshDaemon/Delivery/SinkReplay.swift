@@ -1,0 +1,24 @@
+/// What the router keeps for one sink while its inbox replay runs; all of it ends with the
+/// replay (or with the sink's last attachment).
+struct SinkReplay: Sendable {
+    /// What the sink was given meanwhile, handed to it once the replay is done.
+    var deferred: [DeferredDelivery] = []
+    /// Live realtime envelopes in `deferred` (at most `maximumDeferredLive`), and those shed
+    /// beyond (reported to the sink when the replay ends).
+    var liveHeld = 0
+    var liveShed: UInt64 = 0
+    /// Inbox entries in `deferred` (at most `maximumDeferredInbox`).
+    var inboxHeld = 0
+    /// The redelivery mark of each inbox entry in `deferred`, by id. A replay page that reads
+    /// one of them hands it with this mark: the store's delivery count may already include the
+    /// delivery recorded for this very hold (`unrecorded`).
+    var heldMarks: [Int64: Bool] = [:]
+    /// Inbox entries in `deferred` whose delivery is not recorded in the store yet; it is,
+    /// before they are handed (so a crash after they reached the app flags them).
+    var unrecorded: [InboxID] = []
+    /// Entries were left in the store beyond that bound: the replay takes another pass.
+    var passAgain = false
+    /// Events to the sink were shed meanwhile, or the replay left entries in the store after its
+    /// last pass: replay again once done.
+    var resyncAfter = false
+}
