@@ -8,9 +8,10 @@ import Testing
 extension DeliveryIntegration {
     /// The receiving side of reliable delivery, churned in one process: a peer's batches (with
     /// resends of items already stored and acknowledged) reach the router while the app sheds
-    /// events (a slow reader, so the router resyncs it), acknowledges in bursts, reconnects, and
-    /// the daemon restarts on the same store. Whatever the interleaving, the app never gets an
-    /// event a second time without the redelivery mark.
+    /// events (a slow reader, so the router offers the shed items again), acknowledges in
+    /// bursts, reconnects, and the daemon restarts on the same store. Whatever the interleaving,
+    /// the app never gets an event a second time without the redelivery mark, and never twice
+    /// through one attachment.
     ///
     /// Regression test of the kill loop's "unmarked duplicate": an app acknowledged an item
     /// that a running replay had just handed it, which took the id out of the connection's
@@ -94,9 +95,11 @@ extension DeliveryIntegration {
             }
             let report = app.report
             print("fuzz figure: \(items.count) items, \(restarts) restarts, \(reconnects) reconnects, "
-                  + "\(report.marked) marked redeliveries, \(report.unmarked.count) unmarked duplicates")
+                  + "\(report.marked) marked redeliveries, \(report.unmarked.count) unmarked duplicates, "
+                  + "\(report.twice.count) copies twice through one attachment")
             #expect(app.distinct == items.count)
             #expect(report.unmarked.isEmpty, "unmarked second copies (#line, sink, inbox id, R = marked): \(report.unmarked.prefix(3))")
+            #expect(report.twice.isEmpty, "second copies through one attachment: \(report.twice.prefix(3))")
         }
     }
 }
@@ -108,6 +111,8 @@ final class RedeliveryCheckingApp: @unchecked Sendable {
     private var seen: Set<UUID> = []
     private var history: [UUID: [String]] = [:]
     private var unmarked: [String] = []
+    private var twice: [String] = []
+    private var perAttachment: Set<String> = []
     private var marked = 0
     private var received = 0
     private var toAck: [Int64] = []
@@ -119,6 +124,9 @@ final class RedeliveryCheckingApp: @unchecked Sendable {
             history[eventID, default: []].append("#\(received) \(sink) inbox \(inboxID)\(redelivery ? " R" : "")")
             if !seen.insert(eventID).inserted, !redelivery {
                 unmarked.append((history[eventID] ?? []).joined(separator: ", "))
+            }
+            if !perAttachment.insert("\(sink) \(eventID)").inserted {
+                twice.append((history[eventID] ?? []).joined(separator: ", "))
             }
             toAck.append(inboxID)
         }
@@ -138,11 +146,12 @@ final class RedeliveryCheckingApp: @unchecked Sendable {
     }
 
     var distinct: Int { lock.withLock { seen.count } }
-    var report: (marked: Int, unmarked: [String]) { lock.withLock { (marked, unmarked) } }
+    var report: (marked: Int, unmarked: [String], twice: [String]) { lock.withLock { (marked, unmarked, twice) } }
 }
 
 /// An event sink like a slow local API connection: it sheds runs of envelope events and then
-/// asks the router to resync, as `LocalAPIConnectionHandler` does once the client caught up.
+/// asks the router to offer the shed inbox items again, as `LocalAPIConnectionHandler` does
+/// once the client caught up.
 /// After `close()` (the connection went away) nothing reaches the app.
 final class SheddingSink: DeliveryEventSink, @unchecked Sendable {
     private static let shedRate = 0.05
@@ -152,29 +161,33 @@ final class SheddingSink: DeliveryEventSink, @unchecked Sendable {
     private let name: String
     private var rng: SeededGenerator
     private var shedding = 0
+    private var shed: [ShedInboxItem] = []
     private var closed = false
 
     init(app: RedeliveryCheckingApp, router: DeliveryRouter, seed: UInt64) {
         self.app = app
         self.router = router
         self.rng = SeededGenerator(seed: seed)
-        self.name = "sink \(seed % 10_000)"
+        self.name = "sink \(seed)"
     }
 
     func emit(_ event: DeliveryEvent) {
         guard case .envelope(_, let inboxID, let redelivery, _, let encoded) = event,
               let envelope = try? SessionWireCodec.decodeEnvelope(encoded) else { return }
-        // nil: closed; true: shed, and the run of shed events just ended.
-        let shed: (shed: Bool, runEnded: Bool)? = lock.withLock {
+        // nil: closed; true: shed, with the shed inbox items once the run of shed events ended.
+        let outcome: (shed: Bool, offerAgain: [ShedInboxItem])? = lock.withLock {
             if closed { return nil }
             if shedding == 0, Double.random(in: 0..<1, using: &rng) < Self.shedRate { shedding = Int.random(in: 1...30, using: &rng) }
-            guard shedding > 0 else { return (false, false) }
+            guard shedding > 0 else { return (false, []) }
             shedding -= 1
-            return (true, shedding == 0)
+            shed.append(ShedInboxItem(inboxID: inboxID, redelivery: redelivery))
+            guard shedding == 0 else { return (true, []) }
+            defer { shed = [] }
+            return (true, shed)
         }
-        guard let shed else { return }
-        if shed.shed {
-            if shed.runEnded { Task { await router.resync(self) } }
+        guard let outcome else { return }
+        if outcome.shed {
+            if !outcome.offerAgain.isEmpty { Task { await router.reoffer(outcome.offerAgain, to: self) } }
             return
         }
         app.received(eventID: envelope.metadata.eventID, inboxID: inboxID, redelivery: redelivery, sink: name)
@@ -182,11 +195,11 @@ final class SheddingSink: DeliveryEventSink, @unchecked Sendable {
 
     /// Ends a shed run that no later event ended (a real connection reports once it is writable).
     func catchUp() {
-        let stuck: Bool = lock.withLock {
-            defer { shedding = 0 }
-            return shedding > 0 && !closed
+        let stuck: [ShedInboxItem] = lock.withLock {
+            defer { shedding = 0; shed = [] }
+            return closed ? [] : shed
         }
-        if stuck { Task { await router.resync(self) } }
+        if !stuck.isEmpty { Task { await router.reoffer(stuck, to: self) } }
     }
 
     /// The connection went away.

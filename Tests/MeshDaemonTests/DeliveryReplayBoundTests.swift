@@ -94,7 +94,7 @@ final class ShedCountingSink: DeliveryEventSink, @unchecked Sendable {
 }
 
 extension DeliveryRouter {
-    /// Marks `sink` as replaying, as `attach` and `resync` do before a replay.
+    /// Marks `sink` as replaying, as `attach` and `reoffer` do before a replay.
     func beginReplayForTest(_ sink: any DeliveryEventSink) {
         replaying[ObjectIdentifier(sink)] = SinkReplay()
     }

@@ -68,6 +68,29 @@ struct DeliveryReplayInboxBoundTests {
         #expect(marked(next) == entries.map(\.id.rawValue), "an unacknowledged item comes marked to the next attachment")
     }
 
+    /// What a connection shed is offered to its attachment again, with the mark it had; nothing
+    /// else is: not what the app got, not what it acknowledged, not what it was never handed.
+    @Test func reofferHandsOnlyShedItemsAgainWithTheirMark() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let daemon = try await bed.start(name: "reoffer")
+        let sink = CollectingSink()
+        _ = await daemon.router.attach(features: ["demo"], sink: sink)
+        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
+        let entries = try storeItems(daemon, count: 6)
+        await daemon.router.hand(entries, to: [sink])
+        #expect(inboxIDs(sink) == entries.map(\.id.rawValue))
+        _ = try await daemon.router.acknowledgeInbox(ids: [entries[0].id.rawValue])
+
+        let shed = [entries[0], entries[2], entries[4]].map { ShedInboxItem(inboxID: $0.id.rawValue, redelivery: false) }
+            + [ShedInboxItem(inboxID: 999, redelivery: false)]
+        await daemon.router.reoffer(shed, to: sink)
+        #expect(inboxIDs(sink) == entries.map(\.id.rawValue) + [entries[2].id.rawValue, entries[4].id.rawValue])
+        #expect(marked(sink).isEmpty)
+        #expect(await daemon.router.counterValues()["delivery.inbox.reoffered"] == 2)
+        #expect(await !daemon.router.isReplayingForTest(sink))
+    }
+
     /// Stores `count` items from peer "P" and returns their entries (as the live path has them).
     private func storeItems(_ daemon: RunningDaemon, count: Int) throws -> [InboxEntry] {
         let items = (1...count).map { makeInboxItem($0) }

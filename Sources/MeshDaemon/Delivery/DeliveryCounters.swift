@@ -20,6 +20,8 @@ struct DeliveryCounters: Sendable {
     var inboxStored: UInt64 = 0
     var inboxDuplicates: UInt64 = 0
     var inboxDelivered: UInt64 = 0
+    /// Of those, inbox items offered again to the same attachment because its connection shed them.
+    var inboxReoffered: UInt64 = 0
     var inboxRefused: UInt64 = 0
     var snapshotsPushed: UInt64 = 0
     var snapshotsReceived: UInt64 = 0
@@ -52,6 +54,7 @@ struct DeliveryCounters: Sendable {
             "delivery.inbox.stored": inboxStored,
             "delivery.inbox.duplicates": inboxDuplicates,
             "delivery.inbox.delivered": inboxDelivered,
+            "delivery.inbox.reoffered": inboxReoffered,
             "delivery.inbox.refused": inboxRefused,
             "delivery.snapshots.pushed": snapshotsPushed,
             "delivery.snapshots.received": snapshotsReceived,

@@ -1,11 +1,12 @@
 import Foundation
 
-/// Inbox replays: what an attachment gets from the inbox after its attach or after its
-/// connection shed events.
+/// Inbox replays: what an attachment gets from the inbox after its attach, and the items its
+/// connection shed, offered again.
 extension DeliveryRouter {
     /// Hands every inbox item of `features` to `sink`, oldest first, in pages. Items that
     /// arrived meanwhile beyond `maximumDeferredInbox` were left in the store: another pass
     /// from where each feature stopped hands them (at most 8 passes; then a resync follows).
+    /// Items the sink was handed before (and has not acknowledged) are skipped.
     func replayInbox(features: [String], to sink: any DeliveryEventSink) async {
         let store = self.store, key = ObjectIdentifier(sink)
         var cursors: [String: InboxID] = [:]
@@ -28,9 +29,9 @@ extension DeliveryRouter {
         finishReplay(sink)
     }
 
-    /// Events to `sink` were shed (slow reader): hands it every unacknowledged inbox item of
-    /// its features again, flagged as redeliveries, after what it was given so far.
-    public func resync(_ sink: any DeliveryEventSink) async {
+    /// A replay left inbox items in the store after its last pass: hands `sink` every
+    /// unacknowledged inbox item of its features that it was not handed yet.
+    func resync(_ sink: any DeliveryEventSink) async {
         let key = ObjectIdentifier(sink)
         let features = Set(attachments.values.filter { ObjectIdentifier($0.sink) == key }.flatMap(\.features))
         guard !features.isEmpty else { return }
@@ -38,9 +39,51 @@ extension DeliveryRouter {
             replaying[key]?.resyncAfter = true
             return
         }
-        handedOut[key] = []
         replaying[key] = SinkReplay()
         await replayInbox(features: features.sorted(), to: sink)
+    }
+
+    /// `sink`'s connection shed these inbox items after the router handed them (a slow reader):
+    /// hands them to it again, with the redelivery mark they had (its app never saw them), after
+    /// what it was given so far. Only items handed to this sink and not acknowledged are offered
+    /// again; the rest of its inbox is not (the app has it). While a replay runs for the sink
+    /// they wait for its end.
+    public func reoffer(_ items: [ShedInboxItem], to sink: any DeliveryEventSink) async {
+        let key = ObjectIdentifier(sink)
+        guard !items.isEmpty, isAttached(key) else { return }
+        guard replaying[key] == nil else {
+            replaying[key]?.reoffer.append(contentsOf: items)
+            return
+        }
+        replaying[key] = SinkReplay()
+        var marks: [Int64: Bool] = [:]
+        for item in items { marks[item.inboxID] = item.redelivery }
+        let ids = marks.keys.sorted(), store = self.store
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(start + 500, ids.count)].map(InboxID.init(rawValue:))
+            guard isAttached(key) else { break }
+            let entries: [InboxEntry]
+            do {
+                entries = try await worker.run { try store.inboxEntries(ids: chunk) }
+            } catch {
+                counters.storeErrors &+= 1
+                logger.error("could not read shed inbox items to offer them again", metadata: ["error": "\(error)"])
+                break
+            }
+            // Their delivery is recorded already (they were handed once): no second record.
+            guard isAttached(key), let given = handedOut[key] else { break }
+            for entry in entries where given.contains(entry.id.rawValue) && !acknowledgedInbox.contains(entry.id.rawValue) {
+                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue,
+                                    redelivery: marks[entry.id.rawValue] ?? entry.isRedelivery,
+                                    mode: entry.item.kind, encoded: entry.item.payload))
+                counters.inboxDelivered &+= 1
+                counters.inboxReoffered &+= 1
+            }
+        }
+        await recordHeld(key)
+        // What arrived meanwhile beyond the bound is only in the store: a replay hands it.
+        if replaying[key]?.passAgain == true { replaying[key]?.resyncAfter = true }
+        finishReplay(sink)
     }
 
     /// Records in the store the delivery of the inbox entries held for `key`'s replay, before
@@ -76,6 +119,9 @@ extension DeliveryRouter {
         }
         if replay.resyncAfter {
             Task { await self.resync(sink) }
+        }
+        if !replay.reoffer.isEmpty {
+            Task { await self.reoffer(replay.reoffer, to: sink) }
         }
         var given = handedOut[key] ?? []
         for item in replay.deferred {

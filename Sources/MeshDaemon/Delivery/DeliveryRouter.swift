@@ -71,8 +71,9 @@ public actor DeliveryRouter: Service {
     /// Realtime items per (peer, feature) waiting in the inbox pipeline: later realtime items of
     /// that feature follow them there, so an app sees a peer's items in order.
     var realtimeInPipeline: [DeviceID: [String: Int]] = [:]
-    /// Sinks replaying their inbox after an attach or a resync, with what they were given
-    /// meanwhile (handed to them once the replay is done, so inbox items arrive in order).
+    /// Sinks replaying their inbox after an attach (or offering shed items again), with what
+    /// they were given meanwhile (handed to them once the replay is done, so inbox items arrive
+    /// in order).
     var replaying: [ObjectIdentifier: SinkReplay] = [:]
     /// Inbox ids apps acknowledged (ids are never reused): never handed out again, even when a
     /// stale copy of the entry is still on its way (a replay page, a deferred delivery).

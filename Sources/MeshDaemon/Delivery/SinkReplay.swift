@@ -18,7 +18,9 @@ struct SinkReplay: Sendable {
     var unrecorded: [InboxID] = []
     /// Entries were left in the store beyond that bound: the replay takes another pass.
     var passAgain = false
-    /// Events to the sink were shed meanwhile, or the replay left entries in the store after its
-    /// last pass: replay again once done.
+    /// The replay left entries in the store after its last pass: replay again once done.
     var resyncAfter = false
+    /// Inbox items the sink's connection shed after they were handed (its app never saw them):
+    /// offered again once the replay is done.
+    var reoffer: [ShedInboxItem] = []
 }

@@ -35,6 +35,9 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var flushScheduled = false
     /// A realtime send was performed in this read: its datagram goes out before the replies.
     private var sentImmediately = false
+    /// Inbox items among the events shed since the last report, per attach request: offered to
+    /// that attachment again once the client caught up (they never reached it).
+    private var shedInbox: [UInt32: [ShedInboxItem]] = [:]
 
     init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl, logger: Logger) {
         self.dispatcher = dispatcher
@@ -177,16 +180,19 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         }
         promise?.succeed(())
         counters.add(.eventsShed, shed.count)
-        // Only live realtime envelopes and not-yet-sent attach events are shed this way: no
-        // inbox item among them, so no resync (a resync would replay again and could shed again).
+        // Live realtime envelopes (gone) and attach events shed before the reply (inbox items
+        // among them are offered again, like those this connection shed).
+        if !shed.inboxItems.isEmpty { shedInbox[shed.requestID, default: []].append(contentsOf: shed.inboxItems) }
         guard !closing, let count = flow.eventsShedElsewhere(shed.count) else { return }
         writeShedReport(count, context: context)
+        reofferShedInbox()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = unwrapOutboundIn(data)
         if frame.kind == .event, !flow.eventOffered() {
             counters.add(.eventsShed)
+            if let item = Self.inboxItem(frame) { shedInbox[frame.requestID, default: []].append(item) }
             promise?.succeed(())
             return
         }
@@ -199,10 +205,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         guard !closing else { return }
         if let dropped = progress.reportShed {
             writeShedReport(dropped, context: context)
-            // Shed envelope events may have carried inbox items: offer the unacknowledged ones again.
-            if let router = dispatcher.router, let sinks = connection?.allSinks(), !sinks.isEmpty {
-                Task { for sink in sinks { await router.resync(sink) } }
-            }
+            reofferShedInbox()
         }
         for _ in 0..<progress.startQueued where queueHead < queue.count {
             let next = queue[queueHead]
@@ -277,6 +280,28 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     }
 
     // MARK: - Output
+
+    /// The inbox item an `envelope` event frame carries (nil for realtime envelopes and other
+    /// events): its id and redelivery flag, the body's first 9 bytes (docs/LOCAL-API.md § events).
+    static func inboxItem(_ frame: LocalAPIFrame) -> ShedInboxItem? {
+        guard frame.operation == .envelopeEvent,
+              let flags = frame.body.getInteger(at: frame.body.readerIndex, as: UInt8.self),
+              let inboxID = frame.body.getInteger(at: frame.body.readerIndex + 1, as: UInt64.self),
+              inboxID != 0 else { return nil }
+        return ShedInboxItem(inboxID: Int64(bitPattern: inboxID), redelivery: flags & 1 != 0)
+    }
+
+    /// The client was told what was shed: the inbox items among it go to their attachments
+    /// again (only those: the rest of the inbox reached the client).
+    private func reofferShedInbox() {
+        guard !shedInbox.isEmpty else { return }
+        let shed = shedInbox
+        shedInbox = [:]
+        guard let router = dispatcher.router, let sinks = connection?.allSinks() else { return }
+        let targets = sinks.compactMap { sink in shed[sink.requestID].map { (sink, $0) } }
+        guard !targets.isEmpty else { return }
+        Task { for (sink, items) in targets { await router.reoffer(items, to: sink) } }
+    }
 
     /// Writes an `events.dropped` event with `count`.
     private func writeShedReport(_ count: UInt64, context: ChannelHandlerContext) {

@@ -82,6 +82,28 @@ extension DeliveryStore {
         }
     }
 
+    /// The unacknowledged items among `ids`, in id order (ids of acknowledged items are left
+    /// out). For re-offering items a connection shed before its app saw them.
+    public func inboxEntries(ids: [InboxID]) throws -> [InboxEntry] {
+        guard !ids.isEmpty else { return [] }
+        return try withConnection { db in
+            let operation = "read inbox items by id"
+            return try ids.compactMap { id throws -> InboxEntry? in
+                try db.first("""
+                    SELECT id, peer, event_id, feature, session, kind, sender_sequence, payload, received_at, delivery_count
+                    FROM inbox WHERE id = ?
+                    """, [.integer(id.rawValue)], operation) { row in
+                    let item = InboxItem(eventID: try StoreColumns.uuid(row, 2, path: path), featureID: row.text(3),
+                                         sessionID: try StoreColumns.optionalUUID(row, 4, path: path),
+                                         kind: UInt8(truncatingIfNeeded: row.int64(5)),
+                                         senderSequence: StoreColumns.unsigned(row, 6), payload: row.blob(7))
+                    return InboxEntry(id: InboxID(rawValue: row.int64(0)), peer: row.text(1), item: item,
+                                      receivedAt: StoreColumns.date(row, 8), deliveryCount: Int(row.int64(9)))
+                }
+            }.sorted { $0.id.rawValue < $1.id.rawValue }
+        }
+    }
+
     /// Records that these items were handed to an app (delivery count + 1), in one transaction.
     /// Call it before handing them out, so an app that dies before acking sees them as redeliveries.
     @discardableResult

@@ -24,6 +24,8 @@ enum SlowReaderProbe {
         var dropped: [UInt64] = []
         var live = 0
         var inboxIDs = Set<UInt64>()
+        /// Inbox envelopes read, copies included.
+        var inboxEnvelopes = 0
         var redeliveries = 0
         var acknowledged = 0
         var seconds = 0.0
@@ -155,6 +157,7 @@ enum SlowReaderProbe {
                 case .envelope(let envelope) where envelope.inboxID == 0:
                     drain.live += 1
                 case .envelope(let envelope):
+                    drain.inboxEnvelopes += 1
                     if envelope.isRedelivery { drain.redeliveries += 1 }
                     if drain.inboxIDs.insert(envelope.inboxID).inserted { fresh.append(envelope.inboxID) }
                 default:
@@ -171,7 +174,7 @@ enum SlowReaderProbe {
     static func relevant(_ counters: [String: UInt64]) -> String {
         let keys = ["api.events.shed", "api.slow_reader.pauses", "delivery.realtime.received", "delivery.realtime.duplicates",
                     "delivery.realtime.shed_during_replay", "delivery.inbox.stored", "delivery.inbox.duplicates",
-                    "delivery.inbox.delivered", "delivery.inbox.refused"]
+                    "delivery.inbox.delivered", "delivery.inbox.reoffered", "delivery.inbox.refused"]
         return keys.map { "\($0)=\(counters[$0] ?? 0)" }.joined(separator: " ")
     }
 }

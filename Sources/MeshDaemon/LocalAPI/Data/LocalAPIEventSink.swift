@@ -15,6 +15,8 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
     private var isOpen = false
     private var held: [LocalAPIFrame] = []
     private(set) var heldShed: UInt64 = 0
+    /// The inbox items among the events shed before the reply (offered to this sink again).
+    private var heldShedInbox: [ShedInboxItem] = []
     /// A flush is queued on the loop (touched on the loop only): events emitted in one burst
     /// share one flush, so one write system call.
     private var flushScheduled = false
@@ -29,7 +31,14 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
         guard let frame = LocalAPIEventFrames.frame(for: event, requestID: requestID) else { return }
         lock.lock()
         if !isOpen {
-            if held.count < Self.heldLimit { held.append(frame) } else { heldShed &+= 1 }
+            if held.count < Self.heldLimit {
+                held.append(frame)
+            } else {
+                heldShed &+= 1
+                if case .envelope(_, let inboxID, let redelivery, _, _) = event, inboxID != 0 {
+                    heldShedInbox.append(ShedInboxItem(inboxID: inboxID, redelivery: redelivery))
+                }
+            }
             lock.unlock()
             return
         }
@@ -55,17 +64,23 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
         isOpen = true
         let frames = held
         held = []
-        let shed = heldShed
+        let shed = heldShed, shedInbox = heldShedInbox
         heldShed = 0
+        heldShedInbox = []
         lock.unlock()
         for frame in frames { channel.write(frame, promise: nil) }
         channel.flush()
-        if shed > 0 { reportShed(shed) }
+        if shed > 0 { reportShed(shed, inboxItems: shedInbox) }
     }
 
     /// Adds `count` to the connection's next `events.dropped` report (see `LocalAPIEventsShed`).
     func reportShed(_ count: UInt64) {
+        reportShed(count, inboxItems: [])
+    }
+
+    private func reportShed(_ count: UInt64, inboxItems: [ShedInboxItem]) {
         guard count > 0 else { return }
-        channel.pipeline.triggerUserOutboundEvent(LocalAPIEventsShed(count: count), promise: nil)
+        channel.pipeline.triggerUserOutboundEvent(LocalAPIEventsShed(count: count, requestID: requestID, inboxItems: inboxItems),
+                                                  promise: nil)
     }
 }
