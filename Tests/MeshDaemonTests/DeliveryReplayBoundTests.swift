@@ -60,6 +60,21 @@ struct DeliveryReplayBoundTests {
         return reports
     }
 
+    /// What the connection notes of a shed event frame: the inbox item of an envelope (to offer
+    /// it again, with its flag); nothing for a realtime envelope or another event.
+    @Test func aShedEnvelopeFrameNamesItsInboxItem() throws {
+        func frame(_ event: DeliveryEvent) throws -> LocalAPIFrame {
+            try #require(LocalAPIEventFrames.frame(for: event, requestID: 3))
+        }
+        let stored = try frame(.envelope(from: "peer", inboxID: 42, redelivery: true, mode: 2, encoded: [1, 2, 3]))
+        #expect(LocalAPIConnectionHandler.inboxItem(stored) == ShedInboxItem(inboxID: 42, redelivery: true))
+        let fresh = try frame(.envelope(from: "peer", inboxID: 7, redelivery: false, mode: 2, encoded: []))
+        #expect(LocalAPIConnectionHandler.inboxItem(fresh) == ShedInboxItem(inboxID: 7, redelivery: false))
+        #expect(LocalAPIConnectionHandler.inboxItem(try frame(.envelope(from: "peer", inboxID: 0, redelivery: false,
+                                                                        mode: 1, encoded: [9]))) == nil)
+        #expect(LocalAPIConnectionHandler.inboxItem(try frame(.snapshot(from: "peer", encoded: [1]))) == nil)
+    }
+
     @Test func eventsShedBeforeTheConnectionAreReportedAtOnceOrWhenItIsWritableAgain() throws {
         let (channel, counters) = try EmbeddedLocalAPIConnection.make()
         defer { _ = try? channel.finish() }
