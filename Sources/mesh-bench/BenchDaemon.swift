@@ -13,18 +13,24 @@ final class BenchDaemon: @unchecked Sendable {
     var socketPath: String { folder + "/meshd.sock" }
     var pid: Int32 { process.processIdentifier }
 
-    /// Starts `meshd` (found next to this executable) and waits up to 15 s for its socket.
+    /// Starts `meshd` (found next to this executable) and waits up to 60 s for its socket.
+    /// `MESH_BENCH_WRAP_BENCH_A` / `MESH_BENCH_WRAP_BENCH_B` run that daemon under a wrapper
+    /// (an absolute path and its arguments, split at spaces), e.g. to count its instructions per
+    /// message: `MESH_BENCH_WRAP_BENCH_B="/usr/bin/valgrind --tool=callgrind"` (CLIENT.md).
     init(name: String, executable: String) async throws {
         self.name = name
         folder = "/tmp/mbd-" + UUID().uuidString.prefix(12).lowercased()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--user", "--state-dir", folder + "/state", "--socket", socketPath,
-                             "--listen", "127.0.0.1:0", "--name", name, "--log-level", "error"]
+        let wrapper = ProcessInfo.processInfo.environment["MESH_BENCH_WRAP_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
+            .map { $0.split(separator: " ").map(String.init) } ?? []
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? executable)
+        process.arguments = (wrapper.isEmpty ? [] : Array(wrapper.dropFirst()) + [executable])
+            + ["--user", "--state-dir", folder + "/state", "--socket", socketPath,
+               "--listen", "127.0.0.1:0", "--name", name, "--log-level", "error"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(15)
+        let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let client = try? await MeshClient.connect(socketPath: socketPath) {
                 await client.close()
@@ -33,7 +39,7 @@ final class BenchDaemon: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         stop()
-        throw BenchError("\(name): meshd did not open \(socketPath) within 15 s")
+        throw BenchError("\(name): meshd did not open \(socketPath) within 60 s")
     }
 
     /// Resident set size from /proc/PID/status, in KiB.

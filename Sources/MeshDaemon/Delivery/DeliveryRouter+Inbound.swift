@@ -127,7 +127,11 @@ extension DeliveryRouter {
     /// a slow disk commits many batches per fsync; arrival order is kept per peer.
     func consumeInboxWork() async {
         for await _ in inboxSignal {
-            for _ in 0..<1_000_000 where !inboxBacklog.isEmpty {
+            // `while`, not `for … where`: a `where` clause skips an iteration but does not end the
+            // loop, and spinning through the rest of a large bound held the actor for milliseconds.
+            var rounds = 0
+            while !inboxBacklog.isEmpty, rounds < 1_000_000 {
+                rounds += 1
                 let taken = inboxBacklog
                 inboxBacklog = []
                 var order: [DeviceID] = []

@@ -7,14 +7,17 @@ extension MeshNode {
     func handleDatagram(_ bytes: [UInt8], from source: SocketAddress) {
         guard !ignoresDatagrams else { return }
         let receivedAt = clock.wallNanoseconds()
-        guard let header = DatagramHeader(parsing: bytes), let peer = indexTable[header.receiverIndex] else {
+        guard let header = DatagramHeader(parsing: bytes), let peer = indexTable[header.receiverIndex],
+              let slot = peers.index(forKey: peer) else {
             counters.datagramsRejected += 1
             return
         }
-        // Opened in place in `peers` (no copy of the peer's runtime or channel).
+        // Opened in place through `peers.values` (no copy of the peer's runtime or channel, and
+        // no move in and out of an Optional as `peers[peer]?.…` makes); `slot` stays valid until
+        // `peers` gains or loses a key, which nothing below does before its last use.
         let message: ChannelMessage
         do {
-            guard let opened = try peers[peer]?.openDatagram(bytes, index: header.receiverIndex) else {
+            guard let opened = try peers.values[slot].openDatagram(bytes, index: header.receiverIndex) else {
                 counters.datagramsRejected += 1
                 return
             }
@@ -25,12 +28,12 @@ extension MeshNode {
         }
         let now = clock.monotonicNanoseconds()
         counters.datagramsReceived += 1
-        peers[peer]?.datagramReceived(now: now, from: source)
+        peers.values[slot].datagramReceived(now: now, from: source)
         switch message {
         case .keepaliveRequest(let t1):
             sendDatagram(.keepaliveReply(t1: t1, t2: receivedAt, t3: clock.wallNanoseconds()), to: peer)
         case .keepaliveReply(let t1, let t2, let t3):
-            peers[peer]?.estimator.add(t1: t1, t2: t2, t3: t3, t4: receivedAt, now: now)
+            peers.values[slot].estimator.add(t1: t1, t2: t2, t3: t3, t4: receivedAt, now: now)
         case .pingRequest(let id):
             sendDatagram(.pingReply(id: id), to: peer)
         case .pingReply(let id):

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
 import MeshLocalAPI
 import NIOCore
 import NIOPosix
@@ -12,7 +16,9 @@ typealias ListenerSocket = NIOAsyncChannel<WireConnection, Never>
 extension MeshNode {
     /// Binds TCP, then UDP on the port TCP got. With port 0 a few ports are tried until UDP's
     /// is free too.
-    func bindListeners() async throws -> (ListenerSocket, DatagramSocket) {
+    /// Returns the UDP socket's descriptor too (owned by NIO; nil if it cannot be found), for
+    /// `sendDatagram`'s direct path.
+    func bindListeners() async throws -> (ListenerSocket, DatagramSocket, CInt?) {
         let host = configuration.listen.host
         var lastError: (any Error)?
         for _ in 0..<8 {
@@ -54,7 +60,7 @@ extension MeshNode {
                         }
                     }
                 boundListenAddress = DaemonConfiguration.Endpoint(host: host, port: port)
-                return (server, udp)
+                return (server, udp, Self.datagramDescriptor(boundTo: udp.channel.localAddress))
             } catch {
                 try? await server.executeThenClose { _ in }
                 lastError = error
@@ -62,6 +68,32 @@ extension MeshNode {
             }
         }
         throw NodeError(code: .listen, message: "cannot listen on UDP \(configuration.listen): \(lastError.map { "\($0)" } ?? "no free port")")
+    }
+
+    /// The descriptor of this process's UDP socket bound to `address` (NIO does not expose its
+    /// channels' descriptors): the open descriptors are probed with `getsockopt(SO_TYPE)` and
+    /// `getsockname`. The port was just bound, so exactly one socket matches.
+    static func datagramDescriptor(boundTo address: SocketAddress?) -> CInt? {
+        guard let address, let port = address.port,
+              let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        let wanted = address.protocolFamily
+        for entry in entries.prefix(65_536) {
+            guard let descriptor = CInt(entry) else { continue }
+            var type: CInt = 0
+            var typeLength = socklen_t(MemoryLayout<CInt>.size)
+            guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &typeLength) == 0,
+                  type == CInt(SOCK_DGRAM.rawValue) else { continue }
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let named = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            guard named == 0, CInt(storage.ss_family) == wanted else { continue }
+            // sin_port and sin6_port share an offset: the two bytes after the family.
+            let localPort = withUnsafeBytes(of: &storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
+            if localPort == port { return descriptor }
+        }
+        return nil
     }
 
     /// Accepts TCP connections until the listener closes; each is served in its own task.
