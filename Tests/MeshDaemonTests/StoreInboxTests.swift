@@ -38,6 +38,24 @@ struct StoreInboxTests {
         #expect(try store.hasSeen(eventID: UUID()) == false)
     }
 
+    @Test func realtimeIDsRecordedWithoutLookupsStillMakeQueuedCopiesDuplicatesAndSurviveReopening() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let ids = (1...3).map { makeInboxItem($0) }
+        do {
+            let store = try DeliveryStore.open(path: dir.path())
+            // In memory only: a repeat within the call and one recorded before are not new.
+            #expect(try store.recordSeen(from: "A", eventIDs: [ids[0].eventID, ids[0].eventID], lookUp: false) == [true, false])
+            #expect(try store.recordSeen(from: "A", eventIDs: [ids[0].eventID, ids[1].eventID], lookUp: false) == [false, true])
+            let receipts = try store.receiveInbox(from: "A", items: [ids[0], ids[1], ids[2]], at: storeTestEpoch)
+            #expect(receipts.count == 3 && receipts[0] == .duplicate && receipts[1] == .duplicate && receipts[2] != .duplicate)
+        }
+        let reopened = try DeliveryStore.open(path: dir.path())
+        #expect(try reopened.hasSeen(eventID: ids[0].eventID))
+        #expect(try reopened.hasSeen(eventID: ids[1].eventID))
+        #expect(try reopened.receiveInbox(from: "A", items: [ids[1]], at: storeTestEpoch) == [.duplicate])
+    }
+
     @Test func pendingIsPerSenderFIFOAndRedeliveriesAreCounted() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }

@@ -107,7 +107,9 @@ extension DeliveryRouter {
         let store = self.store
         do {
             _ = try await worker.run {
-                for (peer, ids) in batch { _ = try store.recordSeen(from: peer, eventIDs: ids) }
+                // No per-ID queries: these passed `realtimeReceived`'s dedup against what the
+                // router remembers (and `realtimeSeen` holds every ID stored in the inbox lately).
+                for (peer, ids) in batch { _ = try store.recordSeen(from: peer, eventIDs: ids, lookUp: false) }
             }
         } catch {
             noteStoreError(error, "could not remember delivered realtime event ids")

@@ -28,8 +28,11 @@ extension DeliveryStore {
     /// Remembers event IDs that reached an app by another path (e.g. realtime datagrams), so a
     /// queued copy is later reported as a duplicate. Returns, per ID, `true` when it was new.
     /// One transaction appending one row (`seen_batch`); these IDs are bounded by the same
-    /// per-peer horizon, counted apart from the inbox's seen-set.
-    public func recordSeen(from peer: String, eventIDs: [UUID]) throws -> [Bool] {
+    /// per-peer horizon, counted apart from the inbox's seen-set. With `lookUp` false an ID is
+    /// checked against the realtime seen-set in memory only, not against the inbox and the
+    /// stored rows (one query per ID): for callers that checked them already, an ID recorded
+    /// twice only takes a second place within the horizon.
+    public func recordSeen(from peer: String, eventIDs: [UUID], lookUp: Bool = true) throws -> [Bool] {
         guard !eventIDs.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "remember event ids from peer \(peer)"
@@ -42,7 +45,8 @@ extension DeliveryStore {
                 var added: [UUID] = []
                 var addedSet: Set<UUID> = []
                 for eventID in eventIDs {
-                    let known = try addedSet.contains(eventID) || isKnown(eventID, db: db, operation: operation)
+                    let known = try addedSet.contains(eventID)
+                        || (lookUp ? isKnown(eventID, db: db, operation: operation) : seenBatches.contains(eventID))
                     fresh.append(!known)
                     if !known {
                         added.append(eventID)
