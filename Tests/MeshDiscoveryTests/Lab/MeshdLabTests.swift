@@ -48,8 +48,10 @@ struct MeshdLabTests {
             try await pairedAB(lab)
             try await lab.start(c)
             // One `avahi-browse -t` dumps what C's avahi-daemon has resolved so far; ask again
-            // until both records are there (bounded), since a loaded machine resolves slower.
-            _ = try await lab.waitUntil("C's avahi-browse shows A's and B's records", timeout: .seconds(8)) {
+            // until both records are there (bounded). A freshly started avahi-daemon queries
+            // with growing intervals (1, 2, 4 s…), so a missed first answer costs seconds: it
+            // took 7 s in one run, hence 20.
+            _ = try await lab.waitUntil("C's avahi-browse shows A's and B's records", timeout: .seconds(20)) {
                 let browsed = try await lab.session.run("exec", ["3", "avahi-browse", "-rpt", "_sessionmesh._udp"])
                 let resolved = browsed.split(separator: "\n").filter { $0.hasPrefix("=;") }
                 return resolved.contains { $0.contains(";host-a;") && $0.contains(";198.18.0.1;47470;") && $0.contains("\"id=") }
