@@ -15,10 +15,11 @@ struct LocalAPIClientHandlerTests {
     @Test func aWrappedCounterSkipsTheIdOfALiveAttachSoItsEventsKeepFlowing() async throws {
         let handler = LocalAPIClientHandler(socketPath: "/nonexistent/meshd.sock")
         let channel = EmbeddedChannel(handler: handler)
-        let (events, continuation) = AsyncStream.makeStream(of: MeshClientEvent.self)
+        let stream = LocalAPIEventStream(.default)
+        let events = stream.makeStream()
         let attachSlot = LocalAPIReplySlot<LocalAPIFrame>()
         try channel.writeOutbound([LocalAPIClientRequest(operation: .attach, flags: [], body: ByteBuffer(),
-                                                        sink: .single(attachSlot), events: LocalAPIEventStream(continuation))])
+                                                        sink: .single(attachSlot), events: stream)])
         let attachFrame = try #require(try channel.readOutbound(as: ByteBuffer.self))
         let attachID = try #require(Self.requestID(attachFrame))
         try channel.writeInbound(LocalAPIFrame(kind: .reply, operation: .attach, requestID: attachID, body: ByteBuffer()))
@@ -37,7 +38,7 @@ struct LocalAPIClientHandlerTests {
                                                body: ByteBuffer(string: #"{"code":"queue-full","message":"full"}"#)))
         try channel.writeInbound(LocalAPIFrame(kind: .event, operation: .attach, requestID: attachID, body: ByteBuffer()))
         channel.pipeline.fireChannelReadComplete()
-        continuation.finish()
+        stream.finish()
         var received = 0
         for await _ in events { received += 1 }
         #expect(received == 1)

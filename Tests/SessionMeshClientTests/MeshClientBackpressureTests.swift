@@ -1,0 +1,160 @@
+import Foundation
+import MeshLocalAPI
+import NIOCore
+import SessionMesh
+@testable import SessionMeshClient
+import Testing
+
+/// An app that reads its events slowly: the client holds a bounded number of them and stops
+/// reading the socket instead of buffering without limit; nothing is dropped on the client.
+@Suite("MeshClient event back-pressure")
+struct MeshClientBackpressureTests {
+    /// An envelope event with inbox id `sequence`, the size of a small real one (~200 bytes).
+    static func envelopeFrame(_ sequence: UInt64, requestID: UInt32) throws -> LocalAPIFrame {
+        let event = MeshEnvelopeEvent(inboxID: sequence, from: "PEERDEV-7654321", mode: .reliableEventually,
+                                      envelope: Fixtures.envelope(sequence: sequence))
+        return try LocalAPIDataEvent.envelope(event).frame(requestID: requestID)
+    }
+
+    /// A daemon that answers an attach by the app "flood" with `count` envelope events at once.
+    static func floodingDaemon(count: UInt64) async throws -> FakeDaemon {
+        try await FakeDaemon.start { request in
+            var responder = StandardResponder()
+            if request.operation == .attach,
+               let attach = try? LocalAPIJSON.decode(MeshAttachRequest.self, from: request.body, operation: .attach),
+               attach.app == "flood" {
+                responder.afterAttach = { id in (1...count).compactMap { try? Self.envelopeFrame($0, requestID: id) } }
+            }
+            return responder(request)
+        }
+    }
+
+    /// Runs `body`, failing instead of hanging when it takes longer than `seconds`.
+    static func within<T: Sendable>(_ seconds: Double, _ what: String,
+                                    _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let result = try await group.next(), let value = result else {
+                throw TimeoutError(what: what, seconds: seconds)
+            }
+            return value
+        }
+    }
+
+    struct TimeoutError: Error, CustomStringConvertible {
+        var what: String
+        var seconds: Double
+        var description: String { "\(what) did not finish within \(seconds) s" }
+    }
+
+    @Test func aStalledConsumerHoldsAtMostTheBoundAndThenGetsEveryEventInOrder() async throws {
+        let total: UInt64 = 20_000
+        let daemon = try await Self.floodingDaemon(count: total)
+        defer { Task { await daemon.stop() } }
+        let limits = MeshEventBufferLimits(capacity: 256, lowWatermark: 64)
+        let client = try await MeshClient.connect(socketPath: daemon.socketPath, eventBufferLimits: limits)
+        defer { Task { await client.close() } }
+        let attachment = try await client.attach(features: ["demo"], app: "flood")
+
+        // The app does not read: the stream fills up to its bound and the client stops reading.
+        #expect(await eventually { (try? await client.bufferedEvents().perStream) == [limits.capacity] })
+        var peakStream = 0, peakQueuedBytes = 0
+        for _ in 0..<20 {
+            let buffered = try await client.bufferedEvents()
+            peakStream = max(peakStream, buffered.perStream.max() ?? 0)
+            peakQueuedBytes = max(peakQueuedBytes, buffered.queuedBytes)
+            try await Task.sleep(for: .milliseconds(10))    // sampling over time, not a wait
+        }
+        print("stalled consumer: stream holds \(peakStream) events (bound \(limits.capacity)), the handler \(peakQueuedBytes) bytes of \(total) events sent")
+        #expect(peakStream <= limits.capacity)
+        // With no request waiting, the handler holds back at most the rest of one read burst.
+        #expect(peakQueuedBytes <= 256 * 1024)
+
+        // The app catches up: every event, in order, none lost; requests are answered again.
+        let received = try await Self.within(30, "reading \(total) events") {
+            var sequences: [UInt64] = []
+            for await event in attachment.events {
+                if case .envelope(let envelope) = event { sequences.append(envelope.inboxID) }
+                if sequences.count == Int(total) { break }
+            }
+            return sequences
+        }
+        #expect(received == Array(1...total))
+        #expect(try await Self.within(10, "a request after the drain") { try await client.ackInbox([1]) } == 1)
+    }
+
+    /// The pattern of CLIENT.md: await `ackInbox` inside the event loop, on the same connection.
+    /// The reply sits behind events the full stream has no room for; the reserve reaches it.
+    @Test func anAppAwaitingARequestInsideItsEventLoopIsNotStuckBehindAFullStream() async throws {
+        let total: UInt64 = 3_000
+        let daemon = try await Self.floodingDaemon(count: total)
+        defer { Task { await daemon.stop() } }
+        let limits = MeshEventBufferLimits(capacity: 64, lowWatermark: 16)
+        let client = try await MeshClient.connect(socketPath: daemon.socketPath, eventBufferLimits: limits)
+        defer { Task { await client.close() } }
+        let attachment = try await client.attach(features: ["demo"], app: "flood")
+        #expect(await eventually { (try? await client.bufferedEvents().perStream) == [limits.capacity] })
+
+        let acknowledged = try await Self.within(30, "acking \(total) events one by one") {
+            var acknowledged = 0
+            for await event in attachment.events {
+                guard case .envelope(let envelope) = event else { continue }
+                acknowledged += try await client.ackInbox([envelope.inboxID])
+                if envelope.inboxID == total { break }
+            }
+            return acknowledged
+        }
+        #expect(acknowledged == Int(total))
+        let buffered = try await client.bufferedEvents()
+        #expect(buffered.queuedBytes <= limits.replyReserveBytes)
+    }
+
+    /// A full stream whose reader was cancelled, or which the app let go of, does not keep the
+    /// socket shut: the other attachment's events and the replies come through.
+    @Test(arguments: [true, false])
+    func aFullStreamWhoseReaderWentAwayDoesNotHoldTheSocketShut(cancelReader: Bool) async throws {
+        let daemon = try await Self.floodingDaemon(count: 5_000)
+        defer { Task { await daemon.stop() } }
+        let limits = MeshEventBufferLimits(capacity: 64, lowWatermark: 16)
+        let client = try await MeshClient.connect(socketPath: daemon.socketPath, eventBufferLimits: limits)
+        defer { Task { await client.close() } }
+        let other = try await client.attach(features: ["demo"], app: "other")
+        let otherID = try #require(daemon.requests.first { $0.operation == .attach }?.requestID)
+        var flooded: MeshAttachment? = try await client.attach(features: ["demo"], app: "flood")
+        let firstTaken = LocalAPIReplySlot<Void>()
+        let reader: Task<Void, Never>? = cancelReader ? Task { [events = flooded!.events] in
+            for await _ in events {
+                firstTaken.succeed(())
+                try? await Task.sleep(for: .seconds(3_600))    // a slow step, cut short by the cancel
+            }
+        } : nil
+        if cancelReader { try await firstTaken.wait() }
+        #expect(await eventually { (try? await client.bufferedEvents().perStream.max()) == limits.capacity })
+
+        // An event for the other attachment, behind the flood on the socket.
+        let change = LocalAPIDataEvent.reachability(MeshReachabilityEvent(peer: "PEERDEV-7654321", featureID: "demo",
+                                                                            reachable: true, reason: .appAttached))
+        daemon.push(try change.frame(requestID: otherID))
+
+        if let reader {
+            reader.cancel()
+            await reader.value
+        } else {
+            flooded = nil
+        }
+        #expect(flooded == nil || cancelReader)
+        let event = try await Self.within(10, "the other attachment's event") { () -> MeshClientEvent? in
+            var iterator = other.events.makeAsyncIterator()
+            return await iterator.next()
+        }
+        #expect(event == .reachability(MeshReachabilityEvent(peer: "PEERDEV-7654321", featureID: "demo",
+                                                             reachable: true, reason: .appAttached)))
+        #expect(await eventually { (try? await client.registeredEventStreams()) == 1 })
+        #expect(try await Self.within(10, "a request") { try await client.ackInbox([1]) } == 1)
+    }
+}
