@@ -1,6 +1,7 @@
 import Foundation
 import MeshLocalAPI
 import NIOCore
+import NIOPosix
 import SessionMesh
 @testable import SessionMeshClient
 import Testing
@@ -9,21 +10,46 @@ import Testing
 /// reading the socket instead of buffering without limit; nothing is dropped on the client.
 @Suite("MeshClient event back-pressure")
 struct MeshClientBackpressureTests {
-    /// An envelope event with inbox id `sequence`, the size of a small real one (~200 bytes).
-    static func envelopeFrame(_ sequence: UInt64, requestID: UInt32) throws -> LocalAPIFrame {
-        let event = MeshEnvelopeEvent(inboxID: sequence, from: "PEERDEV-7654321", mode: .reliableEventually,
-                                      envelope: Fixtures.envelope(sequence: sequence))
-        return try LocalAPIDataEvent.envelope(event).frame(requestID: requestID)
+    /// An envelope event with inbox id and sequence `sequence`, the size of a small real one
+    /// (~200 bytes; the event id derived from the sequence, as `UUID()` costs a syscall).
+    static func envelopeFrame(_ sequence: UInt64) throws -> LocalAPIFrame {
+        var envelope = template
+        envelope.metadata.sequence = sequence
+        envelope.payload = Data("message \(sequence)".utf8)
+        var bytes = [UInt8](repeating: 0, count: 16)
+        withUnsafeBytes(of: sequence.bigEndian) { bytes.replaceSubrange(8..<16, with: $0) }
+        envelope.metadata.eventID = bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+        let event = MeshEnvelopeEvent(inboxID: sequence, from: "PEERDEV-7654321", mode: .reliableEventually, envelope: envelope)
+        return try LocalAPIDataEvent.envelope(event).frame(requestID: 0)
     }
 
+    static let template = Fixtures.envelope(sequence: 0)
+
+    /// The largest flood the tests send, encoded once (the tests run in parallel with others
+    /// on two cores).
+    static let flood: [LocalAPIFrame] = (1...8_000).compactMap { try? envelopeFrame(UInt64($0)) }
+
+    /// The fake daemons' loop: not the shared singleton, so pushing a flood does not hold up the
+    /// I/O of the other suites' connections.
+    static let floodGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     /// A daemon that answers an attach by the app "flood" with `count` envelope events at once.
+    /// The events are encoded here, not on the daemon's event loop (which the other tests'
+    /// clients share), so a flood does not hold up their I/O.
     static func floodingDaemon(count: UInt64) async throws -> FakeDaemon {
-        try await FakeDaemon.start { request in
+        let flood = Array(Self.flood.prefix(Int(count)))
+        return try await FakeDaemon.start(group: floodGroup) { request in
             var responder = StandardResponder()
             if request.operation == .attach,
                let attach = try? LocalAPIJSON.decode(MeshAttachRequest.self, from: request.body, operation: .attach),
                attach.app == "flood" {
-                responder.afterAttach = { id in (1...count).compactMap { try? Self.envelopeFrame($0, requestID: id) } }
+                responder.afterAttach = { id in
+                    flood.map { frame in
+                        var frame = frame
+                        frame.requestID = id
+                        return frame
+                    }
+                }
             }
             return responder(request)
         }
@@ -53,7 +79,7 @@ struct MeshClientBackpressureTests {
     }
 
     @Test func aStalledConsumerHoldsAtMostTheBoundAndThenGetsEveryEventInOrder() async throws {
-        let total: UInt64 = 20_000
+        let total: UInt64 = 8_000
         let daemon = try await Self.floodingDaemon(count: total)
         defer { Task { await daemon.stop() } }
         let limits = MeshEventBufferLimits(capacity: 256, lowWatermark: 64)
@@ -91,7 +117,7 @@ struct MeshClientBackpressureTests {
     /// The pattern of CLIENT.md: await `ackInbox` inside the event loop, on the same connection.
     /// The reply sits behind events the full stream has no room for; the reserve reaches it.
     @Test func anAppAwaitingARequestInsideItsEventLoopIsNotStuckBehindAFullStream() async throws {
-        let total: UInt64 = 3_000
+        let total: UInt64 = 1_000
         let daemon = try await Self.floodingDaemon(count: total)
         defer { Task { await daemon.stop() } }
         let limits = MeshEventBufferLimits(capacity: 64, lowWatermark: 16)
@@ -118,7 +144,7 @@ struct MeshClientBackpressureTests {
     /// socket shut: the other attachment's events and the replies come through.
     @Test(arguments: [true, false])
     func aFullStreamWhoseReaderWentAwayDoesNotHoldTheSocketShut(cancelReader: Bool) async throws {
-        let daemon = try await Self.floodingDaemon(count: 5_000)
+        let daemon = try await Self.floodingDaemon(count: 2_000)
         defer { Task { await daemon.stop() } }
         let limits = MeshEventBufferLimits(capacity: 64, lowWatermark: 16)
         let client = try await MeshClient.connect(socketPath: daemon.socketPath, eventBufferLimits: limits)
@@ -156,5 +182,59 @@ struct MeshClientBackpressureTests {
                                                              reachable: true, reason: .appAttached)))
         #expect(await eventually { (try? await client.registeredEventStreams()) == 1 })
         #expect(try await Self.within(10, "a request") { try await client.ackInbox([1]) } == 1)
+    }
+
+    /// The transport's `receive…()` streams are bounded too: a subscriber that stops reading (or
+    /// no subscriber yet, for envelopes) holds the transport's pump, the pump holds the
+    /// attachment's stream, and the client stops reading; then every envelope arrives in order.
+    @Test(arguments: [true, false])
+    func aStalledTransportSubscriberHoldsTheTransportAndTheClientWithinTheBound(subscribeFirst: Bool) async throws {
+        // `start()` awaits snapshot.latest replies while the flood comes in; this fake daemon has
+        // no slow-reader policy, so the flood must fit in the reply reserve (3 000 events ≈ 0.6 MB).
+        let total: UInt64 = 3_000
+        let daemon = try await Self.floodingDaemon(count: total)
+        defer { Task { await daemon.stop() } }
+        let limits = MeshEventBufferLimits(capacity: 128, lowWatermark: 32)
+        let me = SessionPeer(id: "flood", deviceClass: .desktop, appInstanceID: "1")
+        let transport = DaemonSessionSyncTransport(socketPath: daemon.socketPath, localPeer: me, features: ["demo"],
+                                                   eventBufferLimits: limits)
+        let early = subscribeFirst ? transport.receiveEnvelopes() : nil
+        try await transport.start()
+        let client = try #require(transport.state.withLock { $0.client })
+
+        func held() async -> (transport: Int, client: Int) {
+            let counts = transport.envelopes.bufferedCounts
+            let stream = (try? await client.bufferedEvents().perStream.max()) ?? 0
+            return (max(counts.subscribers.max() ?? 0, counts.backlog), stream)
+        }
+        #expect(await eventually { await held() == (limits.capacity, limits.capacity) })
+        var peak = (transport: 0, client: 0)
+        for _ in 0..<20 {
+            let now = await held()
+            peak = (max(peak.transport, now.transport), max(peak.client, now.client))
+            try await Task.sleep(for: .milliseconds(10))    // sampling over time, not a wait
+        }
+        print("stalled transport subscriber (subscribed first: \(subscribeFirst)): transport holds \(peak.transport), the client \(peak.client) (bound \(limits.capacity)) of \(total)")
+        #expect(peak.transport <= limits.capacity)
+        #expect(peak.client <= limits.capacity)
+        // Held for the first subscriber, unacknowledged: the backlog plus the one the pump holds.
+        if !subscribeFirst { #expect(transport.heldInboxCount == limits.capacity + 1) }
+
+        let envelopes = early ?? transport.receiveEnvelopes()
+        let sequences = try await Self.within(60, "reading \(total) envelopes") {
+            var sequences: [UInt64] = []
+            for await envelope in envelopes {
+                sequences.append(envelope.metadata.sequence)
+                if sequences.count == Int(total) { break }
+            }
+            return sequences
+        }
+        #expect(sequences == Array(1...total))
+        // Each was acknowledged once handed to the stream.
+        let acked = { daemon.requests.filter { $0.operation == .inboxAck }.reduce(0) { sum, request in
+            sum + ((try? LocalAPIJSON.decode(MeshInboxAckRequest.self, from: request.body, operation: .inboxAck))?.ids.count ?? 0)
+        } }
+        #expect(await eventually(10) { acked() == Int(total) })
+        await transport.stop()
     }
 }

@@ -1,27 +1,30 @@
 import Foundation
 
-/// The bounded event buffer of one `attach`, between the connection's loop (which offers events)
-/// and the app (which reads them through `stream`).
+/// The event buffer of one `attach`: the handler registers it under the attach's request id; its
+/// identity is what `LocalAPIClientHandler.forget(_:)` removes.
+typealias LocalAPIEventStream = BoundedEventBuffer<MeshClientEvent>
+
+/// A bounded buffer between a producer (the connection's loop, or the transport's pump) that
+/// offers elements and the app that reads them through `makeStream()`.
 ///
-/// Holds at most `capacity` events: `offer` refuses one more, and the handler then stops reading
-/// the socket until the app has read the buffer down to `lowWatermark`, when `onRoom` runs (once
-/// per refusal). The handler registers it under the attach's request id; its identity is what
-/// `LocalAPIClientHandler.forget(_:)` removes.
+/// Holds at most `capacity` elements: `offer` refuses one more, and the producer then stops
+/// (the handler stops reading the socket) until the app has read the buffer down to
+/// `lowWatermark`, when `onRoom` runs (once per refusal).
 ///
-/// `stream` is an `AsyncStream` built with `init(unfolding:)`, so every element the app takes
+/// The stream is an `AsyncStream` built with `init(unfolding:)`, so every element the app takes
 /// passes through `next()` here and is counted. The stream ends (returns nil) after `finish()`
 /// once the buffer is empty. It is terminated — the buffer dropped, `onTermination` run, later
 /// offers accepted and discarded — when a task waiting in `next()` is cancelled, or when the
 /// app lets go of the stream (the `Reader` the stream's closure holds is released), so a reader
 /// that went away never holds the socket shut.
-final class LocalAPIEventStream: @unchecked Sendable {
+final class BoundedEventBuffer<Element: Sendable>: @unchecked Sendable {
     let capacity: Int
     let lowWatermark: Int
 
     private let lock = NSLock()
-    private var buffer: [MeshClientEvent] = []
+    private var buffer: [Element] = []
     private var head = 0
-    private var waiters: [UnsafeContinuation<MeshClientEvent?, Never>] = []
+    private var waiters: [UnsafeContinuation<Element?, Never>] = []
     /// No event will be offered any more (the connection ended, the attach failed).
     private var finished = false
     /// The reader is gone; events are discarded.
@@ -50,7 +53,7 @@ final class LocalAPIEventStream: @unchecked Sendable {
     }
 
     /// The app's side. Create it once.
-    func makeStream() -> AsyncStream<MeshClientEvent> {
+    func makeStream() -> AsyncStream<Element> {
         let reader = Reader(self)
         return AsyncStream(unfolding: { await reader.stream.next() })
     }
@@ -62,8 +65,8 @@ final class LocalAPIEventStream: @unchecked Sendable {
 
     /// Hands `event` over; false (and nothing held) when the buffer is full. Accepted and
     /// discarded once the reader is gone or the stream finished. With `force`, never refused.
-    func offer(_ event: MeshClientEvent, force: Bool = false) -> Bool {
-        let (accepted, waiter): (Bool, UnsafeContinuation<MeshClientEvent?, Never>?) = lock.withLock {
+    func offer(_ event: Element, force: Bool = false) -> Bool {
+        let (accepted, waiter): (Bool, UnsafeContinuation<Element?, Never>?) = lock.withLock {
             if terminated || finished { return (true, nil) }
             if !waiters.isEmpty { return (true, waiters.removeFirst()) }
             if !force, buffer.count - head >= capacity {
@@ -88,7 +91,7 @@ final class LocalAPIEventStream: @unchecked Sendable {
 
     /// No more events: the reader gets what is buffered, then the end.
     func finish() {
-        let waiting: [UnsafeContinuation<MeshClientEvent?, Never>] = lock.withLock {
+        let waiting: [UnsafeContinuation<Element?, Never>] = lock.withLock {
             finished = true
             defer { waiters.removeAll() }
             return waiters
@@ -98,15 +101,15 @@ final class LocalAPIEventStream: @unchecked Sendable {
 
     // MARK: - The app's side
 
-    fileprivate func next() async -> MeshClientEvent? {
-        let ready: (event: MeshClientEvent?, room: (@Sendable () -> Void)?)? = lock.withLock { takeLocked() }
+    fileprivate func next() async -> Element? {
+        let ready: (event: Element?, room: (@Sendable () -> Void)?)? = lock.withLock { takeLocked() }
         if let ready {
             ready.room?()
             return ready.event
         }
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<MeshClientEvent?, Never>) in
-                let ready: (event: MeshClientEvent?, room: (@Sendable () -> Void)?)? = lock.withLock {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Element?, Never>) in
+                let ready: (event: Element?, room: (@Sendable () -> Void)?)? = lock.withLock {
                     if let ready = takeLocked() { return ready }
                     waiters.append(continuation)
                     return nil
@@ -123,7 +126,7 @@ final class LocalAPIEventStream: @unchecked Sendable {
 
     /// Under the lock: the next event (nil: the stream ended) and the `onRoom` to run after
     /// unlocking when this take made room; nil when the reader must wait.
-    private func takeLocked() -> (event: MeshClientEvent?, room: (@Sendable () -> Void)?)? {
+    private func takeLocked() -> (event: Element?, room: (@Sendable () -> Void)?)? {
         if terminated { return (nil, nil) }
         guard head < buffer.count else { return finished ? (nil, nil) : nil }
         let event = buffer[head]
@@ -145,7 +148,7 @@ final class LocalAPIEventStream: @unchecked Sendable {
 
     /// The reader went away: drop the buffer, end the waits, and let the handler move on.
     fileprivate func terminate() {
-        let (waiting, callbacks): ([UnsafeContinuation<MeshClientEvent?, Never>], [@Sendable () -> Void]) = lock.withLock {
+        let (waiting, callbacks): ([UnsafeContinuation<Element?, Never>], [@Sendable () -> Void]) = lock.withLock {
             guard !terminated else { return ([], []) }
             terminated = true
             buffer.removeAll()
@@ -164,9 +167,9 @@ final class LocalAPIEventStream: @unchecked Sendable {
     /// Held only by the app's `AsyncStream`: when the app lets go of the stream, it is released
     /// and the stream terminated.
     private final class Reader: Sendable {
-        let stream: LocalAPIEventStream
+        let stream: BoundedEventBuffer
 
-        init(_ stream: LocalAPIEventStream) { self.stream = stream }
+        init(_ stream: BoundedEventBuffer) { self.stream = stream }
 
         deinit { stream.terminate() }
     }
