@@ -17,9 +17,11 @@ extension MeshClient {
         // A stream that ends while the connection lives (the attach failed or was cancelled, the
         // reader stopped or let go of it) leaves the handler, so attaching and cancelling again
         // and again does not grow it, and a full stream nobody reads never keeps the socket shut.
-        stream.setCallbacks(onRoom: { [weak self] in self?.resumeEvents() },
-                            onTermination: { [weak self, weak stream] in
-                                if let self, let stream { self.forgetEvents(stream) }
+        // The callbacks hold the channel, not the client: an app may keep only the attachment.
+        let channel = self.channel
+        stream.setCallbacks(onRoom: { Self.resumeEvents(on: channel) },
+                            onTermination: { [weak stream] in
+                                if let stream { Self.forgetEvents(stream, on: channel) }
                             })
         let events = stream.makeStream()
         let frame: LocalAPIFrame

@@ -13,7 +13,8 @@ import NIOPosix
 public final class MeshClient: Sendable {
     /// The socket this client is connected to.
     public let socketPath: String
-    private let channel: any Channel
+    /// Internal: the attach streams' callbacks hold it (they may outlive the client).
+    let channel: any Channel
     /// Requests written by callers and not yet handed to the channel: drained by one loop task
     /// that frames them all into one buffer with a single flush, so concurrent calls (and the
     /// items of a batch) share one wake-up of the loop and one write.
@@ -149,8 +150,11 @@ public final class MeshClient: Sendable {
     /// Unregisters an attach's event stream that ended, on the loop. Runs after the drain that
     /// registered it: that drain was scheduled before (or by) the attach's own enqueue. Once the
     /// connection is closed there is nothing to do (its end unregistered every stream).
-    func forgetEvents(_ stream: LocalAPIEventStream) {
-        let channel = self.channel
+    func forgetEvents(_ stream: LocalAPIEventStream) { Self.forgetEvents(stream, on: channel) }
+
+    /// `forgetEvents(_:)` for a stream that may outlive its `MeshClient` (the app kept only the
+    /// attachment): the channel lives as long as the connection.
+    static func forgetEvents(_ stream: LocalAPIEventStream, on channel: any Channel) {
         guard channel.isActive else { return }
         channel.eventLoop.execute {
             try? channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self).forget(stream)
@@ -159,8 +163,10 @@ public final class MeshClient: Sendable {
 
     /// An attach's stream has room again (or its reader went away): the handler hands over
     /// what waited and reads the socket again if it held reading back.
-    func resumeEvents() {
-        let channel = self.channel
+    func resumeEvents() { Self.resumeEvents(on: channel) }
+
+    /// `resumeEvents()` for a stream that may outlive its `MeshClient`.
+    static func resumeEvents(on channel: any Channel) {
         guard channel.isActive else { return }
         channel.eventLoop.execute {
             try? channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self).resumeDelivery()

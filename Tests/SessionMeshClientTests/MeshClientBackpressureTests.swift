@@ -242,4 +242,29 @@ struct MeshClientBackpressureTests {
         #expect(await eventually(10) { acked() == Int(total) })
         await transport.stop()
     }
+
+    /// An app may keep only the attachment: once the client object is gone, a stream that
+    /// filled up still gets the socket read again as the app drains it.
+    @Test func anAttachmentThatOutlivesItsClientStillGetsEveryEvent() async throws {
+        let total: UInt64 = 2_000
+        let daemon = try await Self.floodingDaemon(count: total)
+        defer { Task { await daemon.stop() } }
+        let limits = MeshEventBufferLimits(capacity: 64, lowWatermark: 16)
+        var client: MeshClient? = try await MeshClient.connect(socketPath: daemon.socketPath, eventBufferLimits: limits)
+        let attachment = try await client!.attach(features: ["demo"], app: "flood")
+        #expect(await eventually { (try? await client!.bufferedEvents().perStream) == [limits.capacity] })
+        weak let gone = client
+        client = nil
+        #expect(gone == nil)
+
+        let received = try await Self.within(30, "reading \(total) events") {
+            var sequences: [UInt64] = []
+            for await event in attachment.events {
+                if case .envelope(let envelope) = event { sequences.append(envelope.inboxID) }
+                if sequences.count == Int(total) { break }
+            }
+            return sequences
+        }
+        #expect(received == Array(1...total))
+    }
 }
