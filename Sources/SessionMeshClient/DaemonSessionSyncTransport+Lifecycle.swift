@@ -64,7 +64,7 @@ extension DaemonSessionSyncTransport {
     func connectAndAttach() async throws {
         var opened: MeshClient?
         do {
-            let client = try await MeshClient.connect(socketPath: socketPath)
+            let client = try await MeshClient.connect(socketPath: socketPath, eventBufferLimits: eventBufferLimits)
             opened = client
             let stopped: Bool = state.withLock { state in
                 if case .stopped = state.phase { return true }
@@ -137,27 +137,28 @@ extension DaemonSessionSyncTransport {
     }
 
     /// Routes the attachment's events to the transport's streams until the connection ends.
+    /// Waits while a subscriber's stream is full, so the client stops reading the socket.
     private func pump(_ stream: AsyncStream<MeshClientEvent>, client: MeshClient) async {
         for await event in stream {
             switch event {
             case .envelope(let received):
                 let eventID = received.envelope.metadata.eventID
                 if received.inboxID != 0 { state.withLock { $0.unackedInbox[eventID] = received.inboxID } }
-                if envelopes.yield(received.envelope), received.inboxID != 0,
+                if await envelopes.yield(received.envelope), received.inboxID != 0,
                    let id = state.withLock({ $0.unackedInbox.removeValue(forKey: eventID) }) {
                     acknowledge([id])
                 }
             case .snapshot(let received):
                 state.withLock { _ = $0.snapshotCache.accept(peer: received.from, snapshot: received.snapshot) }
-                snapshots.yield(received.snapshot)
+                await snapshots.yield(received.snapshot)
             case .snapshotRequest(let received):
-                requests.yield(received.request)
+                await requests.yield(received.request)
             case .reachability(let change):
-                reachability.yield(Self.reachability(change))
+                await reachability.yield(Self.reachability(change))
             case .anchor, .session, .watermark, .eventsDropped, .undecodable:
                 break
             }
-            events.yield(event)
+            await events.yield(event)
         }
         // The connection ended: buffer again, and reconnect when the policy says so.
         let reconnect: Bool = state.withLock { state in

@@ -53,11 +53,15 @@ public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
     public static let maximumPayloadBytes = LocalAPIWireFormat.defaultMaximumBodyLength - 8192
 
     let state: Locked<TransportState>
-    let envelopes = MulticastStream<AnySessionSyncEnvelope>(holdsBacklog: true)
-    let snapshots = MulticastStream<AnySessionSyncSnapshot>()
-    let requests = MulticastStream<SessionSnapshotRequest>()
-    let reachability = MulticastStream<SessionPeerReachability>()
-    let events = MulticastStream<MeshClientEvent>()
+    /// How many events each `receive…()` stream, and the attachment's stream, hold before the
+    /// transport stops reading from meshd (see `MeshEventBufferLimits`).
+    public let eventBufferLimits: MeshEventBufferLimits
+
+    let envelopes: MulticastStream<AnySessionSyncEnvelope>
+    let snapshots: MulticastStream<AnySessionSyncSnapshot>
+    let requests: MulticastStream<SessionSnapshotRequest>
+    let reachability: MulticastStream<SessionPeerReachability>
+    let events: MulticastStream<MeshClientEvent>
 
     /// Creates a transport; nothing happens until `start()`.
     ///
@@ -69,9 +73,18 @@ public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
     ///   - pendingCapacity: envelopes held before attach (oldest dropped past it).
     ///   - reconnect: how to come back after the connection to meshd ended; nil: stay detached
     ///     until the app calls `start()` again.
+    ///   - eventBufferLimits: events each `receive…()` stream holds unread; while one is full
+    ///     the transport stops reading from meshd, which then sheds realtime events.
     public init(socketPath: String, localPeer: SessionPeer, features: [String], sessionID: UUID? = nil,
-                pendingCapacity: Int = 200, reconnect: DaemonReconnectPolicy? = DaemonReconnectPolicy()) {
+                pendingCapacity: Int = 200, reconnect: DaemonReconnectPolicy? = DaemonReconnectPolicy(),
+                eventBufferLimits: MeshEventBufferLimits = .default) {
         self.socketPath = socketPath
+        self.eventBufferLimits = eventBufferLimits
+        self.envelopes = MulticastStream(holdsBacklog: true, limits: eventBufferLimits)
+        self.snapshots = MulticastStream(limits: eventBufferLimits)
+        self.requests = MulticastStream(limits: eventBufferLimits)
+        self.reachability = MulticastStream(limits: eventBufferLimits)
+        self.events = MulticastStream(limits: eventBufferLimits)
         self.reconnectPolicy = reconnect
         self.localPeer = localPeer
         self.features = features

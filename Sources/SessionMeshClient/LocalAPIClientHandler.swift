@@ -21,16 +21,8 @@ struct LocalAPIClientRequest: Sendable {
     /// Fails the request without sending it.
     func fail(_ error: MeshClientError) {
         sink.complete(.failure(error))
-        events?.continuation.finish()
+        events?.finish()
     }
-}
-
-/// The event stream of one `attach`, registered with the handler under the request's id while
-/// it lives; its identity is what `LocalAPIClientHandler.forget(_:)` removes.
-final class LocalAPIEventStream: Sendable {
-    let continuation: AsyncStream<MeshClientEvent>.Continuation
-
-    init(_ continuation: AsyncStream<MeshClientEvent>.Continuation) { self.continuation = continuation }
 }
 
 extension LocalAPIClientRequest.Sink {
@@ -52,26 +44,56 @@ extension LocalAPIClientRequest.Sink {
 ///
 /// Event frames go to the stream of the attach request whose id they carry (registered before
 /// the request is written, so events that follow the reply at once are never missed);
-/// `events.dropped` (request id 0) goes to every stream. The events of one read burst are
-/// decoded as they come and yielded together when the burst ends (or before the next reply, so
-/// a caller never resumes before the events that preceded its reply). The streams finish when
-/// the connection ends, or when an attach fails; a stream that ended otherwise (its attach was
-/// cancelled, its reader stopped) is unregistered by `forget(_:)`.
+/// `events.dropped` (request id 0) goes to every stream. Frames of one read burst are queued as
+/// they come and handed over when the burst ends (or when a reply comes, so a caller never
+/// resumes before the events that preceded its reply). The streams finish when the connection
+/// ends, or when an attach fails; a stream that ended otherwise (its attach was cancelled, its
+/// reader stopped) is unregistered by `forget(_:)`.
+///
+/// Back-pressure: each stream holds a bounded number of events (`LocalAPIEventStream`). An
+/// event whose stream is full stays queued here, with everything after it, and the handler
+/// holds back the channel's `read()`, so the socket is not read and the daemon's slow-reader
+/// policy applies; the stream's `onRoom` (once the app drained it to its low watermark) runs
+/// `resumeDelivery()`. While a request waits for its reply the handler keeps reading up to
+/// `replyReserveBytes` of queued frames and answers the replies among them at once (ahead of
+/// the queued events), so an app awaiting a request inside its event loop is not stuck behind
+/// events it has no room for.
 final class LocalAPIClientHandler: ChannelDuplexHandler {
     typealias InboundIn = LocalAPIFrame
     typealias OutboundIn = [LocalAPIClientRequest]
     typealias OutboundOut = ByteBuffer
 
+    /// A frame read and not yet handed over.
+    private enum Queued {
+        case event(requestID: UInt32, event: MeshClientEvent, bytes: Int)
+        case answer(LocalAPIFrame)
+    }
+
     private var pending: [UInt32: LocalAPIClientRequest.Sink] = [:]
     /// The id the next request gets, unless it is still in use (internal for tests of the wrap).
     var nextID: UInt32 = 1
     private let socketPath: String
+    private let replyReserveBytes: Int
     private var closedError: MeshClientError?
     private var eventSinks: [UInt32: LocalAPIEventStream] = [:]
-    /// Events decoded during the current read burst, yielded in `channelReadComplete`.
-    private var burst: [(requestID: UInt32, event: MeshClientEvent)] = []
+    /// Frames read and not yet handed over, in arrival order from `queueHead`; nil where an
+    /// answer was handed over ahead of blocked events.
+    private var queue: [Queued?] = []
+    private var queueHead = 0
+    /// Bytes of the event frames in `queue`.
+    private(set) var queuedBytes = 0
+    /// The channel asked to read while the handler held reading back.
+    private var readHeld = false
+    private var context: ChannelHandlerContext?
 
-    init(socketPath: String) { self.socketPath = socketPath }
+    init(socketPath: String, replyReserveBytes: Int = MeshEventBufferLimits.default.replyReserveBytes) {
+        self.socketPath = socketPath
+        self.replyReserveBytes = replyReserveBytes
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let requests = unwrapOutboundIn(data)
@@ -98,24 +120,29 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
                                                      requestID: id, body: request.body), to: &out)
         }
         context.write(wrapOutboundOut(out), promise: promise)
+        // A reply is now awaited: reading may go on into the reserve.
+        releaseHeldRead()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if mayRead {
+            context.read()
+        } else {
+            readHeld = true
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         switch frame.kind {
         case .reply, .error:
+            queue.append(.answer(frame))
             // Events that came before this answer reach their streams before the caller resumes.
-            yieldBurst()
-            if frame.requestID == 0, frame.kind == .error {
-                let body = (try? LocalAPIJSON.decode(LocalAPIErrorBody.self, from: frame.body, operation: frame.operation))
-                    ?? LocalAPIErrorBody(code: "unknown", message: "meshd reported a connection error")
-                failAll(MeshClientError.daemon(body))
-            } else if let sink = pending.removeValue(forKey: frame.requestID) {
-                if frame.kind == .error, let events = eventSinks.removeValue(forKey: frame.requestID) { events.continuation.finish() }
-                sink.complete(.success(frame))
-            }
+            deliver()
         case .event:
-            burst.append((frame.requestID, Self.event(frame)))
+            let bytes = LocalAPIWireFormat.headerLength + frame.body.readableBytes
+            queue.append(.event(requestID: frame.requestID, event: Self.event(frame), bytes: bytes))
+            queuedBytes += bytes
         case .request:
             // The daemon never sends requests; ignore one rather than fail the connection.
             break
@@ -123,7 +150,7 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        yieldBurst()
+        deliver()
         context.fireChannelReadComplete()
     }
 
@@ -145,38 +172,124 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Hands the events of the read burst to their streams, in arrival order.
-    private func yieldBurst() {
-        guard !burst.isEmpty else { return }
-        let events = burst
-        burst.removeAll(keepingCapacity: burst.count <= 1024)
-        for (requestID, event) in events {
-            if requestID == 0 {
-                for sink in eventSinks.values { sink.continuation.yield(event) }
-            } else if let sink = eventSinks[requestID] {
-                sink.continuation.yield(event)
+    /// Whether the socket may be read now: nothing is queued, or a reply is awaited and the
+    /// queued frames are within the reserve.
+    private var mayRead: Bool {
+        queueHead == queue.count || (!pending.isEmpty && queuedBytes < replyReserveBytes)
+    }
+
+    /// A stream that was full has room again (or its reader went away): hand over what waited
+    /// and read again if that was held back. Call on the loop.
+    func resumeDelivery() {
+        deliver()
+        releaseHeldRead()
+    }
+
+    private func releaseHeldRead() {
+        guard readHeld, mayRead, let context else { return }
+        readHeld = false
+        context.read()
+    }
+
+    /// Hands queued frames over in order until an event finds its stream full; then answers
+    /// the replies queued behind it, so their callers do not wait for the app's events.
+    private func deliver(force: Bool = false) {
+        while queueHead < queue.count {
+            guard let item = queue[queueHead] else {
+                queueHead += 1
+                continue
             }
+            switch item {
+            case .answer(let frame):
+                queueHead += 1
+                // A connection-level error ends everything (and hands over the rest itself).
+                guard answer(frame) else { return }
+                continue
+            case .event(let requestID, let event, let bytes):
+                guard offer(event, to: requestID, force: force) else {
+                    if queueHead >= 1_024, queueHead * 2 >= queue.count {
+                        queue.removeFirst(queueHead)
+                        queueHead = 0
+                    }
+                    answerQueuedReplies()
+                    return
+                }
+                queuedBytes -= bytes
+            }
+            queueHead += 1
+        }
+        queue.removeAll(keepingCapacity: queue.count <= 1_024)
+        queueHead = 0
+    }
+
+    /// Offers an event to its stream (request id 0: to every stream); false when a stream is
+    /// full (nothing was handed over then).
+    private func offer(_ event: MeshClientEvent, to requestID: UInt32, force: Bool) -> Bool {
+        if requestID == 0 {
+            guard force || eventSinks.values.allSatisfy({ $0.hasRoom() }) else { return false }
+            // Only this loop adds events, so the room found above is still there.
+            for sink in eventSinks.values { _ = sink.offer(event, force: true) }
+            return true
+        }
+        guard let sink = eventSinks[requestID] else { return true }
+        return sink.offer(event, force: force)
+    }
+
+    private func answerQueuedReplies() {
+        var index = queueHead + 1
+        while index < queue.count {
+            if case .answer(let frame) = queue[index] {
+                queue[index] = nil
+                guard answer(frame) else { return }
+            }
+            index += 1
         }
     }
 
+    /// Completes the request `frame` answers; false when it was a connection-level error, which
+    /// failed everything (the queue was handed over and emptied).
+    private func answer(_ frame: LocalAPIFrame) -> Bool {
+        if frame.requestID == 0, frame.kind == .error {
+            let body = (try? LocalAPIJSON.decode(LocalAPIErrorBody.self, from: frame.body, operation: frame.operation))
+                ?? LocalAPIErrorBody(code: "unknown", message: "meshd reported a connection error")
+            failAll(MeshClientError.daemon(body))
+            return false
+        } else if let sink = pending.removeValue(forKey: frame.requestID) {
+            if frame.kind == .error, let events = eventSinks.removeValue(forKey: frame.requestID) { events.finish() }
+            sink.complete(.success(frame))
+        }
+        return true
+    }
+
     private func failAll(_ error: MeshClientError) {
-        yieldBurst()
-        if closedError == nil { closedError = error }
+        guard closedError == nil else { return }
+        closedError = error
+        // The connection is over: what was read reaches the streams whatever their bounds
+        // (at most the reserve and one read burst), then they end.
+        deliver(force: true)
         let sinks = pending.values
         pending.removeAll()
         for sink in sinks { sink.complete(.failure(error)) }
         let streams = eventSinks.values
         eventSinks.removeAll()
-        for stream in streams { stream.continuation.finish() }
+        for stream in streams { stream.finish() }
     }
 
-    /// Unregisters an attach's stream that ended (its id may then be reused). Call on the loop;
-    /// nothing happens when it is not (or no longer) registered.
+    /// Unregisters an attach's stream that ended (its id may then be reused), and moves on if
+    /// events for it were waiting. Call on the loop; nothing happens when it is not (or no
+    /// longer) registered.
     func forget(_ stream: LocalAPIEventStream) {
         guard let id = eventSinks.first(where: { $0.value === stream })?.key else { return }
         eventSinks.removeValue(forKey: id)
+        resumeDelivery()
     }
 
     /// Attach streams registered now (for tests).
     var registeredEventStreams: Int { eventSinks.count }
+
+    /// Events each registered stream holds now (for tests).
+    var bufferedEventCounts: [Int] { eventSinks.values.map(\.count) }
+
+    /// Frames read and not yet handed over (for tests).
+    var queuedFrames: Int { queue[queueHead...].reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 }

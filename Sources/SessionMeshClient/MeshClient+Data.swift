@@ -13,19 +13,22 @@ extension MeshClient {
     public func attach(features: [String], sessionID: UUID? = nil, app: String? = nil) async throws -> MeshAttachment {
         let body = MeshAttachRequest(features: features, sessionID: sessionID, app: app)
         try checked { () throws(LocalAPIErrorBody) in try body.validate() }
-        let (events, continuation) = AsyncStream.makeStream(of: MeshClientEvent.self, bufferingPolicy: .unbounded)
-        let stream = LocalAPIEventStream(continuation)
+        let stream = LocalAPIEventStream(eventBufferLimits)
         // A stream that ends while the connection lives (the attach failed or was cancelled, the
-        // reader stopped) leaves the handler, so attaching and cancelling again and again does
-        // not grow it.
-        continuation.onTermination = { [weak self, weak stream] _ in
-            if let self, let stream { self.forgetEvents(stream) }
-        }
+        // reader stopped or let go of it) leaves the handler, so attaching and cancelling again
+        // and again does not grow it, and a full stream nobody reads never keeps the socket shut.
+        // The callbacks hold the channel, not the client: an app may keep only the attachment.
+        let channel = self.channel
+        stream.setCallbacks(onRoom: { Self.resumeEvents(on: channel) },
+                            onTermination: { [weak stream] in
+                                if let stream { Self.forgetEvents(stream, on: channel) }
+                            })
+        let events = stream.makeStream()
         let frame: LocalAPIFrame
         do {
             frame = try await request(.attach, body: try LocalAPIJSON.encode(body), flags: [], events: stream)
         } catch {
-            continuation.finish()
+            stream.finish()
             throw error
         }
         let reply = try decode(MeshAttachReply.self, frame)

@@ -13,7 +13,8 @@ import NIOPosix
 public final class MeshClient: Sendable {
     /// The socket this client is connected to.
     public let socketPath: String
-    private let channel: any Channel
+    /// Internal: the attach streams' callbacks hold it (they may outlive the client).
+    let channel: any Channel
     /// Requests written by callers and not yet handed to the channel: drained by one loop task
     /// that frames them all into one buffer with a single flush, so concurrent calls (and the
     /// items of a batch) share one wake-up of the loop and one write.
@@ -29,18 +30,35 @@ public final class MeshClient: Sendable {
     /// connection's I/O, and, with the shared default event loop group, other clients' too.
     public let taskExecutor: any TaskExecutor
 
-    private init(socketPath: String, channel: any Channel) {
+    /// How many events each attachment's stream holds before the client stops reading the
+    /// socket (see `MeshEventBufferLimits`).
+    public let eventBufferLimits: MeshEventBufferLimits
+
+    private init(socketPath: String, channel: any Channel, eventBufferLimits: MeshEventBufferLimits) {
         self.socketPath = socketPath
         self.channel = channel
+        self.eventBufferLimits = eventBufferLimits
         self.taskExecutor = EventLoopTaskExecutor(channel.eventLoop)
     }
 
-    /// Connects to the daemon at `socketPath`.
+    /// Connects to the daemon at `socketPath`, with the default event buffer limits.
     ///
     /// Throws `MeshClientError` of kind `.unreachable` ("is meshd running? socket …") when the
     /// socket is missing, refuses connections, or may not be opened by this user.
     public static func connect(socketPath: String,
                                eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> MeshClient {
+        try await connect(socketPath: socketPath, eventLoopGroup: eventLoopGroup, eventBufferLimits: .default)
+    }
+
+    /// Connects to the daemon at `socketPath`; each attachment's `events` holds at most
+    /// `eventBufferLimits.capacity` events before the client stops reading the socket
+    /// (back-pressure; the daemon then sheds realtime events and reports how many).
+    ///
+    /// Throws `MeshClientError` of kind `.unreachable` ("is meshd running? socket …") when the
+    /// socket is missing, refuses connections, or may not be opened by this user.
+    public static func connect(socketPath: String,
+                               eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                               eventBufferLimits: MeshEventBufferLimits) async throws -> MeshClient {
         // sockaddr_un holds 107 path bytes: a longer path can never be connected to.
         guard socketPath.utf8.count <= 107 else {
             throw MeshClientError.unreachable(socketPath: socketPath,
@@ -57,12 +75,13 @@ public final class MeshClient: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 16 << 20)))
-                    try sync.addHandler(LocalAPIClientHandler(socketPath: socketPath))
+                    try sync.addHandler(LocalAPIClientHandler(socketPath: socketPath,
+                                                              replyReserveBytes: eventBufferLimits.replyReserveBytes))
                 }
             }
         do {
             let channel = try await bootstrap.connect(unixDomainSocketPath: socketPath).get()
-            return MeshClient(socketPath: socketPath, channel: channel)
+            return MeshClient(socketPath: socketPath, channel: channel, eventBufferLimits: eventBufferLimits)
         } catch let error as IOError {
             let detail: String
             switch error.errnoCode {
@@ -131,12 +150,36 @@ public final class MeshClient: Sendable {
     /// Unregisters an attach's event stream that ended, on the loop. Runs after the drain that
     /// registered it: that drain was scheduled before (or by) the attach's own enqueue. Once the
     /// connection is closed there is nothing to do (its end unregistered every stream).
-    func forgetEvents(_ stream: LocalAPIEventStream) {
-        let channel = self.channel
+    func forgetEvents(_ stream: LocalAPIEventStream) { Self.forgetEvents(stream, on: channel) }
+
+    /// `forgetEvents(_:)` for a stream that may outlive its `MeshClient` (the app kept only the
+    /// attachment): the channel lives as long as the connection.
+    static func forgetEvents(_ stream: LocalAPIEventStream, on channel: any Channel) {
         guard channel.isActive else { return }
         channel.eventLoop.execute {
             try? channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self).forget(stream)
         }
+    }
+
+    /// An attach's stream has room again (or its reader went away): the handler hands over
+    /// what waited and reads the socket again if it held reading back.
+    func resumeEvents() { Self.resumeEvents(on: channel) }
+
+    /// `resumeEvents()` for a stream that may outlive its `MeshClient`.
+    static func resumeEvents(on channel: any Channel) {
+        guard channel.isActive else { return }
+        channel.eventLoop.execute {
+            try? channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self).resumeDelivery()
+        }
+    }
+
+    /// Events each attach stream holds, and frames the handler holds back, now (for tests).
+    func bufferedEvents() async throws -> (perStream: [Int], queuedFrames: Int, queuedBytes: Int) {
+        let channel = self.channel
+        return try await channel.eventLoop.submit {
+            let handler = try channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self)
+            return (handler.bufferedEventCounts, handler.queuedFrames, handler.queuedBytes)
+        }.get()
     }
 
     /// How many attach streams the connection's handler holds now (for tests).

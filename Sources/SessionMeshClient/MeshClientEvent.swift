@@ -57,7 +57,9 @@ public struct MeshAttachment: Sendable {
     public var localDeviceID: String
     /// Paired devices and whether each is reachable at attach time.
     public var peers: [MeshAttachedPeer]
-    /// Events of the attached features, in the order the daemon sent them. Buffered without
-    /// bound on the client side: keep consuming it.
+    /// Events of the attached features, in the order the daemon sent them. Holds at most
+    /// `MeshClient.eventBufferLimits.capacity` events the app has not taken yet; while it is
+    /// full the client stops reading the connection (the daemon then sheds realtime events and
+    /// reports them as `.eventsDropped`), so requests on the same connection may wait too.
     public var events: AsyncStream<MeshClientEvent>
 }

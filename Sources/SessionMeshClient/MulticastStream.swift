@@ -1,72 +1,140 @@
 /// Fan-out of one source to any number of `AsyncStream`s: every `subscribe()` returns a fresh
 /// stream that sees every element yielded after the call, as `SessionSyncTransport` requires.
 ///
-/// With `holdsBacklog`, elements yielded while nobody is subscribed are kept (in order) and
-/// handed to the first subscriber, so nothing that arrives before the app starts listening is
-/// lost. `yield` reports whether at least one subscriber took the element.
+/// Each subscriber's stream holds at most `limits.capacity` elements it has not read yet;
+/// `yield` waits while one is full (until its reader takes it down to the low watermark, or
+/// stops reading), so a slow subscriber holds the source back instead of growing the buffer: the
+/// transport's pump then stops taking its attachment's events and the client stops reading the
+/// socket. A subscriber whose reader went away (task cancelled, stream dropped) is removed.
+///
+/// With `holdsBacklog`, elements yielded while nobody is subscribed are kept (in order, at most
+/// `limits.capacity`; `yield` waits for a subscriber beyond that) and handed to the first
+/// subscriber, so nothing that arrives before the app starts listening is lost. `yield`
+/// reports whether at least one subscriber took the element.
 final class MulticastStream<Element: Sendable>: Sendable {
     private struct State {
-        var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
+        var subscribers: [Int: BoundedEventBuffer<Element>] = [:]
         var nextKey = 0
         var backlog: [Element] = []
         var finished = false
+        /// The `yield` waiting for room (only the pump yields, one element at a time).
+        var waiter: UnsafeContinuation<Void, Never>?
+        /// Room came while nobody waited: the next wait returns at once.
+        var wakePending = false
     }
 
     private let state = Locked(State())
     private let holdsBacklog: Bool
+    let limits: MeshEventBufferLimits
 
-    init(holdsBacklog: Bool = false) { self.holdsBacklog = holdsBacklog }
+    init(holdsBacklog: Bool = false, limits: MeshEventBufferLimits = .default) {
+        self.holdsBacklog = holdsBacklog
+        self.limits = limits
+    }
 
     /// A new stream of everything yielded from now on (plus the backlog for the first one).
     func subscribe() -> AsyncStream<Element> { subscribeTakingBacklog().stream }
 
     /// Like `subscribe()`, also returning the backlog elements this stream received.
     func subscribeTakingBacklog() -> (stream: AsyncStream<Element>, backlog: [Element]) {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let buffer = BoundedEventBuffer<Element>(limits)
+        let stream = buffer.makeStream()
         let (key, backlog): (Int?, [Element]) = state.withLock { state in
             if state.finished { return (nil, []) }
             let key = state.nextKey
             state.nextKey += 1
-            state.continuations[key] = continuation
+            state.subscribers[key] = buffer
             let backlog = state.backlog
-            for element in backlog { continuation.yield(element) }
+            // At most `capacity` (the backlog's own bound), so never more than the stream holds.
+            for element in backlog { _ = buffer.offer(element, force: true) }
             state.backlog.removeAll()
             return (key, backlog)
         }
         guard let key else {
-            continuation.finish()
+            buffer.finish()
             return (stream, [])
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.continuations.removeValue(forKey: key) }
-        }
+        buffer.setCallbacks(onRoom: { [weak self] in self?.wake() },
+                            onTermination: { [weak self] in
+                                self?.state.withLock { _ = $0.subscribers.removeValue(forKey: key) }
+                                self?.wake()
+                            })
+        if !backlog.isEmpty { wake() }
         return (stream, backlog)
     }
 
-    /// Hands `element` to every subscriber (or to the backlog); true when a subscriber took it.
+    /// Hands `element` to every subscriber (or to the backlog), waiting while one of them is
+    /// full; true when a subscriber took it.
     @discardableResult
-    func yield(_ element: Element) -> Bool {
+    func yield(_ element: Element) async -> Bool {
+        while true {
+            if let taken = tryYield(element) { return taken }
+            await waitForRoom()
+        }
+    }
+
+    /// One attempt: the outcome, or nil when a subscriber (or the backlog) is full.
+    private func tryYield(_ element: Element) -> Bool? {
         state.withLock { state in
             guard !state.finished else { return false }
-            if state.continuations.isEmpty {
-                if holdsBacklog { state.backlog.append(element) }
+            if state.subscribers.isEmpty {
+                guard holdsBacklog else { return false }
+                guard state.backlog.count < limits.capacity else { return nil }
+                state.backlog.append(element)
                 return false
             }
-            for continuation in state.continuations.values { continuation.yield(element) }
+            // `hasRoom` asks a full buffer for `onRoom`; only this method offers, so the room
+            // found here is still there below.
+            guard state.subscribers.values.allSatisfy({ $0.hasRoom() }) else { return nil }
+            for subscriber in state.subscribers.values { _ = subscriber.offer(element, force: true) }
             return true
         }
     }
 
-    /// Whether anyone is subscribed.
-    var hasSubscribers: Bool { state.withLock { !$0.continuations.isEmpty } }
-
-    /// Ends every stream; later subscribers get an empty, finished stream.
-    func finish() {
-        let continuations = state.withLock { state in
-            state.finished = true
-            defer { state.continuations.removeAll() }
-            return Array(state.continuations.values)
+    private func waitForRoom() async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let now: Bool = state.withLock { state in
+                if state.wakePending || state.finished {
+                    state.wakePending = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
         }
-        for continuation in continuations { continuation.finish() }
+    }
+
+    /// A subscriber has room, left, or arrived: the waiting `yield` tries again.
+    private func wake() {
+        let waiter: UnsafeContinuation<Void, Never>? = state.withLock { state in
+            guard let waiter = state.waiter else {
+                state.wakePending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Elements each subscriber holds, and the backlog's length (for tests).
+    var bufferedCounts: (subscribers: [Int], backlog: Int) {
+        state.withLock { ($0.subscribers.values.map(\.count), $0.backlog.count) }
+    }
+
+    /// Whether anyone is subscribed.
+    var hasSubscribers: Bool { state.withLock { !$0.subscribers.isEmpty } }
+
+    /// Ends every stream (each reader still gets what its stream holds); later subscribers get
+    /// an empty, finished stream, and a waiting `yield` returns.
+    func finish() {
+        let subscribers = state.withLock { state in
+            state.finished = true
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+        wake()
     }
 }

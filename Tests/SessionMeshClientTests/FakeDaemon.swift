@@ -21,12 +21,13 @@ final class FakeDaemon: @unchecked Sendable {
         self.channel = channel
     }
 
-    static func start(_ respond: @escaping Responder) async throws -> FakeDaemon {
+    static func start(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                      _ respond: @escaping Responder) async throws -> FakeDaemon {
         let directory = "/tmp/smc-" + UUID().uuidString.prefix(12).lowercased()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         let socketPath = directory + "/api.sock"
         let box = Box()
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ServerBootstrap(group: group)
             .childChannelInitializer { child in
                 child.eventLoop.makeCompletedFuture {
                     let sync = child.pipeline.syncOperations

@@ -15,10 +15,11 @@ struct LocalAPIClientHandlerTests {
     @Test func aWrappedCounterSkipsTheIdOfALiveAttachSoItsEventsKeepFlowing() async throws {
         let handler = LocalAPIClientHandler(socketPath: "/nonexistent/meshd.sock")
         let channel = EmbeddedChannel(handler: handler)
-        let (events, continuation) = AsyncStream.makeStream(of: MeshClientEvent.self)
+        let stream = LocalAPIEventStream(.default)
+        let events = stream.makeStream()
         let attachSlot = LocalAPIReplySlot<LocalAPIFrame>()
         try channel.writeOutbound([LocalAPIClientRequest(operation: .attach, flags: [], body: ByteBuffer(),
-                                                        sink: .single(attachSlot), events: LocalAPIEventStream(continuation))])
+                                                        sink: .single(attachSlot), events: stream)])
         let attachFrame = try #require(try channel.readOutbound(as: ByteBuffer.self))
         let attachID = try #require(Self.requestID(attachFrame))
         try channel.writeInbound(LocalAPIFrame(kind: .reply, operation: .attach, requestID: attachID, body: ByteBuffer()))
@@ -37,12 +38,77 @@ struct LocalAPIClientHandlerTests {
                                                body: ByteBuffer(string: #"{"code":"queue-full","message":"full"}"#)))
         try channel.writeInbound(LocalAPIFrame(kind: .event, operation: .attach, requestID: attachID, body: ByteBuffer()))
         channel.pipeline.fireChannelReadComplete()
-        continuation.finish()
+        stream.finish()
         var received = 0
         for await _ in events { received += 1 }
         #expect(received == 1)
         let sendReply = try await sendSlot.wait()
         #expect(sendReply.kind == .error)
+        _ = try? channel.finish()
+    }
+
+    /// Counts the reads the channel is asked for (sits before the client handler).
+    final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+        var reads = 0
+
+        func read(context: ChannelHandlerContext) {
+            reads += 1
+            context.read()
+        }
+    }
+
+    /// A full stream holds reading back until the app made room; a request awaiting its reply
+    /// lets reading go on (the reserve) and its reply is answered ahead of the waiting events,
+    /// which then follow in order.
+    @Test func aFullStreamHoldsReadsBackUntilDrainedWhileAnAwaitedReplyGoesAhead() async throws {
+        let counter = ReadCounter()
+        let handler = LocalAPIClientHandler(socketPath: "/nonexistent/meshd.sock")
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        try channel.pipeline.syncOperations.addHandler(handler)
+        let stream = LocalAPIEventStream(capacity: 2, lowWatermark: 1)
+        let roomCalls = Locked(0)
+        stream.setCallbacks(onRoom: { roomCalls.withLock { $0 += 1 } }, onTermination: {})
+        let events = stream.makeStream()
+        try channel.writeOutbound([LocalAPIClientRequest(operation: .attach, flags: [], body: ByteBuffer(),
+                                                        sink: .single(LocalAPIReplySlot()), events: stream)])
+        let attachFrame = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        let attachID = try #require(Self.requestID(attachFrame))
+        try channel.writeInbound(LocalAPIFrame(kind: .reply, operation: .attach, requestID: attachID, body: ByteBuffer()))
+
+        func reachability(_ peer: String) throws -> LocalAPIFrame {
+            try LocalAPIDataEvent.reachability(MeshReachabilityEvent(peer: peer, featureID: "demo", reachable: true,
+                                                                     reason: .appAttached)).frame(requestID: attachID)
+        }
+        for peer in ["PEER-1", "PEER-2", "PEER-3"] { try channel.writeInbound(try reachability(peer)) }
+        channel.pipeline.fireChannelReadComplete()
+        #expect(stream.count == 2)
+        #expect(handler.queuedFrames == 1)
+        channel.read()
+        #expect(counter.reads == 0, "read while the stream is full")
+
+        // A request: its reply may be behind the waiting event, so reading goes on.
+        let slot = LocalAPIReplySlot<LocalAPIFrame>()
+        try channel.writeOutbound([LocalAPIClientRequest(operation: .inboxAck, flags: [], body: ByteBuffer(), sink: .single(slot))])
+        let ackFrame = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        let ackID = try #require(Self.requestID(ackFrame))
+        #expect(counter.reads == 1)
+        try channel.writeInbound(LocalAPIFrame(kind: .reply, operation: .inboxAck, requestID: ackID, body: ByteBuffer()))
+        #expect(try await slot.wait().requestID == ackID)
+        channel.read()
+        #expect(counter.reads == 1, "read with nothing awaited while the stream is full")
+
+        // The app takes one event: down to the low watermark, the handler is told there is room.
+        var iterator = events.makeAsyncIterator()
+        var peers: [String] = []
+        if case .reachability(let change) = await iterator.next() { peers.append(change.peer) }
+        #expect(roomCalls.withLock { $0 } == 1)
+        handler.resumeDelivery()
+        #expect(handler.queuedFrames == 0)
+        #expect(counter.reads == 2, "the held read goes out once everything was handed over")
+        for _ in 0..<2 { if case .reachability(let change) = await iterator.next() { peers.append(change.peer) } }
+        #expect(peers == ["PEER-1", "PEER-2", "PEER-3"])
         _ = try? channel.finish()
     }
 }
