@@ -36,6 +36,23 @@ struct MeshClientBackpressureTests {
     /// A daemon that answers an attach by the app "flood" with `count` envelope events at once.
     /// The events are encoded here, not on the daemon's event loop (which the other tests'
     /// clients share), so a flood does not hold up their I/O.
+    /// A flooding fake daemon, a client with `limits` and its attachment to "demo" (as "flood").
+    static func floodedClient(count: UInt64, limits: MeshEventBufferLimits) async throws -> (FakeDaemon, MeshClient, MeshAttachment) {
+        let daemon = try await floodingDaemon(count: count)
+        do {
+            let client = try await MeshClient.connect(socketPath: daemon.socketPath, eventBufferLimits: limits)
+            do {
+                return (daemon, client, try await client.attach(features: ["demo"], app: "flood"))
+            } catch {
+                await client.close()
+                throw error
+            }
+        } catch {
+            await daemon.stop()
+            throw error
+        }
+    }
+
     static func floodingDaemon(count: UInt64) async throws -> FakeDaemon {
         let flood = Array(Self.flood.prefix(Int(count)))
         return try await FakeDaemon.start(group: floodGroup) { request in
@@ -80,12 +97,9 @@ struct MeshClientBackpressureTests {
 
     @Test func aStalledConsumerHoldsAtMostTheBoundAndThenGetsEveryEventInOrder() async throws {
         let total: UInt64 = 8_000
-        let daemon = try await Self.floodingDaemon(count: total)
-        defer { Task { await daemon.stop() } }
         let limits = MeshEventBufferLimits(capacity: 256, lowWatermark: 64)
-        let client = try await MeshClient.connect(socketPath: daemon.socketPath, eventBufferLimits: limits)
-        defer { Task { await client.close() } }
-        let attachment = try await client.attach(features: ["demo"], app: "flood")
+        let (daemon, client, attachment) = try await Self.floodedClient(count: total, limits: limits)
+        defer { Task { await client.close(); await daemon.stop() } }
 
         // The app does not read: the stream fills up to its bound and the client stops reading.
         #expect(await eventually { (try? await client.bufferedEvents().perStream) == [limits.capacity] })
@@ -118,12 +132,9 @@ struct MeshClientBackpressureTests {
     /// The reply sits behind events the full stream has no room for; the reserve reaches it.
     @Test func anAppAwaitingARequestInsideItsEventLoopIsNotStuckBehindAFullStream() async throws {
         let total: UInt64 = 1_000
-        let daemon = try await Self.floodingDaemon(count: total)
-        defer { Task { await daemon.stop() } }
         let limits = MeshEventBufferLimits(capacity: 64, lowWatermark: 16)
-        let client = try await MeshClient.connect(socketPath: daemon.socketPath, eventBufferLimits: limits)
-        defer { Task { await client.close() } }
-        let attachment = try await client.attach(features: ["demo"], app: "flood")
+        let (daemon, client, attachment) = try await Self.floodedClient(count: total, limits: limits)
+        defer { Task { await client.close(); await daemon.stop() } }
         #expect(await eventually { (try? await client.bufferedEvents().perStream) == [limits.capacity] })
 
         let acknowledged = try await Self.within(30, "acking \(total) events one by one") {
