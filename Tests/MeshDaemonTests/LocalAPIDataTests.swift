@@ -65,6 +65,29 @@ extension DeliveryIntegration {
             #expect(try await Self.answer(to: 1, on: other).kind == .reply)
         }
 
+        /// Events carry the attach's request id: a second attach with an id an attachment of the
+        /// connection already has is refused (before, the first attachment's events were held for
+        /// ever and the two could not be told apart), and the first attachment goes on.
+        @Test func anAttachReusingAnAttachmentsRequestIDIsRefused() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let daemon = try await bed.start(name: "reuser")
+            let server = try await Self.startServer(daemon, bed: bed)
+            let servers = ServerCleanup([server])
+            defer { Task { await servers.shutdown() } }
+            let app = try RawSocket(path: server.socketPath)
+            app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 5, json: #"{"features":["one"],"app":"reuser"}"#))
+            #expect(try await Self.answer(to: 5, on: app).kind == .reply)
+            app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 5, json: #"{"features":["two"],"app":"reuser"}"#))
+            let refused = try await Self.answer(to: 5, on: app)
+            #expect(refused.kind == .error)
+            #expect(refused.errorBody?.code == LocalAPIErrorBody.Code.invalidArgument)
+            #expect(refused.errorBody?.message.contains("request id 5") == true)
+            // Another id attaches; the connection goes on.
+            app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 6, json: #"{"features":["two"],"app":"reuser"}"#))
+            #expect(try await Self.answer(to: 6, on: app).kind == .reply)
+        }
+
         @Test func attachSendAckSnapshotAndQueueThroughTheSocket() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }

@@ -10,6 +10,8 @@ final class LocalAPIConnectionContext: @unchecked Sendable {
 
     let channel: any Channel
     private var reservedAttachments = 0
+    /// Request ids of this connection's attaches: their events carry that id.
+    private var attachRequestIDs: Set<UInt32> = []
     private let lock = NSLock()
     private var attachmentIDs: [UInt64] = []
     private var waitingSinks: [UInt32: LocalAPIEventSink] = [:]
@@ -18,12 +20,20 @@ final class LocalAPIConnectionContext: @unchecked Sendable {
 
     init(channel: any Channel) { self.channel = channel }
 
-    /// Reserves room for one more attachment; false when the connection has `maximumAttachments`.
-    func reserveAttachment() -> Bool {
+    /// What `reserveAttachment` found.
+    enum AttachReservation { case reserved, full, requestIDInUse }
+
+    /// Reserves room for one more attachment, made by the attach request `requestID`: `.full`
+    /// when the connection has `maximumAttachments`, `.requestIDInUse` when an earlier attach on
+    /// it used the same id (events carry the attach's id, so the app could not tell the two
+    /// attachments' events apart, and the first one's events would wait for ever for its reply).
+    func reserveAttachment(requestID: UInt32) -> AttachReservation {
         lock.withLock {
-            guard reservedAttachments < Self.maximumAttachments else { return false }
+            guard !attachRequestIDs.contains(requestID) else { return .requestIDInUse }
+            guard reservedAttachments < Self.maximumAttachments else { return .full }
             reservedAttachments += 1
-            return true
+            attachRequestIDs.insert(requestID)
+            return .reserved
         }
     }
 

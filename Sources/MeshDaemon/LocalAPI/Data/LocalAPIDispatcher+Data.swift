@@ -27,8 +27,12 @@ extension LocalAPIDispatcher {
             guard let connection, let requestID = LocalAPIDispatcher.currentRequestID else {
                 throw ControlError.invalidArgument("attach needs a socket connection")
             }
-            guard connection.reserveAttachment() else {
-                throw DeliveryError.tooManyAttachments(LocalAPIConnectionContext.maximumAttachments)
+            switch connection.reserveAttachment(requestID: requestID) {
+            case .reserved: break
+            case .full: throw DeliveryError.tooManyAttachments(LocalAPIConnectionContext.maximumAttachments)
+            case .requestIDInUse:
+                throw ControlError.invalidArgument("request id \(requestID) already belongs to an attachment on this connection; "
+                                                   + "its events carry that id, so each attach needs an id of its own")
             }
             let sink = connection.makeSink(requestID: requestID)
             let result = await router.attach(features: features, sessionID: sessionID, app: app, sink: sink)
