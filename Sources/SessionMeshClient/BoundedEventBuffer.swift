@@ -80,6 +80,15 @@ final class BoundedEventBuffer<Element: Sendable>: @unchecked Sendable {
         return accepted
     }
 
+    /// Hands `element` to every buffer in `buffers`, or to none when one of them is full (that
+    /// one then runs `onRoom` once there is room): true when handed over. For a single producer
+    /// (the connection's loop, the transport's pump), so room found is still there when offered.
+    static func offer(_ element: Element, toAll buffers: some Collection<BoundedEventBuffer>) -> Bool {
+        guard buffers.allSatisfy({ $0.hasRoom() }) else { return false }
+        for buffer in buffers { _ = buffer.offer(element, force: true) }
+        return true
+    }
+
     /// Whether `offer` would accept now; when not, `onRoom` runs once there is room.
     func hasRoom() -> Bool {
         lock.withLock {

@@ -226,10 +226,12 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     /// full (nothing was handed over then).
     private func offer(_ event: MeshClientEvent, to requestID: UInt32, force: Bool) -> Bool {
         if requestID == 0 {
-            guard force || eventSinks.values.allSatisfy({ $0.hasRoom() }) else { return false }
-            // Only this loop adds events, so the room found above is still there.
-            for sink in eventSinks.values { _ = sink.offer(event, force: true) }
-            return true
+            // Only this loop adds events.
+            guard !force else {
+                for sink in eventSinks.values { _ = sink.offer(event, force: true) }
+                return true
+            }
+            return LocalAPIEventStream.offer(event, toAll: eventSinks.values)
         }
         guard let sink = eventSinks[requestID] else { return true }
         return sink.offer(event, force: force)

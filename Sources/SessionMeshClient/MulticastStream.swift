@@ -83,11 +83,8 @@ final class MulticastStream<Element: Sendable>: Sendable {
                 state.backlog.append(element)
                 return false
             }
-            // `hasRoom` asks a full buffer for `onRoom`; only this method offers, so the room
-            // found here is still there below.
-            guard state.subscribers.values.allSatisfy({ $0.hasRoom() }) else { return nil }
-            for subscriber in state.subscribers.values { _ = subscriber.offer(element, force: true) }
-            return true
+            // Only this method offers (the pump yields one element at a time).
+            return BoundedEventBuffer.offer(element, toAll: state.subscribers.values) ? true : nil
         }
     }
 

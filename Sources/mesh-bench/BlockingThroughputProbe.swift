@@ -15,18 +15,10 @@ import SessionMesh
 /// sequences and acks the inbox items (realtime items that came by the durable fallback).
 /// The frames are encoded before the clock starts, as an app would have its data at hand.
 struct BlockingThroughputProbe {
+    /// The figures the MeshClient phases report, and the send replies that were not `sent`.
     struct Result {
-        var sent: Int
-        var live = 0
-        var fallback = 0
-        /// Sequences seen again without the redelivery mark (must stay 0).
-        var duplicates = 0
-        /// Sequences seen again marked as redeliveries.
-        var redelivered = 0
-        var notSent = 0
-        var missing = 0
-        var seconds = 0.0
-        var receivedPerSecond: Double { Double(sent - missing) / max(seconds, 1e-9) }
+        var throughput: DeliveryBenchRun.Throughput
+        var notSent: Int
     }
 
     /// What the receiving thread saw (shared under `lock`).
@@ -97,15 +89,11 @@ struct BlockingThroughputProbe {
         done.wait()
         return progress.lock.withLock {
             if let failure = progress.failure { print("  lean rate probe: \(failure)") }
-            var result = Result(sent: count)
-            result.live = progress.live
-            result.fallback = progress.fallback
-            result.duplicates = progress.duplicates
-            result.redelivered = progress.redelivered
-            result.notSent = progress.notSent
-            result.missing = count - progress.distinct
-            result.seconds = Double(max(progress.lastArrival, start) - start) / 1e9
-            return result
+            let seconds = Double(max(progress.lastArrival, start) - start) / 1e9
+            return Result(throughput: DeliveryBenchRun.Throughput(
+                sent: count, live: progress.live, fallback: progress.fallback, duplicates: progress.duplicates,
+                redelivered: progress.redelivered, shed: 0, missing: count - progress.distinct,
+                seconds: seconds, sentSeconds: seconds), notSent: progress.notSent)
         }
     }
 

@@ -139,12 +139,13 @@ enum DeliveryBenchmark {
               + "sender side \(rate(batched.sentPerSecond))   target ≥ 100000 msgs/s")
         print("  CPU per message during batched realtime throughput: \(batchedCPU)")
         _ = cpu.lap(messages: 1)
-        let leanRate = try BlockingThroughputProbe.run(sender: a.socketPath, receiver: b.socketPath, count: settings.realtimeMessages,
+        let leanProbe = try BlockingThroughputProbe.run(sender: a.socketPath, receiver: b.socketPath, count: settings.realtimeMessages,
                                                        payloadBytes: settings.payloadBytes, batch: settings.batch, lead: settings.batchLead)
+        let leanRate = leanProbe.throughput
         let leanRateCPU = cpu.lap(messages: settings.realtimeMessages)
         print("realtime throughput with lean apps (blocking sockets, \(leanRate.sent), \(settings.batch) sends per write, ≤ \(settings.batchLead) unreceived): "
               + "\(rate(leanRate.receivedPerSecond)) at the receiving app (\(leanRate.live) live, \(leanRate.fallback) via the durable fallback, "
-              + "\(leanRate.duplicates) seen twice unmarked, \(leanRate.redelivered) redelivered (marked), \(leanRate.notSent) replies not `sent`, \(leanRate.missing) missing after \(seconds(leanRate.seconds)))   (the daemons' share)")
+              + "\(leanRate.duplicates) seen twice unmarked, \(leanRate.redelivered) redelivered (marked), \(leanProbe.notSent) replies not `sent`, \(leanRate.missing) missing after \(seconds(leanRate.seconds)))   (the daemons' share)")
         print("  CPU per message with lean apps: \(leanRateCPU) (apps: encoding up front included)")
         // The probe's threads have ended: start the next lap without their counts.
         try await Task.sleep(for: .milliseconds(100))

@@ -18,6 +18,23 @@ extension DeliveryIntegration {
                                                   logger: NodeTestBed.logger("api"))
         }
 
+        /// One daemon named `name` and its local API server; `cleanUp` stops both.
+        static func singleServer(_ name: String) async throws -> (socketPath: String, cleanUp: @Sendable () async -> Void) {
+            let bed = DeliveryTestBed()
+            do {
+                let server = try await startServer(try await bed.start(name: name), bed: bed)
+                return (server.socketPath, { await server.shutdown(); await bed.shutdown() })
+            } catch {
+                await bed.shutdown()
+                throw error
+            }
+        }
+
+        /// An `attach` request frame for `feature`, as app `app`.
+        static func attach(_ feature: String, app: String, id: UInt32) -> LocalAPIFrame {
+            .request(.attach, id: id, json: #"{"features":["\#(feature)"],"app":"\#(app)"}"#)
+        }
+
         static func binary(_ operation: UInt16, id: UInt32, _ bytes: [UInt8]) -> LocalAPIFrame {
             LocalAPIFrame(kind: .request, operation: LocalAPIOperation(rawValue: operation), flags: .binaryBody,
                           requestID: id, body: ByteBuffer(bytes: bytes))
@@ -41,27 +58,23 @@ extension DeliveryIntegration {
         /// Attachments end only with their connection: one connection gets at most 256, the next
         /// attach an error it can act on, and the connection (and other connections) go on.
         @Test func oneConnectionHasAtMost256AttachmentsAndGoesOnAfterTheRefusal() async throws {
-            let bed = DeliveryTestBed()
-            defer { Task { await bed.shutdown() } }
-            let daemon = try await bed.start(name: "attacher")
-            let server = try await Self.startServer(daemon, bed: bed)
-            let servers = ServerCleanup([server])
-            defer { Task { await servers.shutdown() } }
-            let app = try RawSocket(path: server.socketPath)
+            let (socketPath, cleanUp) = try await Self.singleServer("attacher")
+            defer { Task { await cleanUp() } }
+            let app = try RawSocket(path: socketPath)
             for id in UInt32(1)...256 {
-                app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: id, json: #"{"features":["f\#(id)"],"app":"many"}"#))
+                app.send(Self.attach("f\(id)", app: "many", id: id))
                 let reply = try await Self.answer(to: id, on: app)
                 #expect(reply.kind == .reply, "attach \(id): \(reply.errorBody?.description ?? "")")
             }
-            app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 300, json: #"{"features":["one-too-many"],"app":"many"}"#))
+            app.send(Self.attach("one-too-many", app: "many", id: 300))
             let refused = try await Self.answer(to: 300, on: app)
             #expect(refused.kind == .error)
             #expect(refused.errorBody?.code == LocalAPIDataError.tooManyAttachments)
             // The same connection still works, and another connection may attach.
             app.send(.request(.status, id: 301, json: "{}"))
             #expect(try await Self.answer(to: 301, on: app).kind == .reply)
-            let other = try RawSocket(path: server.socketPath)
-            other.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 1, json: #"{"features":["f1"],"app":"other"}"#))
+            let other = try RawSocket(path: socketPath)
+            other.send(Self.attach("f1", app: "other", id: 1))
             #expect(try await Self.answer(to: 1, on: other).kind == .reply)
         }
 
@@ -69,22 +82,18 @@ extension DeliveryIntegration {
         /// connection already has is refused (before, the first attachment's events were held for
         /// ever and the two could not be told apart), and the first attachment goes on.
         @Test func anAttachReusingAnAttachmentsRequestIDIsRefused() async throws {
-            let bed = DeliveryTestBed()
-            defer { Task { await bed.shutdown() } }
-            let daemon = try await bed.start(name: "reuser")
-            let server = try await Self.startServer(daemon, bed: bed)
-            let servers = ServerCleanup([server])
-            defer { Task { await servers.shutdown() } }
-            let app = try RawSocket(path: server.socketPath)
-            app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 5, json: #"{"features":["one"],"app":"reuser"}"#))
+            let (socketPath, cleanUp) = try await Self.singleServer("reuser")
+            defer { Task { await cleanUp() } }
+            let app = try RawSocket(path: socketPath)
+            app.send(Self.attach("one", app: "reuser", id: 5))
             #expect(try await Self.answer(to: 5, on: app).kind == .reply)
-            app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 5, json: #"{"features":["two"],"app":"reuser"}"#))
+            app.send(Self.attach("two", app: "reuser", id: 5))
             let refused = try await Self.answer(to: 5, on: app)
             #expect(refused.kind == .error)
             #expect(refused.errorBody?.code == LocalAPIErrorBody.Code.invalidArgument)
             #expect(refused.errorBody?.message.contains("request id 5") == true)
             // Another id attaches; the connection goes on.
-            app.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 6, json: #"{"features":["two"],"app":"reuser"}"#))
+            app.send(Self.attach("two", app: "reuser", id: 6))
             #expect(try await Self.answer(to: 6, on: app).kind == .reply)
         }
 
@@ -97,7 +106,7 @@ extension DeliveryIntegration {
             defer { Task { await servers.shutdown() } }
             let appA = try RawSocket(path: serverA.socketPath), appB = try RawSocket(path: serverB.socketPath)
 
-            appB.send(.request(LocalAPIOperation(rawValue: 0x0100), id: 7, json: #"{"features":["demo"],"app":"test"}"#))
+            appB.send(Self.attach("demo", app: "test", id: 7))
             let attach = try Self.json(MeshAttachReply.self, try await appB.readFrame())
             #expect(attach.localDeviceID == b.id && attach.peers.map(\.deviceID) == [a.id])
 

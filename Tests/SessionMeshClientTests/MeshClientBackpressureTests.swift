@@ -72,6 +72,18 @@ struct MeshClientBackpressureTests {
         }
     }
 
+    /// The inbox ids of the first `count` envelopes `attachment` delivers (fails after 30 s).
+    static func inboxIDs(_ count: UInt64, from attachment: MeshAttachment) async throws -> [UInt64] {
+        try await within(30, "reading \(count) events") {
+            var ids: [UInt64] = []
+            for await event in attachment.events {
+                if case .envelope(let envelope) = event { ids.append(envelope.inboxID) }
+                if ids.count == Int(count) { break }
+            }
+            return ids
+        }
+    }
+
     /// Runs `body`, failing instead of hanging when it takes longer than `seconds`.
     static func within<T: Sendable>(_ seconds: Double, _ what: String,
                                     _ body: @escaping @Sendable () async throws -> T) async throws -> T {
@@ -116,14 +128,7 @@ struct MeshClientBackpressureTests {
         #expect(peakQueuedBytes <= 256 * 1024)
 
         // The app catches up: every event, in order, none lost; requests are answered again.
-        let received = try await Self.within(30, "reading \(total) events") {
-            var sequences: [UInt64] = []
-            for await event in attachment.events {
-                if case .envelope(let envelope) = event { sequences.append(envelope.inboxID) }
-                if sequences.count == Int(total) { break }
-            }
-            return sequences
-        }
+        let received = try await Self.inboxIDs(total, from: attachment)
         #expect(received == Array(1...total))
         #expect(try await Self.within(10, "a request after the drain") { try await client.ackInbox([1]) } == 1)
     }
@@ -268,14 +273,7 @@ struct MeshClientBackpressureTests {
         client = nil
         #expect(gone == nil)
 
-        let received = try await Self.within(30, "reading \(total) events") {
-            var sequences: [UInt64] = []
-            for await event in attachment.events {
-                if case .envelope(let envelope) = event { sequences.append(envelope.inboxID) }
-                if sequences.count == Int(total) { break }
-            }
-            return sequences
-        }
+        let received = try await Self.inboxIDs(total, from: attachment)
         #expect(received == Array(1...total))
     }
 }
