@@ -148,28 +148,26 @@ public final class MeshClient: Sendable {
     }
 
     /// Unregisters an attach's event stream that ended, on the loop. Runs after the drain that
-    /// registered it: that drain was scheduled before (or by) the attach's own enqueue. Once the
-    /// connection is closed there is nothing to do (its end unregistered every stream).
-    func forgetEvents(_ stream: LocalAPIEventStream) { Self.forgetEvents(stream, on: channel) }
-
-    /// `forgetEvents(_:)` for a stream that may outlive its `MeshClient` (the app kept only the
-    /// attachment): the channel lives as long as the connection.
+    /// registered it: that drain was scheduled before (or by) the attach's own enqueue. Static:
+    /// the stream may outlive its `MeshClient` (the app kept only the attachment); the channel
+    /// lives as long as the connection.
     static func forgetEvents(_ stream: LocalAPIEventStream, on channel: any Channel) {
-        guard channel.isActive else { return }
-        channel.eventLoop.execute {
-            try? channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self).forget(stream)
-        }
+        onHandler(of: channel) { $0.forget(stream) }
     }
 
     /// An attach's stream has room again (or its reader went away): the handler hands over
     /// what waited and reads the socket again if it held reading back.
-    func resumeEvents() { Self.resumeEvents(on: channel) }
-
-    /// `resumeEvents()` for a stream that may outlive its `MeshClient`.
     static func resumeEvents(on channel: any Channel) {
+        onHandler(of: channel) { $0.resumeDelivery() }
+    }
+
+    /// Runs `body` with the connection's handler on its loop; once the connection is closed
+    /// there is nothing to do (its end unregistered every stream).
+    private static func onHandler(of channel: any Channel, _ body: @escaping @Sendable (LocalAPIClientHandler) -> Void) {
         guard channel.isActive else { return }
         channel.eventLoop.execute {
-            try? channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self).resumeDelivery()
+            guard let handler = try? channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self) else { return }
+            body(handler)
         }
     }
 
