@@ -159,4 +159,20 @@ struct LocalAPIRequestTests {
         #expect(channel.isActive)
         _ = try channel.finish()
     }
+
+    /// The hello body is built from a reply encoded once; it must be byte for byte what
+    /// JSONEncoder gives for the full reply, for any uid and for an odd version string.
+    @Test(arguments: [nil, 0, 1000, UInt32.max] as [UInt32?])
+    func helloBodyIsTheEncodedReply(uid: UInt32?) throws {
+        let dispatcher = LocalAPIDispatcher(controlPlane: FakeControlPlane(), defaultPairingLifetime: 60,
+                                            maximumBodyLength: 12_345, daemonVersion: #"9.9 "q\" }"#)
+        let expected = try LocalAPIJSON.encode(HelloReply(
+            protocolVersion: Int(LocalAPIWireFormat.version), daemon: "meshd", daemonVersion: #"9.9 "q\" }"#,
+            maximumBodyLength: 12_345, operations: LocalAPIOperation.controlOperations.map(\.name), uid: uid))
+        let body = dispatcher.helloBody(uid: uid)
+        #expect(Array(body.readableBytesView) == Array(expected.readableBytesView))
+        let decoded = try LocalAPIJSON.decode(HelloReply.self, from: body, operation: .hello)
+        #expect(decoded.uid == uid)
+        #expect(decoded.maximumBodyLength == 12_345)
+    }
 }
