@@ -146,7 +146,7 @@ struct ProcessSlowReaderTests {
         app.send(.request(.attach, id: 1, json: #"{"features":["flood"],"app":"slow"}"#))
         // MESH_SLOW_READER_FAST=1 makes this app read at full speed (a comparison run).
         let pace = ReadPace(slow: ProcessInfo.processInfo.environment["MESH_SLOW_READER_FAST"] == nil)
-        let reading = Task { try await SlowReaderProbe.drain(app, acker: acker, pace: pace, quiet: 2, seconds: Self.floodSeconds + 25) }
+        let reading = Task { try await SlowReaderProbe.drain(app, acker: acker, pace: pace, quiet: 2, seconds: 4 * Self.floodSeconds + 25) }
         let presence = try await appA.attach(features: ["flood"], app: "sender")
         try await ProcessFixtures.awaitFeatureReachable(presence, peer: pair.idB, feature: "flood", timeout: 8)
         let sampler = Task { try await SlowReaderProbe.sample(pidB, observer: observer, every: .milliseconds(100)) }
