@@ -93,8 +93,11 @@ extension DeliveryRouter {
 
     /// One realtime item to one peer; returns the outcome word.
     func sendRealtime(_ item: DeliveryItem, to peer: DeviceID) -> String {
-        // One in-place access to the peer's state (no copy of it).
-        guard let route = peerStates[peer]?.routeRealtime(item, now: now()) else { return "queued" }
+        // In place through `peerStates.values`: `peerStates[peer]?.…` moved the state out of the
+        // dictionary and back through a coroutine frame (≈ 2 000 instructions per message).
+        guard let slot = peerStates.index(forKey: peer) else { return "queued" }
+        let at = now()
+        let route = peerStates.values[slot].routeRealtime(item, now: at)
         let floor: Double, rtt: Int64?
         switch route {
         case .pending(let droppedOldest):
@@ -193,7 +196,7 @@ extension DeliveryRouter {
         guard awaitingAck.remove(eventID, for: peer) != nil else { return }
         counters.realtimeAcked &+= 1
         let minimum = options.minimumAckDeadline
-        peerStates[peer]?.ackArrivedInTime(minimumDeadline: minimum)
+        if let slot = peerStates.index(forKey: peer) { peerStates.values[slot].ackArrivedInTime(minimumDeadline: minimum) }
     }
 
     /// Wakes `watchAcks` at the monotonic instant `deadline` (replacing an armed later wake-up):
