@@ -18,6 +18,10 @@ final class LocalAPIConnectionContext: @unchecked Sendable {
     private var sinks: [LocalAPIEventSink] = []
     private var closed = false
 
+    /// The connection's handler, which takes events on the event loop without the trip
+    /// through the pipeline (set and read on the loop only).
+    weak var eventWriter: LocalAPIConnectionHandler?
+
     init(channel: any Channel) { self.channel = channel }
 
     /// What `reserveAttachment` found.
@@ -39,7 +43,7 @@ final class LocalAPIConnectionContext: @unchecked Sendable {
 
     /// A new sink for the attach request `requestID`; it holds events until `replyWritten`.
     func makeSink(requestID: UInt32) -> LocalAPIEventSink {
-        let sink = LocalAPIEventSink(channel: channel, requestID: requestID)
+        let sink = LocalAPIEventSink(channel: channel, requestID: requestID, connection: self)
         lock.withLock {
             waitingSinks[requestID] = sink
             sinks.append(sink)

@@ -22,9 +22,13 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
     private var flushScheduled = false
     static let heldLimit = 8192
 
-    init(channel: any Channel, requestID: UInt32) {
+    /// Its connection (events on the loop go straight to the connection's handler).
+    private weak var connection: LocalAPIConnectionContext?
+
+    init(channel: any Channel, requestID: UInt32, connection: LocalAPIConnectionContext? = nil) {
         self.channel = channel
         self.requestID = requestID
+        self.connection = connection
     }
 
     func emit(_ event: DeliveryEvent) {
@@ -48,7 +52,7 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
             channel.writeAndFlush(frame, promise: nil)
             return
         }
-        channel.write(frame, promise: nil)
+        if connection?.eventWriter?.writeEvent(frame) != true { channel.write(frame, promise: nil) }
         guard !flushScheduled else { return }
         flushScheduled = true
         loop.execute {
