@@ -85,12 +85,18 @@ final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// True when the daemon closes the connection within 10 s (a receive timeout is waited
+    /// out again until then: one timeout alone was too short on a loaded machine).
     private func closesSoonNow() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(10)
         for _ in 0..<1000 {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n == 0 { return true }
-            if n < 0 { return errno == ECONNRESET }
+            if n < 0 {
+                if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR), Date() < deadline { continue }
+                return errno == ECONNRESET
+            }
         }
         return false
     }
