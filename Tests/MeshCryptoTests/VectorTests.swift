@@ -40,6 +40,40 @@ import Testing
         #expect(report.passed >= 35)
     }
 
+    /// The public vectors with `edit` applied to each vector object.
+    private func editedNoiseVectors(_ edit: (inout [String: Any]) -> Void) throws -> [UInt8] {
+        let file = try Fixtures.vectorFile("noise-25519-chachapoly-sha256")
+        var root = try #require(try JSONSerialization.jsonObject(with: Data(file)) as? [String: Any])
+        var vectors = try #require(root["vectors"] as? [[String: Any]])
+        for index in vectors.indices { edit(&vectors[index]) }
+        root["vectors"] = vectors
+        return Array(try JSONSerialization.data(withJSONObject: root))
+    }
+
+    /// The vector format lets optional keys be "null or omitted entirely"; a null key is absent.
+    @Test func nullOptionalKeysCountAsAbsent() throws {
+        let contents = try editedNoiseVectors { vector in
+            for side in ["init_", "resp_"] {
+                for key in ["static", "ephemeral", "remote_static", "psks"] where vector[side + key] == nil {
+                    vector[side + key] = NSNull()
+                }
+            }
+            vector["handshake_hash"] = NSNull()
+            vector["fallback_pattern"] = NSNull()
+            vector["hybrid"] = NSNull()
+        }
+        let report = try NoiseVectorRunner.run(fileContents: contents)
+        #expect(report.failures == [])
+        #expect(report.passed == 59 && report.unsupported == 0)
+    }
+
+    /// A hybrid-forward-secrecy vector (`hybrid` key) is not run as its plain pattern.
+    @Test func hybridVectorsAreUnsupported() throws {
+        let contents = try editedNoiseVectors { $0["hybrid"] = "25519" }
+        let report = try NoiseVectorRunner.run(fileContents: contents)
+        #expect(report.unsupported == 59 && report.passed == 0 && report.failed == 0)
+    }
+
     @Test func unsupportedProtocolsAreCountedNotFailed() throws {
         let text = String(decoding: try Fixtures.vectorFile("noise-25519-chachapoly-sha256"), as: UTF8.self)
             .replacingOccurrences(of: "_25519_ChaChaPoly_SHA256\"", with: "_448_AESGCM_BLAKE2b\"")
