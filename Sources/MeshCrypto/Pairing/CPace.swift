@@ -40,7 +40,8 @@ public struct CPace: Sendable {
                       sessionID: sessionID, associatedData: associatedData, scalar: Sodium.ristrettoRandomScalar())
     }
 
-    /// Test-vector form with a fixed scalar (little-endian, reduced). Never use a fixed scalar otherwise.
+    /// Test-vector form with a fixed scalar (32 bytes, little-endian, taken modulo the group order).
+    /// Never use a fixed scalar otherwise.
     init(role: Role, password: [UInt8], channelIdentifier: [UInt8], sessionID: [UInt8],
          associatedData: [UInt8], scalar: SecretBytes) throws {
         self.role = role

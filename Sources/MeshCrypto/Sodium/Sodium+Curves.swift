@@ -64,8 +64,9 @@ extension Sodium {
         }
     }
 
-    /// `scalar * point` on ristretto255. Throws ``CryptoError/Code/invalidKey`` when `point` is not
-    /// a canonical encoding, ``CryptoError/Code/weakSharedSecret`` when the result is the identity.
+    /// `scalar * point` on ristretto255, `scalar` read as a 256-bit little-endian integer. Throws
+    /// ``CryptoError/Code/invalidKey`` when `point` is not a canonical encoding,
+    /// ``CryptoError/Code/weakSharedSecret`` when the result is the identity.
     static func ristrettoScalarMult(scalar: SecretBytes, point: [UInt8]) throws -> SecretBytes {
         ensureInitialized()
         guard scalar.count == ristrettoLength, point.count == ristrettoLength else {
@@ -77,8 +78,19 @@ extension Sodium {
         guard valid == 1 else {
             throw CryptoError(.invalidKey, "the peer's share is not a valid ristretto255 element")
         }
+        // crypto_scalarmult_ristretto255 ignores bit 255 of the scalar; reduced modulo L first, any
+        // 32-byte scalar (a test vector's, say) means the integer it encodes. Ours are reduced already.
+        let reduced = SecretBytes(count: ristrettoLength) { out in
+            let wide = SecretBytes(count: 2 * ristrettoLength) { wide in
+                scalar.withUnsafeBytes { wide.copyMemory(from: $0) }  // the upper half stays zero
+            }
+            wide.withUnsafeBytes {
+                crypto_core_ristretto255_scalar_reduce(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                                       $0.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
         return try SecretBytes(count: ristrettoLength) { out in
-            let status = scalar.withUnsafeBytes { n in
+            let status = reduced.withUnsafeBytes { n in
                 point.withUnsafeBytes { p in
                     crypto_scalarmult_ristretto255(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
                                                    n.baseAddress!.assumingMemoryBound(to: UInt8.self),

@@ -31,18 +31,25 @@ enum VectorFile {
         throw CryptoError(.invalidVectorFile, "expected a JSON object")
     }
 
-    /// A hex field: nil when absent; throws when present but not hex.
+    /// The value of `key`, nil when absent or JSON `null` (the Noise vector format lets optional
+    /// keys be "null or omitted entirely").
+    static func value(_ object: [String: Any], _ key: String) -> Any? {
+        guard let value = object[key], !(value is NSNull) else { return nil }
+        return value
+    }
+
+    /// A hex field: nil when absent or null; throws when present but not hex.
     static func hex(_ object: [String: Any], _ key: String) throws -> [UInt8]? {
-        guard let value = object[key] else { return nil }
+        guard let value = value(object, key) else { return nil }
         guard let text = value as? String, let bytes = Hex.decode(text) else {
             throw CryptoError(.invalidVectorFile, "field \(key) is not a hex string")
         }
         return bytes
     }
 
-    /// A list of hex strings (or a single one): nil when absent.
+    /// A list of hex strings (or a single one): nil when absent or null.
     static func hexList(_ object: [String: Any], _ key: String) throws -> [[UInt8]]? {
-        guard let value = object[key] else { return nil }
+        guard let value = value(object, key) else { return nil }
         if value is String { return try hex(object, key).map { [$0] } }
         guard let list = value as? [Any] else { throw CryptoError(.invalidVectorFile, "field \(key) is not a list") }
         return try list.map {
