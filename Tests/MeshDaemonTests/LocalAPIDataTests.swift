@@ -97,6 +97,39 @@ extension DeliveryIntegration {
             #expect(try await Self.answer(to: 6, on: app).kind == .reply)
         }
 
+        /// A client that sends realtime items (answered at once, on the loop) and then shuts
+        /// its write side gets every reply before the daemon closes the connection.
+        @Test func aClientThatHalfClosesAfterRealtimeSendsGetsEveryReply() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, _) = try await bed.pair()
+            let server = try await Self.startServer(a, bed: bed)
+            let servers = ServerCleanup([server])
+            defer { Task { await servers.shutdown() } }
+            let app = try RawSocket(path: server.socketPath, receiveTimeout: 5)
+            let count: UInt32 = 300
+            var wire: [UInt8] = []
+            for id in 1...count {
+                let (_, encoded) = try RouterFixtures.envelope("rt \(id)", sequence: UInt64(id))
+                var frame = ByteBuffer()
+                LocalAPIFrameEncoder.write(Self.binary(0x0101, id: id, [1, 0] + encoded), to: &frame)
+                wire += Array(frame.readableBytesView)
+            }
+            app.send(wire)
+            app.shutdownWrite()
+            var replied: [UInt32] = []
+            while let frame = try await app.readFrame() {
+                #expect(frame.kind == .reply, "request \(frame.requestID): \(frame.errorBody?.description ?? "")")
+                replied.append(frame.requestID)
+            }
+            #expect(replied == Array(1...count), "\(replied.count) of \(count) replies before the close")
+            #expect(try await app.closesSoon(), "the daemon kept the half-closed connection open")
+            // Answered on the loop (a realtime send to a peer with no datagram path yet falls
+            // back to the outbox there and then): every one went through the realtime route.
+            let counters = await a.router.counterValues()
+            #expect((counters["delivery.realtime.sent"] ?? 0) + (counters["delivery.realtime.fallbacks"] ?? 0) == UInt64(count))
+        }
+
         @Test func attachSendAckSnapshotAndQueueThroughTheSocket() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }

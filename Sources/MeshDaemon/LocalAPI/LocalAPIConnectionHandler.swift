@@ -102,8 +102,14 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             // request of this connection runs, so replies and side effects keep arrival order.
             if tasks.isEmpty, let body = dispatcher.performImmediately(request, uid: credentials?.uid, on: context.eventLoop) {
                 counters.add(.requests)
-                lastWrite = context.write(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: frame.operation,
-                                                                        requestID: frame.requestID, body: body)))
+                let reply = LocalAPIFrame(kind: .reply, operation: frame.operation, requestID: frame.requestID, body: body)
+                if let (writer, writerContext) = frameWriter {
+                    // Straight to the frame writer, without a promise (closeIfDrained waits for
+                    // these behind a barrier): no NIOAny, no future per reply.
+                    writer.append(reply, context: writerContext)
+                } else {
+                    lastWrite = context.write(wrapOutboundOut(reply))
+                }
                 flushPending = true
                 sentImmediately = true
                 apply(flow.requestFinished(), context: context)
@@ -302,7 +308,14 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         flushIfPending(context: context)
         closing = true
         let channel = context.channel
-        if let lastWrite {
+        if let (writer, writerContext) = frameWriter {
+            // Replies appended without a promise are written before the close: an empty write
+            // queued after everything completes only after them (writes complete in order).
+            writer.flush(context: writerContext)
+            let drained = context.eventLoop.makePromise(of: Void.self)
+            writerContext.writeAndFlush(NIOAny(ByteBuffer()), promise: drained)
+            drained.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        } else if let lastWrite {
             lastWrite.whenComplete { _ in channel.close(promise: nil) }
         } else {
             channel.close(promise: nil)
