@@ -23,6 +23,8 @@ struct LocalAPIRequestTests {
         (.queueCancel, #"{"id":42}"#, .queueCancel(id: 42)),
         (.queue, "{}", .queue),
         (.queue, "", .queue),
+        (.sessions, "{}", .sessions(featureID: nil)),
+        (.sessions, #"{"featureID":"demo"}"#, .sessions(featureID: "demo")),
         (.status, #"{"verbose":true}"#, .status),
     ])
     func wellFormedRequestsParse(operation: LocalAPIOperation, json: String, expected: LocalAPIRequest) throws {
@@ -72,6 +74,10 @@ struct LocalAPIRequestTests {
         (.queueCancel, #"{"id":1e300}"#, "invalid-argument", false),
         (.queueCancel, #"{"id":null}"#, "bad-request", true),
         (.queueCancel, #"{"ids":[1]}"#, "bad-request", true),
+        // A feature filter follows the feature id rules of every other operation (before, an
+        // empty or 300-byte one matched nothing and answered an empty list).
+        (.sessions, #"{"featureID":""}"#, "invalid-argument", false),
+        (.sessions, #"{"featureID":"\#(String(repeating: "f", count: 256))"}"#, "invalid-argument", false),
         (.anchorSet, #"{"sessionID":"0D1E2F30-4A5B-4C6D-8E9F-A0B1C2D3E4F5","featureID":"demo","revision":1,"anchor":{"startedAt":1e14,"accumulatedElapsedBeforeAnchor":0,"isPaused":false}}"#, "invalid-argument", false),
         (.anchorSet, #"{"sessionID":"0D1E2F30-4A5B-4C6D-8E9F-A0B1C2D3E4F5","featureID":"demo","revision":1,"anchor":{"startedAt":1,"accumulatedElapsedBeforeAnchor":-1,"isPaused":false}}"#, "invalid-argument", false),
     ])

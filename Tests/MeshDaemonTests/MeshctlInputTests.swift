@@ -92,4 +92,16 @@ struct MeshctlInputTests {
         let result = try await daemon.meshctl(["snapshot", "get", "--feature", "demo", "--peer", ""])
         #expect(result.status == 2 && result.output.contains("--peer must be a device ID"), "\(result.output)")
     }
+
+    /// `sessions --feature` takes a feature like every other command: an empty or over-long one
+    /// is a usage error (before: "no sessions", as if the feature had none).
+    @Test func anEmptyOrOverlongSessionsFeatureIsAUsageError() async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        for feature in ["", String(repeating: "f", count: 256)] {
+            let result = try await daemon.meshctl(["sessions", "--feature", feature])
+            #expect(result.status == 2 && result.output.contains("--feature must be 1–255 bytes"), "\(result)")
+        }
+        #expect(try await daemon.meshctl(["sessions", "--feature", "demo"]).output == "no sessions\n")
+    }
 }

@@ -91,7 +91,9 @@ extension LocalAPIRequest {
             try LocalAPIFeatureID.validate(request.featureID, operation: operation)
             return .sessionClose(sessionID: request.sessionID, featureID: request.featureID)
         case .sessions:
-            return .sessions(featureID: try LocalAPIJSON.decode(MeshSessionsRequest.self, from: body, operation: operation).featureID)
+            let featureID = try LocalAPIJSON.decode(MeshSessionsRequest.self, from: body, operation: operation).featureID
+            if let featureID { try LocalAPIFeatureID.validate(featureID, operation: operation) }
+            return .sessions(featureID: featureID)
         case .inboxAck:
             let request = try decodeIDs(MeshInboxAckRequest.self, key: "ids", body: body, operation: operation)
             try request.validate()
