@@ -10,7 +10,8 @@ struct PingCommand: AsyncParsableCommand {
     @Argument(help: "The device ID (full or short).")
     var device: String
 
-    @Option(help: "Probes per path (1–10000).")
+    // .unconditional: a negative number is this option's (bad) value, not an unknown option.
+    @Option(parsing: .unconditional, help: "Probes per path (1–10000).")
     var count = PingRequest.defaultCount
 
     @Flag(help: "Print the report as JSON.")

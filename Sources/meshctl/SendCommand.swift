@@ -39,10 +39,11 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The envelope's source peer ID.", valueName: "ID"))
     var source: String?
 
-    @Option(help: ArgumentHelp("The envelope's sequence number.", valueName: "N"))
+    // .unconditional: a negative number is this option's (bad) value, not an unknown option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The envelope's sequence number.", valueName: "N"))
     var sequence: UInt64?
 
-    @Option(help: ArgumentHelp("The snapshot's revision (--mode snapshot).", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The snapshot's revision (--mode snapshot).", valueName: "N"))
     var revision: UInt64?
 
     @Option(name: .customLong("payload-type"), help: ArgumentHelp("The payload type name.", valueName: "NAME"))

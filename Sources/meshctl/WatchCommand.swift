@@ -27,10 +27,11 @@ struct WatchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-ack"), help: "Do not acknowledge reliable items (they stay in the daemon's inbox).")
     var noAck = false
 
-    @Option(help: ArgumentHelp("Exit 0 after this many envelopes.", valueName: "N"))
+    // .unconditional: a negative number is this option's (bad) value, not an unknown option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Exit 0 after this many envelopes.", valueName: "N"))
     var limit: Int?
 
-    @Option(help: ArgumentHelp("When the daemon goes away, keep trying to reattach for up to SECONDS per outage.", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("When the daemon goes away, keep trying to reattach for up to SECONDS per outage.", valueName: "SECONDS"))
     var reconnect: Double?
 
     func validate() throws {

@@ -104,4 +104,20 @@ struct MeshctlInputTests {
         }
         #expect(try await daemon.meshctl(["sessions", "--feature", "demo"]).output == "no sessions\n")
     }
+
+    /// A negative number given to a numeric option is named as a bad value, not taken for an
+    /// option and reported as "Missing value for '--count'" (as if the number had been left out).
+    @Test(arguments: [
+        (["ping", "ABCDEFG", "--count", "-5"], "--count must be between 1 and 10000"),
+        (["pair", "--expires", "-5"], "--expires must be between 1 and 3600 seconds"),
+        (["watch", "--feature", "demo", "--limit", "-1"], "--limit must be at least 1"),
+        (["watch", "--feature", "demo", "--reconnect", "-1"], "--reconnect must be 0.1–3600 seconds"),
+        (["send", "--feature", "demo", "--sequence", "-1", "x"], "The value '-1' is invalid for '--sequence <N>'"),
+        (["send", "--feature", "demo", "--mode", "snapshot", "--revision", "-1", "x"], "The value '-1' is invalid for '--revision <N>'"),
+    ])
+    func aNegativeNumberIsABadValueNotAMissingOne(arguments: [String], message: String) async throws {
+        let result = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock"] + arguments)
+        #expect(result.status == 2, "\(result)")
+        #expect(result.output.contains(message) && !result.output.contains("Missing value"), "\(result.output)")
+    }
 }
