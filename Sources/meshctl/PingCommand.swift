@@ -18,6 +18,7 @@ struct PingCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
+        if device.allSatisfy(\.isWhitespace) { throw ValidationError("<device> must be a device ID, as `meshctl peers` shows it") }
         guard PingRequest.countRange.contains(count) else {
             throw ValidationError("--count must be between \(PingRequest.countRange.lowerBound) and \(PingRequest.countRange.upperBound)")
         }

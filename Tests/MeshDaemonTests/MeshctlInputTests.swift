@@ -91,6 +91,11 @@ struct MeshctlInputTests {
         defer { daemon.stopNow() }
         let result = try await daemon.meshctl(["snapshot", "get", "--feature", "demo", "--peer", ""])
         #expect(result.status == 2 && result.output.contains("--peer must be a device ID"), "\(result.output)")
+        // Before: exit 1 with the daemon's "unpair: deviceID must be 1 to 256 characters".
+        for command in [["unpair", ""], ["ping", " "]] {
+            let empty = try await daemon.meshctl(command)
+            #expect(empty.status == 2 && empty.output.contains("<device> must be a device ID, as `meshctl peers` shows it"), "\(empty.output)")
+        }
     }
 
     /// `sessions --feature` takes a feature like every other command: an empty or over-long one
