@@ -32,6 +32,8 @@ struct CLIFailure: Error {
             switch client.kind {
             case .daemon: exitCode = Self.daemonError
             case .unreachable, .connectionClosed: exitCode = Self.unreachable
+            // Refused by the client before sending (e.g. a message over the frame limit).
+            case .invalidArgument: exitCode = Self.usage
             default: exitCode = Self.daemonError
             }
         } else if let failure = error as? CLIFailure {

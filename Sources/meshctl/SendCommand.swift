@@ -119,7 +119,7 @@ struct SendCommand: AsyncParsableCommand {
             data = buffer
         }
         // Over the frame limit for certain; a payload just under it may still not fit with the
-        // envelope's metadata, which the daemon then refuses (frame-too-large) with the sizes.
+        // envelope's metadata, which the client library refuses before sending, with the sizes.
         guard data.count <= limit else {
             throw CLIFailure(exitCode: CLIFailure.usage, code: LocalAPIErrorBody.Code.invalidArgument,
                              message: "the payload is larger than \(limit) bytes, the most one message (local API frame) can carry",

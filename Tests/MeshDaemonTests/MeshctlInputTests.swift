@@ -125,4 +125,26 @@ struct MeshctlInputTests {
         #expect(result.status == 2, "\(result)")
         #expect(result.output.contains(message) && !result.output.contains("Missing value"), "\(result.output)")
     }
+
+    /// A payload within the 1 MiB a message can carry whose envelope (metadata included) is not:
+    /// refused by meshctl before anything is written, as a usage error that says so. Before, the
+    /// daemon closed the connection (frame-too-large) and meshctl exited 1 with "frame body of
+    /// 1048654 bytes exceeds the maximum of 1048576 bytes".
+    @Test(arguments: ["reliable", "snapshot"])
+    func aPayloadWhoseMessageIsOverTheFrameLimitIsAUsageError(mode: String) async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        let file = daemon.folder + "/payload"
+        try Data(repeating: 0x61, count: 1_048_576).write(to: URL(fileURLWithPath: file))
+        let text = try await Self.meshctl(daemon, ["send", "--feature", "demo", "--mode", mode, "-"],
+                                          stdin: try #require(FileHandle(forReadingAtPath: file)))
+        #expect(text.status == 2, "\(text)")
+        #expect(text.stderr.contains("bytes one local API frame may carry; send a smaller payload"), "\(text.stderr)")
+        let json = try await Self.meshctl(daemon, ["send", "--feature", "demo", "--mode", mode, "--json", "-"],
+                                          stdin: try #require(FileHandle(forReadingAtPath: file)))
+        #expect(json.status == 2 && json.stdout.contains(#""code":"invalid-argument""#), "\(json)")
+        #expect(try await daemon.meshctl(["status"]).status == 0)
+        #expect(try await daemon.status()["counters"].map { ($0 as? [String: Any])?["api.malformed"] as? Int } == 0,
+                "nothing over the limit reached the daemon")
+    }
 }

@@ -36,6 +36,19 @@ public struct LocalAPIBinaryWriter {
         buffer.writeBytes(bytes)
     }
 
+    /// The body of a request, checked against the body length one frame may carry: the daemon
+    /// answers a longer frame with `frame-too-large` and closes the connection (ending the
+    /// client's other requests and attachments on it), so it is refused here, before anything is
+    /// written, with `invalid-argument`. `contents` says what made it long, for the message.
+    public func requestBody(contents: @autoclosure () -> String) throws(LocalAPIErrorBody) -> ByteBuffer {
+        let limit = LocalAPIWireFormat.defaultMaximumBodyLength
+        guard buffer.readableBytes <= limit else {
+            throw LocalAPIDataError.invalidArgument(
+                operation, "the message is \(buffer.readableBytes) bytes (\(contents())), over the \(limit) bytes one local API frame may carry; send a smaller payload")
+        }
+        return buffer
+    }
+
     /// Writes a core-codec message as the rest of the body.
     public mutating func message(_ message: SessionWireCodec.Message, field: String) throws(LocalAPIErrorBody) {
         do {

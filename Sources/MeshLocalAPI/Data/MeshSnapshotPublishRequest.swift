@@ -22,12 +22,12 @@ public struct MeshSnapshotPublishRequest: Sendable, Equatable {
         self.snapshot = snapshot
     }
 
-    /// The binary body.
+    /// The binary body; `invalid-argument` when it is over the 1 MiB one frame carries.
     public func encode() throws(LocalAPIErrorBody) -> ByteBuffer {
         var writer = LocalAPIBinaryWriter(operation: .snapshotPublish, capacity: 160 + snapshot.state.count)
         try writer.string(target, field: "target")
         try writer.message(.snapshot(snapshot), field: "snapshot")
-        return writer.buffer
+        return try writer.requestBody(contents: "a \(snapshot.state.count)-byte state and the snapshot's other fields")
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.
