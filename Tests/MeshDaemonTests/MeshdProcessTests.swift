@@ -39,4 +39,43 @@ struct MeshdProcessTests {
         #expect(line == "meshd: configuration error: \(config):3: key 'listen': 'localhost' has no port; write HOST:PORT, e.g. 127.0.0.1:47470")
         #expect(try await meshd.exitStatus() == 78)
     }
+
+    /// The start-up failure a new user meets first, a listen port already taken (a second
+    /// `make run` with another state folder, another program on 47470), is one sentence that
+    /// says so and what to do, not NIO's "bind(descriptor:ptr:bytes:): Address already in use)
+    /// (errno: 98)"; the running daemon keeps serving.
+    @Test func aListenPortInUseSaysSoAndTheFirstDaemonKeepsServing() async throws {
+        let first = try await DaemonProcess(name: "alpha")
+        defer { first.stopNow() }
+        let second = try ChildProcess("meshd", ["--user", "--state-dir", first.folder + "/other", "--socket", first.folder + "/other.sock",
+                                                "--listen", first.listen, "--no-mdns", "--log-level", "warning"], stderrToStdout: true)
+        var lines: [String] = []
+        while let line = try await second.readLine(timeout: 10) { lines.append(line) }
+        #expect(try await second.exitStatus() == 1)
+        #expect(lines.contains { $0.contains("cannot listen on \(first.listen): the port is in use (another meshd, or another program); stop that, or give this daemon another --listen HOST:PORT") },
+                "\(lines)")
+        #expect(!lines.contains { $0.contains("errno") }, "\(lines)")
+        #expect(try await first.meshctl(["status"]).status == 0)
+    }
+
+    @Test func anAddressThisMachineDoesNotHaveSaysSo() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // 192.0.2.0/24 is TEST-NET-1: never assigned to a host.
+        let meshd = try ChildProcess("meshd", ["--user", "--state-dir", directory + "/state", "--socket", directory + "/s.sock",
+                                               "--listen", "192.0.2.1:0", "--no-mdns", "--log-level", "warning"], stderrToStdout: true)
+        var lines: [String] = []
+        while let line = try await meshd.readLine(timeout: 10) { lines.append(line) }
+        #expect(try await meshd.exitStatus() == 1)
+        #expect(lines.contains { $0.contains("cannot listen on 192.0.2.1:0: no network interface of this machine has that address") }, "\(lines)")
+
+        // Shaped like an address, but not one (each part at most 255).
+        let unknown = try ChildProcess("meshd", ["--user", "--state-dir", directory + "/state", "--socket", directory + "/s.sock",
+                                                 "--listen", "256.1.1.1:0", "--no-mdns", "--log-level", "warning"], stderrToStdout: true)
+        lines = []
+        while let line = try await unknown.readLine(timeout: 10) { lines.append(line) }
+        #expect(try await unknown.exitStatus() == 1)
+        #expect(lines.contains { $0.contains("cannot listen on 256.1.1.1:0: '256.1.1.1' is not an address of this machine and does not resolve as a host name") },
+                "\(lines)")
+    }
 }
