@@ -67,7 +67,7 @@ struct CLIFailure: Error {
 func withDaemon<T>(_ parent: Meshctl, json: Bool, _ body: (MeshClient) async throws -> T) async throws -> T {
     let client: MeshClient
     do {
-        client = try await MeshClient.connect(socketPath: parent.socketPath)
+        client = try await parent.connect()
     } catch {
         throw CLIFailure(error, json: json)
     }

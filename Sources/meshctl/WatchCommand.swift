@@ -104,7 +104,7 @@ struct WatchCommand: AsyncParsableCommand {
         while true {
             var client: MeshClient?
             do {
-                let connected = try await MeshClient.connect(socketPath: parent.socketPath)
+                let connected = try await parent.connect()
                 client = connected
                 let attachment = try await connected.attach(features: [target.feature], sessionID: sessionID, app: "meshctl watch")
                 return (connected, attachment)

@@ -147,4 +147,30 @@ struct MeshctlInputTests {
         #expect(try await daemon.status()["counters"].map { ($0 as? [String: Any])?["api.malformed"] as? Int } == 0,
                 "nothing over the limit reached the daemon")
     }
+
+    /// Without `--socket` and with no daemon running, meshctl names both sockets it looked for
+    /// (the user daemon's and the system one's), not only the system one's: someone who started
+    /// `meshd --user` (`make run`) was told about /run/sessionmesh/meshd.sock, which they never used.
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/run/sessionmesh/meshd.sock"), "a system meshd runs here"))
+    func withoutADaemonTheDefaultSocketsAreBothNamed() async throws {
+        let home = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let path = try #require(ChildProcess.executable("meshctl"))
+        let result = try await blocking {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["status"]
+            process.environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: 10)
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+        #expect(result.0 == 3, "\(result)")
+        #expect(result.1.contains("cannot reach meshd: no socket file (is meshd running? looked for the user daemon's \(home)/.local/state/sessionmesh/meshd.sock and the system daemon's /run/sessionmesh/meshd.sock; --socket PATH names another)"),
+                "\(result.1)")
+    }
 }
