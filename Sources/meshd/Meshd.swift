@@ -70,6 +70,11 @@ struct Meshd: AsyncParsableCommand {
             throw error.code == .inUse ? ExitCode.failure : ExitCode(73)  // EX_CANTCREAT
         }
         defer { withExtendedLifetime(stateLock) {} }
+        // First, before anything else logs: where the state and the socket are (README promises it).
+        logger.info("meshd starting", metadata: ["daemon.name": "\(configuration.name)",
+                                                 "daemon.listen": "\(configuration.listen)",
+                                                 "api.socket": "\(configuration.socketPath)",
+                                                 "state.dir": "\(configuration.stateDirectory)"])
 
         // One loop: the node, the delivery router and every local API connection run on it (no
         // thread hops on the delivery path); SQLite work has its own threads. One thread also keeps
@@ -102,10 +107,6 @@ struct Meshd: AsyncParsableCommand {
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
-            logger.info("meshd starting", metadata: ["daemon.name": "\(configuration.name)",
-                                                     "daemon.listen": "\(configuration.listen)",
-                                                     "api.socket": "\(configuration.socketPath)",
-                                                     "state.dir": "\(configuration.stateDirectory)"])
             try await services.run()
             logger.info("meshd stopped")
         } catch {

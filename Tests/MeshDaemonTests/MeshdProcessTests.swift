@@ -78,4 +78,21 @@ struct MeshdProcessTests {
         #expect(lines.contains { $0.contains("cannot listen on 256.1.1.1:0: '256.1.1.1' is not an address of this machine and does not resolve as a host name") },
                 "\(lines)")
     }
+
+    /// README's quick start promises that meshd's first log line names the state folder and the
+    /// socket (where to look, what to pass to meshctl); before, on a loopback address, the mDNS
+    /// notice came first.
+    @Test func theFirstLogLineNamesTheStateFolderAndTheSocket() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/s.sock"
+        let meshd = try ChildProcess("meshd", ["--user", "--state-dir", directory + "/state", "--socket", socket,
+                                               "--listen", "127.0.0.1:0", "--log-level", "info"], stderrToStdout: true)
+        let first = try? await meshd.readLine(timeout: 10)
+        #expect(first?.contains("meshd starting") == true, "\(String(describing: first))")
+        #expect(first?.contains("state.dir=\(directory)/state") == true && first?.contains("api.socket=\(socket)") == true,
+                "\(String(describing: first))")
+        meshd.terminate()
+        _ = try await meshd.exitStatus()
+    }
 }
