@@ -95,4 +95,31 @@ struct MeshdProcessTests {
         meshd.terminate()
         _ = try await meshd.exitStatus()
     }
+
+    /// A --socket in a folder this user may not write says so in words (before: NIO's
+    /// "bind(descriptor:ptr:bytes:): Permission denied) (errno: 13)", or Foundation's "The
+    /// operation could not be completed" for a missing folder). Runs meshd as nobody (root and
+    /// setpriv needed).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                   && ChildProcess.executable("meshd") != nil, "needs root, setpriv and meshd"))
+    func aSocketFolderThisUserMayNotWriteSaysSo() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(chmod(directory, 0o755) == 0)
+        let state = directory + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        guard let nobody = getpwnam("nobody") else { return }
+        #expect(chown(state, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0)
+        let meshd = try #require(ChildProcess.executable("meshd"))
+        for (socket, message) in [
+            (directory + "/s.sock", "cannot listen on the local API socket \(directory)/s.sock: permission denied: this user may not create files in \(directory); choose another --socket"),
+            (directory + "/sub/s.sock", "cannot prepare the local API socket \(directory)/sub/s.sock: cannot create folder \(directory)/sub: Permission denied"),
+        ] {
+            let result = try await DaemonProcess.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", meshd,
+                                                                          "--user", "--config", "/dev/null", "--state-dir", state, "--socket", socket,
+                                                                          "--listen", "127.0.0.1:0", "--no-mdns", "--log-level", "warning"])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.output.contains(message) && !result.output.contains("errno"), "\(result.output)")
+        }
+    }
 }
