@@ -130,12 +130,13 @@ struct MeshctlInputTests {
     /// refused by meshctl before anything is written, as a usage error that says so. Before, the
     /// daemon closed the connection (frame-too-large) and meshctl exited 1 with "frame body of
     /// 1048654 bytes exceeds the maximum of 1048576 bytes".
-    @Test(arguments: ["reliable", "snapshot"])
-    func aPayloadWhoseMessageIsOverTheFrameLimitIsAUsageError(mode: String) async throws {
+    /// 1 048 400 bytes fit the send frame but not the event frame on the receiving side.
+    @Test(arguments: ["reliable", "snapshot"], [1_048_576, 1_048_400])
+    func aPayloadWhoseMessageIsOverTheFrameLimitIsAUsageError(mode: String, size: Int) async throws {
         let daemon = try await DaemonProcess(name: "alpha")
         defer { daemon.stopNow() }
         let file = daemon.folder + "/payload"
-        try Data(repeating: 0x61, count: 1_048_576).write(to: URL(fileURLWithPath: file))
+        try Data(repeating: 0x61, count: size).write(to: URL(fileURLWithPath: file))
         let text = try await Self.meshctl(daemon, ["send", "--feature", "demo", "--mode", mode, "-"],
                                           stdin: try #require(FileHandle(forReadingAtPath: file)))
         #expect(text.status == 2, "\(text)")
