@@ -122,4 +122,30 @@ struct MeshdProcessTests {
             #expect(result.output.contains(message) && !result.output.contains("errno"), "\(result.output)")
         }
     }
+
+    /// `meshd --state-dir ""` (an unset shell variable) stops with a configuration error and
+    /// writes nothing into the working directory (before: it ran there, creating identity.key,
+    /// delivery.sqlite and meshd.lock).
+    @Test func anEmptyStateDirStopsAndLeavesTheWorkingDirectoryAlone() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = try #require(ChildProcess.executable("meshd"))
+        let result = try await blocking {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["--user", "--state-dir", "", "--socket", directory + "/s.sock", "--listen", "127.0.0.1:0", "--no-mdns"]
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: 10)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+        #expect(result.0 == 78, "\(result)")
+        #expect(result.1.contains("meshd: configuration error: --state-dir: is empty"), "\(result.1)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
 }
