@@ -20,6 +20,12 @@ struct Meshctl: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The daemon's socket. Default: the user daemon's ($XDG_RUNTIME_DIR/sessionmesh/meshd.sock, or ~/.local/state/sessionmesh/meshd.sock without XDG_RUNTIME_DIR) if it exists, else /run/sessionmesh/meshd.sock.", valueName: "PATH"))
     var socket: String?
 
+    func validate() throws {
+        if socket?.isEmpty == true {
+            throw ValidationError("--socket is empty; give the daemon's socket path, or leave the option out for the default")
+        }
+    }
+
     /// The system daemon's socket.
     static let systemSocket = "/run/sessionmesh/meshd.sock"
 

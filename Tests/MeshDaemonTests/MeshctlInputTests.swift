@@ -174,4 +174,11 @@ struct MeshctlInputTests {
         #expect(result.1.contains("cannot reach meshd: no socket file (is meshd running? looked for the user daemon's \(home)/.local/state/sessionmesh/meshd.sock and the system daemon's /run/sessionmesh/meshd.sock; --socket PATH names another)"),
                 "\(result.1)")
     }
+
+    /// `--socket ""` (an unset shell variable) is a usage error, not "no socket file (… socket )".
+    @Test func anEmptySocketIsAUsageError() async throws {
+        let result = try await DaemonProcess.run("meshctl", ["--socket", "", "status"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.output.contains("--socket is empty; give the daemon's socket path, or leave the option out for the default"), "\(result.output)")
+    }
 }
