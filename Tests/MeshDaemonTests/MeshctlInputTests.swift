@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import MeshCrypto
 import SessionMeshClient
 import Testing
 
@@ -180,5 +181,18 @@ struct MeshctlInputTests {
         let result = try await DaemonProcess.run("meshctl", ["--socket", "", "status"])
         #expect(result.status == 2, "\(result)")
         #expect(result.output.contains("--socket is empty; give the daemon's socket path, or leave the option out for the default"), "\(result.output)")
+    }
+
+    /// `meshctl pair CODE` without --address on a daemon started with --no-mdns answers
+    /// discovery-off at once (docs/LOCAL-API.md), not after a 5 s "search over mDNS" it never
+    /// made ("no device on this network shows a pairing code starting with …").
+    @Test func pairingByCodeAloneWithMDNSOffSaysSoAtOnce() async throws {
+        let daemon = try await DaemonProcess(name: "alpha", extraArguments: ["--no-mdns"])
+        defer { daemon.stopNow() }
+        let started = Date()
+        let result = try await daemon.meshctl(["pair", PairingCode.generate().description, "--json"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.output.contains(#""code":"discovery-off""#) && result.output.contains("pass --address HOST:PORT"), "\(result.output)")
+        #expect(Date().timeIntervalSince(started) < 3)
     }
 }
