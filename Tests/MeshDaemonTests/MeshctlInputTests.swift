@@ -195,4 +195,18 @@ struct MeshctlInputTests {
         #expect(result.output.contains(#""code":"discovery-off""#) && result.output.contains("pass --address HOST:PORT"), "\(result.output)")
         #expect(Date().timeIntervalSince(started) < 3)
     }
+
+    /// `meshctl pair CODE --address` with nothing listening there says so in a sentence (before:
+    /// "Connection errors: SingleConnectionFailure(target: [IPv4]127.0.0.1/127.0.0.1:1, error:
+    /// connection reset (error set): Connection refused) (errno: 111))").
+    @Test func pairingWithAnAddressWhereNothingListensSaysSo() async throws {
+        let daemon = try await DaemonProcess(name: "alpha", extraArguments: ["--no-mdns"])
+        defer { daemon.stopNow() }
+        let result = try await daemon.meshctl(["pair", PairingCode.generate().description, "--address", "127.0.0.1:1"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.output.contains("could not reach a SessionMesh daemon at 127.0.0.1:1: nothing is listening there (connection refused)"),
+                "\(result.output)")
+        #expect(!result.output.contains("errno"), "\(result.output)")
+        #expect(try await daemon.meshctl(["status"]).status == 0)
+    }
 }
