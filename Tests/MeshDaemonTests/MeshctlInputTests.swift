@@ -207,6 +207,11 @@ struct MeshctlInputTests {
         #expect(result.output.contains("could not reach a SessionMesh daemon at 127.0.0.1:1: nothing is listening there (connection refused)"),
                 "\(result.output)")
         #expect(!result.output.contains("errno"), "\(result.output)")
+        // A malformed address says what is wrong with it (before: "'…' is not HOST:PORT").
+        for (address, problem) in [("127.0.0.1:99999", "port must be a number from 1 to 65535"), ("127.0.0.1", "has no port")] {
+            let bad = try await daemon.meshctl(["pair", PairingCode.generate().description, "--address", address])
+            #expect(bad.status == 1 && bad.output.contains("--address: '\(address)'") && bad.output.contains(problem), "\(bad.output)")
+        }
         #expect(try await daemon.meshctl(["status"]).status == 0)
     }
 }

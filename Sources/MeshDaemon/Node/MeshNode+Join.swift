@@ -19,7 +19,10 @@ extension MeshNode {
         var endpoint: DaemonConfiguration.Endpoint?
         if let address {
             guard let given = EndpointParser.parse(address) else {
-                throw ControlError.invalidArgument("'\(address)' is not HOST:PORT")
+                // The config parser's words say what is wrong (no port, port out of range, …).
+                var detail = "'\(address)' is not HOST:PORT"
+                do { _ = try DaemonConfiguration.Endpoint(parsing: address) } catch { detail = error.message }
+                throw ControlError.invalidArgument("--address: \(detail)")
             }
             endpoint = given
         }
