@@ -17,7 +17,7 @@ struct Meshctl: AsyncParsableCommand {
         subcommands: [StatusCommand.self, PeersCommand.self, PairCommand.self, UnpairCommand.self, PingCommand.self,
                       SendCommand.self, WatchCommand.self, SnapshotCommand.self, QueueCommand.self, SessionsCommand.self])
 
-    @Option(help: ArgumentHelp("The daemon's socket. Default: the user daemon's ($XDG_RUNTIME_DIR/sessionmesh/meshd.sock, or ~/.local/state/sessionmesh/meshd.sock without XDG_RUNTIME_DIR) if it exists, else /run/sessionmesh/meshd.sock.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("The daemon's socket. Default: the user daemon's ($XDG_RUNTIME_DIR/sessionmesh/meshd.sock; without XDG_RUNTIME_DIR, meshd.sock in its state folder, $XDG_STATE_HOME/sessionmesh or ~/.local/state/sessionmesh) if it exists, else /run/sessionmesh/meshd.sock.", valueName: "PATH"))
     var socket: String?
 
     func validate() throws {
