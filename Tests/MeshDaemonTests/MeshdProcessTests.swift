@@ -1,4 +1,5 @@
 import Foundation
+@testable import MeshDaemon
 import SessionMeshClient
 import Testing
 
@@ -147,5 +148,31 @@ struct MeshdProcessTests {
         #expect(result.0 == 78, "\(result)")
         #expect(result.1.contains("meshd: configuration error: --state-dir: is empty"), "\(result.1)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
+    /// A state folder whose queue database belongs to another user (meshd once run with sudo on
+    /// it) says "permission denied" and names the owner, instead of SQLite's "unable to open
+    /// database file (SQLite code 14)"; the file is left as it was. Runs meshd as nobody.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                   && ChildProcess.executable("meshd") != nil, "needs root, setpriv and meshd"))
+    func aQueueDatabaseOfAnotherUserSaysPermissionDenied() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(chmod(directory, 0o755) == 0)
+        let state = directory + "/state"
+        let database = state + "/delivery.sqlite"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        try DeliveryStore.open(path: database).close()
+        guard let nobody = getpwnam("nobody") else { return }
+        #expect(chown(state, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: database))
+        let meshd = try #require(ChildProcess.executable("meshd"))
+        let result = try await DaemonProcess.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", meshd,
+                                                                      "--config", "/dev/null", "--state-dir", state, "--socket", directory + "/s.sock",
+                                                                      "--listen", "127.0.0.1:0", "--no-mdns", "--log-level", "warning"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.output.contains("open database failed on \(database): permission denied: this user (uid \(nobody.pointee.pw_uid)) may not read and write it (owner uid 0, mode 600)"),
+                "\(result.output)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == before)
     }
 }
