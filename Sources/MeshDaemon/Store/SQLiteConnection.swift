@@ -145,9 +145,6 @@ final class SQLiteConnection {
         return statement
     }
 
-    /// Creates an empty file with mode 0600 so SQLite (and its -wal/-shm files, which copy the
-    /// main file's mode) never exist with wider permissions, and fsyncs the folder so the new
-    /// name survives a power loss. An existing file is not touched.
     /// The database and its WAL files must be readable and writable by this user: SQLite says
     /// only "unable to open database file" when one belongs to another (meshd once run with
     /// sudo on this state folder), so say so here, naming the file's owner and mode.
@@ -161,6 +158,9 @@ final class SQLiteConnection {
         }
     }
 
+    /// Creates an empty file with mode 0600 so SQLite (and its -wal/-shm files, which copy the
+    /// main file's mode) never exist with wider permissions, and fsyncs the folder so the new
+    /// name survives a power loss. An existing file is not touched.
     private static func createFileIfMissing(_ path: String) throws {
         let fd = posixOpen(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd < 0 && errno == EEXIST { return }
