@@ -214,4 +214,12 @@ struct MeshctlInputTests {
         }
         #expect(try await daemon.meshctl(["status"]).status == 0)
     }
+
+    /// `queue cancel` with an ID above the largest item ID is a usage error naming the range
+    /// (before: exit 1 with the daemon's "'id' must be whole numbers from 0 to …").
+    @Test func aQueueCancelIDAboveTheRangeIsAUsageError() async throws {
+        let result = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock", "queue", "cancel", "9223372036854775808"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.output.contains("<id> must be a transfer ID from 1 to 9223372036854775807, as `meshctl queue` shows it"), "\(result.output)")
+    }
 }
