@@ -27,7 +27,8 @@ extension MeshClient {
     ///   (then it may or may not have been handled). One envelope's error never hides the others'
     ///   outcomes. An empty array sends nothing.
     /// - Throws: `MeshClientError` of kind `.invalidArgument` when an envelope cannot be sent
-    ///   (e.g. a target over 255 bytes, a payload the core codec refuses); checked for all of
+    ///   (e.g. a target over 255 bytes, a payload the core codec refuses, a request over the
+    ///   1 MiB one frame carries); checked for all of
     ///   them before anything is written, so nothing was sent. `CancellationError` when the
     ///   calling task is cancelled while waiting: the envelopes already written are handled by the
     ///   daemon regardless, and their outcomes are not reported.

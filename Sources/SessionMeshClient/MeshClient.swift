@@ -64,11 +64,8 @@ public final class MeshClient: Sendable {
             throw MeshClientError.unreachable(socketPath: socketPath,
                                               detail: "the path is \(socketPath.utf8.count) bytes, longer than the 107 a Unix socket path may have")
         }
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: socketPath) else {
-            throw MeshClientError.unreachable(socketPath: socketPath, detail: "no socket file")
-        }
-        guard attributes[.type] as? FileAttributeType == .typeSocket else {
-            throw MeshClientError.unreachable(socketPath: socketPath, detail: "the path exists but is not a socket (is it the right path?)")
+        if let problem = SocketPathCheck.problem(socketPath) {
+            throw MeshClientError.unreachable(socketPath: socketPath, detail: problem)
         }
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelInitializer { channel in

@@ -32,6 +32,8 @@ struct CLIFailure: Error {
             switch client.kind {
             case .daemon: exitCode = Self.daemonError
             case .unreachable, .connectionClosed: exitCode = Self.unreachable
+            // Refused by the client before sending (e.g. a message over the frame limit).
+            case .invalidArgument: exitCode = Self.usage
             default: exitCode = Self.daemonError
             }
         } else if let failure = error as? CLIFailure {
@@ -65,7 +67,7 @@ struct CLIFailure: Error {
 func withDaemon<T>(_ parent: Meshctl, json: Bool, _ body: (MeshClient) async throws -> T) async throws -> T {
     let client: MeshClient
     do {
-        client = try await MeshClient.connect(socketPath: parent.socketPath)
+        client = try await parent.connect()
     } catch {
         throw CLIFailure(error, json: json)
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SessionMeshClient
 
 /// `meshctl`: the command-line tool for a running `meshd`, over its local socket.
 ///
@@ -16,22 +17,49 @@ struct Meshctl: AsyncParsableCommand {
         subcommands: [StatusCommand.self, PeersCommand.self, PairCommand.self, UnpairCommand.self, PingCommand.self,
                       SendCommand.self, WatchCommand.self, SnapshotCommand.self, QueueCommand.self, SessionsCommand.self])
 
-    @Option(help: ArgumentHelp("The daemon's socket. Default: the user daemon's ($XDG_RUNTIME_DIR/sessionmesh/meshd.sock, or ~/.local/state/sessionmesh/meshd.sock without XDG_RUNTIME_DIR) if it exists, else /run/sessionmesh/meshd.sock.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("The daemon's socket. Default: the user daemon's ($XDG_RUNTIME_DIR/sessionmesh/meshd.sock; without XDG_RUNTIME_DIR, meshd.sock in its state folder, $XDG_STATE_HOME/sessionmesh or ~/.local/state/sessionmesh) if it exists, else /run/sessionmesh/meshd.sock.", valueName: "PATH"))
     var socket: String?
+
+    func validate() throws {
+        if socket?.isEmpty == true {
+            throw ValidationError("--socket is empty; give the daemon's socket path, or leave the option out for the default")
+        }
+    }
+
+    /// The system daemon's socket.
+    static let systemSocket = "/run/sessionmesh/meshd.sock"
 
     /// The socket to use: `--socket`, else the user daemon's if present, else the system one.
     var socketPath: String {
         if let socket { return socket }
+        return userSocket.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil } ?? Self.systemSocket
+    }
+
+    /// Where `meshd --user` puts its socket in this environment, if it can be told.
+    private var userSocket: String? {
         let environment = ProcessInfo.processInfo.environment
-        var candidates: [String] = []
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            candidates.append(runtime + "/sessionmesh/meshd.sock")
+            return runtime + "/sessionmesh/meshd.sock"
         } else if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-            candidates.append(state + "/sessionmesh/meshd.sock")
+            return state + "/sessionmesh/meshd.sock"
         } else if let home = environment["HOME"], home.hasPrefix("/") {
-            candidates.append(home + "/.local/state/sessionmesh/meshd.sock")
+            return home + "/.local/state/sessionmesh/meshd.sock"
         }
-        return candidates.first { FileManager.default.fileExists(atPath: $0) } ?? "/run/sessionmesh/meshd.sock"
+        return nil
+    }
+
+    /// Connects to `socketPath`. Without `--socket`, when neither default socket exists, the
+    /// error names both places looked at: naming only the system one's sent people who run
+    /// `meshd --user` looking in /run.
+    func connect() async throws -> MeshClient {
+        do {
+            return try await MeshClient.connect(socketPath: socketPath)
+        } catch let error as MeshClientError where error.kind == .unreachable && socket == nil {
+            let looked = [userSocket, Self.systemSocket].compactMap { $0 }
+            guard let userSocket, !looked.contains(where: { FileManager.default.fileExists(atPath: $0) }) else { throw error }
+            throw MeshClientError(kind: .unreachable, code: error.code,
+                                  message: "cannot reach meshd: no socket file (is meshd running? looked for the user daemon's \(userSocket) and the system daemon's \(Self.systemSocket); --socket PATH names another)")
+        }
     }
 }
 

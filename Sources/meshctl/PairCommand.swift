@@ -26,7 +26,8 @@ struct PairCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The other daemon's address (join mode); default: find it over mDNS.", valueName: "HOST:PORT"))
     var address: String?
 
-    @Option(help: ArgumentHelp("Seconds the new code stays valid (default: the daemon's, 300).", valueName: "SECONDS"))
+    // .unconditional: a negative number is this option's (bad) value, not an unknown option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds the new code stays valid (default: the daemon's, 300).", valueName: "SECONDS"))
     var expires: Double?
 
     @Flag(help: "Print JSON lines.")

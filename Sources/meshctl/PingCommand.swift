@@ -10,13 +10,15 @@ struct PingCommand: AsyncParsableCommand {
     @Argument(help: "The device ID (full or short).")
     var device: String
 
-    @Option(help: "Probes per path (1–10000).")
+    // .unconditional: a negative number is this option's (bad) value, not an unknown option.
+    @Option(parsing: .unconditional, help: "Probes per path (1–10000).")
     var count = PingRequest.defaultCount
 
     @Flag(help: "Print the report as JSON.")
     var json = false
 
     func validate() throws {
+        if device.allSatisfy(\.isWhitespace) { throw ValidationError("<device> must be a device ID, as `meshctl peers` shows it") }
         guard PingRequest.countRange.contains(count) else {
             throw ValidationError("--count must be between \(PingRequest.countRange.lowerBound) and \(PingRequest.countRange.upperBound)")
         }

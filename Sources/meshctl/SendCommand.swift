@@ -39,10 +39,11 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The envelope's source peer ID.", valueName: "ID"))
     var source: String?
 
-    @Option(help: ArgumentHelp("The envelope's sequence number.", valueName: "N"))
+    // .unconditional: a negative number is this option's (bad) value, not an unknown option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The envelope's sequence number.", valueName: "N"))
     var sequence: UInt64?
 
-    @Option(help: ArgumentHelp("The snapshot's revision (--mode snapshot).", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The snapshot's revision (--mode snapshot).", valueName: "N"))
     var revision: UInt64?
 
     @Option(name: .customLong("payload-type"), help: ArgumentHelp("The payload type name.", valueName: "NAME"))
@@ -118,7 +119,7 @@ struct SendCommand: AsyncParsableCommand {
             data = buffer
         }
         // Over the frame limit for certain; a payload just under it may still not fit with the
-        // envelope's metadata, which the daemon then refuses (frame-too-large) with the sizes.
+        // envelope's metadata, which the client library refuses before sending, with the sizes.
         guard data.count <= limit else {
             throw CLIFailure(exitCode: CLIFailure.usage, code: LocalAPIErrorBody.Code.invalidArgument,
                              message: "the payload is larger than \(limit) bytes, the most one message (local API frame) can carry",

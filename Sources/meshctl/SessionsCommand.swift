@@ -15,6 +15,12 @@ struct SessionsCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only sessions of this feature.", valueName: "F"))
     var feature: String?
 
+    func validate() throws {
+        if let feature, feature.isEmpty || feature.utf8.count > 255 {
+            throw ValidationError("--feature must be 1–255 bytes")
+        }
+    }
+
     func run() async throws {
         let feature = self.feature
         let sessions = try await withDaemon(parent, json: output.json) { try await $0.sessions(featureID: feature) }

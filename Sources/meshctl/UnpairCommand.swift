@@ -9,6 +9,10 @@ struct UnpairCommand: AsyncParsableCommand {
     @Argument(help: "The device ID (full or short) as `meshctl peers` shows it.")
     var device: String
 
+    func validate() throws {
+        if device.allSatisfy(\.isWhitespace) { throw ValidationError("<device> must be a device ID, as `meshctl peers` shows it") }
+    }
+
     func run() async throws {
         try await withDaemon(parent, json: false) { try await $0.unpair(deviceID: device) }
         print("unpaired \(device)")

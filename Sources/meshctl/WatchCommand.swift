@@ -27,10 +27,11 @@ struct WatchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-ack"), help: "Do not acknowledge reliable items (they stay in the daemon's inbox).")
     var noAck = false
 
-    @Option(help: ArgumentHelp("Exit 0 after this many envelopes.", valueName: "N"))
+    // .unconditional: a negative number is this option's (bad) value, not an unknown option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Exit 0 after this many envelopes.", valueName: "N"))
     var limit: Int?
 
-    @Option(help: ArgumentHelp("When the daemon goes away, keep trying to reattach for up to SECONDS per outage.", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("When the daemon goes away, keep trying to reattach for up to SECONDS per outage.", valueName: "SECONDS"))
     var reconnect: Double?
 
     func validate() throws {
@@ -103,7 +104,7 @@ struct WatchCommand: AsyncParsableCommand {
         while true {
             var client: MeshClient?
             do {
-                let connected = try await MeshClient.connect(socketPath: parent.socketPath)
+                let connected = try await parent.connect()
                 client = connected
                 let attachment = try await connected.attach(features: [target.feature], sessionID: sessionID, app: "meshctl watch")
                 return (connected, attachment)

@@ -21,13 +21,13 @@ struct Meshd: AsyncParsableCommand {
     @Option(name: .customLong("config"), help: ArgumentHelp("Config file (must exist). Default: /etc/sessionmesh/meshd.toml, or $XDG_CONFIG_HOME/sessionmesh/meshd.toml with --user.", valueName: "FILE"))
     var configFile: String?
 
-    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Folder for the identity, paired devices and queues (created 0700).", valueName: "DIR"))
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Folder for the identity, paired devices and queues (created 0700). Default: /var/lib/sessionmesh, or $XDG_STATE_HOME/sessionmesh (~/.local/state/sessionmesh) with --user.", valueName: "DIR"))
     var stateDirectory: String?
 
-    @Option(help: ArgumentHelp("Local API socket path.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("Local API socket path. Default: /run/sessionmesh/meshd.sock, or with --user $XDG_RUNTIME_DIR/sessionmesh/meshd.sock (without XDG_RUNTIME_DIR: meshd.sock in the state folder).", valueName: "PATH"))
     var socket: String?
 
-    @Option(help: ArgumentHelp("UDP and TCP listen address (same port for both).", valueName: "HOST:PORT"))
+    @Option(help: ArgumentHelp("UDP and TCP listen address (same port for both; 0 picks a free one). Default: 0.0.0.0:47470.", valueName: "HOST:PORT"))
     var listen: String?
 
     @Option(name: .customLong("peer"), help: ArgumentHelp("A static peer address; repeatable. Replaces the file's 'peers'.", valueName: "HOST:PORT"))
@@ -70,6 +70,11 @@ struct Meshd: AsyncParsableCommand {
             throw error.code == .inUse ? ExitCode.failure : ExitCode(73)  // EX_CANTCREAT
         }
         defer { withExtendedLifetime(stateLock) {} }
+        // First, before anything else logs: where the state and the socket are (README promises it).
+        logger.info("meshd starting", metadata: ["daemon.name": "\(configuration.name)",
+                                                 "daemon.listen": "\(configuration.listen)",
+                                                 "api.socket": "\(configuration.socketPath)",
+                                                 "state.dir": "\(configuration.stateDirectory)"])
 
         // One loop: the node, the delivery router and every local API connection run on it (no
         // thread hops on the delivery path); SQLite work has its own threads. One thread also keeps
@@ -102,10 +107,6 @@ struct Meshd: AsyncParsableCommand {
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
-            logger.info("meshd starting", metadata: ["daemon.name": "\(configuration.name)",
-                                                     "daemon.listen": "\(configuration.listen)",
-                                                     "api.socket": "\(configuration.socketPath)",
-                                                     "state.dir": "\(configuration.stateDirectory)"])
             try await services.run()
             logger.info("meshd stopped")
         } catch {

@@ -66,6 +66,25 @@ struct ConfigurationLoaderTests {
         }
     }
 
+    /// An empty path flag (`--state-dir "$STATE"` with STATE unset) is refused; before, it was
+    /// taken as a relative path and resolved to the working directory, so the daemon put its
+    /// identity key and queue there.
+    @Test(arguments: ["--state-dir", "--socket", "--config"])
+    func anEmptyPathFlagIsRefused(flag: String) {
+        var overrides = ConfigurationLoader.Overrides()
+        switch flag {
+        case "--state-dir": overrides.stateDirectory = ""
+        case "--socket": overrides.socketPath = ""
+        default: overrides.configFile = ""
+        }
+        do {
+            let configuration = try loader([:]).load(mode: .system, overrides: overrides)
+            Issue.record("accepted: state \(configuration.stateDirectory), socket \(configuration.socketPath)")
+        } catch {
+            #expect(error.description == "\(flag): is empty; give a path, or leave the flag out for the default")
+        }
+    }
+
     @Test func aBadFlagNamesTheFlag() {
         var overrides = ConfigurationLoader.Overrides()
         overrides.peers = ["127.0.0.1"]

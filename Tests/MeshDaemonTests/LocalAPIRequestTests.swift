@@ -1,3 +1,4 @@
+import Foundation
 @testable import MeshDaemon
 import MeshLocalAPI
 import NIOCore
@@ -23,6 +24,8 @@ struct LocalAPIRequestTests {
         (.queueCancel, #"{"id":42}"#, .queueCancel(id: 42)),
         (.queue, "{}", .queue),
         (.queue, "", .queue),
+        (.sessions, "{}", .sessions(featureID: nil)),
+        (.sessions, #"{"featureID":"demo"}"#, .sessions(featureID: "demo")),
         (.status, #"{"verbose":true}"#, .status),
     ])
     func wellFormedRequestsParse(operation: LocalAPIOperation, json: String, expected: LocalAPIRequest) throws {
@@ -72,6 +75,10 @@ struct LocalAPIRequestTests {
         (.queueCancel, #"{"id":1e300}"#, "invalid-argument", false),
         (.queueCancel, #"{"id":null}"#, "bad-request", true),
         (.queueCancel, #"{"ids":[1]}"#, "bad-request", true),
+        // A feature filter follows the feature id rules of every other operation (before, an
+        // empty or 300-byte one matched nothing and answered an empty list).
+        (.sessions, #"{"featureID":""}"#, "invalid-argument", false),
+        (.sessions, #"{"featureID":"\#(String(repeating: "f", count: 256))"}"#, "invalid-argument", false),
         (.anchorSet, #"{"sessionID":"0D1E2F30-4A5B-4C6D-8E9F-A0B1C2D3E4F5","featureID":"demo","revision":1,"anchor":{"startedAt":1e14,"accumulatedElapsedBeforeAnchor":0,"isPaused":false}}"#, "invalid-argument", false),
         (.anchorSet, #"{"sessionID":"0D1E2F30-4A5B-4C6D-8E9F-A0B1C2D3E4F5","featureID":"demo","revision":1,"anchor":{"startedAt":1,"accumulatedElapsedBeforeAnchor":-1,"isPaused":false}}"#, "invalid-argument", false),
     ])
@@ -81,6 +88,34 @@ struct LocalAPIRequestTests {
         } throws: { error in
             guard let rejection = error as? LocalAPIRequest.Rejection else { return false }
             return rejection.body.code == code && rejection.closesConnection == closes
+        }
+    }
+
+    /// An envelope or snapshot one byte over `maximumMessageBytes` is refused with
+    /// invalid-argument (the connection stays); at the limit it is accepted. Before, anything
+    /// within the 1 MiB body was taken, and the event frame that later handed it to an app (the
+    /// sender's device ID and the inbox ID added) was over the 1 MiB a documented client accepts.
+    @Test(arguments: [false, true])
+    func aMessageOverTheEventFrameRoomIsAnInvalidArgument(snapshot: Bool) throws {
+        func body(payload count: Int) throws -> [UInt8] {
+            let text = String(repeating: "a", count: count)
+            return snapshot ? [0] + (try RouterFixtures.snapshot(revision: 1, state: text).1)
+                            : [2, 0] + (try RouterFixtures.envelope(text, sequence: 1).1)
+        }
+        // Metadata and length prefixes, measured at the size of interest (lengths are varints).
+        let overhead = try body(payload: 1_000_000).count - (snapshot ? 1 : 2) - 1_000_000
+        let operation: LocalAPIOperation = snapshot ? .snapshotPublish : .send
+        func parse(_ bytes: [UInt8]) throws -> LocalAPIRequest {
+            try LocalAPIRequest.parse(LocalAPIFrame(kind: .request, operation: operation, flags: .binaryBody, requestID: 1,
+                                                    body: ByteBuffer(bytes: bytes)))
+        }
+        _ = try parse(try body(payload: LocalAPIWireFormat.maximumMessageBytes - overhead))
+        do {
+            _ = try parse(try body(payload: LocalAPIWireFormat.maximumMessageBytes - overhead + 1))
+            Issue.record("a message over maximumMessageBytes was accepted")
+        } catch let rejection as LocalAPIRequest.Rejection {
+            #expect(rejection.body.code == "invalid-argument" && !rejection.closesConnection)
+            #expect(rejection.body.message.contains("bytes an event frame can carry to an app"), "\(rejection.body.message)")
         }
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import MeshCrypto
 import SessionMeshClient
 import Testing
 
@@ -91,5 +92,134 @@ struct MeshctlInputTests {
         defer { daemon.stopNow() }
         let result = try await daemon.meshctl(["snapshot", "get", "--feature", "demo", "--peer", ""])
         #expect(result.status == 2 && result.output.contains("--peer must be a device ID"), "\(result.output)")
+        // Before: exit 1 with the daemon's "unpair: deviceID must be 1 to 256 characters".
+        for command in [["unpair", ""], ["ping", " "]] {
+            let empty = try await daemon.meshctl(command)
+            #expect(empty.status == 2 && empty.output.contains("<device> must be a device ID, as `meshctl peers` shows it"), "\(empty.output)")
+        }
+    }
+
+    /// `sessions --feature` takes a feature like every other command: an empty or over-long one
+    /// is a usage error (before: "no sessions", as if the feature had none).
+    @Test func anEmptyOrOverlongSessionsFeatureIsAUsageError() async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        for feature in ["", String(repeating: "f", count: 256)] {
+            let result = try await daemon.meshctl(["sessions", "--feature", feature])
+            #expect(result.status == 2 && result.output.contains("--feature must be 1–255 bytes"), "\(result)")
+        }
+        #expect(try await daemon.meshctl(["sessions", "--feature", "demo"]).output == "no sessions\n")
+    }
+
+    /// A negative number given to a numeric option is named as a bad value, not taken for an
+    /// option and reported as "Missing value for '--count'" (as if the number had been left out).
+    @Test(arguments: [
+        (["ping", "ABCDEFG", "--count", "-5"], "--count must be between 1 and 10000"),
+        (["pair", "--expires", "-5"], "--expires must be between 1 and 3600 seconds"),
+        (["watch", "--feature", "demo", "--limit", "-1"], "--limit must be at least 1"),
+        (["watch", "--feature", "demo", "--reconnect", "-1"], "--reconnect must be 0.1–3600 seconds"),
+        (["send", "--feature", "demo", "--sequence", "-1", "x"], "The value '-1' is invalid for '--sequence <N>'"),
+        (["send", "--feature", "demo", "--mode", "snapshot", "--revision", "-1", "x"], "The value '-1' is invalid for '--revision <N>'"),
+    ])
+    func aNegativeNumberIsABadValueNotAMissingOne(arguments: [String], message: String) async throws {
+        let result = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock"] + arguments)
+        #expect(result.status == 2, "\(result)")
+        #expect(result.output.contains(message) && !result.output.contains("Missing value"), "\(result.output)")
+    }
+
+    /// A payload within the 1 MiB a message can carry whose envelope (metadata included) is not:
+    /// refused by meshctl before anything is written, as a usage error that says so. Before, the
+    /// daemon closed the connection (frame-too-large) and meshctl exited 1 with "frame body of
+    /// 1048654 bytes exceeds the maximum of 1048576 bytes".
+    /// 1 048 400 bytes fit the send frame but not the event frame on the receiving side.
+    @Test(arguments: ["reliable", "snapshot"], [1_048_576, 1_048_400])
+    func aPayloadWhoseMessageIsOverTheFrameLimitIsAUsageError(mode: String, size: Int) async throws {
+        let daemon = try await DaemonProcess(name: "alpha")
+        defer { daemon.stopNow() }
+        let file = daemon.folder + "/payload"
+        try Data(repeating: 0x61, count: size).write(to: URL(fileURLWithPath: file))
+        let text = try await Self.meshctl(daemon, ["send", "--feature", "demo", "--mode", mode, "-"],
+                                          stdin: try #require(FileHandle(forReadingAtPath: file)))
+        #expect(text.status == 2, "\(text)")
+        #expect(text.stderr.contains("bytes one local API frame may carry; send a smaller payload"), "\(text.stderr)")
+        let json = try await Self.meshctl(daemon, ["send", "--feature", "demo", "--mode", mode, "--json", "-"],
+                                          stdin: try #require(FileHandle(forReadingAtPath: file)))
+        #expect(json.status == 2 && json.stdout.contains(#""code":"invalid-argument""#), "\(json)")
+        #expect(try await daemon.meshctl(["status"]).status == 0)
+        #expect(try await daemon.status()["counters"].map { ($0 as? [String: Any])?["api.malformed"] as? Int } == 0,
+                "nothing over the limit reached the daemon")
+    }
+
+    /// Without `--socket` and with no daemon running, meshctl names both sockets it looked for
+    /// (the user daemon's and the system one's), not only the system one's: someone who started
+    /// `meshd --user` (`make run`) was told about /run/sessionmesh/meshd.sock, which they never used.
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/run/sessionmesh/meshd.sock"), "a system meshd runs here"))
+    func withoutADaemonTheDefaultSocketsAreBothNamed() async throws {
+        let home = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let path = try #require(ChildProcess.executable("meshctl"))
+        let result = try await blocking {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["status"]
+            process.environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: 10)
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+        #expect(result.0 == 3, "\(result)")
+        #expect(result.1.contains("cannot reach meshd: no socket file (is meshd running? looked for the user daemon's \(home)/.local/state/sessionmesh/meshd.sock and the system daemon's /run/sessionmesh/meshd.sock; --socket PATH names another)"),
+                "\(result.1)")
+    }
+
+    /// `--socket ""` (an unset shell variable) is a usage error, not "no socket file (… socket )".
+    @Test func anEmptySocketIsAUsageError() async throws {
+        let result = try await DaemonProcess.run("meshctl", ["--socket", "", "status"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.output.contains("--socket is empty; give the daemon's socket path, or leave the option out for the default"), "\(result.output)")
+    }
+
+    /// `meshctl pair CODE` without --address on a daemon started with --no-mdns answers
+    /// discovery-off at once (docs/LOCAL-API.md), not after a 5 s "search over mDNS" it never
+    /// made ("no device on this network shows a pairing code starting with …").
+    @Test func pairingByCodeAloneWithMDNSOffSaysSoAtOnce() async throws {
+        let daemon = try await DaemonProcess(name: "alpha", extraArguments: ["--no-mdns"])
+        defer { daemon.stopNow() }
+        let started = Date()
+        let result = try await daemon.meshctl(["pair", PairingCode.generate().description, "--json"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.output.contains(#""code":"discovery-off""#) && result.output.contains("pass --address HOST:PORT"), "\(result.output)")
+        #expect(Date().timeIntervalSince(started) < 3)
+    }
+
+    /// `meshctl pair CODE --address` with nothing listening there says so in a sentence (before:
+    /// "Connection errors: SingleConnectionFailure(target: [IPv4]127.0.0.1/127.0.0.1:1, error:
+    /// connection reset (error set): Connection refused) (errno: 111))").
+    @Test func pairingWithAnAddressWhereNothingListensSaysSo() async throws {
+        let daemon = try await DaemonProcess(name: "alpha", extraArguments: ["--no-mdns"])
+        defer { daemon.stopNow() }
+        let result = try await daemon.meshctl(["pair", PairingCode.generate().description, "--address", "127.0.0.1:1"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.output.contains("could not reach a SessionMesh daemon at 127.0.0.1:1: nothing is listening there (connection refused)"),
+                "\(result.output)")
+        #expect(!result.output.contains("errno"), "\(result.output)")
+        // A malformed address says what is wrong with it (before: "'…' is not HOST:PORT").
+        for (address, problem) in [("127.0.0.1:99999", "port must be a number from 1 to 65535"), ("127.0.0.1", "has no port")] {
+            let bad = try await daemon.meshctl(["pair", PairingCode.generate().description, "--address", address])
+            #expect(bad.status == 1 && bad.output.contains("--address: '\(address)'") && bad.output.contains(problem), "\(bad.output)")
+        }
+        #expect(try await daemon.meshctl(["status"]).status == 0)
+    }
+
+    /// `queue cancel` with an ID above the largest item ID is a usage error naming the range
+    /// (before: exit 1 with the daemon's "'id' must be whole numbers from 0 to …").
+    @Test func aQueueCancelIDAboveTheRangeIsAUsageError() async throws {
+        let result = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock", "queue", "cancel", "9223372036854775808"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.output.contains("<id> must be a transfer ID from 1 to 9223372036854775807, as `meshctl queue` shows it"), "\(result.output)")
     }
 }

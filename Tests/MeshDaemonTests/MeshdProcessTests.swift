@@ -1,4 +1,5 @@
 import Foundation
+@testable import MeshDaemon
 import SessionMeshClient
 import Testing
 
@@ -38,5 +39,140 @@ struct MeshdProcessTests {
         let line = try await meshd.readLine()
         #expect(line == "meshd: configuration error: \(config):3: key 'listen': 'localhost' has no port; write HOST:PORT, e.g. 127.0.0.1:47470")
         #expect(try await meshd.exitStatus() == 78)
+    }
+
+    /// The start-up failure a new user meets first, a listen port already taken (a second
+    /// `make run` with another state folder, another program on 47470), is one sentence that
+    /// says so and what to do, not NIO's "bind(descriptor:ptr:bytes:): Address already in use)
+    /// (errno: 98)"; the running daemon keeps serving.
+    @Test func aListenPortInUseSaysSoAndTheFirstDaemonKeepsServing() async throws {
+        let first = try await DaemonProcess(name: "alpha")
+        defer { first.stopNow() }
+        let second = try ChildProcess("meshd", ["--user", "--state-dir", first.folder + "/other", "--socket", first.folder + "/other.sock",
+                                                "--listen", first.listen, "--no-mdns", "--log-level", "warning"], stderrToStdout: true)
+        var lines: [String] = []
+        while let line = try await second.readLine(timeout: 10) { lines.append(line) }
+        #expect(try await second.exitStatus() == 1)
+        #expect(lines.contains { $0.contains("cannot listen on \(first.listen): the port is in use (another meshd, or another program); stop that, or give this daemon another --listen HOST:PORT") },
+                "\(lines)")
+        #expect(!lines.contains { $0.contains("errno") }, "\(lines)")
+        #expect(try await first.meshctl(["status"]).status == 0)
+    }
+
+    @Test func anAddressThisMachineDoesNotHaveSaysSo() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // 192.0.2.0/24 is TEST-NET-1: never assigned to a host.
+        let meshd = try ChildProcess("meshd", ["--user", "--state-dir", directory + "/state", "--socket", directory + "/s.sock",
+                                               "--listen", "192.0.2.1:0", "--no-mdns", "--log-level", "warning"], stderrToStdout: true)
+        var lines: [String] = []
+        while let line = try await meshd.readLine(timeout: 10) { lines.append(line) }
+        #expect(try await meshd.exitStatus() == 1)
+        #expect(lines.contains { $0.contains("cannot listen on 192.0.2.1:0: no network interface of this machine has that address") }, "\(lines)")
+
+        // Shaped like an address, but not one (each part at most 255).
+        let unknown = try ChildProcess("meshd", ["--user", "--state-dir", directory + "/state", "--socket", directory + "/s.sock",
+                                                 "--listen", "256.1.1.1:0", "--no-mdns", "--log-level", "warning"], stderrToStdout: true)
+        lines = []
+        while let line = try await unknown.readLine(timeout: 10) { lines.append(line) }
+        #expect(try await unknown.exitStatus() == 1)
+        #expect(lines.contains { $0.contains("cannot listen on 256.1.1.1:0: '256.1.1.1' is not an address of this machine and does not resolve as a host name") },
+                "\(lines)")
+    }
+
+    /// README's quick start promises that meshd's first log line names the state folder and the
+    /// socket (where to look, what to pass to meshctl); before, on a loopback address, the mDNS
+    /// notice came first.
+    @Test func theFirstLogLineNamesTheStateFolderAndTheSocket() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/s.sock"
+        let meshd = try ChildProcess("meshd", ["--user", "--state-dir", directory + "/state", "--socket", socket,
+                                               "--listen", "127.0.0.1:0", "--log-level", "info"], stderrToStdout: true)
+        let first = try? await meshd.readLine(timeout: 10)
+        #expect(first?.contains("meshd starting") == true, "\(String(describing: first))")
+        #expect(first?.contains("state.dir=\(directory)/state") == true && first?.contains("api.socket=\(socket)") == true,
+                "\(String(describing: first))")
+        meshd.terminate()
+        _ = try await meshd.exitStatus()
+    }
+
+    /// A --socket in a folder this user may not write says so in words (before: NIO's
+    /// "bind(descriptor:ptr:bytes:): Permission denied) (errno: 13)", or Foundation's "The
+    /// operation could not be completed" for a missing folder). Runs meshd as nobody (root and
+    /// setpriv needed).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                   && ChildProcess.executable("meshd") != nil, "needs root, setpriv and meshd"))
+    func aSocketFolderThisUserMayNotWriteSaysSo() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(chmod(directory, 0o755) == 0)
+        let state = directory + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        guard let nobody = getpwnam("nobody") else { return }
+        #expect(chown(state, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0)
+        let meshd = try #require(ChildProcess.executable("meshd"))
+        for (socket, message) in [
+            (directory + "/s.sock", "cannot listen on the local API socket \(directory)/s.sock: permission denied: this user may not create files in \(directory); choose another --socket"),
+            (directory + "/sub/s.sock", "cannot prepare the local API socket \(directory)/sub/s.sock: cannot create folder \(directory)/sub: Permission denied"),
+        ] {
+            let result = try await DaemonProcess.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", meshd,
+                                                                          "--user", "--config", "/dev/null", "--state-dir", state, "--socket", socket,
+                                                                          "--listen", "127.0.0.1:0", "--no-mdns", "--log-level", "warning"])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.output.contains(message) && !result.output.contains("errno"), "\(result.output)")
+        }
+    }
+
+    /// `meshd --state-dir ""` (an unset shell variable) stops with a configuration error and
+    /// writes nothing into the working directory (before: it ran there, creating identity.key,
+    /// delivery.sqlite and meshd.lock).
+    @Test func anEmptyStateDirStopsAndLeavesTheWorkingDirectoryAlone() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = try #require(ChildProcess.executable("meshd"))
+        let result = try await blocking {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["--user", "--state-dir", "", "--socket", directory + "/s.sock", "--listen", "127.0.0.1:0", "--no-mdns"]
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: 10)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+        #expect(result.0 == 78, "\(result)")
+        #expect(result.1.contains("meshd: configuration error: --state-dir: is empty"), "\(result.1)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
+    /// A state folder whose queue database belongs to another user (meshd once run with sudo on
+    /// it) says "permission denied" and names the owner, instead of SQLite's "unable to open
+    /// database file (SQLite code 14)"; the file is left as it was. Runs meshd as nobody.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                   && ChildProcess.executable("meshd") != nil, "needs root, setpriv and meshd"))
+    func aQueueDatabaseOfAnotherUserSaysPermissionDenied() async throws {
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(chmod(directory, 0o755) == 0)
+        let state = directory + "/state"
+        let database = state + "/delivery.sqlite"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        try DeliveryStore.open(path: database).close()
+        guard let nobody = getpwnam("nobody") else { return }
+        #expect(chown(state, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: database))
+        let meshd = try #require(ChildProcess.executable("meshd"))
+        let result = try await DaemonProcess.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", meshd,
+                                                                      "--config", "/dev/null", "--state-dir", state, "--socket", directory + "/s.sock",
+                                                                      "--listen", "127.0.0.1:0", "--no-mdns", "--log-level", "warning"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.output.contains("open database failed on \(database): permission denied: this user (uid \(nobody.pointee.pw_uid)) may not read and write it (owner uid 0, mode 600)"),
+                "\(result.output)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == before)
     }
 }

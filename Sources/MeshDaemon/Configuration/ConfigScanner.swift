@@ -46,12 +46,19 @@ struct ConfigScanner {
         skipWhitespace()
         guard let c = peek else { throw Failure(message: "missing value after '='") }
         switch c {
+        case "\"" where startsTripleQuote(c), "'" where startsTripleQuote(c):
+            throw Failure(message: #"multi-line strings (""" or ''') are not supported; write the value on one line"#)
+        case "{": throw Failure(message: "inline tables ({…}) are not supported; every key is a top-level key = value")
         case "\"": return .string(try readBasicString())
         case "'": return .string(try readLiteralString())
         case "[": return .array(try readArray())
         case "t", "f": return .boolean(try readBoolean())
         default: return try readNumber()
         }
+    }
+
+    private func startsTripleQuote(_ quote: Unicode.Scalar) -> Bool {
+        position + 2 < scalars.count && scalars[position + 1] == quote && scalars[position + 2] == quote
     }
 
     private mutating func readArray() throws(Failure) -> [ConfigFileParser.Value] {
@@ -162,6 +169,9 @@ struct ConfigScanner {
         if let first = digits.trimmingSign().first, first.isASCII, first.isNumber, Double(digits) != nil {
             throw Failure(message: "'\(word)' is out of range (integers are 64-bit, floats must be finite)")
         }
+        if word.looksLikeDateOrTime {
+            throw Failure(message: "'\(word)': dates and times are not supported; write a number or a quoted string")
+        }
         throw bad
     }
 }
@@ -169,4 +179,9 @@ struct ConfigScanner {
 private extension String {
     func replacingUnderscores() -> String { String(filter { $0 != "_" }) }
     func trimmingSign() -> Substring { (hasPrefix("+") || hasPrefix("-")) ? dropFirst() : Substring(self) }
+    /// TOML's date and time values start like `1979-05-27` or `07:32`.
+    var looksLikeDateOrTime: Bool {
+        let shape = String(prefix(10).map { $0.isASCII && $0.isNumber ? "9" : $0 })
+        return shape.hasPrefix("9999-99-99") || shape.hasPrefix("99:99")
+    }
 }

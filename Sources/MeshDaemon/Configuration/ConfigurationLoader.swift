@@ -92,6 +92,12 @@ public struct ConfigurationLoader: Sendable {
     /// Throws `ConfigurationError` naming the file, line and key for a bad file, the flag for a
     /// bad flag, and the missing file for a `--config` that does not exist.
     public func load(mode: Mode, overrides: Overrides) throws(ConfigurationError) -> DaemonConfiguration {
+        // An empty path would resolve to the working directory (an unset shell variable in
+        // `--state-dir "$STATE"` put the identity key and the queue wherever meshd was started).
+        for (flag, value) in [("--state-dir", overrides.stateDirectory), ("--socket", overrides.socketPath),
+                              ("--config", overrides.configFile)] where value?.isEmpty == true {
+            throw ConfigurationError(key: flag, message: "is empty; give a path, or leave the flag out for the default")
+        }
         let defaults = try defaults(for: mode)
         let file = try readConfigFile(overrides.configFile.map(absolute) ?? defaults.configFile,
                                       required: overrides.configFile != nil)

@@ -85,7 +85,7 @@ public final class LocalAPIServer: Sendable {
         do {
             channel = try await bootstrap.bind(unixDomainSocketPath: socketFile.temporaryPath).get()
         } catch {
-            throw LocalAPIServerError.cannotBind(socketPath, "\(error)")
+            throw LocalAPIServerError.cannotBind(socketPath, socketFile.bindFailure(error))
         }
         let inode: UInt64
         do {

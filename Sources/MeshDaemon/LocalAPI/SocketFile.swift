@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import NIOCore
 
 /// The file-system side of the local API socket: the parent folder, stale sockets, the mode, and
 /// removal on shutdown. All C calls go through `systemCall`.
@@ -25,17 +26,33 @@ struct SocketFile: Sendable {
         guard temporaryPath.utf8.count <= Self.maximumPathLength else {
             throw .pathTooLong(path, limit: Self.maximumPathLength - Self.temporarySuffix.utf8.count)
         }
-        let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent) {
-            do {
-                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw .cannotPrepare(path, "cannot create folder \(parent): \(error.localizedDescription)")
+            // mkdir(2) per missing level, so the error is errno's ("Permission denied"), not
+            // Foundation's "The operation could not be completed".
+            var current = parent.hasPrefix("/") ? "" : "."
+            for component in parent.split(separator: "/") {
+                current += "/" + component
+                do {
+                    try systemCall("mkdir", current) { mkdir(current, 0o700) == 0 || errno == EEXIST ? 0 : -1 }
+                } catch {
+                    throw .cannotPrepare(path, "cannot create folder \(current): \(String(cString: strerror(error.errno)))")
+                }
             }
         }
         try removeIfStale(path, refuseIfLive: true)
         try removeIfStale(temporaryPath, refuseIfLive: false)
+    }
+
+    /// The socket's folder.
+    var parent: String { (path as NSString).deletingLastPathComponent }
+
+    /// Why binding the temporary socket failed, in words: NIO's text for the common case read
+    /// "bind(descriptor:ptr:bytes:): Permission denied) (errno: 13)".
+    func bindFailure(_ error: any Error) -> String {
+        if let io = error as? IOError, io.errnoCode == EACCES || io.errnoCode == EPERM {
+            return "permission denied: this user may not create files in \(parent); choose another --socket"
+        }
+        return "\(error)"
     }
 
     /// Gives the freshly bound temporary socket its mode and moves it to `path`; returns the

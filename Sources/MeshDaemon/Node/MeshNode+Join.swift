@@ -19,7 +19,10 @@ extension MeshNode {
         var endpoint: DaemonConfiguration.Endpoint?
         if let address {
             guard let given = EndpointParser.parse(address) else {
-                throw ControlError.invalidArgument("'\(address)' is not HOST:PORT")
+                // The config parser's words say what is wrong (no port, port out of range, …).
+                var detail = "'\(address)' is not HOST:PORT"
+                do { _ = try DaemonConfiguration.Endpoint(parsing: address) } catch { detail = error.message }
+                throw ControlError.invalidArgument("--address: \(detail)")
             }
             endpoint = given
         }
@@ -61,7 +64,7 @@ extension MeshNode {
         do {
             connection = try await connectWire(to: endpoint, timeout: .seconds(3))
         } catch {
-            throw ControlError.unreachable(endpoint.description, "\(error)")
+            throw ControlError.unreachable(endpoint.description, Self.connectFailure(error))
         }
         let channel = connection.channel
         let timeout = TimeAmount.nanoseconds(Nanoseconds.signed(seconds: tuning.pairingAttemptTimeout))
@@ -89,5 +92,22 @@ extension MeshNode {
             }
             throw refused
         }
+    }
+
+    /// Why a connection to an inviter failed, in words (NIO's text nests the errno in
+    /// "Connection errors: SingleConnectionFailure(…)").
+    nonisolated static func connectFailure(_ error: any Error) -> String {
+        let underlying = (error as? NIOConnectionError)?.connectionErrors.first?.error ?? error
+        if let io = underlying as? IOError {
+            switch io.errnoCode {
+            case ECONNREFUSED: return "nothing is listening there (connection refused); check the address and port (`meshctl status` on the other device shows them)"
+            case EHOSTUNREACH, ENETUNREACH: return "no route to that address; are both devices on the same network?"
+            default: break
+            }
+        }
+        if case ChannelError.connectTimeout = underlying {
+            return "no answer within 3 s; check the address, and that a firewall lets TCP to that port through"
+        }
+        return "\(error)"
     }
 }

@@ -41,7 +41,7 @@ extension MeshNode {
                         }
                     }
             } catch {
-                throw NodeError(code: .listen, message: "cannot listen on TCP \(configuration.listen): \(error)")
+                throw NodeError(code: .listen, message: "cannot listen on \(configuration.listen): \(ListenFailure.describe(error, transport: "TCP"))")
             }
             let port = server.channel.localAddress?.port ?? configuration.listen.port
             do {
@@ -67,7 +67,7 @@ extension MeshNode {
                 if configuration.listen.port != 0 { break }
             }
         }
-        throw NodeError(code: .listen, message: "cannot listen on UDP \(configuration.listen): \(lastError.map { "\($0)" } ?? "no free port")")
+        throw NodeError(code: .listen, message: "cannot listen on \(configuration.listen): \(lastError.map { ListenFailure.describe($0, transport: "UDP") } ?? "UDP: no free port")")
     }
 
     /// The descriptor of this process's UDP socket bound to `address` (NIO does not expose its

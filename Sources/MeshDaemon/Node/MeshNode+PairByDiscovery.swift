@@ -14,7 +14,9 @@ extension MeshNode {
     /// (two live codes with the same first two characters) each is tried in turn; a wrong one
     /// costs that inviter one failed attempt and learns nothing about `code`.
     func joinPairingByDiscovery(_ code: PairingCode) async throws -> PairedDevice {
-        guard discovery != nil else {
+        // meshd always has a discovery (static peers at least); with mdns off nothing would
+        // ever show the hint, so say so at once instead of "searching" 5 s.
+        guard discovery != nil, configuration.mdns else {
             throw ControlError(code: "discovery-off",
                                message: "this daemon runs without discovery (mdns = false or --no-mdns); pass --address HOST:PORT of the device that shows the code")
         }

@@ -24,6 +24,7 @@ final class SQLiteConnection {
     init(path: String, busyTimeoutMilliseconds: Int) throws {
         self.path = path
         try Self.createFileIfMissing(path)
+        try Self.checkAccess(path)
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
@@ -142,6 +143,19 @@ final class SQLiteConnection {
         let statement = SQLiteStatement(handle: raw, connection: self, sql: sql)
         cache[sql] = statement
         return statement
+    }
+
+    /// The database and its WAL files must be readable and writable by this user: SQLite says
+    /// only "unable to open database file" when one belongs to another (meshd once run with
+    /// sudo on this state folder), so say so here, naming the file's owner and mode.
+    private static func checkAccess(_ path: String) throws {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard stat(file, &info) == 0, access(file, R_OK | W_OK) != 0, errno == EACCES else { continue }
+            throw StoreError(code: .cannotOpen, operation: "open database", path: path,
+                             detail: "permission denied: this user (uid \(getuid())) may not read and write \(file == path ? "it" : file) "
+                                 + "(owner uid \(info.st_uid), mode \(String(info.st_mode & 0o777, radix: 8))); was meshd run as another user on this state folder?")
+        }
     }
 
     /// Creates an empty file with mode 0600 so SQLite (and its -wal/-shm files, which copy the

@@ -36,6 +36,21 @@ public struct LocalAPIBinaryWriter {
         buffer.writeBytes(bytes)
     }
 
+    /// The body of a `send` or `snapshot.publish` request, checked against the limits: the body
+    /// length one frame may carry (the daemon answers a longer frame with `frame-too-large` and
+    /// closes the connection, ending the client's other requests and attachments on it) and
+    /// `LocalAPIWireFormat.maximumMessageBytes` for the encoded message written last (the
+    /// daemon refuses a longer one with `invalid-argument`). Refused here, before anything is
+    /// written, with `invalid-argument`; `contents` says what made it long, for the message.
+    public func requestBody(messageStart: Int, contents: @autoclosure () -> String) throws(LocalAPIErrorBody) -> ByteBuffer {
+        let message = buffer.readableBytes - messageStart
+        guard message <= LocalAPIWireFormat.maximumMessageBytes, buffer.readableBytes <= LocalAPIWireFormat.defaultMaximumBodyLength else {
+            throw LocalAPIDataError.invalidArgument(
+                operation, "the message is \(message) bytes (\(contents())), over the \(LocalAPIWireFormat.maximumMessageBytes) bytes one local API frame may carry; send a smaller payload")
+        }
+        return buffer
+    }
+
     /// Writes a core-codec message as the rest of the body.
     public mutating func message(_ message: SessionWireCodec.Message, field: String) throws(LocalAPIErrorBody) {
         do {

@@ -28,13 +28,16 @@ public struct MeshSendRequest: Sendable, Equatable {
         self.envelope = envelope
     }
 
-    /// The binary body.
+    /// The binary body; `invalid-argument` when the envelope is over
+    /// `LocalAPIWireFormat.maximumMessageBytes` or the body over the 1 MiB one frame carries.
     public func encode() throws(LocalAPIErrorBody) -> ByteBuffer {
         var writer = LocalAPIBinaryWriter(operation: .send, capacity: 128 + envelope.payload.count)
         writer.u8(LocalAPIDeliveryMode.byte(mode))
         try writer.string(target, field: "target")
+        let messageStart = writer.buffer.readableBytes
         try writer.message(.envelope(envelope), field: "envelope")
-        return writer.buffer
+        return try writer.requestBody(messageStart: messageStart,
+                                      contents: "a \(envelope.payload.count)-byte payload and the envelope's other fields")
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.

@@ -22,12 +22,15 @@ public struct MeshSnapshotPublishRequest: Sendable, Equatable {
         self.snapshot = snapshot
     }
 
-    /// The binary body.
+    /// The binary body; `invalid-argument` when the snapshot is over
+    /// `LocalAPIWireFormat.maximumMessageBytes` or the body over the 1 MiB one frame carries.
     public func encode() throws(LocalAPIErrorBody) -> ByteBuffer {
         var writer = LocalAPIBinaryWriter(operation: .snapshotPublish, capacity: 160 + snapshot.state.count)
         try writer.string(target, field: "target")
+        let messageStart = writer.buffer.readableBytes
         try writer.message(.snapshot(snapshot), field: "snapshot")
-        return writer.buffer
+        return try writer.requestBody(messageStart: messageStart,
+                                      contents: "a \(snapshot.state.count)-byte state and the snapshot's other fields")
     }
 
     /// Reads a binary body; throws `bad-request` naming the field that is wrong.

@@ -134,9 +134,12 @@ final class DaemonProcess: @unchecked Sendable {
         return (paired, join.output)
     }
 
-    /// Runs one of the package's executables to completion (bounded by `timeout`).
+    /// Runs one of the package's executables (or, given an absolute path, that program) to
+    /// completion (bounded by `timeout`).
     static func run(_ executable: String, _ arguments: [String], timeout: Double = 15) async throws -> (status: Int32, output: String) {
-        guard let path = ChildProcess.executable(executable) else { throw DaemonProcessError("\(executable) is not built") }
+        guard let path = executable.hasPrefix("/") ? executable : ChildProcess.executable(executable) else {
+            throw DaemonProcessError("\(executable) is not built")
+        }
         return try await blocking {
             let process = Process()
             let pipe = Pipe()

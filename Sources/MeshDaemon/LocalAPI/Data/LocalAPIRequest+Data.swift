@@ -23,6 +23,16 @@ extension LocalAPIRequest {
         }
     }
 
+    /// An envelope or snapshot longer than `maximumMessageBytes` would not fit the event frame
+    /// that hands it to an app here or on a peer (a frame over the 1 MiB body limit, which
+    /// clients written from docs/LOCAL-API.md refuse): refused now, while the sender can act.
+    private static func checkLength(_ encoded: [UInt8], _ field: String, _ operation: LocalAPIOperation) throws(LocalAPIErrorBody) {
+        guard encoded.count <= LocalAPIWireFormat.maximumMessageBytes else {
+            throw LocalAPIDataError.invalidArgument(
+                operation, "the \(field) is \(encoded.count) bytes, over the \(LocalAPIWireFormat.maximumMessageBytes) bytes an event frame can carry to an app; send a smaller payload")
+        }
+    }
+
     private static func decodeBinary(_ operation: LocalAPIOperation, body: [UInt8]) throws(LocalAPIErrorBody) -> LocalAPIRequest {
         var offset = 0
         func string() throws(LocalAPIErrorBody) -> String {
@@ -45,6 +55,7 @@ extension LocalAPIRequest {
             }
             let target = try string()
             let encoded = Array(body[offset...])
+            try checkLength(encoded, "envelope", operation)
             guard let envelope = try? SessionWireCodec.decodeEnvelope(encoded) else {
                 throw LocalAPIDataError.badRequest(operation, "the envelope does not decode (docs/ENCODING.md)")
             }
@@ -53,6 +64,7 @@ extension LocalAPIRequest {
         }
         let target = try string()
         let encoded = Array(body[offset...])
+        try checkLength(encoded, "snapshot", operation)
         guard let snapshot = try? SessionWireCodec.decodeSnapshot(encoded) else {
             throw LocalAPIDataError.badRequest(operation, "the snapshot does not decode (docs/ENCODING.md)")
         }
@@ -91,7 +103,9 @@ extension LocalAPIRequest {
             try LocalAPIFeatureID.validate(request.featureID, operation: operation)
             return .sessionClose(sessionID: request.sessionID, featureID: request.featureID)
         case .sessions:
-            return .sessions(featureID: try LocalAPIJSON.decode(MeshSessionsRequest.self, from: body, operation: operation).featureID)
+            let featureID = try LocalAPIJSON.decode(MeshSessionsRequest.self, from: body, operation: operation).featureID
+            if let featureID { try LocalAPIFeatureID.validate(featureID, operation: operation) }
+            return .sessions(featureID: featureID)
         case .inboxAck:
             let request = try decodeIDs(MeshInboxAckRequest.self, key: "ids", body: body, operation: operation)
             try request.validate()
