@@ -30,6 +30,17 @@ extension DeliveryIntegration {
             }
         }
 
+        /// Two paired daemons and a local API server on the first (`a`); all stopped after `body`.
+        static func withPairedServer(_ body: (RunningDaemon, LocalAPIServer) async throws -> Void) async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, _) = try await bed.pair()
+            let server = try await startServer(a, bed: bed)
+            let servers = ServerCleanup([server])
+            defer { Task { await servers.shutdown() } }
+            try await body(a, server)
+        }
+
         /// An `attach` request frame for `feature`, as app `app`.
         static func attach(_ feature: String, app: String, id: UInt32) -> LocalAPIFrame {
             .request(.attach, id: id, json: #"{"features":["\#(feature)"],"app":"\#(app)"}"#)
@@ -100,34 +111,30 @@ extension DeliveryIntegration {
         /// A client that sends realtime items (answered at once, on the loop) and then shuts
         /// its write side gets every reply before the daemon closes the connection.
         @Test func aClientThatHalfClosesAfterRealtimeSendsGetsEveryReply() async throws {
-            let bed = DeliveryTestBed()
-            defer { Task { await bed.shutdown() } }
-            let (a, _) = try await bed.pair()
-            let server = try await Self.startServer(a, bed: bed)
-            let servers = ServerCleanup([server])
-            defer { Task { await servers.shutdown() } }
-            let app = try RawSocket(path: server.socketPath, receiveTimeout: 5)
-            let count: UInt32 = 300
-            var wire: [UInt8] = []
-            for id in 1...count {
-                let (_, encoded) = try RouterFixtures.envelope("rt \(id)", sequence: UInt64(id))
-                var frame = ByteBuffer()
-                LocalAPIFrameEncoder.write(Self.binary(0x0101, id: id, [1, 0] + encoded), to: &frame)
-                wire += Array(frame.readableBytesView)
+            try await Self.withPairedServer { a, server in
+                let app = try RawSocket(path: server.socketPath, receiveTimeout: 5)
+                let count: UInt32 = 300
+                var wire: [UInt8] = []
+                for id in 1...count {
+                    let (_, encoded) = try RouterFixtures.envelope("rt \(id)", sequence: UInt64(id))
+                    var frame = ByteBuffer()
+                    LocalAPIFrameEncoder.write(Self.binary(0x0101, id: id, [1, 0] + encoded), to: &frame)
+                    wire += Array(frame.readableBytesView)
+                }
+                app.send(wire)
+                app.shutdownWrite()
+                var replied: [UInt32] = []
+                while let frame = try await app.readFrame() {
+                    #expect(frame.kind == .reply, "request \(frame.requestID): \(frame.errorBody?.description ?? "")")
+                    replied.append(frame.requestID)
+                }
+                #expect(replied == Array(1...count), "\(replied.count) of \(count) replies before the close")
+                #expect(try await app.closesSoon(), "the daemon kept the half-closed connection open")
+                // Answered on the loop (a realtime send to a peer with no datagram path yet falls
+                // back to the outbox there and then): every one went through the realtime route.
+                let counters = await a.router.counterValues()
+                #expect((counters["delivery.realtime.sent"] ?? 0) + (counters["delivery.realtime.fallbacks"] ?? 0) == UInt64(count))
             }
-            app.send(wire)
-            app.shutdownWrite()
-            var replied: [UInt32] = []
-            while let frame = try await app.readFrame() {
-                #expect(frame.kind == .reply, "request \(frame.requestID): \(frame.errorBody?.description ?? "")")
-                replied.append(frame.requestID)
-            }
-            #expect(replied == Array(1...count), "\(replied.count) of \(count) replies before the close")
-            #expect(try await app.closesSoon(), "the daemon kept the half-closed connection open")
-            // Answered on the loop (a realtime send to a peer with no datagram path yet falls
-            // back to the outbox there and then): every one went through the realtime route.
-            let counters = await a.router.counterValues()
-            #expect((counters["delivery.realtime.sent"] ?? 0) + (counters["delivery.realtime.fallbacks"] ?? 0) == UInt64(count))
         }
 
         @Test func attachSendAckSnapshotAndQueueThroughTheSocket() async throws {
@@ -187,28 +194,22 @@ extension DeliveryIntegration {
         }
 
         @Test func malformedDataRequestsGetAnErrorAndOthersKeepWorking() async throws {
-            let bed = DeliveryTestBed()
-            defer { Task { await bed.shutdown() } }
-            let (a, _) = try await bed.pair()
-            let server = try await Self.startServer(a, bed: bed)
-            let servers = ServerCleanup([server])
-            defer { Task { await servers.shutdown() } }
-            let bad = try RawSocket(path: server.socketPath), good = try RawSocket(path: server.socketPath)
-            bad.send(Self.binary(0x0101, id: 1, [9, 0, 1, 2, 3]))
-            #expect(try await bad.readFrame()?.errorBody?.code == "invalid-argument")
-            bad.send(Self.binary(0x0101, id: 2, [1, 200, 1]))
-            #expect(try await bad.readFrame()?.errorBody?.code == "bad-request")
-            #expect(try await bad.closesSoon())
-            good.send(.request(LocalAPIOperation(rawValue: 0x0101), id: 3, json: "{}"))
-            #expect(try await good.readFrame()?.errorBody?.code == "unsupported-body")
-            good.send(.request(.inboxAck, id: 5, json: #"{"ids":[7,-1]}"#))
-            #expect(try await good.readFrame()?.errorBody?.code == "invalid-argument")
-            good.send(.request(.queueCancel, id: 6, json: #"{"id":18446744073709551615}"#))
-            #expect(try await good.readFrame()?.errorBody?.code == "invalid-argument")
-            good.send(.request(LocalAPIOperation(rawValue: 0x0108), id: 4, json: "{}"))
-            #expect(try Self.json(MeshSessionsReply.self, try await good.readFrame()).sessions.isEmpty)
-            await servers.shutdown()
-            await bed.shutdown()
+            try await Self.withPairedServer { _, server in
+                let bad = try RawSocket(path: server.socketPath), good = try RawSocket(path: server.socketPath)
+                bad.send(Self.binary(0x0101, id: 1, [9, 0, 1, 2, 3]))
+                #expect(try await bad.readFrame()?.errorBody?.code == "invalid-argument")
+                bad.send(Self.binary(0x0101, id: 2, [1, 200, 1]))
+                #expect(try await bad.readFrame()?.errorBody?.code == "bad-request")
+                #expect(try await bad.closesSoon())
+                good.send(.request(LocalAPIOperation(rawValue: 0x0101), id: 3, json: "{}"))
+                #expect(try await good.readFrame()?.errorBody?.code == "unsupported-body")
+                good.send(.request(.inboxAck, id: 5, json: #"{"ids":[7,-1]}"#))
+                #expect(try await good.readFrame()?.errorBody?.code == "invalid-argument")
+                good.send(.request(.queueCancel, id: 6, json: #"{"id":18446744073709551615}"#))
+                #expect(try await good.readFrame()?.errorBody?.code == "invalid-argument")
+                good.send(.request(LocalAPIOperation(rawValue: 0x0108), id: 4, json: "{}"))
+                #expect(try Self.json(MeshSessionsReply.self, try await good.readFrame()).sessions.isEmpty)
+            }
         }
     }
 }
