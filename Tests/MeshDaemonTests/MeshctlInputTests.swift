@@ -157,23 +157,10 @@ struct MeshctlInputTests {
     func withoutADaemonTheDefaultSocketsAreBothNamed() async throws {
         let home = try TemporaryFolder.make()
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let path = try #require(ChildProcess.executable("meshctl"))
-        let result = try await blocking {
-            let process = Process()
-            let pipe = Pipe()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["status"]
-            process.environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: 10)
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
-        }
-        #expect(result.0 == 3, "\(result)")
-        #expect(result.1.contains("cannot reach meshd: no socket file (is meshd running? looked for the user daemon's \(home)/.local/state/sessionmesh/meshd.sock and the system daemon's /run/sessionmesh/meshd.sock; --socket PATH names another)"),
-                "\(result.1)")
+        let result = try await DaemonProcess.run("meshctl", ["status"], timeout: 10, environment: ["HOME": home, "PATH": "/usr/bin:/bin"])
+        #expect(result.status == 3, "\(result)")
+        #expect(result.output.contains("cannot reach meshd: no socket file (is meshd running? looked for the user daemon's \(home)/.local/state/sessionmesh/meshd.sock and the system daemon's /run/sessionmesh/meshd.sock; --socket PATH names another)"),
+                "\(result.output)")
     }
 
     /// `--socket ""` (an unset shell variable) is a usage error, not "no socket file (… socket )".

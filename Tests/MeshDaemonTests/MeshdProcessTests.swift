@@ -130,23 +130,10 @@ struct MeshdProcessTests {
     @Test func anEmptyStateDirStopsAndLeavesTheWorkingDirectoryAlone() async throws {
         let directory = try TemporaryFolder.make()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = try #require(ChildProcess.executable("meshd"))
-        let result = try await blocking {
-            let process = Process()
-            let pipe = Pipe()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["--user", "--state-dir", "", "--socket", directory + "/s.sock", "--listen", "127.0.0.1:0", "--no-mdns"]
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: 10)
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
-        }
-        #expect(result.0 == 78, "\(result)")
-        #expect(result.1.contains("meshd: configuration error: --state-dir: is empty"), "\(result.1)")
+        let result = try await DaemonProcess.run("meshd", ["--user", "--state-dir", "", "--socket", directory + "/s.sock",
+                                                           "--listen", "127.0.0.1:0", "--no-mdns"], timeout: 10, directory: directory)
+        #expect(result.status == 78, "\(result)")
+        #expect(result.output.contains("meshd: configuration error: --state-dir: is empty"), "\(result.output)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
     }
 

@@ -15,21 +15,7 @@ struct PythonClientTests {
 
     private func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let python = try #require(Self.python)
-        return try await blocking { try Self.runNow(python: python, arguments) }
-    }
-
-    private static func runNow(python: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Self.script] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: 30)
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return try await DaemonProcess.run(python, [Self.script] + arguments, timeout: 30)
     }
 
     @Test(.enabled(if: python != nil, "python3 is not installed"))

@@ -135,8 +135,10 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Runs one of the package's executables (or, given an absolute path, that program) to
-    /// completion (bounded by `timeout`).
-    static func run(_ executable: String, _ arguments: [String], timeout: Double = 15) async throws -> (status: Int32, output: String) {
+    /// completion (bounded by `timeout`), with `environment` instead of this process's and in
+    /// `directory` when given.
+    static func run(_ executable: String, _ arguments: [String], timeout: Double = 15,
+                    environment: [String: String]? = nil, directory: String? = nil) async throws -> (status: Int32, output: String) {
         guard let path = executable.hasPrefix("/") ? executable : ChildProcess.executable(executable) else {
             throw DaemonProcessError("\(executable) is not built")
         }
@@ -145,6 +147,8 @@ final class DaemonProcess: @unchecked Sendable {
             let pipe = Pipe()
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = arguments
+            if let environment { process.environment = environment }
+            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
             process.standardOutput = pipe
             process.standardError = pipe
             try process.run()
