@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeshLocalAPI
+import NIOCore
 import ServiceLifecycle
 import Testing
 @testable import MeshDaemon
@@ -39,6 +40,22 @@ struct NodeLifecycleTests {
             #expect(error.code == .listen)
             #expect(error.message.contains("\(alice.port)"))
         }
+        await bed.shutdown()
+    }
+    /// The UDP socket asks for a 4 MiB receive buffer (bursts of realtime datagrams overflowed
+    /// the ≈ 208 KiB default on loopback, each loss a durable fallback copy); the kernel grants
+    /// up to `net.core.rmem_max`, and reports twice what was set.
+    @Test func theDatagramSocketGetsALargeReceiveBuffer() async throws {
+        let bed = NodeTestBed()
+        defer { Task { await bed.shutdown() } }
+        let alice = try await bed.start(name: "alice")
+        let udp = try #require(await alice.node.udpChannel)
+        let granted = try await udp.getOption(ChannelOptions.socketOption(.so_rcvbuf)).get()
+        let limit = try #require(Int(String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let expected = 2 * min(Int(MeshNode.datagramReceiveBuffer), limit)
+        print("UDP receive buffer: \(granted) bytes (net.core.rmem_max \(limit))")
+        #expect(Int(granted) == expected)
         await bed.shutdown()
     }
 }

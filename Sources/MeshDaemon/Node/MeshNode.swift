@@ -153,6 +153,7 @@ public actor MeshNode: MeshControlPlane, Service {
         udpDescriptor = descriptor
         logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
                                                      "device.id": "\(identity.deviceID.short)"])
+        await noteDatagramReceiveBuffer(udp.channel)
         for id in peers.keys { scheduleDial(id, immediately: true) }
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop
