@@ -85,17 +85,8 @@ extension DeliveryRouter {
     /// Remembers an event ID in memory (both paths check it); `persist` also records it in the
     /// store's seen-set at the next flush (realtime items, which never enter the inbox).
     func rememberRealtime(_ eventID: UUID, from peer: DeviceID, persist: Bool = true) {
-        guard realtimeSeen.insert(eventID).inserted else { return }
-        realtimeSeenOrder.append(eventID)
+        guard realtimeSeen.insert(eventID) else { return }
         if persist { seenToRecord[peer, default: []].append(eventID) }
-        if realtimeSeenOrder.count - realtimeSeenHead > options.realtimeDedupMemory {
-            realtimeSeen.remove(realtimeSeenOrder[realtimeSeenHead])
-            realtimeSeenHead += 1
-            if realtimeSeenHead * 2 > realtimeSeenOrder.count {
-                realtimeSeenOrder.removeFirst(realtimeSeenHead)
-                realtimeSeenHead = 0
-            }
-        }
     }
 
     /// Persists the realtime event IDs delivered since the last flush (one transaction per peer),

@@ -48,9 +48,8 @@ public actor DeliveryRouter: Service {
     /// The watchdog's next wake-up (monotonic ns); `.max` while nothing waits.
     var ackWatchdogAt = UInt64.max
     var ackWatchdog: Scheduled<Void>?
-    var realtimeSeen: Set<UUID> = []
-    var realtimeSeenOrder: [UUID] = []
-    var realtimeSeenHead = 0
+    /// Realtime event IDs handed out lately (and inbox items stored lately), for dedup.
+    var realtimeSeen: RecentEventIDs
     var seenToRecord: [DeviceID: [UUID]] = [:]
     var ackBacklog: [DeviceID: [UUID]] = [:]
     var ackFlushScheduled = false
@@ -91,6 +90,7 @@ public actor DeliveryRouter: Service {
         self.store = store
         self.committer = StoreGroupCommitter(store: store)
         self.options = options
+        self.realtimeSeen = RecentEventIDs(generation: options.realtimeDedupMemory)
         self.logger = logger
         self.clock = node.clock
         self.localDeviceID = node.deviceID

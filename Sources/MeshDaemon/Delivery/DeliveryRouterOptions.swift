@@ -18,7 +18,8 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     public var presenceLease = 6.0
     /// How long `session.close` waits for reachable peers to ack the closing envelope, seconds.
     public var closeWait = 2.0
-    /// Realtime event IDs remembered in memory for dedup against a queued copy.
+    /// Realtime event IDs remembered in memory for dedup against a queued copy: at least the
+    /// last this many handed out, at most twice as many (`RecentEventIDs`).
     public var realtimeDedupMemory = 65_536
     /// Live realtime envelopes held per attachment while its inbox replay runs (they follow the
     /// replayed items); more are shed and reported to the app in `events.dropped`, so a replay
