@@ -53,13 +53,14 @@ final class BenchDaemon: @unchecked Sendable {
 
     /// CPU time (user + system) the daemon used so far, seconds, from /proc/PID/stat: a figure
     /// that, unlike wall time, does not depend on what else the machine runs.
-    func cpuSeconds() -> Double? {
+    func cpuSeconds() -> CPUTime? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         // After the command: state is field 3, utime 14, stime 15 (1-based) → indexes 11, 12 here.
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return CPUTime(user: user / tick, system: system / tick)
     }
 
     /// SIGTERM (SIGKILL after 5 s), reap, remove the folder.

@@ -5,21 +5,25 @@ import Foundation
 struct CPUMeter {
     let a: BenchDaemon
     let b: BenchDaemon
-    private var last: (a: Double, b: Double, apps: Double, switches: Int)
+    private var last: (a: CPUTime, b: CPUTime, apps: CPUTime, switches: Int)
 
     init(a: BenchDaemon, b: BenchDaemon) {
         self.a = a
         self.b = b
-        last = (a.cpuSeconds() ?? 0, b.cpuSeconds() ?? 0, Self.ownSeconds(), Self.ownSwitches())
+        last = (a.cpuSeconds() ?? CPUTime(), b.cpuSeconds() ?? CPUTime(), Self.ownSeconds(), Self.ownSwitches())
     }
 
-    /// CPU used since the previous lap, per message, as text; starts the next lap.
+    /// CPU used since the previous lap, per message (the kernel's share in brackets), as text;
+    /// starts the next lap.
     mutating func lap(messages: Int) -> String {
-        let now = (a: a.cpuSeconds() ?? 0, b: b.cpuSeconds() ?? 0, apps: Self.ownSeconds(), switches: Self.ownSwitches())
+        let now = (a: a.cpuSeconds() ?? CPUTime(), b: b.cpuSeconds() ?? CPUTime(), apps: Self.ownSeconds(), switches: Self.ownSwitches())
         defer { last = now }
-        func per(_ seconds: Double) -> String { String(format: "%.1f µs", seconds * 1e6 / Double(max(1, messages))) }
+        func per(_ seconds: Double) -> Double { seconds * 1e6 / Double(max(1, messages)) }
+        func text(_ used: CPUTime, _ before: CPUTime) -> String {
+            String(format: "%.1f µs (system %.1f)", per(used.total - before.total), per(used.system - before.system))
+        }
         let switches = String(format: "%.2f", Double(now.switches - last.switches) / Double(max(1, messages)))
-        return "A \(per(now.a - last.a)), B \(per(now.b - last.b)), apps \(per(now.apps - last.apps)) (\(switches) thread sleeps in the apps)"
+        return "A \(text(now.a, last.a)), B \(text(now.b, last.b)), apps \(text(now.apps, last.apps)) (\(switches) thread sleeps in the apps)"
     }
 
     /// How often this process's threads went to sleep (voluntary context switches of every
@@ -34,10 +38,18 @@ struct CPUMeter {
         }
     }
 
-    /// This process's user + system CPU time, seconds.
-    static func ownSeconds() -> Double {
+    /// This process's user and system CPU time.
+    static func ownSeconds() -> CPUTime {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return CPUTime(user: seconds(usage.ru_utime), system: seconds(usage.ru_stime))
     }
+}
+
+/// CPU time of a process, seconds.
+struct CPUTime {
+    var user = 0.0
+    var system = 0.0
+    var total: Double { user + system }
 }
