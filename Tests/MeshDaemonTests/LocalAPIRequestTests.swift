@@ -91,6 +91,41 @@ struct LocalAPIRequestTests {
         }
     }
 
+    /// Binary bodies: mode, target and envelope are read from the frame as sent, and each way
+    /// of cutting one short or spoiling it is a bad-request naming what is wrong.
+    @Test func binaryBodiesAreReadFieldByFieldAndEachDefectIsNamed() throws {
+        let encoded = try RouterFixtures.envelope("x", sequence: 1).1
+        let target = Array("PEERDEV-7654321".utf8)
+        func parse(_ operation: LocalAPIOperation, _ bytes: [UInt8]) throws -> LocalAPIRequest {
+            try LocalAPIRequest.parse(LocalAPIFrame(kind: .request, operation: operation, flags: .binaryBody, requestID: 1,
+                                                    body: ByteBuffer(bytes: bytes)))
+        }
+        guard case .send(let mode, let parsedTarget, _, let parsedEncoded) = try parse(.send, [5, UInt8(target.count)] + target + encoded) else {
+            Issue.record("a send body did not parse as a send")
+            return
+        }
+        #expect(mode == 5 && parsedTarget == "PEERDEV-7654321" && parsedEncoded == encoded)
+        let defects: [(LocalAPIOperation, [UInt8], String)] = [
+            (.send, [], "missing mode byte"),
+            (.send, [1], "missing target length"),
+            (.send, [1, 4, 0x41, 0x42], "target is truncated or not UTF-8"),
+            (.send, [1, 2, 0xC3, 0x28] + encoded, "target is truncated or not UTF-8"),
+            (.send, [1, 0] + encoded.dropLast(), "the envelope does not decode"),
+            (.send, [1, 0], "the envelope does not decode"),
+            (.snapshotPublish, [], "missing target length"),
+            (.snapshotPublish, [0, 1, 2, 3], "the snapshot does not decode"),
+        ]
+        for (operation, bytes, message) in defects {
+            do {
+                _ = try parse(operation, bytes)
+                Issue.record("\(operation.name) \(bytes.prefix(8)) was accepted")
+            } catch let rejection as LocalAPIRequest.Rejection {
+                #expect(rejection.body.code == "bad-request" && rejection.body.message.contains(message),
+                        "\(operation.name) \(bytes.prefix(8)): \(rejection.body.message)")
+            }
+        }
+    }
+
     /// An envelope or snapshot one byte over `maximumMessageBytes` is refused with
     /// invalid-argument (the connection stays); at the limit it is accepted. Before, anything
     /// within the 1 MiB body was taken, and the event frame that later handed it to an app (the

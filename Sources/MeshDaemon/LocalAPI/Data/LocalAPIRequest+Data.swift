@@ -16,7 +16,7 @@ extension LocalAPIRequest {
                             closesConnection: false)
         }
         do {
-            return wantsBinary ? try decodeBinary(operation, body: Array(frame.body.readableBytesView))
+            return wantsBinary ? try decodeBinary(operation, body: frame.body)
                                : try decodeDataJSON(operation, body: frame.body)
         } catch let body {
             throw Rejection(body: body, closesConnection: body.code == LocalAPIErrorBody.Code.badRequest)
@@ -33,28 +33,27 @@ extension LocalAPIRequest {
         }
     }
 
-    private static func decodeBinary(_ operation: LocalAPIOperation, body: [UInt8]) throws(LocalAPIErrorBody) -> LocalAPIRequest {
-        var offset = 0
+    /// The body is read in place; only the envelope or snapshot is copied out (once), as the
+    /// bytes that travel on.
+    private static func decodeBinary(_ operation: LocalAPIOperation, body: ByteBuffer) throws(LocalAPIErrorBody) -> LocalAPIRequest {
+        var body = body
         func string() throws(LocalAPIErrorBody) -> String {
-            guard offset < body.count else { throw LocalAPIDataError.badRequest(operation, "missing target length") }
-            let length = Int(body[offset])
-            offset += 1
-            guard body.count - offset >= length,
-                  let text = String(validating: body[offset..<(offset + length)], as: UTF8.self) else {
+            guard let length = body.readInteger(as: UInt8.self) else {
+                throw LocalAPIDataError.badRequest(operation, "missing target length")
+            }
+            guard let bytes = body.readSlice(length: Int(length)),
+                  let text = String(validating: bytes.readableBytesView, as: UTF8.self) else {
                 throw LocalAPIDataError.badRequest(operation, "target is truncated or not UTF-8")
             }
-            offset += length
             return text
         }
         if operation == .send {
-            guard body.count >= 1 else { throw LocalAPIDataError.badRequest(operation, "missing mode byte") }
-            let mode = body[0]
-            offset = 1
-            guard [1, 2, 5].contains(mode) else {
+            guard let mode = body.readInteger(as: UInt8.self) else { throw LocalAPIDataError.badRequest(operation, "missing mode byte") }
+            guard mode == 1 || mode == 2 || mode == 5 else {
                 throw invalid("send: mode must be 1 (realtime), 2 (reliable) or 5 (acknowledgement); got \(mode)")
             }
             let target = try string()
-            let encoded = Array(body[offset...])
+            let encoded = body.readBytes(length: body.readableBytes) ?? []
             try checkLength(encoded, "envelope", operation)
             guard let envelope = try? SessionWireCodec.decodeEnvelope(encoded) else {
                 throw LocalAPIDataError.badRequest(operation, "the envelope does not decode (docs/ENCODING.md)")
@@ -63,7 +62,7 @@ extension LocalAPIRequest {
             return .send(mode: mode, target: target, envelope: envelope, encoded: encoded)
         }
         let target = try string()
-        let encoded = Array(body[offset...])
+        let encoded = body.readBytes(length: body.readableBytes) ?? []
         try checkLength(encoded, "snapshot", operation)
         guard let snapshot = try? SessionWireCodec.decodeSnapshot(encoded) else {
             throw LocalAPIDataError.badRequest(operation, "the snapshot does not decode (docs/ENCODING.md)")
