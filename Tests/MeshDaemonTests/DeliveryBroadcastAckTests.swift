@@ -90,10 +90,16 @@ extension DeliveryIntegration {
             #expect(try Self.outbox(a, bystander).isEmpty)
             #expect(await a.router.awaitingAck.isEmpty)
             // Adaptive floors per peer: the first peer's grew with its fallback; the second's
-            // had one ack in time (shrunk to the minimum) and one fallback (grown from it).
+            // had one ack in time (shrunk to the minimum, its delay measured) and one fallback
+            // (grown to 1.5 × the longer of the minimum and what its one measured delay asks
+            // for: the delay + 4 × its first deviation, half the delay, so 3 × the delay).
             let minimum = DeliveryTestBed.options().minimumAckDeadline
             #expect(await a.router.peerStates[first]?.ackDeadlineFloor == minimum * 1.5)
-            #expect(await a.router.peerStates[second]?.ackDeadlineFloor == minimum * 1.5)
+            #expect(await a.router.peerStates[first]?.ackDelay == nil)
+            let secondFloor = try #require(await a.router.peerStates[second]?.ackDeadlineFloor)
+            let secondDelay = try #require(await a.router.peerStates[second]?.ackDelay)
+            let expected = min(2, max(minimum, 3 * secondDelay) * 1.5)
+            #expect(abs(secondFloor - expected) < 1e-9, "floor \(secondFloor), ack delay \(secondDelay)")
             #expect(await a.router.peerStates[bystander]?.ackDeadlineFloor == 0)
             await bed.shutdown()
         }

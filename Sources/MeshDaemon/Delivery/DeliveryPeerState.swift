@@ -35,6 +35,10 @@ struct DeliveryPeerState: Sendable {
 
     /// Smallest realtime ack deadline for this peer now, seconds (adapts to late acks).
     var ackDeadlineFloor: Double = 0
+    /// Smoothed delay from a realtime send to its ack, and its mean deviation, seconds (as
+    /// TCP's SRTT and RTTVAR, RFC 6298); nil before the first ack in time.
+    var ackDelay: Double?
+    var ackDelayDeviation: Double = 0
 
     /// Latest estimates from the node (ns).
     var roundTripNanoseconds: Int64?
@@ -68,12 +72,36 @@ struct DeliveryPeerState: Sendable {
             return .fallBack
         }
         guard isReachable(item.featureID, now: now) else { return .fallBack }
-        return .datagram(ackDeadlineFloor: ackDeadlineFloor, roundTripNanoseconds: roundTripNanoseconds)
+        return .datagram(ackDeadlineFloor: ackWaitFloor, roundTripNanoseconds: roundTripNanoseconds)
     }
 
-    /// An ack arrived in time: the adaptive ack-deadline floor shrinks 1 % (not below `minimumDeadline`).
-    mutating func ackArrivedInTime(minimumDeadline: Double) {
+    /// The least an ack is waited for now, seconds: the adaptive floor, and the delays acks
+    /// actually took — smoothed delay + 4 × its deviation (at least a quarter of the delay, so
+    /// very steady delays still leave room for a hiccup) — so a path whose acks take longer
+    /// than its keepalive RTT suggests (a busy receiver, Wi-Fi retries) keeps its items live.
+    var ackWaitFloor: Double {
+        guard let ackDelay else { return ackDeadlineFloor }
+        return max(ackDeadlineFloor, ackDelay + max(4 * ackDelayDeviation, ackDelay / 4))
+    }
+
+    /// An ack did not come in time: the floor grows to 1.5 × the wait that was too short, so
+    /// the next item waits longer whichever term set this one's deadline.
+    mutating func ackTimedOut(minimumDeadline: Double, maximumDeadline: Double) {
+        ackDeadlineFloor = min(maximumDeadline, max(ackWaitFloor, minimumDeadline) * 1.5)
+    }
+
+    /// An ack arrived in time, `delay` seconds after its send: the adaptive ack-deadline floor
+    /// shrinks 1 % (not below `minimumDeadline`), and the delay is a sample of how long acks take.
+    mutating func ackArrivedInTime(minimumDeadline: Double, delay: Double) {
         ackDeadlineFloor = max(minimumDeadline, ackDeadlineFloor * 0.99)
+        let sample = max(0, delay)
+        if let smoothed = ackDelay {
+            ackDelayDeviation = 0.75 * ackDelayDeviation + 0.25 * abs(smoothed - sample)
+            ackDelay = 0.875 * smoothed + 0.125 * sample
+        } else {
+            ackDelay = sample
+            ackDelayDeviation = sample / 2
+        }
     }
 
     /// Whether an app of `featureID` is attached on the peer and the channel is up, at `now`.

@@ -49,8 +49,10 @@ extension DeliveryRouter {
     func handleRealtime(_ message: DeliveryMessage, from peer: DeviceID, path: PingPath) -> Bool {
         switch message {
         case .realtime(let item): realtimeReceived(item, from: peer, path: path)
-        case .realtimeAck(let eventID): realtimeAcked(eventID, from: peer)
-        case .realtimeAcks(let eventIDs): for eventID in eventIDs { realtimeAcked(eventID, from: peer) }
+        case .realtimeAck(let eventID): realtimeAcked(eventID, from: peer, at: now())
+        case .realtimeAcks(let eventIDs):
+            let at = now()
+            for eventID in eventIDs { realtimeAcked(eventID, from: peer, at: at) }
         case .realtimeBatch(let items): for item in items { realtimeReceived(item, from: peer, path: path) }
         default: return false
         }

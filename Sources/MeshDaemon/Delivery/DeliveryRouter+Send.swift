@@ -168,13 +168,15 @@ extension DeliveryRouter {
 
     // MARK: - Acks of realtime items
 
-    /// Registers the ack deadline: max(4 × RTT, the peer's adaptive floor), at most
-    /// `maximumAckDeadline`. The floor starts at `minimumAckDeadline`, grows ×1.5 with every
-    /// fallback and shrinks 1 % with every ack in time, so a loaded receiver does not turn
-    /// every realtime item into a second, queued copy. Registered per (peer, eventID): the copy
+    /// Registers the ack deadline: max(4 × RTT, the delays the peer's acks took, the peer's
+    /// adaptive floor), at most `maximumAckDeadline`. The delays term is the smoothed
+    /// send-to-ack delay plus 4 × its deviation (RFC 6298's SRTT + 4 × RTTVAR, at least
+    /// 1.25 × the delay). The floor starts at `minimumAckDeadline`, grows to 1.5 × the wait
+    /// that was too short with every fallback and shrinks 1 % with every ack in time, so a
+    /// loaded receiver does not turn every realtime item into a second, queued copy. Registered per (peer, eventID): the copy
     /// of the same item sent to another peer waits for that peer's ack, with that peer's deadline.
     func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
-        expectAck(item, from: peer, floor: peerStates[peer]?.ackDeadlineFloor ?? options.minimumAckDeadline,
+        expectAck(item, from: peer, floor: peerStates[peer]?.ackWaitFloor ?? options.minimumAckDeadline,
                   roundTripNanoseconds: peerStates[peer]?.roundTripNanoseconds)
     }
 
@@ -182,8 +184,9 @@ extension DeliveryRouter {
     func expectAck(_ item: DeliveryItem, from peer: DeviceID, floor: Double, roundTripNanoseconds: Int64?) {
         let rtt = Double(roundTripNanoseconds ?? 0) / 1e9
         let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, floor, 4 * rtt))
-        let deadline = now() &+ UInt64(seconds * 1e9)
-        awaitingAck.insert(item, for: peer, deadline: deadline)
+        let sentAt = now()
+        let deadline = sentAt &+ UInt64(seconds * 1e9)
+        awaitingAck.insert(item, for: peer, deadline: deadline, sentAt: sentAt)
         ackTimeline.insert(item.eventID, deadline: deadline)
         // Re-armed only for a deadline earlier than the next wake-up (another peer's shorter
         // deadline, or a shrunk floor): at a steady deadline, one wake-up serves many items.
@@ -192,11 +195,11 @@ extension DeliveryRouter {
 
     /// `peer` acked `eventID`: its copy stops waiting (and its floor shrinks). Another peer's
     /// copy of the same event keeps waiting for that peer's own ack.
-    func realtimeAcked(_ eventID: UUID, from peer: DeviceID) {
-        guard awaitingAck.remove(eventID, for: peer) != nil else { return }
+    func realtimeAcked(_ eventID: UUID, from peer: DeviceID, at now: UInt64) {
+        guard let wait = awaitingAck.remove(eventID, for: peer) else { return }
         counters.realtimeAcked &+= 1
-        let minimum = options.minimumAckDeadline
-        if let slot = peerStates.index(forKey: peer) { peerStates.values[slot].ackArrivedInTime(minimumDeadline: minimum) }
+        let minimum = options.minimumAckDeadline, delay = Double(now &- min(now, wait.sentAt)) / 1e9
+        if let slot = peerStates.index(forKey: peer) { peerStates.values[slot].ackArrivedInTime(minimumDeadline: minimum, delay: delay) }
     }
 
     /// Wakes `watchAcks` at the monotonic instant `deadline` (replacing an armed later wake-up):
@@ -229,8 +232,8 @@ extension DeliveryRouter {
             }
             ackTimeline.removeEarliest()
             guard let waiting = awaitingAck.removeExpired(next.eventID, deadline: next.deadline) else { continue }
-            if let floor = peerStates[waiting.peer]?.ackDeadlineFloor {
-                peerStates[waiting.peer]?.ackDeadlineFloor = min(options.maximumAckDeadline, max(floor, options.minimumAckDeadline) * 1.5)
+            if let slot = peerStates.index(forKey: waiting.peer) {
+                peerStates.values[slot].ackTimedOut(minimumDeadline: options.minimumAckDeadline, maximumDeadline: options.maximumAckDeadline)
             }
             fallBack(waiting.item, to: waiting.peer)
         }

@@ -10,11 +10,13 @@ import MeshCrypto
 /// dictionary's (an empty array allocates nothing). Hashing a (DeviceID, UUID) key would also
 /// hash the peer's 30 bytes for every message. A send to n peers adds one array of n − 1 copies.
 struct RealtimeAckWaits: Sendable {
-    /// One copy waiting for `peer`'s ack until the monotonic instant `deadline` (ns).
+    /// One copy waiting for `peer`'s ack until the monotonic instant `deadline` (ns), sent at
+    /// `sentAt` (ns; the ack's delay is a sample for the peer's ack deadline).
     struct Wait: Sendable {
         var peer: DeviceID
         var item: DeliveryItem
         var deadline: UInt64
+        var sentAt: UInt64 = 0
     }
 
     /// The copies of one event: `first` always holds one; `others` those for further peers.
@@ -56,8 +58,8 @@ struct RealtimeAckWaits: Sendable {
 
     /// Registers `item` as waiting for `peer`'s ack until `deadline`, replacing that peer's
     /// earlier wait for the same event (other peers' copies are kept).
-    mutating func insert(_ item: DeliveryItem, for peer: DeviceID, deadline: UInt64) {
-        let wait = Wait(peer: peer, item: item, deadline: deadline)
+    mutating func insert(_ item: DeliveryItem, for peer: DeviceID, deadline: UInt64, sentAt: UInt64 = 0) {
+        let wait = Wait(peer: peer, item: item, deadline: deadline, sentAt: sentAt)
         // One lookup: a new event gets `wait` as its default, which `put` then finds in place.
         byEvent[item.eventID, default: Copies(first: wait)].put(wait)
     }
