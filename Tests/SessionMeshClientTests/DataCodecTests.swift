@@ -85,6 +85,16 @@ struct DataCodecTests {
             #expect(error.message.contains("'target' is not valid UTF-8"))
         }
 
+        // Invalid UTF-8 whose repair has the same length ("F0 90 80" + "A" decodes as U+FFFD "A",
+        // 4 bytes too): still refused, and valid multi-byte text is taken as is.
+        for (target, valid) in [([UInt8]([0xF0, 0x90, 0x80, 0x41]), false), (Array("gerät-😀".utf8), true), ([], true)] {
+            var body = ByteBuffer(bytes: [2, UInt8(target.count)] + target)
+            body.writeBytes(try SessionWireCodec.encode(Self.envelope))
+            let decoded = try? MeshSendRequest.decode(body)
+            #expect((decoded != nil) == valid, "\(target)")
+            if valid { #expect(decoded.map { Array($0.target.utf8) } == target) }
+        }
+
         // A snapshot where an envelope belongs.
         var wrongKind = ByteBuffer(bytes: [2, 0])
         wrongKind.writeBytes(try SessionWireCodec.encode(Self.snapshot))
