@@ -42,10 +42,11 @@ final class BenchDaemon: @unchecked Sendable {
         throw BenchError("\(name): meshd did not open \(socketPath) within 60 s")
     }
 
-    /// Resident set size from /proc/PID/status, in KiB.
-    func residentKiB() -> Int? {
+    /// Resident set size from /proc/PID/status, in KiB (`field`: `VmRSS` in all, `RssAnon` the
+    /// daemon's own memory, without the pages of its binary and libraries).
+    func residentKiB(_ field: String = "VmRSS") -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         }
         return nil

@@ -98,6 +98,7 @@ enum DeliveryBenchmark {
         let bench = try await DeliveryBenchRun.prepare(a: a, b: b, settings: settings)
         defer { Task { await bench.close() } }
         let idle = (a.residentKiB(), b.residentKiB())
+        let idleAnonymous = (a.residentKiB("RssAnon"), b.residentKiB("RssAnon"))
 
         print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
               + (settings.appsOnPool ? ", apps on Swift's cooperative pool" : ", sender and latency receiver on their connection's loop"))
@@ -157,6 +158,7 @@ enum DeliveryBenchmark {
         print("  CPU per message during reliable throughput: \(reliableCPU)")
         let after = (a.residentKiB(), b.residentKiB())
         print("RSS: A \(mebibytes(idle.0)) idle → \(mebibytes(after.0)) after; B \(mebibytes(idle.1)) idle → \(mebibytes(after.1)) after   target idle ≤ 30 MB")
+        print("  of which the daemons' own (anonymous) memory when idle: A \(mebibytes(idleAnonymous.0)), B \(mebibytes(idleAnonymous.1)); the rest are pages of the binary and libraries, more when they are all in the page cache")
     }
 
     static func percentile(_ samples: [UInt64], _ p: Double) -> Double {
