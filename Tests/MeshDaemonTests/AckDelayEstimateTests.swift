@@ -65,6 +65,18 @@ struct AckDelayEstimateTests {
         #expect(state.ackWaitFloor >= min(Self.maximum, wait * 1.5))
     }
 
+    /// A new channel starts without the old one's delays (a reconnect may take another path);
+    /// the floor, grown by fallbacks, is kept.
+    @Test func aNewChannelForgetsTheMeasuredDelaysButKeepsTheFloor() {
+        var state = DeliveryPeerState(pendingCapacity: 200, retryInitial: 1)
+        for _ in 0..<20 { state.ackArrivedInTime(minimumDeadline: Self.minimum, delay: 0.200) }
+        state.ackTimedOut(minimumDeadline: Self.minimum, maximumDeadline: Self.maximum)
+        let floor = state.ackDeadlineFloor
+        #expect(state.ackWaitFloor > 0.200)
+        state.forgetAckDelays()
+        #expect(state.ackDelay == nil && state.ackWaitFloor == floor)
+    }
+
     /// Through the router: an ack's delay after its send is measured, and the next item to
     /// that peer waits at least that long.
     @Test func theRouterMeasuresAckDelaysAndTheNextDeadlineCoversThem() async throws {

@@ -84,6 +84,13 @@ struct DeliveryPeerState: Sendable {
         return max(ackDeadlineFloor, ackDelay + max(4 * ackDelayDeviation, ackDelay / 4))
     }
 
+    /// A new channel: ack delays measured on the old one (perhaps over another path, or to a
+    /// receiver that was overloaded) no longer apply; the floor still does.
+    mutating func forgetAckDelays() {
+        ackDelay = nil
+        ackDelayDeviation = 0
+    }
+
     /// An ack did not come in time: the floor grows to 1.5 × the wait that was too short, so
     /// the next item waits longer whichever term set this one's deadline.
     mutating func ackTimedOut(minimumDeadline: Double, maximumDeadline: Double) {

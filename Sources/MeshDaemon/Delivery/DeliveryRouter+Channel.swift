@@ -25,6 +25,8 @@ extension DeliveryRouter {
         state.lastSent = state.lastAcked
         state.retryDelay = options.retryInitial
         state.lastProgressAt = now()
+        // Ack delays were measured on the channel that went down (perhaps another path).
+        state.forgetAckDelays()
         let drained = state.pending.drain()
         peerStates[peer] = state
         counters.pendingDrained &+= UInt64(drained.count)
