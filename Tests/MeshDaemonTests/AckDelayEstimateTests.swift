@@ -85,14 +85,21 @@ struct AckDelayEstimateTests {
         let a = try await bed.start(name: "alice")
         let peer = DeviceID(publicKey: Array(repeating: 7, count: 32))
         let first = try DeliveryIntegration.DeliveryAckDeadlineTests.item("first"), second = try DeliveryIntegration.DeliveryAckDeadlineTests.item("second")
-        await DeliveryIntegration.DeliveryAckDeadlineTests.expectAcks(a.router, [(first, peer, floor: 0.5)])
-        try await Task.sleep(for: .milliseconds(60))    // the ack's delay, not a wait for an event
-        await DeliveryIntegration.DeliveryBroadcastAckTests.ack(first.eventID, from: peer, a.router)
+        await Self.sendAndAck(first, from: peer, after: 60_000_000, a.router)
         let measured = try #require(await a.router.peerStates[peer]?.ackDelay)
         #expect(measured >= 0.060 && measured < 0.5, "\(measured)")
         let (sentAt, deadline) = await Self.expectAck(second, from: peer, a.router)
         #expect(Double(deadline - sentAt) / 1e9 >= measured * 1.25, "deadline \(Double(deadline - sentAt) / 1e9) s after a \(measured) s ack")
         await bed.shutdown()
+    }
+
+    /// `item` sent to `peer` (waiting up to 0.5 s) and its ack handled `delay` ns later on
+    /// the router's clock (the instant given, not reached by sleeping).
+    static func sendAndAck(_ item: DeliveryItem, from peer: DeviceID, after delay: UInt64, _ router: isolated DeliveryRouter) {
+        router.ensurePeer(peer)
+        let sentAt = router.now()
+        router.expectAck(item, from: peer, floor: 0.5, roundTripNanoseconds: nil, sentAt: sentAt)
+        router.realtimeAcked(item.eventID, from: peer, at: sentAt + delay)
     }
 
     /// Registers `item` the way a send does (the peer's own state picks the deadline);

@@ -101,24 +101,16 @@ struct MeshdProcessTests {
     /// "bind(descriptor:ptr:bytes:): Permission denied) (errno: 13)", or Foundation's "The
     /// operation could not be completed" for a missing folder). Runs meshd as nobody (root and
     /// setpriv needed).
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-                   && ChildProcess.executable("meshd") != nil, "needs root, setpriv and meshd"))
+    @Test(.enabled(if: Self.canRunMeshdAsNobody, "needs root, setpriv and meshd"))
     func aSocketFolderThisUserMayNotWriteSaysSo() async throws {
         let directory = try TemporaryFolder.make()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        #expect(chmod(directory, 0o755) == 0)
-        let state = directory + "/state"
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
-        guard let nobody = getpwnam("nobody") else { return }
-        #expect(chown(state, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0)
-        let meshd = try #require(ChildProcess.executable("meshd"))
+        guard let (state, _) = try Self.stateFolderOwnedByNobody(in: directory) else { return }
         for (socket, message) in [
             (directory + "/s.sock", "cannot listen on the local API socket \(directory)/s.sock: permission denied: this user may not create files in \(directory); choose another --socket"),
             (directory + "/sub/s.sock", "cannot prepare the local API socket \(directory)/sub/s.sock: cannot create folder \(directory)/sub: Permission denied"),
         ] {
-            let result = try await DaemonProcess.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", meshd,
-                                                                          "--user", "--config", "/dev/null", "--state-dir", state, "--socket", socket,
-                                                                          "--listen", "127.0.0.1:0", "--no-mdns", "--log-level", "warning"])
+            let result = try await Self.runMeshdAsNobody(["--user", "--state-dir", state, "--socket", socket])
             #expect(result.status == 1, "\(result)")
             #expect(result.output.contains(message) && !result.output.contains("errno"), "\(result.output)")
         }
@@ -140,26 +132,40 @@ struct MeshdProcessTests {
     /// A state folder whose queue database belongs to another user (meshd once run with sudo on
     /// it) says "permission denied" and names the owner, instead of SQLite's "unable to open
     /// database file (SQLite code 14)"; the file is left as it was. Runs meshd as nobody.
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-                   && ChildProcess.executable("meshd") != nil, "needs root, setpriv and meshd"))
+    @Test(.enabled(if: Self.canRunMeshdAsNobody, "needs root, setpriv and meshd"))
     func aQueueDatabaseOfAnotherUserSaysPermissionDenied() async throws {
         let directory = try TemporaryFolder.make()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        #expect(chmod(directory, 0o755) == 0)
-        let state = directory + "/state"
+        guard let (state, nobody) = try Self.stateFolderOwnedByNobody(in: directory) else { return }
         let database = state + "/delivery.sqlite"
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
-        try DeliveryStore.open(path: database).close()
-        guard let nobody = getpwnam("nobody") else { return }
-        #expect(chown(state, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0)
+        try DeliveryStore.open(path: database).close()    // as root: owned by uid 0
         let before = try Data(contentsOf: URL(fileURLWithPath: database))
-        let meshd = try #require(ChildProcess.executable("meshd"))
-        let result = try await DaemonProcess.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", meshd,
-                                                                      "--config", "/dev/null", "--state-dir", state, "--socket", directory + "/s.sock",
-                                                                      "--listen", "127.0.0.1:0", "--no-mdns", "--log-level", "warning"])
+        let result = try await Self.runMeshdAsNobody(["--state-dir", state, "--socket", directory + "/s.sock"])
         #expect(result.status == 1, "\(result)")
-        #expect(result.output.contains("open database failed on \(database): permission denied: this user (uid \(nobody.pointee.pw_uid)) may not read and write it (owner uid 0, mode 600)"),
+        #expect(result.output.contains("open database failed on \(database): permission denied: this user (uid \(nobody)) may not read and write it (owner uid 0, mode 600)"),
                 "\(result.output)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == before)
+    }
+    /// The tests that run meshd as `nobody` need root, setpriv and a built meshd.
+    static let canRunMeshdAsNobody = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+        && ChildProcess.executable("meshd") != nil
+
+    /// Makes `directory` enterable by others (0755) and creates `state` in it, owned by
+    /// `nobody`; nil when this system has no such user.
+    static func stateFolderOwnedByNobody(in directory: String) throws -> (state: String, nobody: uid_t)? {
+        #expect(chmod(directory, 0o755) == 0)
+        let state = directory + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        guard let nobody = getpwnam("nobody") else { return nil }
+        #expect(chown(state, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0)
+        return (state, nobody.pointee.pw_uid)
+    }
+
+    /// meshd run as `nobody` with `arguments`, no config file, any port, no mDNS, warnings only.
+    static func runMeshdAsNobody(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let meshd = try #require(ChildProcess.executable("meshd"))
+        return try await DaemonProcess.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", meshd,
+                                                                "--config", "/dev/null"] + arguments
+                                                               + ["--listen", "127.0.0.1:0", "--no-mdns", "--log-level", "warning"])
     }
 }

@@ -61,7 +61,7 @@ struct DeliveryPeerState: Sendable {
         /// Not reachable: to the durable outbox.
         case fallBack
         /// As a datagram, with what its ack deadline derives from.
-        case datagram(ackDeadlineFloor: Double, roundTripNanoseconds: Int64?)
+        case datagram(ackWaitFloor: Double, roundTripNanoseconds: Int64?)
     }
 
     /// Routes a realtime item (buffering it when the channel was never active). Mutating so
@@ -72,7 +72,7 @@ struct DeliveryPeerState: Sendable {
             return .fallBack
         }
         guard isReachable(item.featureID, now: now) else { return .fallBack }
-        return .datagram(ackDeadlineFloor: ackWaitFloor, roundTripNanoseconds: roundTripNanoseconds)
+        return .datagram(ackWaitFloor: ackWaitFloor, roundTripNanoseconds: roundTripNanoseconds)
     }
 
     /// The least an ack is waited for now, seconds: the adaptive floor, and the delays acks

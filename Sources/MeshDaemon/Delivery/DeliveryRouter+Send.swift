@@ -106,15 +106,15 @@ extension DeliveryRouter {
         case .fallBack:
             fallBack(item, to: peer)
             return "queued"
-        case .datagram(let ackDeadlineFloor, let roundTripNanoseconds):
-            (floor, rtt) = (ackDeadlineFloor, roundTripNanoseconds)
+        case .datagram(let ackWaitFloor, let roundTripNanoseconds):
+            (floor, rtt) = (ackWaitFloor, roundTripNanoseconds)
         }
         let message = DeliveryMessage.realtime(item).encode()
         guard message.count <= MeshNode.maximumDatagramMessage else {
             fallBack(item, to: peer)
             return "queued"
         }
-        expectAck(item, from: peer, floor: floor, roundTripNanoseconds: rtt)
+        expectAck(item, from: peer, floor: floor, roundTripNanoseconds: rtt, sentAt: at)
         // Packed with the other realtime items of this loop turn and sent at its end (a
         // datagram that then fails to go out falls its items back to the outbox).
         queueRealtimeNow(item.eventID, message: message, to: peer)
@@ -177,14 +177,14 @@ extension DeliveryRouter {
     /// of the same item sent to another peer waits for that peer's ack, with that peer's deadline.
     func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
         expectAck(item, from: peer, floor: peerStates[peer]?.ackWaitFloor ?? options.minimumAckDeadline,
-                  roundTripNanoseconds: peerStates[peer]?.roundTripNanoseconds)
+                  roundTripNanoseconds: peerStates[peer]?.roundTripNanoseconds, sentAt: now())
     }
 
-    /// As `expectAck(_:from:)`, with the peer's floor and RTT already read.
-    func expectAck(_ item: DeliveryItem, from peer: DeviceID, floor: Double, roundTripNanoseconds: Int64?) {
+    /// As `expectAck(_:from:)`, with the peer's floor and RTT already read, sent at the
+    /// monotonic instant `sentAt` (the send path has just read the clock).
+    func expectAck(_ item: DeliveryItem, from peer: DeviceID, floor: Double, roundTripNanoseconds: Int64?, sentAt: UInt64) {
         let rtt = Double(roundTripNanoseconds ?? 0) / 1e9
         let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, floor, 4 * rtt))
-        let sentAt = now()
         let deadline = sentAt &+ UInt64(seconds * 1e9)
         awaitingAck.insert(item, for: peer, deadline: deadline, sentAt: sentAt)
         ackTimeline.insert(item.eventID, deadline: deadline)
