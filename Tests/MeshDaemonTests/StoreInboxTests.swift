@@ -152,4 +152,23 @@ struct StoreInboxTests {
         #expect(try store.receiveInbox(from: "A", items: refused, at: storeTestEpoch).count == 2)
         #expect(try store.pendingInbox(featureID: "demo").map(\.item.senderSequence) == [2, 3, 4])
     }
+
+    @Test func anAckLimitedToPermittedFeaturesDeletesOnlyThoseAndKeepsTheCountersRight() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        let items = [makeInboxItem(1), makeInboxItem(2, feature: "secret"), makeInboxItem(3)]
+        let receipts = try store.receiveInbox(from: "A", items: items, at: storeTestEpoch)
+        let ids = receipts.compactMap { receipt -> InboxID? in if case .stored(let id) = receipt { id } else { nil } }
+        #expect(ids.count == 3)
+        let deleted = try store.deleteInbox(ids: ids + [InboxID(rawValue: 999)], permitting: { $0 == "demo" })
+        #expect(deleted == [ids[0], ids[2]], "the other feature's item and an unknown id are left out")
+        #expect(try store.pendingInbox(featureID: "secret").map(\.id) == [ids[1]])
+        #expect(try store.pendingInbox(featureID: "demo").isEmpty)
+        #expect(try store.counts().inbox == QueueTally(items: 1, bytes: items[1].payload.count))
+        #expect(try store.deleteInbox(ids: ids) == [ids[1]], "acked ids are unknown the second time")
+        #expect(try store.counts().inbox == QueueTally())
+        #expect(try store.receiveInbox(from: "A", items: items, at: storeTestEpoch) == [.duplicate, .duplicate, .duplicate],
+                "acked items stay remembered")
+    }
 }
