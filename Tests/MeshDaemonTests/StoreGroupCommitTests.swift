@@ -71,4 +71,16 @@ struct StoreGroupCommitTests {
         #expect(error?.code == .closed)
         #expect(try store.pendingInbox(featureID: "demo").count == 1)
     }
+
+    @Test func theCommitThreadIsNamedSoToolsShowIt() async throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        let committer = StoreGroupCommitter(store: store)
+        _ = try await committer.enqueue(peer: "A", item: makeOutboxItem(1))
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        committer.shutdown()
+        #expect(names.contains("mesh-commit\n"), "thread names: \(Set(names).sorted())")
+    }
 }

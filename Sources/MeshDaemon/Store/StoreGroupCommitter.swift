@@ -68,8 +68,17 @@ public final class StoreGroupCommitter: @unchecked Sendable {
             pending.append((write, { continuation.resume(returning: $0) }))
             if !threadStarted {
                 threadStarted = true
-                let thread = Thread { [self] in run() }
-                thread.name = "mesh-store-commit"
+                let thread = Thread { [self] in
+                    // Named from inside through procfs (`Thread.name` set before `start()` never
+                    // reached the kernel here, and glibc's `pthread_setname_np` is not visible
+                    // to Swift): without it the thread kept its creator's name, e.g. the event
+                    // loop's, in `top -H` and `perf`. Linux keeps at most 15 bytes.
+                    if let comm = fopen("/proc/thread-self/comm", "w") {
+                        fputs("mesh-commit", comm)
+                        fclose(comm)
+                    }
+                    run()
+                }
                 thread.start()
             }
             condition.signal()
