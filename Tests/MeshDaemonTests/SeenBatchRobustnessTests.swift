@@ -63,6 +63,62 @@ struct SeenBatchRobustnessTests {
         #expect(memory == (statement == "DELETE" ? [false, false, true, true] : [false, true, true, true]))
     }
 
+    /// An app's ack deletes the items and remembers their IDs in one transaction: when the
+    /// remembering fails, the items stay in the inbox, counted, and nothing is remembered.
+    @Test func anAckWhoseIDsCannotBeRememberedIsRolledBackWhole() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 10))
+        let items = [makeInboxItem(1), makeInboxItem(2)]
+        try store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        let ids = try store.pendingInbox(featureID: "demo").map(\.id)
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.execute("CREATE TRIGGER refuse BEFORE INSERT ON acked_batch BEGIN SELECT RAISE(ABORT, 'refused'); END",
+                        "test setup")
+        #expect(throws: StoreError.self) { try store.acknowledgeInbox(ids: ids) }
+        #expect(try store.pendingInbox(featureID: "demo").map(\.id) == ids, "nothing was deleted")
+        #expect(try store.counts().inbox.items == 2)
+        #expect(try store.counts().seenEventIDs == 0)
+        try raw.execute("DROP TRIGGER refuse", "test setup")
+        raw.close()
+
+        #expect(try store.acknowledgeInbox(ids: ids) == 2)
+        store.close()
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 10))
+        defer { store.close() }
+        #expect(try store.counts().inbox.items == 0)
+        #expect(try store.receiveInbox(from: "P", items: items, at: storeTestEpoch) == [.duplicate, .duplicate],
+                "acked IDs are remembered after reopening")
+    }
+
+    /// An inbox row whose event ID was damaged in the file neither blocks the ack of the items
+    /// acked with it nor an unpair: it is deleted, and only valid IDs are remembered.
+    @Test func aDamagedEventIDInTheInboxDoesNotBlockAcksOrUnpairing() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        let items = (0..<4).map { makeInboxItem($0) }
+        let fromP = try store.receiveInbox(from: "P", items: Array(items[0..<2]), at: storeTestEpoch).compactMap { receipt in
+            if case .stored(let id) = receipt { id } else { nil }
+        }
+        try store.receiveInbox(from: "Q", items: Array(items[2..<4]), at: storeTestEpoch)
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.run("UPDATE inbox SET event_id = ? WHERE event_id = ?", [.blob([1, 2, 3]), .blob(StoreColumns.blob(items[0].eventID))],
+                    "test setup")
+        try raw.run("UPDATE inbox SET event_id = ? WHERE event_id = ?", [.text("x"), .blob(StoreColumns.blob(items[2].eventID))],
+                    "test setup")
+        raw.close()
+        #expect(fromP.count == 2)
+        #expect(try store.acknowledgeInbox(ids: fromP) == 2)
+        #expect(try store.hasSeen(eventID: items[1].eventID))
+        let summary = try store.dropPeer("Q")
+        #expect(summary.inboxItems == 2)
+        #expect(try store.counts().inbox.items == 0)
+        #expect(try store.hasSeen(eventID: items[3].eventID), "a dropped item's valid ID is remembered")
+        #expect(try store.counts().seenEventIDs == 2)
+    }
+
     /// A peer with sparse realtime traffic has one row per ID, up to the horizon (100 000 by
     /// default): a flush at a full horizon forgets exactly the oldest IDs, in memory and on disk.
     /// It prints what 200 such flushes took (each copied all the peer's rows before: ~40 ms

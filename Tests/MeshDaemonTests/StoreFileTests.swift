@@ -85,7 +85,8 @@ struct StoreFileTests {
         store.close()
         // Make it look like a file written by the first release.
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
-        try raw.execute("DROP TABLE watermark; DROP TABLE seen_batch; PRAGMA user_version = 1", "test setup")
+        try raw.execute("DROP TABLE watermark; DROP TABLE seen_batch; DROP TABLE acked_batch; PRAGMA user_version = 1",
+                        "test setup")
         raw.close()
 
         store = try DeliveryStore.open(path: dir.path())
@@ -105,24 +106,45 @@ struct StoreFileTests {
         #expect(try store.watermarks().isEmpty, "unpairing forgets the peer's watermarks")
     }
 
-    @Test func aVersionTwoFileIsMigratedKeepingItsSeenSet() throws {
+    @Test func aVersionTwoFileIsMigratedKeepingItsSeenSetInOrderPerPeer() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
-        var store = try DeliveryStore.open(path: dir.path())
-        let item = makeInboxItem(1)
-        try store.receiveInbox(from: "A", items: [item], at: storeTestEpoch)
-        try store.acknowledgeInbox(ids: try store.pendingInbox(featureID: "demo").map(\.id))
+        var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
+        let pending = makeInboxItem(9)
+        try store.receiveInbox(from: "A", items: [pending], at: storeTestEpoch)
         store.close()
-        // Make it look like a file written before the realtime seen-set had its own table.
+        // Make it look like a file written before either part of the seen-set had its own table:
+        // one `inbox_seen` row per received item (acked or not), oldest first, and one damaged row.
+        let old = (0..<5).map { _ in UUID() }
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
-        try raw.execute("DROP TABLE seen_batch; PRAGMA user_version = 2", "test setup")
+        try raw.execute("DROP TABLE seen_batch; DROP TABLE acked_batch; PRAGMA user_version = 2", "test setup")
+        for (index, id) in old.enumerated() {
+            try raw.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)",
+                        [.blob(StoreColumns.blob(id)), .text(index == 2 ? "B" : "A")], "test setup")
+        }
+        try raw.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob([1, 2, 3]), .text("A")], "test setup")
+        try raw.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob(StoreColumns.blob(pending.eventID)), .text("A")],
+                    "test setup")
         raw.close()
 
-        store = try DeliveryStore.open(path: dir.path())
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
+        #expect(try old.allSatisfy { try store.hasSeen(eventID: $0) }, "the old seen-set survives the migration")
+        #expect(try store.counts().seenEventIDs == 6, "5 old IDs and the pending item's; the damaged row is dropped")
+        #expect(try store.receiveInbox(from: "A", items: [makeInboxItem(1, eventID: old[4])], at: storeTestEpoch) == [.duplicate])
+        // Acking the pending item (already remembered) and a new one: A's oldest go first, per peer.
+        let fresh = makeInboxItem(10)
+        try store.receiveInbox(from: "A", items: [fresh], at: storeTestEpoch)
+        #expect(try store.acknowledgeInbox(ids: try store.pendingInbox(featureID: "demo").map(\.id)) == 2)
+        store.close()
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
         defer { store.close() }
-        #expect(try store.hasSeen(eventID: item.eventID), "the old seen-set survives the migration")
-        #expect(try store.recordSeen(from: "A", eventIDs: [item.eventID, UUID()]) == [false, true])
-        #expect(try store.counts().seenEventIDs == 2)
+        #expect(try [old[0], old[1], old[3]].allSatisfy { try !store.hasSeen(eventID: $0) })
+        #expect(try [old[4], pending.eventID, fresh.eventID].allSatisfy { try store.hasSeen(eventID: $0) })
+        #expect(try store.hasSeen(eventID: old[2]), "B's ID is counted apart")
+        #expect(try store.counts().seenEventIDs == 4)
+        let left = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        defer { left.close() }
+        #expect(try left.first("SELECT COUNT(*) FROM inbox_seen", [], "test") { $0.int64(0) } == 0)
     }
 
     @Test func openingInAMissingFolderAndUsingAClosedStoreGiveClearErrors() throws {

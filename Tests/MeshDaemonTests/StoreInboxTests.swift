@@ -94,13 +94,22 @@ struct StoreInboxTests {
         for chunk in stride(from: 0, to: 25, by: 5) {
             try store.receiveInbox(from: "A", items: Array(items[chunk..<chunk + 5]), at: storeTestEpoch)
         }
-        try store.receiveInbox(from: "B", items: [makeInboxItem(100)], at: storeTestEpoch)
+        let fromB = makeInboxItem(100)
+        try store.receiveInbox(from: "B", items: [fromB], at: storeTestEpoch)
+        #expect(try store.counts().seenEventIDs == 0, "items waiting in the inbox are remembered by the inbox")
+        #expect(try store.hasSeen(eventID: items[0].eventID))
+        let pending = try store.pendingInbox(featureID: "demo", limit: 100)
+        // Acked in two transactions, oldest first, B's with the second.
+        try store.acknowledgeInbox(ids: pending.prefix(12).map(\.id))
+        try store.acknowledgeInbox(ids: pending.dropFirst(12).map(\.id))
         #expect(try store.counts().seenEventIDs == 11)
-        try store.acknowledgeInbox(ids: try store.pendingInbox(featureID: "demo", limit: 100).map(\.id))
         // The newest 10 of A are still remembered after the inbox is empty; older ones are forgotten.
         #expect(try store.hasSeen(eventID: items[24].eventID))
         #expect(try store.hasSeen(eventID: items[15].eventID))
         #expect(try store.hasSeen(eventID: items[14].eventID) == false)
+        #expect(try store.hasSeen(eventID: fromB.eventID), "B's ID is counted apart")
+        #expect(try store.receiveInbox(from: "A", items: [items[14], items[15]], at: storeTestEpoch).map { $0 == .duplicate }
+                == [false, true])
     }
 
     @Test func realtimeSeenIDsAreBoundedPerPeerOldestFirstAndSurviveReopening() throws {

@@ -42,7 +42,6 @@ extension DeliveryStore {
                         }
                     }
                     try finishOutbox(db: db, batch: batch, operation: operation)
-                    try pruneSeen(db: db, batch: &batch, operation: operation)
                     return results
                 }
                 tallies.apply(batch)

@@ -6,9 +6,9 @@ extension DeliveryStore {
     /// new or a duplicate. Acknowledge both kinds to the sender once this returns.
     ///
     /// Dedup looks at the inbox and at the seen-set, which remembers the last
-    /// ``DeliveryStoreOptions/dedupHorizonPerPeer`` event IDs per peer after the inbox item is
-    /// gone. All or nothing: if the new items would exceed an inbox limit, nothing is stored
-    /// and `.full` is thrown (do not ack; the sender retries later).
+    /// ``DeliveryStoreOptions/dedupHorizonPerPeer`` event IDs per peer after an app acknowledged
+    /// them (and, apart, as many realtime IDs). All or nothing: if the new items would exceed an
+    /// inbox limit, nothing is stored and `.full` is thrown (do not ack; the sender retries later).
     @discardableResult
     public func receiveInbox(from peer: String, items: [InboxItem], at time: Date) throws -> [InboxReceipt] {
         guard !items.isEmpty else { return [] }
@@ -16,9 +16,7 @@ extension DeliveryStore {
             let operation = "store received items from peer \(peer)"
             var batch = StoreWriteBatch()
             let receipts = try db.transaction(operation) {
-                let receipts = try items.map { try insertInbox($0, peer: peer, at: time, db: db, batch: &batch, operation: operation) }
-                try pruneSeen(db: db, batch: &batch, operation: operation)
-                return receipts
+                try items.map { try insertInbox($0, peer: peer, at: time, db: db, batch: &batch, operation: operation) }
             }
             tallies.apply(batch)
             return receipts
@@ -126,8 +124,9 @@ extension DeliveryStore {
         }
     }
 
-    /// The app acknowledged these items: deletes them (their event IDs stay in the seen-set).
-    /// Returns how many were deleted; unknown ids are ignored.
+    /// The app acknowledged these items: deletes them and adds their event IDs to the seen-set
+    /// (`acked_batch`, one row per sending peer), in one transaction. Returns how many were
+    /// deleted; unknown ids are ignored.
     @discardableResult
     public func acknowledgeInbox(ids: [InboxID]) throws -> Int {
         try deleteInbox(ids: ids).count
@@ -139,29 +138,46 @@ extension DeliveryStore {
         guard !ids.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "acknowledge inbox items"
-            let deleted = try db.transaction(operation) {
-                try ids.compactMap { id throws -> (InboxID, Int)? in
+            let horizon = options.dedupHorizonPerPeer
+            let (deleted, changes) = try db.transaction(operation) { () throws -> ([(InboxID, Int)], [SeenBatches.Change]) in
+                var deleted: [(InboxID, Int)] = []
+                var peers: [String] = []
+                var ackedByPeer: [String: [UUID]] = [:]
+                var acked: Set<UUID> = []
+                for id in ids {
                     // A lookup, then a plain delete: `DELETE … RETURNING` builds and drops an
                     // ephemeral table per statement (malloc growing and trimming the heap each
                     // time, ≈ 40 % of an ack's cost).
-                    guard let (feature, size) = try db.first("SELECT feature, LENGTH(payload) FROM inbox WHERE id = ?",
-                                                             [.integer(id.rawValue)], operation, row: { ($0.text(0), Int($0.int64(1))) })
-                    else { return nil }
-                    if let permits, !permits(feature) { return nil }
+                    guard let (peer, eventID, feature, size) = try db.first(
+                        "SELECT peer, event_id, feature, LENGTH(payload) FROM inbox WHERE id = ?", [.integer(id.rawValue)],
+                        operation, row: { ($0.text(0), StoreColumns.validUUID($0, 1), $0.text(2), Int($0.int64(3))) })
+                    else { continue }
+                    if let permits, !permits(feature) { continue }
                     try db.run("DELETE FROM inbox WHERE id = ?", [.integer(id.rawValue)], operation)
-                    return (id, size)
+                    deleted.append((id, size))
+                    // Remembered once: an ID already in the seen-set (e.g. moved there from an
+                    // older file) would only take a second place in the horizon. A damaged ID
+                    // (not 16 bytes) cannot match anything: the item is deleted, nothing remembered.
+                    guard let eventID, !ackedBatches.contains(eventID), acked.insert(eventID).inserted else { continue }
+                    if ackedByPeer[peer] == nil { peers.append(peer) }
+                    ackedByPeer[peer, default: []].append(eventID)
                 }
+                let changes = try peers.map { peer in
+                    try ackedBatches.record(ackedByPeer[peer] ?? [], peer: peer, horizon: horizon, db: db, operation: operation)
+                }
+                return (deleted, changes)
             }
+            for change in changes { ackedBatches.apply(change) }
             tallies.inbox = tallies.inbox - QueueTally(items: deleted.count, bytes: deleted.reduce(0) { $0 + $1.1 })
             return deleted.map(\.0)
         }
     }
 
+    /// In the seen-set (both parts, in memory) or in the inbox (its unique index).
     private func isKnown(_ eventID: UUID, db: SQLiteConnection, operation: String) throws -> Bool {
-        if seenBatches.contains(eventID) { return true }
-        return try db.first("""
-            SELECT 1 FROM inbox_seen WHERE event_id = ?1 UNION ALL SELECT 1 FROM inbox WHERE event_id = ?1 LIMIT 1
-            """, [.blob(StoreColumns.blob(eventID))], operation) { _ in true } ?? false
+        if seenBatches.contains(eventID) || ackedBatches.contains(eventID) { return true }
+        return try db.first("SELECT 1 FROM inbox WHERE event_id = ?", [.blob(StoreColumns.blob(eventID))], operation) { _ in true }
+            ?? false
     }
 
     /// Stores one received item inside an open transaction, or reports it as a duplicate.
@@ -179,23 +195,8 @@ extension DeliveryStore {
                   try StoreColumns.integer(item.senderSequence, name: "sender sequence", operation: operation, path: path),
                   .blob(item.payload), StoreColumns.value(time)], operation)
         let id = InboxID(rawValue: db.lastInsertRowID)
-        try db.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)", [.blob(eventID), .text(peer)], operation)
         batch.inboxAdded = grown
-        batch.seenAdded[peer, default: 0] += 1
         return .stored(id)
-    }
-
-    /// Forgets, per peer that grew in `batch`, the oldest seen IDs beyond the horizon.
-    func pruneSeen(db: SQLiteConnection, batch: inout StoreWriteBatch, operation: String) throws {
-        for (peer, added) in batch.seenAdded where added > 0 {
-            let excess = (tallies.seenByPeer[peer] ?? 0) + added - options.dedupHorizonPerPeer
-            guard excess > 0 else { continue }
-            try db.run("""
-                DELETE FROM inbox_seen WHERE rowid IN
-                  (SELECT rowid FROM inbox_seen WHERE peer = ? ORDER BY rowid LIMIT ?)
-                """, [.text(peer), .integer(Int64(excess))], operation)
-            batch.seenAdded[peer] = added - db.changes
-        }
     }
 
     private func checkInboxLimits(adding: QueueTally, operation: String) throws {

@@ -10,18 +10,25 @@ extension DeliveryStore {
     public func dropPeer(_ peer: String) throws -> PeerDropSummary {
         try withConnection { db in
             let operation = "forget peer \(peer)"
-            let (outbox, inbox, slots, sessions) = try db.transaction(operation) {
+            let horizon = options.dedupHorizonPerPeer
+            let (outbox, inbox, slots, sessions, remembered) = try db.transaction(operation) {
                 let outbox = try db.query("DELETE FROM outbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],
                                           operation) { Int($0.int64(0)) }
-                let inbox = try db.query("DELETE FROM inbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],
-                                         operation) { Int($0.int64(0)) }
+                let dropped = try db.query("SELECT event_id, LENGTH(payload) FROM inbox WHERE peer = ? ORDER BY id", [.text(peer)],
+                                           operation) { (StoreColumns.validUUID($0, 0), Int($0.int64(1))) }
+                try db.run("DELETE FROM inbox WHERE peer = ?", [.text(peer)], operation)
+                // Their IDs join the acknowledged ones, as an app's ack would have put them.
+                let fresh = dropped.compactMap(\.0).filter { !ackedBatches.contains($0) }
+                let remembered = try ackedBatches.record(fresh, peer: peer, horizon: horizon, db: db, operation: operation)
+                let inbox = dropped.map(\.1)
                 try db.run("DELETE FROM inbound_slot WHERE peer = ?", [.text(peer)], operation)
                 let slots = db.changes
                 try db.run("DELETE FROM session_directory WHERE source_peer = ?", [.text(peer)], operation)
                 let sessions = db.changes
                 try db.run("DELETE FROM watermark WHERE peer = ?", [.text(peer)], operation)
-                return (outbox, inbox, slots, sessions)
+                return (outbox, inbox, slots, sessions, remembered)
             }
+            ackedBatches.apply(remembered)
             tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
             tallies.inbox = tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))
             return PeerDropSummary(outboxItems: outbox.count, inboxItems: inbox.count, inboundSlots: slots, sessions: sessions)

@@ -24,14 +24,17 @@ public final class DeliveryStore: @unchecked Sendable {
     var tallies: StoreTallies
     /// The realtime seen-set (`seen_batch`) in memory; guarded by `lock`.
     var seenBatches: SeenBatches
+    /// The seen-set of acknowledged inbox items (`acked_batch`) in memory; guarded by `lock`.
+    var ackedBatches: SeenBatches
 
     private init(path: String, options: DeliveryStoreOptions, connection: SQLiteConnection, tallies: StoreTallies,
-                 seenBatches: SeenBatches) {
+                 seenBatches: SeenBatches, ackedBatches: SeenBatches) {
         self.path = path
         self.options = options
         self.connection = connection
         self.tallies = tallies
         self.seenBatches = seenBatches
+        self.ackedBatches = ackedBatches
     }
 
     /// Opens the store at `path`, creating it (mode 0600) when missing, and migrates its schema.
@@ -45,9 +48,10 @@ public final class DeliveryStore: @unchecked Sendable {
         do {
             try StoreOpener(connection: connection, options: options).prepare()
             let tallies = try StoreTallies.load(from: connection)
-            let seenBatches = try SeenBatches.load(from: connection)
+            let seenBatches = try SeenBatches.load(SeenBatches.realtimeTable, from: connection)
+            let ackedBatches = try SeenBatches.load(SeenBatches.ackedTable, from: connection)
             return DeliveryStore(path: path, options: options, connection: connection, tallies: tallies,
-                                 seenBatches: seenBatches)
+                                 seenBatches: seenBatches, ackedBatches: ackedBatches)
         } catch {
             connection.close()
             throw error
@@ -76,7 +80,7 @@ public final class DeliveryStore: @unchecked Sendable {
         try withConnection { _ in
             StoreCounts(outboxByPeer: tallies.outboxByPeer.filter { $0.value.items > 0 },
                         outbox: tallies.outbox, inbox: tallies.inbox,
-                        seenEventIDs: tallies.seenByPeer.values.reduce(0, +) + seenBatches.count)
+                        seenEventIDs: seenBatches.count + ackedBatches.count)
         }
     }
 

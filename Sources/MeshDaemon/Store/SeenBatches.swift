@@ -1,15 +1,21 @@
 import Foundation
 
-/// The realtime part of the seen-set: event IDs that reached an app live (``DeliveryStore/recordSeen(from:eventIDs:)``),
-/// stored as one `seen_batch` row per call (16 bytes per ID, in order) and mirrored here in memory
-/// for lookups.
+/// A part of the seen-set stored as appended rows — `seen_batch`: event IDs that reached an app
+/// live (``DeliveryStore/recordSeen(from:eventIDs:)``); `acked_batch`: event IDs of inbox items an
+/// app acknowledged — one row per call (16 bytes per ID, in order), mirrored here in memory for
+/// lookups.
 ///
-/// One appended row per flush replaces one row plus two index entries per ID: the random event
-/// IDs no longer scatter writes over an index at every flush. Bounded per peer by
-/// ``DeliveryStoreOptions/dedupHorizonPerPeer``: the oldest IDs go first (whole rows, or the
-/// front of the oldest row), in the transaction that adds. Guarded by the store's lock; changed
-/// only after the transaction committed.
+/// One appended row per transaction replaces one row plus two index entries per ID: the random
+/// event IDs no longer scatter writes over an index at every commit. Bounded per peer by
+/// ``DeliveryStoreOptions/dedupHorizonPerPeer``, each table on its own: the oldest IDs go first
+/// (whole rows, or the front of the oldest row), in the transaction that adds. Guarded by the
+/// store's lock; changed only after the transaction committed.
 struct SeenBatches {
+    /// The table of realtime IDs (schema v3).
+    static let realtimeTable = "seen_batch"
+    /// The table of acknowledged inbox IDs (schema v4).
+    static let ackedTable = "acked_batch"
+
     /// One stored row.
     struct Row {
         var id: Int64
@@ -24,6 +30,8 @@ struct SeenBatches {
         var trimmed: Row?
     }
 
+    /// `realtimeTable` or `ackedTable`.
+    let table: String
     private(set) var known: Set<UUID> = []
     /// Per peer, its rows oldest first.
     private(set) var rows: [String: [Row]] = [:]
@@ -35,10 +43,14 @@ struct SeenBatches {
 
     func contains(_ eventID: UUID) -> Bool { known.contains(eventID) }
 
-    /// Reads every row (at open).
-    static func load(from db: SQLiteConnection) throws -> SeenBatches {
-        var batches = SeenBatches()
-        let rows = try db.query("SELECT id, peer, event_ids FROM seen_batch ORDER BY id", [], "load realtime seen-set") {
+    init(table: String) {
+        self.table = table
+    }
+
+    /// Reads every row of `table` (at open).
+    static func load(_ table: String, from db: SQLiteConnection) throws -> SeenBatches {
+        var batches = SeenBatches(table: table)
+        let rows = try db.query("SELECT id, peer, event_ids FROM \(table) ORDER BY id", [], "load seen-set \(table)") {
             ($0.text(1), Row(id: $0.int64(0), eventIDs: decode($0.blob(2))))
         }
         for (peer, row) in rows { batches.append(row, peer: peer) }
@@ -75,18 +87,18 @@ struct SeenBatches {
         let horizon = max(0, horizon)
         let ids = fresh.count > horizon ? Array(fresh.suffix(horizon)) : fresh
         guard !ids.isEmpty else { return change }
-        try db.run("INSERT INTO seen_batch (peer, event_ids) VALUES (?, ?)", [.text(peer), .blob(Self.encode(ids))], operation)
+        try db.run("INSERT INTO \(table) (peer, event_ids) VALUES (?, ?)", [.text(peer), .blob(Self.encode(ids))], operation)
         change.inserted = Row(id: db.lastInsertRowID, eventIDs: ids)
         var total = (countByPeer[peer] ?? 0) + ids.count
         for row in rows[peer] ?? [] {
             guard total > horizon else { break }
             if total - row.eventIDs.count >= horizon {
-                try db.run("DELETE FROM seen_batch WHERE id = ?", [.integer(row.id)], operation)
+                try db.run("DELETE FROM \(table) WHERE id = ?", [.integer(row.id)], operation)
                 change.deleted.append(row.id)
                 total -= row.eventIDs.count
             } else {
                 let kept = Array(row.eventIDs.suffix(row.eventIDs.count - (total - horizon)))
-                try db.run("UPDATE seen_batch SET event_ids = ? WHERE id = ?", [.blob(Self.encode(kept)), .integer(row.id)],
+                try db.run("UPDATE \(table) SET event_ids = ? WHERE id = ?", [.blob(Self.encode(kept)), .integer(row.id)],
                            operation)
                 change.trimmed = Row(id: row.id, eventIDs: kept)
                 total = horizon

@@ -24,6 +24,13 @@ enum StoreColumns {
         statement.isNull(index) ? nil : date(statement, index)
     }
 
+    /// The 16-byte ID in column `index`, or nil for any other value (a damaged row).
+    static func validUUID(_ statement: SQLiteStatement, _ index: Int32) -> UUID? {
+        let bytes = statement.blob(index)
+        guard bytes.count == 16 else { return nil }
+        return bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    }
+
     /// Reads a 16-byte UUID column; anything else means the file was altered behind our back.
     static func uuid(_ statement: SQLiteStatement, _ index: Int32, path: String) throws -> UUID {
         let bytes = statement.blob(index)

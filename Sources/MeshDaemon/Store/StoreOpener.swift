@@ -48,9 +48,37 @@ struct StoreOpener {
                 try db.execute(StoreSchema.migrations[Int(target)], "migrate schema to version \(target + 1)")
                 try db.execute("PRAGMA user_version = \(target + 1)", "record schema version")
                 try db.execute("PRAGMA application_id = \(StoreSchema.applicationID)", "mark file as SessionMesh store")
+                if target + 1 == 4 { try moveInboxSeenRows() }
             }
         }
         try db.restrictFileModes()
+    }
+
+    /// Schema v4: the event IDs a file kept in `inbox_seen` (one row each, oldest first) become
+    /// `acked_batch` rows of up to 4 096 IDs per peer, in the same order, inside the migration's
+    /// transaction. A value that is not a 16-byte ID (never written by this code) is dropped.
+    private func moveInboxSeenRows() throws {
+        let db = connection
+        let operation = "migrate schema to version 4"
+        let rows = try db.query("SELECT peer, event_id FROM inbox_seen ORDER BY rowid", [], operation) {
+            ($0.text(0), $0.blob(1))
+        }
+        guard !rows.isEmpty else { return }
+        var order: [String] = []
+        var byPeer: [String: [UInt8]] = [:]
+        for (peer, id) in rows where id.count == 16 {
+            if byPeer[peer] == nil { order.append(peer) }
+            byPeer[peer, default: []].append(contentsOf: id)
+        }
+        let chunk = 4_096 * 16
+        for peer in order {
+            let bytes = byPeer[peer] ?? []
+            for start in stride(from: 0, to: bytes.count, by: chunk) {
+                let part = Array(bytes[start..<min(bytes.count, start + chunk)])
+                try db.run("INSERT INTO acked_batch (peer, event_ids) VALUES (?, ?)", [.text(peer), .blob(part)], operation)
+            }
+        }
+        try db.run("DELETE FROM inbox_seen", [], operation)
     }
 
     private func verify() throws {

@@ -104,6 +104,18 @@ enum StoreSchema {
         );
         CREATE INDEX seen_batch_by_peer ON seen_batch (peer, id);
         """,
+        // Version 4: event IDs of inbox items an app acknowledged, one appended row per
+        // transaction as in `seen_batch`, instead of one `inbox_seen` row and two index entries
+        // per received item (the inbox's own unique index covers items not yet acknowledged).
+        // `StoreOpener` moves the rows left in `inbox_seen` over; the table stays, empty.
+        """
+        CREATE TABLE acked_batch (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            peer TEXT NOT NULL,
+            event_ids BLOB NOT NULL
+        );
+        CREATE INDEX acked_batch_by_peer ON acked_batch (peer, id);
+        """,
     ]
 
     /// The version a fully migrated file has.

@@ -7,7 +7,6 @@ struct StoreTallies {
     var outbox = QueueTally()
     var inbox = QueueTally()
     var lastSequence: [String: UInt64] = [:]
-    var seenByPeer: [String: Int] = [:]
 
     static func load(from db: SQLiteConnection) throws -> StoreTallies {
         var tallies = StoreTallies()
@@ -24,10 +23,6 @@ struct StoreTallies {
         for (peer, last) in try db.query("SELECT peer, last_sequence FROM outbox_peer", [], operation,
                                          row: { ($0.text(0), UInt64(clamping: $0.int64(1))) }) {
             tallies.lastSequence[peer] = last
-        }
-        for (peer, count) in try db.query("SELECT peer, COUNT(*) FROM inbox_seen GROUP BY peer", [], operation,
-                                          row: { ($0.text(0), Int($0.int64(1))) }) {
-            tallies.seenByPeer[peer] = count
         }
         return tallies
     }

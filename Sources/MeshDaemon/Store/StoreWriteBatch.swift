@@ -8,8 +8,6 @@ struct StoreWriteBatch {
     var outboxTotalAdded = QueueTally()
     /// Inbox items and bytes added.
     var inboxAdded = QueueTally()
-    /// Net change of remembered event IDs per peer (added minus pruned).
-    var seenAdded: [String: Int] = [:]
 }
 
 extension StoreTallies {
@@ -17,6 +15,5 @@ extension StoreTallies {
         for (peer, last) in batch.lastSequence { lastSequence[peer] = last }
         for (peer, added) in batch.outboxAdded { addOutbox(peer: peer, added) }
         inbox = inbox + batch.inboxAdded
-        for (peer, added) in batch.seenAdded { seenByPeer[peer, default: 0] += added }
     }
 }
