@@ -15,6 +15,8 @@ struct DeliveryCounters: Sendable {
     var reliableBatchesSent: UInt64 = 0
     var reliableItemsSent: UInt64 = 0
     var reliableAcked: UInt64 = 0
+    /// Store transactions that deleted acknowledged outbox items (acks arriving together share one).
+    var reliableAckCommits: UInt64 = 0
     var reliableRetries: UInt64 = 0
     var reliableRefused: UInt64 = 0
     var inboxStored: UInt64 = 0
@@ -49,6 +51,7 @@ struct DeliveryCounters: Sendable {
             "delivery.reliable.batches_sent": reliableBatchesSent,
             "delivery.reliable.items_sent": reliableItemsSent,
             "delivery.reliable.acked": reliableAcked,
+            "delivery.reliable.ack_commits": reliableAckCommits,
             "delivery.reliable.retries": reliableRetries,
             "delivery.reliable.refused": reliableRefused,
             "delivery.inbox.stored": inboxStored,

@@ -91,14 +91,35 @@ extension DeliveryRouter {
         state.retryDelay = options.retryInitial
         state.attempts = state.attempts.filter { $0.key > upTo }
         peerStates[peer] = state
+        deleteAcknowledged(upTo: upTo, of: peer)
+    }
+
+    /// Deletes the peer's outbox items up to `upTo`, one store transaction (one fsync) at a time
+    /// per peer: acks that arrive while one runs are merged into the next, which deletes up to
+    /// the highest of them. Under load a peer acks every batch it stores, and one commit per ack
+    /// cost more than the deletes in it.
+    func deleteAcknowledged(upTo: UInt64, of peer: DeviceID) {
+        if outboxDeletesRunning.contains(peer) {
+            outboxDeleteNext[peer] = max(outboxDeleteNext[peer] ?? 0, upTo)
+            return
+        }
+        outboxDeletesRunning.insert(peer)
         let store = self.store, key = key(peer)
         Task {
-            do {
-                _ = try await self.worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
-            } catch {
-                self.noteStoreError(error, "could not delete acknowledged outbox items")
+            var target = upTo
+            while true {
+                let upTo = target
+                do {
+                    _ = try await self.worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
+                    self.counters.reliableAckCommits &+= 1
+                } catch {
+                    self.noteStoreError(error, "could not delete acknowledged outbox items")
+                }
+                self.schedulePump(peer)
+                guard let next = self.outboxDeleteNext.removeValue(forKey: peer) else { break }
+                target = next
             }
-            self.schedulePump(peer)
+            self.outboxDeletesRunning.remove(peer)
         }
     }
 

@@ -27,6 +27,10 @@ public actor DeliveryRouter: Service {
 
     var counters = DeliveryCounters()
     var peerStates: [DeviceID: DeliveryPeerState] = [:]
+    /// Peers whose acknowledged outbox items are being deleted, and the highest ack that came
+    /// in meanwhile (see `deleteAcknowledged(upTo:of:)`).
+    var outboxDeletesRunning: Set<DeviceID> = []
+    var outboxDeleteNext: [DeviceID: UInt64] = [:]
     /// Full textual IDs (the store's peer keys), cached: formatting and parsing IDs is not free.
     var peerKeys: [DeviceID: String] = [:]
     var peersByKey: [String: DeviceID] = [:]
