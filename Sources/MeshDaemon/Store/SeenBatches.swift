@@ -1,9 +1,9 @@
 import Foundation
 
 /// A part of the seen-set stored as appended rows — `seen_batch`: event IDs that reached an app
-/// live (``DeliveryStore/recordSeen(from:eventIDs:)``); `acked_batch`: event IDs of inbox items an
-/// app acknowledged — one row per call (16 bytes per ID, in order), mirrored here in memory for
-/// lookups.
+/// live (``DeliveryStore/recordSeen(from:eventIDs:)``); `acked_batch`: event IDs of inbox items
+/// that left the inbox (an app's ack, or an unpair) — one row per call and peer (16 bytes per ID,
+/// in order), mirrored here in memory for lookups.
 ///
 /// One appended row per transaction replaces one row plus two index entries per ID: the random
 /// event IDs no longer scatter writes over an index at every commit. Bounded per peer by
