@@ -31,6 +31,9 @@ struct StoreOutboxTests {
         try store.enqueue(peer: "B", item: makeOutboxItem(50))
 
         #expect(try store.acknowledgeOutbox(peer: "A", upTo: 4) == 4)
+        let left = items[4...].reduce(0) { $0 + $1.payload.count }
+        #expect(try store.counts().outboxByPeer["A"] == QueueTally(items: 6, bytes: left), "the counters follow the delete")
+        #expect(try store.acknowledgeOutbox(peer: "A", upTo: 4) == 0, "an ack again deletes nothing")
         #expect(try store.acknowledgeOutbox(peer: "A", eventIDs: [items[6].eventID, items[8].eventID, UUID()]) == 2)
         #expect(try store.pendingOutbox(peer: "A").map(\.sequence) == [5, 6, 8, 10])
         #expect(try store.pendingOutbox(peer: "B").count == 1)

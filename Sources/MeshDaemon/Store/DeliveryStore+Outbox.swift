@@ -58,12 +58,19 @@ extension DeliveryStore {
         try withConnection { db in
             let operation = "acknowledge outbox for peer \(peer)"
             let upTo = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
-            let sizes = try db.transaction(operation) {
-                try db.query("DELETE FROM outbox WHERE peer = ? AND sequence <= ? RETURNING LENGTH(payload)",
-                             [.text(peer), upTo], operation) { Int($0.int64(0)) }
+            // A sum, then a plain delete: `DELETE … RETURNING` materialises every deleted row's
+            // result in an ephemeral table first.
+            let removed = try db.transaction(operation) { () throws -> QueueTally in
+                let removed = try db.first("""
+                    SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox WHERE peer = ? AND sequence <= ?
+                    """, [.text(peer), upTo], operation) { QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1))) }
+                    ?? QueueTally()
+                guard removed.items > 0 else { return removed }
+                try db.run("DELETE FROM outbox WHERE peer = ? AND sequence <= ?", [.text(peer), upTo], operation)
+                return removed
             }
-            tallies.removeOutbox(peer: peer, QueueTally(items: sizes.count, bytes: sizes.reduce(0, +)))
-            return sizes.count
+            tallies.removeOutbox(peer: peer, removed)
+            return removed.items
         }
     }
 
