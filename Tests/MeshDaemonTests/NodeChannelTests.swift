@@ -163,6 +163,23 @@ struct NodeChannelTests {
         }
         await bed.shutdown()
     }
+
+    /// The delivery router's reliable pump sends on the connection its in-flight items took: a
+    /// send bound to another connection (the channel moved) is refused and sends nothing.
+    @Test func aStreamSendBoundToAnotherConnectionIsRefusedAndSendsNothing() async throws {
+        let bed = NodeTestBed()
+        defer { Task { await bed.shutdown() } }
+        let (alice, bob) = try await pairedPair(bed)
+        let current = try #require(await alice.node.streamConnection(of: bob.node.deviceID))
+        await #expect(throws: ChannelSendError(code: .notActive)) {
+            try await alice.node.send(Array("stale".utf8), to: bob.node.deviceID, path: .stream, connection: current &+ 1)
+        }
+        try await alice.node.send(Array("current".utf8), to: bob.node.deviceID, path: .stream, connection: current)
+        var inbound = bob.node.inboundMessages.makeAsyncIterator()
+        let first = await inbound.next()
+        #expect(first?.bytes == Array("current".utf8), "the refused message never went out")
+        await bed.shutdown()
+    }
 }
 
 @Suite("Several nodes", .serialized)

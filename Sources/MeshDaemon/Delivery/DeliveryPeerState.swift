@@ -17,6 +17,9 @@ struct DeliveryPeerState: Sendable {
     var lastAcked: UInt64 = 0
     /// Bumped on activation and retry, so a pump running across it does not advance `lastSent`.
     var epoch: UInt64 = 0
+    /// The node's stream connection that carried the items sent after `lastAcked` (nil: none
+    /// sent yet in this epoch).
+    var sentOnConnection: UInt64?
     var pumping = false
     var pumpAgain = false
     var pumpScheduled = false

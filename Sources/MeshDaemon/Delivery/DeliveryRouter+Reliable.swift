@@ -36,15 +36,33 @@ extension DeliveryRouter {
                 if peerStates[peer]?.pumpAgain == true { continue }
                 return
             }
+            // The node can move the peer to a new connection (a reconnect) before this router has
+            // consumed the activation: items sent since the last ack then went on the old one and
+            // may be lost, and sending the next ones on the new connection would let them overtake
+            // those (the receiver stores in arrival order). So the items after the last ack all
+            // go on one connection; on another, resend from the last ack.
+            guard let connection = streamConnection(of: peer) else { return }
+            if current.lastSent > current.lastAcked, let previous = current.sentOnConnection, previous != connection {
+                peerStates[peer]?.epoch &+= 1
+                peerStates[peer]?.lastSent = current.lastAcked
+                peerStates[peer]?.sentOnConnection = nil
+                continue
+            }
+            peerStates[peer]?.sentOnConnection = connection
             if current.lastSent <= current.lastAcked { peerStates[peer]?.lastProgressAt = now() }
             peerStates[peer]?.lastSent = last.sequence
             for entry in entries { peerStates[peer]?.attempts[entry.sequence, default: 0] += 1 }
             for batch in batches(entries) {
-                guard await transmit(.reliableBatch(batch), to: peer, path: .stream) else { return }
+                guard await transmit(.reliableBatch(batch), to: peer, path: .stream, connection: connection) else { return }
                 counters.reliableBatchesSent &+= 1
                 counters.reliableItemsSent &+= UInt64(batch.count)
             }
         }
+    }
+
+    /// The node's connection for `peer` now (the node shares this loop: read without a hop).
+    func streamConnection(of peer: DeviceID) -> UInt64? {
+        node.assumeIsolated { $0.streamConnection(of: peer) }
     }
 
     /// Starts a pump for `peer` unless one runs (it then loops once more) or is about to start.

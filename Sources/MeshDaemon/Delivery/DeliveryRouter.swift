@@ -176,9 +176,9 @@ public actor DeliveryRouter: Service {
 
     /// Sends `message` to `peer`; false when the channel refused it.
     @discardableResult
-    func transmit(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath) async -> Bool {
+    func transmit(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async -> Bool {
         do {
-            try await node.send(message.encode(), to: peer, path: path)
+            try await node.send(message.encode(), to: peer, path: path, connection: connection)
             return true
         } catch {
             logger.trace("delivery send failed", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])

@@ -67,9 +67,14 @@ extension MeshNode {
     /// Datagram: one UDP datagram, best effort (no retransmission, may be lost or reordered;
     /// replays are dropped by the receiver). Stream: in order, reliable while the connection
     /// lives; returns after the bytes were handed to the kernel. Throws `ChannelSendError`.
-    public func send(_ message: [UInt8], to peer: DeviceID, path: PingPath) async throws {
+    ///
+    /// With `connection`, a stream message goes only on that TCP connection (see
+    /// ``streamConnection(of:)``); when the peer's channel has moved to another one since, it
+    /// throws `.notActive` and sends nothing.
+    public func send(_ message: [UInt8], to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async throws {
         guard peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
         guard peers[peer]?.channel != nil else { throw ChannelSendError(code: .notActive) }
+        if let connection, peers[peer]?.connection?.id != connection { throw ChannelSendError(code: .notActive) }
         switch path {
         case .datagram:
             try sendApplicationDatagram(message, to: peer)
@@ -85,6 +90,14 @@ extension MeshNode {
         guard peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
         guard message.count <= Self.maximumDatagramMessage else { throw ChannelSendError(code: .tooLargeForDatagram) }
         guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
+    }
+
+    /// The TCP connection that carries `peer`'s active channel now, or nil when none is active.
+    /// A new channel (after a reconnect) has a new one, possibly before the delivery router has
+    /// consumed its activation event.
+    func streamConnection(of peer: DeviceID) -> UInt64? {
+        guard let runtime = peers[peer], runtime.channel != nil else { return nil }
+        return runtime.connection?.id
     }
 
     /// Device IDs of peers whose channel is active now.
