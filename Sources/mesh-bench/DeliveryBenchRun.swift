@@ -46,6 +46,11 @@ final class DeliveryBenchRun: @unchecked Sendable {
     private let seen = LockedBox(Seen())
     private var nextSequence: UInt64 = 1
     private let session = UUID()
+    /// Random version-4 event ids, as an app's `SessionSyncEngine` makes them — not `UUID()`,
+    /// which on Linux opens, reads and closes /dev/urandom on every call (≈ 4 µs, more than the
+    /// client library spends on a batched message). Random, not ordered: the daemons index event
+    /// IDs, and IDs that grow with the sequence would insert at one end of each index and flatter
+    /// the durable store (they did until session 8).
     private var eventIDs = SessionEventIDGenerator()
     /// The latency receiver's own loop (as a separate app process would have its own thread).
     private let latencyGroup: MultiThreadedEventLoopGroup
@@ -310,20 +315,11 @@ final class DeliveryBenchRun: @unchecked Sendable {
         return nextSequence
     }
 
-    /// A random version-4 event id, as an app's `SessionSyncEngine` makes them — not `UUID()`,
-    /// which on Linux opens, reads and closes /dev/urandom on every call (≈ 4 µs, more than the
-    /// client library spends on a batched message). Random, not ordered: the daemons index event
-    /// IDs, and IDs that grow with the sequence would insert at one end of each index and flatter
-    /// the durable store (they did until session 8).
-    private func eventID() -> UUID {
-        eventIDs.next()
-    }
-
     private func makeEnvelope(_ sequence: UInt64, feature: String = "bench") -> AnySessionSyncEnvelope {
         var payload = Data(count: payloadBytes)
         for index in 0..<8 { payload[index] = UInt8(truncatingIfNeeded: sequence >> (56 - 8 * index)) }
         return AnySessionSyncEnvelope(
-            metadata: SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "bench-app", eventID: eventID(),
+            metadata: SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "bench-app", eventID: eventIDs.next(),
                                           sequence: sequence, causalTimestamp: Date(), payloadType: "bench"),
             payload: payload)
     }

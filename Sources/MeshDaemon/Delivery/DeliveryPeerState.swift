@@ -36,6 +36,15 @@ struct DeliveryPeerState: Sendable {
     /// Features reported reachable to local apps.
     var reachableFeatures: Set<String> = []
 
+    /// Starts the reliable stream over from the last ack (a new channel, a stalled peer, or
+    /// items in flight on a connection the channel has left): the pump resends from there, and
+    /// a pump running across this does not advance `lastSent`.
+    mutating func resendFromLastAck() {
+        epoch &+= 1
+        lastSent = lastAcked
+        sentOnConnection = nil
+    }
+
     /// Smallest realtime ack deadline for this peer now, seconds (adapts to late acks).
     var ackDeadlineFloor: Double = 0
     /// Smoothed delay from a realtime send to its ack, and its mean deviation, seconds (as

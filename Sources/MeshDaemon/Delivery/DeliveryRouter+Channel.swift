@@ -21,8 +21,7 @@ extension DeliveryRouter {
         guard var state = peerStates[peer] else { return }
         state.active = true
         state.everActivated = true
-        state.epoch &+= 1
-        state.lastSent = state.lastAcked
+        state.resendFromLastAck()
         state.retryDelay = options.retryInitial
         state.lastProgressAt = now()
         // Ack delays were measured on the channel that went down (perhaps another path).
@@ -145,8 +144,7 @@ extension DeliveryRouter {
         let now = now()
         guard now > state.lastProgressAt, Double(now - state.lastProgressAt) / 1e9 >= state.retryDelay else { return }
         counters.reliableRetries &+= 1
-        state.epoch &+= 1
-        state.lastSent = state.lastAcked
+        state.resendFromLastAck()
         state.lastProgressAt = now
         let jitter = Double.random(in: 0.75...1.25, using: &random)
         state.retryDelay = min(options.retryMaximum, state.retryDelay * 2 * jitter)

@@ -43,9 +43,7 @@ extension DeliveryRouter {
             // go on one connection; on another, resend from the last ack.
             guard let connection = streamConnection(of: peer) else { return }
             if current.lastSent > current.lastAcked, let previous = current.sentOnConnection, previous != connection {
-                peerStates[peer]?.epoch &+= 1
-                peerStates[peer]?.lastSent = current.lastAcked
-                peerStates[peer]?.sentOnConnection = nil
+                peerStates[peer]?.resendFromLastAck()
                 continue
             }
             peerStates[peer]?.sentOnConnection = connection

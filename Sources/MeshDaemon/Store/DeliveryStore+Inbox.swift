@@ -138,12 +138,9 @@ extension DeliveryStore {
         guard !ids.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "acknowledge inbox items"
-            let horizon = options.dedupHorizonPerPeer
             let (deleted, changes) = try db.transaction(operation) { () throws -> ([(InboxID, Int)], [SeenBatches.Change]) in
                 var deleted: [(InboxID, Int)] = []
-                var peers: [String] = []
-                var ackedByPeer: [String: [UUID]] = [:]
-                var acked: Set<UUID> = []
+                var left: [(peer: String, eventID: UUID?)] = []
                 for id in ids {
                     // A lookup, then a plain delete: `DELETE … RETURNING` builds and drops an
                     // ephemeral table per statement (malloc growing and trimming the heap each
@@ -155,21 +152,33 @@ extension DeliveryStore {
                     if let permits, !permits(feature) { continue }
                     try db.run("DELETE FROM inbox WHERE id = ?", [.integer(id.rawValue)], operation)
                     deleted.append((id, size))
-                    // Remembered once: an ID already in the seen-set (e.g. moved there from an
-                    // older file) would only take a second place in the horizon. A damaged ID
-                    // (not 16 bytes) cannot match anything: the item is deleted, nothing remembered.
-                    guard let eventID, !ackedBatches.contains(eventID), acked.insert(eventID).inserted else { continue }
-                    if ackedByPeer[peer] == nil { peers.append(peer) }
-                    ackedByPeer[peer, default: []].append(eventID)
+                    left.append((peer, eventID))
                 }
-                let changes = try peers.map { peer in
-                    try ackedBatches.record(ackedByPeer[peer] ?? [], peer: peer, horizon: horizon, db: db, operation: operation)
-                }
-                return (deleted, changes)
+                return (deleted, try rememberLeftInbox(left, db: db, operation: operation))
             }
             for change in changes { ackedBatches.apply(change) }
             tallies.inbox = tallies.inbox - QueueTally(items: deleted.count, bytes: deleted.reduce(0) { $0 + $1.1 })
             return deleted.map(\.0)
+        }
+    }
+
+    /// Adds the event IDs of items that left the inbox in the open transaction (an app's ack,
+    /// an unpair) to the seen-set's `acked_batch` part: one row per peer, in the order given.
+    /// Remembered once: an ID already there (e.g. moved there from an older file) would only
+    /// take a second place in the horizon. A damaged ID (nil: not 16 bytes) cannot match
+    /// anything and is skipped. Apply the changes once the transaction committed.
+    func rememberLeftInbox(_ left: [(peer: String, eventID: UUID?)], db: SQLiteConnection,
+                           operation: String) throws -> [SeenBatches.Change] {
+        var peers: [String] = []
+        var byPeer: [String: [UUID]] = [:]
+        var taken: Set<UUID> = []
+        for (peer, eventID) in left {
+            guard let eventID, !ackedBatches.contains(eventID), taken.insert(eventID).inserted else { continue }
+            if byPeer[peer] == nil { peers.append(peer) }
+            byPeer[peer, default: []].append(eventID)
+        }
+        return try peers.map { peer in
+            try ackedBatches.record(byPeer[peer] ?? [], peer: peer, horizon: options.dedupHorizonPerPeer, db: db, operation: operation)
         }
     }
 

@@ -10,7 +10,6 @@ extension DeliveryStore {
     public func dropPeer(_ peer: String) throws -> PeerDropSummary {
         try withConnection { db in
             let operation = "forget peer \(peer)"
-            let horizon = options.dedupHorizonPerPeer
             let (outbox, inbox, slots, sessions, remembered) = try db.transaction(operation) {
                 let outbox = try db.query("DELETE FROM outbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],
                                           operation) { Int($0.int64(0)) }
@@ -18,8 +17,7 @@ extension DeliveryStore {
                                            operation) { (StoreColumns.validUUID($0, 0), Int($0.int64(1))) }
                 try db.run("DELETE FROM inbox WHERE peer = ?", [.text(peer)], operation)
                 // Their IDs join the acknowledged ones, as an app's ack would have put them.
-                let fresh = dropped.compactMap(\.0).filter { !ackedBatches.contains($0) }
-                let remembered = try ackedBatches.record(fresh, peer: peer, horizon: horizon, db: db, operation: operation)
+                let remembered = try rememberLeftInbox(dropped.map { (peer, $0.0) }, db: db, operation: operation)
                 let inbox = dropped.map(\.1)
                 try db.run("DELETE FROM inbound_slot WHERE peer = ?", [.text(peer)], operation)
                 let slots = db.changes
@@ -28,7 +26,7 @@ extension DeliveryStore {
                 try db.run("DELETE FROM watermark WHERE peer = ?", [.text(peer)], operation)
                 return (outbox, inbox, slots, sessions, remembered)
             }
-            ackedBatches.apply(remembered)
+            for change in remembered { ackedBatches.apply(change) }
             tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
             tallies.inbox = tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))
             return PeerDropSummary(outboxItems: outbox.count, inboxItems: inbox.count, inboundSlots: slots, sessions: sessions)

@@ -33,13 +33,11 @@ enum StoreColumns {
 
     /// Reads a 16-byte UUID column; anything else means the file was altered behind our back.
     static func uuid(_ statement: SQLiteStatement, _ index: Int32, path: String) throws -> UUID {
-        let bytes = statement.blob(index)
-        guard bytes.count == 16 else {
+        guard let id = validUUID(statement, index) else {
             throw StoreError(code: .corrupt, operation: "read event or session id", path: path,
-                             detail: "a stored id has \(bytes.count) bytes instead of 16")
+                             detail: "a stored id has \(statement.blob(index).count) bytes instead of 16")
         }
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return id
     }
 
     /// A nullable UUID column, or an empty-blob slot key, as `UUID?`.
