@@ -134,6 +134,36 @@ extension DeliveryIntegration {
             await bed.shutdown()
         }
     
+        /// An inbox item whose event ID was damaged in the state file while no app was attached
+        /// is still handed out, whole and in order, when the app attaches; it is counted, and
+        /// the items after it are not held back.
+        @Test func anInboxItemWithADamagedIDIsStillDeliveredInOrder() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, b) = try await bed.pair()
+            var sent: [AnySessionSyncEnvelope] = []
+            for index in 1...4 {
+                let (envelope, encoded) = try RouterFixtures.envelope("d\(index)", sequence: UInt64(index))
+                sent.append(envelope)
+                _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
+            }
+            try await waitUntil("4 items in B's inbox", timeout: 5) { try b.store.counts().inbox.items == 4 }
+            let raw = try SQLiteConnection(path: b.store.path, busyTimeoutMilliseconds: 2000)
+            try raw.run("UPDATE inbox SET event_id = ? WHERE event_id = ?",
+                        [.blob([1, 2, 3]), .blob(StoreColumns.blob(sent[1].metadata.eventID))], "test setup")
+            raw.close()
+            let sink = CollectingSink()
+            _ = await b.router.attach(features: ["demo"], sink: sink)
+            try await waitUntil("4 deliveries", timeout: 5) { sink.envelopes.count >= 4 }
+            let got = sink.envelopes
+            #expect(got.map { RouterFixtures.text($0.envelope) } == ["d1", "d2", "d3", "d4"])
+            #expect(got.map(\.envelope.metadata.eventID) == sent.map(\.metadata.eventID), "the app reads the ID from the payload")
+            #expect(await b.router.counterValues()["delivery.inbox.damaged_ids"] == 1)
+            #expect(try await b.router.acknowledgeInbox(ids: got.map(\.inboxID)) == 4)
+            #expect(try b.store.counts().inbox.items == 0)
+            await bed.shutdown()
+        }
+
         @Test func itemsThatReachedTheInboxBeforeTheAppAttachedStayAheadOfLiveOnes() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }

@@ -202,11 +202,22 @@ struct MeshctlInputTests {
         #expect(try await daemon.meshctl(["status"]).status == 0)
     }
 
-    /// `queue cancel` with an ID above the largest item ID is a usage error naming the range
-    /// (before: exit 1 with the daemon's "'id' must be whole numbers from 0 to …").
-    @Test func aQueueCancelIDAboveTheRangeIsAUsageError() async throws {
-        let result = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock", "queue", "cancel", "9223372036854775808"])
-        #expect(result.status == 2, "\(result)")
-        #expect(result.output.contains("<id> must be a transfer ID from 1 to 9223372036854775807, as `meshctl queue` shows it"), "\(result.output)")
+    /// `queue cancel` with an ID outside 1…Int64.max — above the largest item ID, zero, or
+    /// negative — is a usage error naming the range (before: `-1` was read as an unknown option
+    /// and reported as a missing ID); two IDs are refused, not one of them silently dropped.
+    @Test func aQueueCancelIDOutsideTheRangeIsAUsageError() async throws {
+        for word in ["9223372036854775808", "0", "-1", "1e3"] {
+            let result = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock", "queue", "cancel", word])
+            #expect(result.status == 2, "\(word): \(result)")
+            #expect(result.output.contains("'\(word)' is not a transfer ID: <id> is a number from 1 to 9223372036854775807, as `meshctl queue` shows it"),
+                    "\(result.output)")
+        }
+        let two = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock", "queue", "cancel", "3", "4"])
+        #expect(two.status == 2 && two.output.contains("expected one transfer ID, got 2: 3 4"), "\(two)")
+        let none = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock", "queue", "cancel"])
+        #expect(none.status == 2 && none.output.contains("Missing expected argument '<id>'"), "\(none)")
+        // A valid ID gets past the parser: the daemon is what is missing (exit 3).
+        let valid = try await DaemonProcess.run("meshctl", ["--socket", "/nonexistent/meshd.sock", "queue", "cancel", "42"])
+        #expect(valid.status == 3, "\(valid)")
     }
 }

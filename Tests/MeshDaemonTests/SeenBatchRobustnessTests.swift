@@ -119,6 +119,39 @@ struct SeenBatchRobustnessTests {
         #expect(try store.counts().seenEventIDs == 2)
     }
 
+    /// Inbox rows whose event or session ID was damaged in the file are still read, in arrival
+    /// order with the others, flagged and with the all-zero ID in place of the damaged one
+    /// (before: reading the page threw `.corrupt` and the whole feature's queue stopped there).
+    @Test func aDamagedIDInTheInboxDoesNotHoldBackTheItemsAfterIt() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        let session = UUID()
+        var items = (0..<5).map { makeInboxItem($0) }
+        items[3].sessionID = session
+        items[4].sessionID = session
+        try store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.run("UPDATE inbox SET event_id = ? WHERE event_id = ?", [.blob([9, 9]), .blob(StoreColumns.blob(items[1].eventID))],
+                    "test setup")
+        try raw.run("UPDATE inbox SET session = ? WHERE event_id = ?", [.text("garbage"), .blob(StoreColumns.blob(items[3].eventID))],
+                    "test setup")
+        raw.close()
+        let page = try store.pendingInbox(featureID: "demo", limit: 10)
+        #expect(page.map(\.item.payload) == items.map(\.payload), "all five, in arrival order")
+        #expect(page.map(\.hasDamagedID) == [false, true, false, true, false])
+        #expect(page[1].item.eventID == StoreColumns.damagedID && page[1].item.sessionID == nil)
+        #expect(page[3].item.eventID == items[3].eventID && page[3].item.sessionID == StoreColumns.damagedID)
+        #expect(page[4].item.sessionID == session)
+        #expect(page[0].item.eventID == items[0].eventID && page[2].item.eventID == items[2].eventID)
+        #expect(try store.inboxEntries(ids: [page[3].id, page[1].id]).map(\.hasDamagedID) == [true, true])
+        #expect(try store.acknowledgeInbox(ids: page.map(\.id)) == 5)
+        #expect(try store.counts().inbox.items == 0)
+        #expect(try !store.hasSeen(eventID: StoreColumns.damagedID), "the stand-in ID is never remembered")
+        #expect(try store.hasSeen(eventID: items[3].eventID))
+    }
+
     /// A peer with sparse realtime traffic has one row per ID, up to the horizon (100 000 by
     /// default): a flush at a full horizon forgets exactly the oldest IDs, in memory and on disk.
     /// It prints what 200 such flushes took (each copied all the peer's rows before: ~40 ms

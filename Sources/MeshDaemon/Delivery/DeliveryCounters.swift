@@ -24,6 +24,7 @@ struct DeliveryCounters: Sendable {
     var inboxDelivered: UInt64 = 0
     /// Of those, inbox items offered again to the same attachment because its connection shed them.
     var inboxReoffered: UInt64 = 0
+    var inboxDamagedIDs: UInt64 = 0
     var inboxRefused: UInt64 = 0
     var snapshotsPushed: UInt64 = 0
     var snapshotsReceived: UInt64 = 0
@@ -58,6 +59,7 @@ struct DeliveryCounters: Sendable {
             "delivery.inbox.duplicates": inboxDuplicates,
             "delivery.inbox.delivered": inboxDelivered,
             "delivery.inbox.reoffered": inboxReoffered,
+            "delivery.inbox.damaged_ids": inboxDamagedIDs,
             "delivery.inbox.refused": inboxRefused,
             "delivery.snapshots.pushed": snapshotsPushed,
             "delivery.snapshots.received": snapshotsReceived,

@@ -15,10 +15,21 @@ extension DeliveryRouter {
             for feature in Set(features).sorted() {
                 for _ in 0..<10_000 {
                     let cursor = cursors[feature]
-                    guard isAttached(key),
-                          let page = try? await worker.run({ try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }),
-                          let last = page.last else { break }
+                    guard isAttached(key) else { break }
+                    let page: [InboxEntry]
+                    do {
+                        page = try await worker.run { try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }
+                    } catch {
+                        // The rest of this feature's inbox stays stored; the next attach or
+                        // resync tries again.
+                        counters.storeErrors &+= 1
+                        logger.error("could not read the inbox to hand it to an app", metadata: [
+                            "feature": "\(feature)", "error": "\(error)"])
+                        break
+                    }
+                    guard let last = page.last, isAttached(key) else { break }
                     cursors[feature] = last.id
+                    noteDamagedIDs(in: page)
                     await hand(page, to: [sink], replay: true)
                 }
             }
@@ -72,6 +83,7 @@ extension DeliveryRouter {
             }
             // Their delivery is recorded already (they were handed once): no second record.
             guard isAttached(key), let given = handedOut[key] else { break }
+            noteDamagedIDs(in: entries)
             for entry in entries where given.contains(entry.id.rawValue) && !acknowledgedInbox.contains(entry.id.rawValue) {
                 sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue,
                                     redelivery: marks[entry.id.rawValue] ?? entry.isRedelivery,
@@ -84,6 +96,16 @@ extension DeliveryRouter {
         // What arrived meanwhile beyond the bound is only in the store: a replay hands it.
         if replaying[key]?.passAgain == true { replaying[key]?.resyncAfter = true }
         finishReplay(sink)
+    }
+
+    /// Inbox rows whose event or session ID was damaged in the file are still handed out (the
+    /// payload is whole): counted, and logged with their inbox IDs, each time they are read.
+    func noteDamagedIDs(in entries: [InboxEntry]) {
+        let damaged = entries.filter(\.hasDamagedID).map(\.id.rawValue)
+        guard !damaged.isEmpty else { return }
+        counters.inboxDamagedIDs &+= UInt64(damaged.count)
+        logger.warning("inbox items with an event or session id damaged in the state file: handed out by their payload", metadata: [
+            "inboxIDs": "\(damaged.prefix(20).map(String.init).joined(separator: ","))", "count": "\(damaged.count)"])
     }
 
     /// Records in the store the delivery of the inbox entries held for `key`'s replay, before

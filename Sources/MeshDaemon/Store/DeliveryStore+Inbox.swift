@@ -67,43 +67,51 @@ extension DeliveryStore {
 
     /// Unacknowledged items for `featureID` after `after`, in arrival order (so per-sender FIFO),
     /// at most `limit`. ``InboxEntry/isRedelivery`` tells which were handed out before.
+    ///
+    /// A row whose event or session ID was damaged in the file (altered behind our back) does
+    /// not hold back the feature's queue: it is returned with ``StoreColumns/damagedID`` in
+    /// place of that ID. Handing out needs neither (the app reads the envelope, IDs included,
+    /// from the payload, and acks by inbox ID); ``InboxEntry/hasDamagedID`` tells the router to
+    /// count and log it.
     public func pendingInbox(featureID: String, after: InboxID? = nil, limit: Int = 100) throws -> [InboxEntry] {
         try withConnection { db in
             try db.query("""
-                SELECT id, peer, event_id, session, kind, sender_sequence, payload, received_at, delivery_count
-                FROM inbox WHERE feature = ? AND id > ? ORDER BY id LIMIT ?
+                SELECT \(Self.inboxEntryColumns) FROM inbox WHERE feature = ? AND id > ? ORDER BY id LIMIT ?
                 """, [.text(featureID), .integer(after?.rawValue ?? 0), .integer(Int64(max(0, limit)))],
-                "read inbox for feature \(featureID)") { row in
-                let item = InboxItem(eventID: try StoreColumns.uuid(row, 2, path: path), featureID: featureID,
-                                     sessionID: try StoreColumns.optionalUUID(row, 3, path: path),
-                                     kind: UInt8(truncatingIfNeeded: row.int64(4)),
-                                     senderSequence: StoreColumns.unsigned(row, 5), payload: row.blob(6))
-                return InboxEntry(id: InboxID(rawValue: row.int64(0)), peer: row.text(1), item: item,
-                                  receivedAt: StoreColumns.date(row, 7), deliveryCount: Int(row.int64(8)))
-            }
+                "read inbox for feature \(featureID)", row: Self.inboxEntry)
         }
     }
 
     /// The unacknowledged items among `ids`, in id order (ids of acknowledged items are left
-    /// out). For re-offering items a connection shed before its app saw them.
+    /// out). For re-offering items a connection shed before its app saw them. Damaged IDs are
+    /// read as in ``pendingInbox(featureID:after:limit:)``.
     public func inboxEntries(ids: [InboxID]) throws -> [InboxEntry] {
         guard !ids.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "read inbox items by id"
             return try ids.compactMap { id throws -> InboxEntry? in
-                try db.first("""
-                    SELECT id, peer, event_id, feature, session, kind, sender_sequence, payload, received_at, delivery_count
-                    FROM inbox WHERE id = ?
-                    """, [.integer(id.rawValue)], operation) { row in
-                    let item = InboxItem(eventID: try StoreColumns.uuid(row, 2, path: path), featureID: row.text(3),
-                                         sessionID: try StoreColumns.optionalUUID(row, 4, path: path),
-                                         kind: UInt8(truncatingIfNeeded: row.int64(5)),
-                                         senderSequence: StoreColumns.unsigned(row, 6), payload: row.blob(7))
-                    return InboxEntry(id: InboxID(rawValue: row.int64(0)), peer: row.text(1), item: item,
-                                      receivedAt: StoreColumns.date(row, 8), deliveryCount: Int(row.int64(9)))
-                }
+                try db.first("SELECT \(Self.inboxEntryColumns) FROM inbox WHERE id = ?", [.integer(id.rawValue)], operation,
+                             row: Self.inboxEntry)
             }.sorted { $0.id.rawValue < $1.id.rawValue }
         }
+    }
+
+    /// The columns ``inboxEntry(_:)`` reads, in its order.
+    private static let inboxEntryColumns =
+        "id, peer, event_id, feature, session, kind, sender_sequence, payload, received_at, delivery_count"
+
+    /// An inbox row selected with ``inboxEntryColumns``, damaged IDs read as ``StoreColumns/damagedID``.
+    private static func inboxEntry(_ row: SQLiteStatement) -> InboxEntry {
+        let eventID = StoreColumns.validUUID(row, 2)
+        let hasSession = !row.isNull(4) && !row.blob(4).isEmpty
+        let sessionID = hasSession ? StoreColumns.validUUID(row, 4) : nil
+        let item = InboxItem(eventID: eventID ?? StoreColumns.damagedID, featureID: row.text(3),
+                             sessionID: hasSession ? sessionID ?? StoreColumns.damagedID : nil,
+                             kind: UInt8(truncatingIfNeeded: row.int64(5)),
+                             senderSequence: StoreColumns.unsigned(row, 6), payload: row.blob(7))
+        return InboxEntry(id: InboxID(rawValue: row.int64(0)), peer: row.text(1), item: item,
+                          receivedAt: StoreColumns.date(row, 8), deliveryCount: Int(row.int64(9)),
+                          hasDamagedID: eventID == nil || (hasSession && sessionID == nil))
     }
 
     /// Records that these items were handed to an app (delivery count + 1), in one transaction.

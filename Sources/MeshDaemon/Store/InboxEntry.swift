@@ -12,10 +12,14 @@ public struct InboxEntry: Sendable, Equatable {
     public var receivedAt: Date
     /// How many times ``DeliveryStore/markDelivered(ids:)`` was called for it.
     public var deliveryCount: Int
+    /// The row's event or session ID was damaged in the file: `item` holds
+    /// ``StoreColumns/damagedID`` in its place (the payload still carries the envelope whole).
+    public var hasDamagedID: Bool
 
     /// Creates an entry.
-    public init(id: InboxID, peer: String, item: InboxItem, receivedAt: Date, deliveryCount: Int) {
+    public init(id: InboxID, peer: String, item: InboxItem, receivedAt: Date, deliveryCount: Int, hasDamagedID: Bool = false) {
         self.id = id
+        self.hasDamagedID = hasDamagedID
         self.peer = peer
         self.item = item
         self.receivedAt = receivedAt

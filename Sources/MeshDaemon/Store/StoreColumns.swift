@@ -24,6 +24,11 @@ enum StoreColumns {
         statement.isNull(index) ? nil : date(statement, index)
     }
 
+    /// Stands in for an event or session ID damaged in the file where an item is still handed
+    /// out (``DeliveryStore/pendingInbox(featureID:after:limit:)``): the all-zero UUID, which
+    /// `UUID()` never makes (version 4 sets bits).
+    static let damagedID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
     /// The 16-byte ID in column `index`, or nil for any other value (a damaged row).
     static func validUUID(_ statement: SQLiteStatement, _ index: Int32) -> UUID? {
         let bytes = statement.blob(index)
