@@ -67,6 +67,13 @@ struct Meshd: AsyncParsableCommand {
         } catch {
             logger.critical("cannot use the state folder", metadata: ["state.dir": "\(configuration.stateDirectory)",
                                                                        "error": "\(error.message)"])
+            // A user's first run without --user meets the system daemon's folders.
+            if error.code != .inUse, !user, stateDirectory == nil, geteuid() != 0 {
+                logger.notice("""
+                    the system daemon's state folder needs root (systemd/meshd.service runs it); \
+                    for a daemon of your own, run meshd --user (state in ~/.local/state/sessionmesh)
+                    """)
+            }
             throw error.code == .inUse ? ExitCode.failure : ExitCode(73)  // EX_CANTCREAT
         }
         defer { withExtendedLifetime(stateLock) {} }
