@@ -134,6 +134,44 @@ extension DeliveryIntegration {
             await bed.shutdown()
         }
     
+        /// An outbox item whose event ID was damaged in the state file while its peer was down
+        /// is repaired and sent when the peer comes back, in order, once; the items after it are
+        /// not held back (before: reading the outbox threw `.corrupt` at every pump, and the
+        /// peer's whole reliable queue stopped there).
+        @Test func anOutboxItemWithADamagedIDIsRepairedAndSentInOrder() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            var (a, b) = try await bed.pair()
+            let bFolder = b.running.stateDirectory, bPort = b.running.port
+            await b.stop()
+            try await waitUntil("alice sees bob down", timeout: 5) { await !a.node.isActive(b.deviceID) }
+            var sent: [AnySessionSyncEnvelope] = []
+            for index in 1...4 {
+                let (envelope, encoded) = try RouterFixtures.envelope("q\(index)", sequence: UInt64(index))
+                sent.append(envelope)
+                _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
+            }
+            let raw = try SQLiteConnection(path: a.store.path, busyTimeoutMilliseconds: 2000)
+            try raw.run("UPDATE outbox SET event_id = ? WHERE event_id = ?",
+                        [.text("damaged"), .blob(StoreColumns.blob(sent[1].metadata.eventID))], "test setup")
+            try raw.run("UPDATE outbox SET session = ? WHERE event_id = ?",
+                        [.blob([7]), .blob(StoreColumns.blob(sent[2].metadata.eventID))], "test setup")
+            raw.close()
+            let listed = try await a.router.queue()
+            #expect(listed.count == 4 && listed[1].summary.eventID == StoreColumns.damagedID, "meshctl queue still lists them")
+            b = try await bed.start(name: "bob", stateDirectory: bFolder, port: bPort)
+            let sink = CollectingSink()
+            _ = await b.router.attach(features: ["demo"], sink: sink)
+            try await waitUntil("4 items", timeout: 10) { sink.envelopes.count >= 4 }
+            try await waitUntil("alice's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
+            try await Task.sleep(for: .milliseconds(100))
+            let got = sink.envelopes
+            #expect(got.map { RouterFixtures.text($0.envelope) } == ["q1", "q2", "q3", "q4"])
+            #expect(got.map(\.envelope.metadata.eventID) == sent.map(\.metadata.eventID), "the app's IDs travel in the payload")
+            #expect(await a.router.counterValues()["delivery.reliable.repaired_ids"] == 2)
+            await bed.shutdown()
+        }
+
         /// An inbox item whose event ID was damaged in the state file while no app was attached
         /// is still handed out, whole and in order, when the app attaches; it is counted, and
         /// the items after it are not held back.

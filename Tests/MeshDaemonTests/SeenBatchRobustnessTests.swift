@@ -152,6 +152,41 @@ struct SeenBatchRobustnessTests {
         #expect(try store.hasSeen(eventID: items[3].eventID))
     }
 
+    /// Outbox rows whose event or session ID was damaged in the file are repaired where the
+    /// pump reads them: a fresh event ID (kept: the next read returns the same one), no session;
+    /// the rows around them are untouched, and `listOutbox` lists them meanwhile.
+    @Test func aDamagedIDInTheOutboxIsRepairedWhereItIsRead() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        let session = UUID()
+        let items = (0..<4).map { index in
+            OutboxItem(eventID: UUID(), featureID: "demo", sessionID: session, kind: 2, payload: [UInt8(index)],
+                       createdAt: storeTestEpoch)
+        }
+        for item in items { _ = try store.enqueue(peer: "P", item: item) }
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.run("UPDATE outbox SET event_id = ? WHERE event_id = ?", [.blob([1, 2, 3]), .blob(StoreColumns.blob(items[1].eventID))],
+                    "test setup")
+        try raw.run("UPDATE outbox SET session = ? WHERE event_id = ?", [.integer(5), .blob(StoreColumns.blob(items[2].eventID))],
+                    "test setup")
+        raw.close()
+        #expect(try store.listOutbox().map(\.eventID) == [items[0].eventID, StoreColumns.damagedID, items[2].eventID, items[3].eventID])
+        let first = try store.pendingOutbox(peer: "P", limit: 10)
+        #expect(first.map(\.item.payload) == items.map(\.payload))
+        #expect(first.map(\.repairedID) == [false, true, true, false])
+        let fresh = first[1].item.eventID
+        #expect(fresh != items[1].eventID && fresh != StoreColumns.damagedID)
+        #expect(first[2].item.eventID == items[2].eventID && first[2].item.sessionID == nil)
+        #expect(first[0].item.sessionID == session && first[3].item.sessionID == session)
+        let again = try store.pendingOutbox(peer: "P", limit: 10)
+        #expect(again.map(\.repairedID) == [false, false, false, false])
+        #expect(again.map(\.item.eventID) == first.map(\.item.eventID), "the repair was stored")
+        #expect(try store.acknowledgeOutbox(peer: "P", upTo: again[3].sequence) == 4)
+        #expect(try store.counts().outbox.items == 0)
+    }
+
     /// A peer with sparse realtime traffic has one row per ID, up to the horizon (100 000 by
     /// default): a flush at a full horizon forgets exactly the oldest IDs, in memory and on disk.
     /// It prints what 200 such flushes took (each copied all the peer's rows before: ~40 ms

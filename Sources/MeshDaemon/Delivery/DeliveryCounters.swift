@@ -25,6 +25,7 @@ struct DeliveryCounters: Sendable {
     /// Of those, inbox items offered again to the same attachment because its connection shed them.
     var inboxReoffered: UInt64 = 0
     var inboxDamagedIDs: UInt64 = 0
+    var outboxRepairedIDs: UInt64 = 0
     var inboxRefused: UInt64 = 0
     var snapshotsPushed: UInt64 = 0
     var snapshotsReceived: UInt64 = 0
@@ -55,6 +56,7 @@ struct DeliveryCounters: Sendable {
             "delivery.reliable.ack_commits": reliableAckCommits,
             "delivery.reliable.retries": reliableRetries,
             "delivery.reliable.refused": reliableRefused,
+            "delivery.reliable.repaired_ids": outboxRepairedIDs,
             "delivery.inbox.stored": inboxStored,
             "delivery.inbox.duplicates": inboxDuplicates,
             "delivery.inbox.delivered": inboxDelivered,

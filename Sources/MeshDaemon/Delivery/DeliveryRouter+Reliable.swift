@@ -29,6 +29,12 @@ extension DeliveryRouter {
                 noteStoreError(error, "could not read the outbox")
                 return
             }
+            let repaired = entries.filter(\.repairedID).map(\.id.rawValue)
+            if !repaired.isEmpty {
+                counters.outboxRepairedIDs &+= UInt64(repaired.count)
+                logger.warning("outbox items with an event or session id damaged in the state file: given a new event id and sent",
+                               metadata: ["peer": "\(peer)", "outboxIDs": "\(repaired.prefix(20).map(String.init).joined(separator: ","))"])
+            }
             guard let current = peerStates[peer], current.active, current.epoch == epoch, current.lastSent == after else {
                 continue
             }

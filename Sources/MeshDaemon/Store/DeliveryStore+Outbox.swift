@@ -33,22 +33,40 @@ extension DeliveryStore {
     }
 
     /// Items queued for `peer` with a sequence above `after`, oldest first, at most `limit`.
+    ///
+    /// A row whose event or session ID was damaged in the file (altered behind our back) is
+    /// repaired in place rather than stopping the peer's queue at it: a fresh random event ID
+    /// (the transport's dedup key; the envelope in the payload keeps the app's own), no
+    /// session. ``OutboxEntry/repairedID`` marks it so the router can count and log it.
     public func pendingOutbox(peer: String, after sequence: UInt64 = 0, limit: Int = 100) throws -> [OutboxEntry] {
         try withConnection { db in
             let operation = "read outbox for peer \(peer)"
             let after = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
-            return try db.query("""
+            var entries = try db.query("""
                 SELECT id, sequence, event_id, feature, session, kind, payload, created_at, attempts, last_attempt_at
                 FROM outbox WHERE peer = ? AND sequence > ? ORDER BY sequence LIMIT ?
                 """, [.text(peer), after, .integer(Int64(max(0, limit)))], operation) { row in
-                let item = OutboxItem(eventID: try StoreColumns.uuid(row, 2, path: path), featureID: row.text(3),
-                                      sessionID: try StoreColumns.optionalUUID(row, 4, path: path),
+                let eventID = StoreColumns.validUUID(row, 2)
+                let hasSession = !row.isNull(4) && !row.blob(4).isEmpty
+                let sessionID = hasSession ? StoreColumns.validUUID(row, 4) : nil
+                let item = OutboxItem(eventID: eventID ?? StoreColumns.damagedID, featureID: row.text(3), sessionID: sessionID,
                                       kind: UInt8(truncatingIfNeeded: row.int64(5)), payload: row.blob(6),
                                       createdAt: StoreColumns.date(row, 7))
                 return OutboxEntry(id: OutboxID(rawValue: row.int64(0)), peer: peer,
                                    sequence: StoreColumns.unsigned(row, 1), item: item,
-                                   attempts: Int(row.int64(8)), lastAttemptAt: StoreColumns.optionalDate(row, 9))
+                                   attempts: Int(row.int64(8)), lastAttemptAt: StoreColumns.optionalDate(row, 9),
+                                   repairedID: eventID == nil || (hasSession && sessionID == nil))
             }
+            guard entries.contains(where: \.repairedID) else { return entries }
+            try db.transaction("repair damaged ids in the outbox of peer \(peer)") {
+                for index in entries.indices where entries[index].repairedID {
+                    if entries[index].item.eventID == StoreColumns.damagedID { entries[index].item.eventID = UUID() }
+                    try db.run("UPDATE outbox SET event_id = ?, session = ? WHERE id = ?",
+                               [.blob(StoreColumns.blob(entries[index].item.eventID)), StoreColumns.value(entries[index].item.sessionID),
+                                .integer(entries[index].id.rawValue)], operation)
+                }
+            }
+            return entries
         }
     }
 
@@ -134,9 +152,12 @@ extension DeliveryStore {
                        attempts, last_attempt_at
                 FROM outbox WHERE ?1 IS NULL OR peer = ?1 ORDER BY peer, sequence LIMIT ?2
                 """, [.optional(peer), .integer(Int64(max(0, limit)))], "list outbox") { row in
+                // A damaged ID is shown as the all-zero UUID; the pump repairs it when it sends the item.
                 OutboxSummary(id: OutboxID(rawValue: row.int64(0)), peer: row.text(1),
-                              sequence: StoreColumns.unsigned(row, 2), eventID: try StoreColumns.uuid(row, 3, path: path),
-                              featureID: row.text(4), sessionID: try StoreColumns.optionalUUID(row, 5, path: path),
+                              sequence: StoreColumns.unsigned(row, 2),
+                              eventID: StoreColumns.validUUID(row, 3) ?? StoreColumns.damagedID,
+                              featureID: row.text(4),
+                              sessionID: row.isNull(5) || row.blob(5).isEmpty ? nil : StoreColumns.validUUID(row, 5) ?? StoreColumns.damagedID,
                               kind: UInt8(truncatingIfNeeded: row.int64(6)), size: Int(row.int64(7)),
                               createdAt: StoreColumns.date(row, 8), attempts: Int(row.int64(9)),
                               lastAttemptAt: StoreColumns.optionalDate(row, 10))

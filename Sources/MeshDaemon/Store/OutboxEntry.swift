@@ -14,10 +14,15 @@ public struct OutboxEntry: Sendable, Equatable {
     public var attempts: Int
     /// When the last attempt was recorded, if any.
     public var lastAttemptAt: Date?
+    /// Its event or session ID was damaged in the file and this read repaired it (see
+    /// ``DeliveryStore/pendingOutbox(peer:after:limit:)``).
+    public var repairedID: Bool
 
     /// Creates an entry.
-    public init(id: OutboxID, peer: String, sequence: UInt64, item: OutboxItem, attempts: Int, lastAttemptAt: Date?) {
+    public init(id: OutboxID, peer: String, sequence: UInt64, item: OutboxItem, attempts: Int, lastAttemptAt: Date?,
+                repairedID: Bool = false) {
         self.id = id
+        self.repairedID = repairedID
         self.peer = peer
         self.sequence = sequence
         self.item = item
