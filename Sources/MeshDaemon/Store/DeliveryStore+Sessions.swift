@@ -39,7 +39,10 @@ extension DeliveryStore {
             try db.query("""
                 SELECT session_id, feature, owner, status, updated_at, revision, source_peer
                 FROM session_directory WHERE ?1 IS NULL OR feature = ?1 ORDER BY updated_at DESC
-                """, [.optional(featureID)], "list sessions", row: sessionRow)
+                """, [.optional(featureID)], "list sessions") { row in
+                // A row whose key was damaged in the file cannot be addressed: left out.
+                StoreColumns.validUUID(row, 0) == nil ? nil : try sessionRow(row)
+            }.compactMap { $0 }
         }
     }
 
@@ -82,7 +85,10 @@ extension DeliveryStore {
     public func listTimerAnchors() throws -> [TimerAnchorRecord] {
         try withConnection { db in
             try db.query("SELECT session_id, revision, bytes, updated_at FROM timer_anchor ORDER BY session_id", [],
-                         "list timer anchors", row: anchorRow)
+                         "list timer anchors") { row in
+                // A row whose key was damaged in the file cannot be addressed: left out.
+                StoreColumns.validUUID(row, 0) == nil ? nil : try anchorRow(row)
+            }.compactMap { $0 }
         }
     }
 

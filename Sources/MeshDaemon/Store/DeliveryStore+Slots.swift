@@ -36,7 +36,7 @@ extension DeliveryStore {
     public func listOutboundSlots() throws -> [SnapshotSlot] {
         try withConnection { db in
             try db.query("SELECT NULL, feature, session, revision, bytes, updated_at FROM outbound_slot ORDER BY feature, session",
-                         [], "list outbound snapshots", row: slot)
+                         [], "list outbound snapshots", row: listedSlot).compactMap { $0 }
         }
     }
 
@@ -85,7 +85,7 @@ extension DeliveryStore {
             try db.query("""
                 SELECT peer, feature, session, revision, bytes, updated_at FROM inbound_slot
                 WHERE ?1 IS NULL OR peer = ?1 ORDER BY peer, feature, session
-                """, [.optional(peer)], "list inbound snapshots", row: slot)
+                """, [.optional(peer)], "list inbound snapshots", row: listedSlot).compactMap { $0 }
         }
     }
 
@@ -96,6 +96,14 @@ extension DeliveryStore {
             try db.run("DELETE FROM inbound_slot WHERE peer = ?", [.text(peer)], "delete snapshots of peer \(peer)")
             return db.changes
         }
+    }
+
+    /// ``slot(_:)`` for lists: a row whose session key was damaged in the file cannot be
+    /// addressed and is left out instead of failing the whole list (the activation push of
+    /// every outbound slot, `meshctl snapshot`).
+    private func listedSlot(_ row: SQLiteStatement) throws -> SnapshotSlot? {
+        if !row.isNull(2), !row.blob(2).isEmpty, StoreColumns.validUUID(row, 2) == nil { return nil }
+        return try slot(row)
     }
 
     /// Maps `peer, feature, session, revision, bytes, updated_at`.

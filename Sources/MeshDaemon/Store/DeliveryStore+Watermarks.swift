@@ -26,12 +26,15 @@ extension DeliveryStore {
     public func watermarks() throws -> [WatermarkRecord] {
         try withConnection { db in
             try db.query("SELECT peer, session, direction, feature, sequence, updated_at FROM watermark ORDER BY peer, session",
-                         [], "read watermarks") { row in
-                WatermarkRecord(peer: row.text(0), sessionID: try StoreColumns.uuid(row, 1, path: path),
-                                direction: WatermarkRecord.Direction(rawValue: row.int64(2)) ?? .received,
-                                featureID: row.text(3), sequence: StoreColumns.unsigned(row, 4),
-                                updatedAt: StoreColumns.date(row, 5))
-            }
+                         [], "read watermarks") { row -> WatermarkRecord? in
+                // A row whose key was damaged in the file cannot be addressed: left out (the
+                // next watermark of that session writes a good row).
+                guard let sessionID = StoreColumns.validUUID(row, 1) else { return nil }
+                return WatermarkRecord(peer: row.text(0), sessionID: sessionID,
+                                       direction: WatermarkRecord.Direction(rawValue: row.int64(2)) ?? .received,
+                                       featureID: row.text(3), sequence: StoreColumns.unsigned(row, 4),
+                                       updatedAt: StoreColumns.date(row, 5))
+            }.compactMap { $0 }
         }
     }
 }

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+/// Rows whose IDs were damaged in the state file behind the daemon's back (a value of the wrong
+/// type or size, which `quick_check` does not see): they neither stop a queue nor fail a list.
+@Suite("Rows damaged in the state file")
+struct StoreDamagedRowTests {
+    /// Inbox rows whose event or session ID was damaged in the file are still read, in arrival
+    /// order with the others, flagged and with the all-zero ID in place of the damaged one
+    /// (before: reading the page threw `.corrupt` and the whole feature's queue stopped there).
+    @Test func aDamagedIDInTheInboxDoesNotHoldBackTheItemsAfterIt() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        let session = UUID()
+        var items = (0..<5).map { makeInboxItem($0) }
+        items[3].sessionID = session
+        items[4].sessionID = session
+        try store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.run("UPDATE inbox SET event_id = ? WHERE event_id = ?", [.blob([9, 9]), .blob(StoreColumns.blob(items[1].eventID))],
+                    "test setup")
+        try raw.run("UPDATE inbox SET session = ? WHERE event_id = ?", [.text("garbage"), .blob(StoreColumns.blob(items[3].eventID))],
+                    "test setup")
+        raw.close()
+        let page = try store.pendingInbox(featureID: "demo", limit: 10)
+        #expect(page.map(\.item.payload) == items.map(\.payload), "all five, in arrival order")
+        #expect(page.map(\.hasDamagedID) == [false, true, false, true, false])
+        #expect(page[1].item.eventID == StoreColumns.damagedID && page[1].item.sessionID == nil)
+        #expect(page[3].item.eventID == items[3].eventID && page[3].item.sessionID == StoreColumns.damagedID)
+        #expect(page[4].item.sessionID == session)
+        #expect(page[0].item.eventID == items[0].eventID && page[2].item.eventID == items[2].eventID)
+        #expect(try store.inboxEntries(ids: [page[3].id, page[1].id]).map(\.hasDamagedID) == [true, true])
+        #expect(try store.acknowledgeInbox(ids: page.map(\.id)) == 5)
+        #expect(try store.counts().inbox.items == 0)
+        #expect(try !store.hasSeen(eventID: StoreColumns.damagedID), "the stand-in ID is never remembered")
+        #expect(try store.hasSeen(eventID: items[3].eventID))
+    }
+
+    /// Outbox rows whose event or session ID was damaged in the file are repaired where the
+    /// pump reads them: a fresh event ID (kept: the next read returns the same one), no session;
+    /// the rows around them are untouched, and `listOutbox` lists them meanwhile.
+    @Test func aDamagedIDInTheOutboxIsRepairedWhereItIsRead() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        let session = UUID()
+        let items = (0..<4).map { index in
+            OutboxItem(eventID: UUID(), featureID: "demo", sessionID: session, kind: 2, payload: [UInt8(index)],
+                       createdAt: storeTestEpoch)
+        }
+        for item in items { _ = try store.enqueue(peer: "P", item: item) }
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.run("UPDATE outbox SET event_id = ? WHERE event_id = ?", [.blob([1, 2, 3]), .blob(StoreColumns.blob(items[1].eventID))],
+                    "test setup")
+        try raw.run("UPDATE outbox SET session = ? WHERE event_id = ?", [.integer(5), .blob(StoreColumns.blob(items[2].eventID))],
+                    "test setup")
+        raw.close()
+        #expect(try store.listOutbox().map(\.eventID) == [items[0].eventID, StoreColumns.damagedID, items[2].eventID, items[3].eventID])
+        let first = try store.pendingOutbox(peer: "P", limit: 10)
+        #expect(first.map(\.item.payload) == items.map(\.payload))
+        #expect(first.map(\.repairedID) == [false, true, true, false])
+        let fresh = first[1].item.eventID
+        #expect(fresh != items[1].eventID && fresh != StoreColumns.damagedID)
+        #expect(first[2].item.eventID == items[2].eventID && first[2].item.sessionID == nil)
+        #expect(first[0].item.sessionID == session && first[3].item.sessionID == session)
+        let again = try store.pendingOutbox(peer: "P", limit: 10)
+        #expect(again.map(\.repairedID) == [false, false, false, false])
+        #expect(again.map(\.item.eventID) == first.map(\.item.eventID), "the repair was stored")
+        #expect(try store.acknowledgeOutbox(peer: "P", upTo: again[3].sequence) == 4)
+        #expect(try store.counts().outbox.items == 0)
+    }
+
+    /// Keyed rows (sessions, timer anchors, watermarks, snapshot slots) whose session key was
+    /// damaged in the file cannot be addressed: every list leaves them out and returns the rest,
+    /// and reopening works (before: one such row failed the whole list — the activation push of
+    /// all outbound slots, the session directory, the watermarks the router loads at start).
+    @Test func keyedRowsWithADamagedSessionKeyAreLeftOutOfLists() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        let good = UUID()
+        #expect(try store.putSession(SessionRecord(sessionID: good, featureID: "demo", owner: "me", status: "running",
+                                                   updatedAt: storeTestEpoch, revision: 1, sourcePeer: nil)))
+        #expect(try store.putTimerAnchor(sessionID: good, revision: 1, bytes: [1], at: storeTestEpoch))
+        #expect(try store.putWatermark(WatermarkRecord(peer: "P", sessionID: good, direction: .received, featureID: "demo",
+                                                       sequence: 3, updatedAt: storeTestEpoch)))
+        #expect(try store.putOutboundSlot(featureID: "demo", sessionID: good, revision: 2, bytes: [2], at: storeTestEpoch))
+        #expect(try store.putOutboundSlot(featureID: "other", revision: 1, bytes: [9], at: storeTestEpoch))
+        #expect(try store.putInboundSlot(peer: "P", featureID: "demo", sessionID: good, revision: 4, bytes: [4], at: storeTestEpoch))
+        store.close()
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        let bad: SQLiteValue = .blob([1, 2, 3])
+        try raw.run("INSERT INTO session_directory VALUES (?, 'demo', 'x', 'running', 0, 1, NULL)", [bad], "test setup")
+        try raw.run("INSERT INTO timer_anchor VALUES (?, 1, x'00', 0)", [bad], "test setup")
+        try raw.run("INSERT INTO watermark VALUES ('P', ?, 1, 'demo', 9, 0)", [bad], "test setup")
+        try raw.run("INSERT INTO outbound_slot VALUES ('demo', ?, 1, x'00', 0)", [bad], "test setup")
+        try raw.run("INSERT INTO inbound_slot VALUES ('P', 'demo', ?, 1, x'00', 0)", [.text("not a session")], "test setup")
+        raw.close()
+        store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        #expect(try store.listSessions().map(\.sessionID) == [good])
+        #expect(try store.listTimerAnchors().map(\.sessionID) == [good])
+        #expect(try store.watermarks().map(\.sessionID) == [good])
+        #expect(try store.listOutboundSlots().map(\.featureID) == ["demo", "other"])
+        #expect(try store.listOutboundSlots().map(\.sessionID) == [good, nil])
+        #expect(try store.listInboundSlots().map(\.sessionID) == [good])
+    }
+}
