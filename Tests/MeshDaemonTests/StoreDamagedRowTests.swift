@@ -109,4 +109,26 @@ struct StoreDamagedRowTests {
         #expect(try store.listOutboundSlots().map(\.sessionID) == [good, nil])
         #expect(try store.listInboundSlots().map(\.sessionID) == [good])
     }
+
+    /// A peer's sequence counter (`outbox_peer`) damaged or lowered in the file never hands out a
+    /// sequence an item still queued has: the next send follows the highest queued one (before:
+    /// the insert hit `UNIQUE (peer, sequence)` and every send to that peer failed).
+    @Test func aDamagedSequenceCounterDoesNotCollideWithQueuedItems() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        for index in 0..<3 { _ = try store.enqueue(peer: "P", item: makeOutboxItem(index)) }
+        for index in 8..<10 { _ = try store.enqueue(peer: "Q", item: makeOutboxItem(index)) }
+        store.close()
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.run("UPDATE outbox_peer SET last_sequence = 'garbage' WHERE peer = 'P'", [], "test setup")
+        try raw.run("UPDATE outbox_peer SET last_sequence = 1 WHERE peer = 'Q'", [], "test setup")
+        raw.close()
+        store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        #expect(try store.enqueue(peer: "P", item: makeOutboxItem(3)).sequence == 4)
+        #expect(try store.enqueue(peer: "Q", item: makeOutboxItem(10)).sequence == 3)
+        #expect(try store.pendingOutbox(peer: "P", limit: 10).map(\.sequence) == [1, 2, 3, 4])
+        #expect(try store.pendingOutbox(peer: "P", limit: 10).map(\.item.payload) == (0..<4).map { makeOutboxItem($0).payload })
+    }
 }
