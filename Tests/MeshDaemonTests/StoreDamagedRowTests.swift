@@ -131,4 +131,32 @@ struct StoreDamagedRowTests {
         #expect(try store.pendingOutbox(peer: "P", limit: 10).map(\.sequence) == [1, 2, 3, 4])
         #expect(try store.pendingOutbox(peer: "P", limit: 10).map(\.item.payload) == (0..<4).map { makeOutboxItem($0).payload })
     }
+
+    /// Outbox rows whose sequence was damaged (text) or made non-positive in the file move to
+    /// the end of their peer's queue when the store opens: sent after the others, not deleted
+    /// by an ack that never covered them (before: a text sequence was resent at every pump and
+    /// never deleted; a negative one was never sent and went with the next ack).
+    @Test func outboxRowsWithADamagedSequenceMoveToTheEndOfTheQueue() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        for index in 0..<4 { _ = try store.enqueue(peer: "P", item: makeOutboxItem(index)) }
+        _ = try store.enqueue(peer: "Q", item: makeOutboxItem(7))
+        store.close()
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
+        try raw.run("UPDATE outbox SET sequence = 'x' WHERE peer = 'P' AND sequence = 2", [], "test setup")
+        try raw.run("UPDATE outbox SET sequence = -5 WHERE peer = 'P' AND sequence = 3", [], "test setup")
+        raw.close()
+        store = try DeliveryStore.open(path: dir.path())
+        let pending = try store.pendingOutbox(peer: "P", limit: 10)
+        #expect(pending.map(\.sequence) == [1, 4, 5, 6])
+        #expect(pending.map(\.item.payload) == [0, 3, 1, 2].map { makeOutboxItem($0).payload })
+        #expect(try store.pendingOutbox(peer: "Q", limit: 10).map(\.sequence) == [1], "other peers untouched")
+        #expect(try store.enqueue(peer: "P", item: makeOutboxItem(4)).sequence == 7)
+        #expect(try store.acknowledgeOutbox(peer: "P", upTo: 4) == 2, "the moved rows wait for their own ack")
+        store.close()
+        store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        #expect(try store.pendingOutbox(peer: "P", limit: 10).map(\.sequence) == [5, 6, 7], "a clean file is left as it is")
+    }
 }

@@ -51,7 +51,43 @@ struct StoreOpener {
                 if target + 1 == 4 { try moveInboxSeenRows() }
             }
         }
+        try requeueDamagedOutboxSequences()
         try db.restrictFileModes()
+    }
+
+    /// Outbox rows whose sequence is not a positive integer (damaged in the file) would never be
+    /// sent (the pump reads `sequence > after`) and a number below 1 would be deleted unsent by
+    /// the next ack (`sequence <= upTo`). They move to the end of their peer's queue, oldest row
+    /// first, and the peer's counter follows. One scan of the outbox; no write when none.
+    private func requeueDamagedOutboxSequences() throws {
+        let db = connection, operation = "requeue outbox rows with a damaged sequence"
+        let damaged = try db.query("""
+            SELECT id, peer FROM outbox WHERE typeof(sequence) != 'integer' OR sequence < 1 ORDER BY id
+            """, [], operation) { ($0.int64(0), $0.text(1)) }
+        guard !damaged.isEmpty else { return }
+        try db.transaction(operation) {
+            var last: [String: Int64] = [:]
+            for (id, peer) in damaged {
+                var current = last[peer] ?? 0
+                if last[peer] == nil {
+                    let queued = try db.first("SELECT MAX(sequence) FROM outbox WHERE peer = ? AND typeof(sequence) = 'integer'",
+                                              [.text(peer)], operation) { $0.int64(0) } ?? 0
+                    let counter = try db.first("SELECT last_sequence FROM outbox_peer WHERE peer = ?", [.text(peer)], operation) {
+                        $0.int64(0)
+                    } ?? 0
+                    current = max(queued, counter, 0)
+                }
+                current += 1
+                try db.run("UPDATE outbox SET sequence = ? WHERE id = ?", [.integer(current), .integer(id)], operation)
+                last[peer] = current
+            }
+            for (peer, value) in last {
+                try db.run("""
+                    INSERT INTO outbox_peer (peer, last_sequence) VALUES (?, ?)
+                    ON CONFLICT (peer) DO UPDATE SET last_sequence = excluded.last_sequence
+                    """, [.text(peer), .integer(value)], operation)
+            }
+        }
     }
 
     /// Schema v4: the event IDs a file kept in `inbox_seen` (one row each, oldest first) become
