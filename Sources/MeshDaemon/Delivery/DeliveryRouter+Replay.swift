@@ -22,9 +22,7 @@ extension DeliveryRouter {
                     } catch {
                         // The rest of this feature's inbox stays stored; the next attach or
                         // resync tries again.
-                        counters.storeErrors &+= 1
-                        logger.error("could not read the inbox to hand it to an app", metadata: [
-                            "feature": "\(feature)", "error": "\(error)"])
+                        noteStoreError(error, "could not read the inbox of feature \(feature) to hand it to an app")
                         break
                     }
                     guard let last = page.last, isAttached(key) else { break }

@@ -102,16 +102,13 @@ extension DeliveryStore {
 
     /// An inbox row selected with ``inboxEntryColumns``, damaged IDs read as ``StoreColumns/damagedID``.
     private static func inboxEntry(_ row: SQLiteStatement) -> InboxEntry {
-        let eventID = StoreColumns.validUUID(row, 2)
-        let hasSession = !row.isNull(4) && !row.blob(4).isEmpty
-        let sessionID = hasSession ? StoreColumns.validUUID(row, 4) : nil
-        let item = InboxItem(eventID: eventID ?? StoreColumns.damagedID, featureID: row.text(3),
-                             sessionID: hasSession ? sessionID ?? StoreColumns.damagedID : nil,
+        let eventID = StoreColumns.validUUID(row, 2), session = StoreColumns.optionalID(row, 4)
+        let item = InboxItem(eventID: eventID ?? StoreColumns.damagedID, featureID: row.text(3), sessionID: session.idOrStandIn,
                              kind: UInt8(truncatingIfNeeded: row.int64(5)),
                              senderSequence: StoreColumns.unsigned(row, 6), payload: row.blob(7))
         return InboxEntry(id: InboxID(rawValue: row.int64(0)), peer: row.text(1), item: item,
                           receivedAt: StoreColumns.date(row, 8), deliveryCount: Int(row.int64(9)),
-                          hasDamagedID: eventID == nil || (hasSession && sessionID == nil))
+                          hasDamagedID: eventID == nil || session.isDamaged)
     }
 
     /// Records that these items were handed to an app (delivery count + 1), in one transaction.

@@ -46,16 +46,14 @@ extension DeliveryStore {
                 SELECT id, sequence, event_id, feature, session, kind, payload, created_at, attempts, last_attempt_at
                 FROM outbox WHERE peer = ? AND sequence > ? ORDER BY sequence LIMIT ?
                 """, [.text(peer), after, .integer(Int64(max(0, limit)))], operation) { row in
-                let eventID = StoreColumns.validUUID(row, 2)
-                let hasSession = !row.isNull(4) && !row.blob(4).isEmpty
-                let sessionID = hasSession ? StoreColumns.validUUID(row, 4) : nil
-                let item = OutboxItem(eventID: eventID ?? StoreColumns.damagedID, featureID: row.text(3), sessionID: sessionID,
+                let eventID = StoreColumns.validUUID(row, 2), session = StoreColumns.optionalID(row, 4)
+                let item = OutboxItem(eventID: eventID ?? StoreColumns.damagedID, featureID: row.text(3), sessionID: session.id,
                                       kind: UInt8(truncatingIfNeeded: row.int64(5)), payload: row.blob(6),
                                       createdAt: StoreColumns.date(row, 7))
                 return OutboxEntry(id: OutboxID(rawValue: row.int64(0)), peer: peer,
                                    sequence: StoreColumns.unsigned(row, 1), item: item,
                                    attempts: Int(row.int64(8)), lastAttemptAt: StoreColumns.optionalDate(row, 9),
-                                   repairedID: eventID == nil || (hasSession && sessionID == nil))
+                                   repairedID: eventID == nil || session.isDamaged)
             }
             guard entries.contains(where: \.repairedID) else { return entries }
             try db.transaction("repair damaged ids in the outbox of peer \(peer)") {
@@ -157,7 +155,7 @@ extension DeliveryStore {
                               sequence: StoreColumns.unsigned(row, 2),
                               eventID: StoreColumns.validUUID(row, 3) ?? StoreColumns.damagedID,
                               featureID: row.text(4),
-                              sessionID: row.isNull(5) || row.blob(5).isEmpty ? nil : StoreColumns.validUUID(row, 5) ?? StoreColumns.damagedID,
+                              sessionID: StoreColumns.optionalID(row, 5).idOrStandIn,
                               kind: UInt8(truncatingIfNeeded: row.int64(6)), size: Int(row.int64(7)),
                               createdAt: StoreColumns.date(row, 8), attempts: Int(row.int64(9)),
                               lastAttemptAt: StoreColumns.optionalDate(row, 10))

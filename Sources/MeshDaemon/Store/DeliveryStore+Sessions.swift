@@ -29,7 +29,7 @@ extension DeliveryStore {
             try db.first("""
                 SELECT session_id, feature, owner, status, updated_at, revision, source_peer
                 FROM session_directory WHERE session_id = ?
-                """, [.blob(StoreColumns.blob(id))], "read session", row: sessionRow)
+                """, [.blob(StoreColumns.blob(id))], "read session", row: Self.sessionRow) ?? nil
         }
     }
 
@@ -39,10 +39,7 @@ extension DeliveryStore {
             try db.query("""
                 SELECT session_id, feature, owner, status, updated_at, revision, source_peer
                 FROM session_directory WHERE ?1 IS NULL OR feature = ?1 ORDER BY updated_at DESC
-                """, [.optional(featureID)], "list sessions") { row in
-                // A row whose key was damaged in the file cannot be addressed: left out.
-                StoreColumns.validUUID(row, 0) == nil ? nil : try sessionRow(row)
-            }.compactMap { $0 }
+                """, [.optional(featureID)], "list sessions", row: Self.sessionRow).compactMap { $0 }
         }
     }
 
@@ -77,7 +74,7 @@ extension DeliveryStore {
     public func timerAnchor(sessionID: UUID) throws -> TimerAnchorRecord? {
         try withConnection { db in
             try db.first("SELECT session_id, revision, bytes, updated_at FROM timer_anchor WHERE session_id = ?",
-                         [.blob(StoreColumns.blob(sessionID))], "read timer anchor", row: anchorRow)
+                         [.blob(StoreColumns.blob(sessionID))], "read timer anchor", row: Self.anchorRow) ?? nil
         }
     }
 
@@ -85,10 +82,7 @@ extension DeliveryStore {
     public func listTimerAnchors() throws -> [TimerAnchorRecord] {
         try withConnection { db in
             try db.query("SELECT session_id, revision, bytes, updated_at FROM timer_anchor ORDER BY session_id", [],
-                         "list timer anchors") { row in
-                // A row whose key was damaged in the file cannot be addressed: left out.
-                StoreColumns.validUUID(row, 0) == nil ? nil : try anchorRow(row)
-            }.compactMap { $0 }
+                         "list timer anchors", row: Self.anchorRow).compactMap { $0 }
         }
     }
 
@@ -102,14 +96,19 @@ extension DeliveryStore {
         }
     }
 
-    private func sessionRow(_ row: SQLiteStatement) throws -> SessionRecord {
-        SessionRecord(sessionID: try StoreColumns.uuid(row, 0, path: path), featureID: row.text(1), owner: row.text(2),
-                      status: row.text(3), updatedAt: StoreColumns.date(row, 4), revision: StoreColumns.unsigned(row, 5),
-                      sourcePeer: row.isNull(6) ? nil : row.text(6))
+    // A row whose key was damaged in the file cannot be addressed (a lookup by key never finds
+    // it): read as nil, and lists leave it out instead of failing whole.
+
+    private static func sessionRow(_ row: SQLiteStatement) -> SessionRecord? {
+        guard let sessionID = StoreColumns.validUUID(row, 0) else { return nil }
+        return SessionRecord(sessionID: sessionID, featureID: row.text(1), owner: row.text(2),
+                             status: row.text(3), updatedAt: StoreColumns.date(row, 4), revision: StoreColumns.unsigned(row, 5),
+                             sourcePeer: row.isNull(6) ? nil : row.text(6))
     }
 
-    private func anchorRow(_ row: SQLiteStatement) throws -> TimerAnchorRecord {
-        TimerAnchorRecord(sessionID: try StoreColumns.uuid(row, 0, path: path), revision: StoreColumns.unsigned(row, 1),
-                          bytes: row.blob(2), updatedAt: StoreColumns.date(row, 3))
+    private static func anchorRow(_ row: SQLiteStatement) -> TimerAnchorRecord? {
+        guard let sessionID = StoreColumns.validUUID(row, 0) else { return nil }
+        return TimerAnchorRecord(sessionID: sessionID, revision: StoreColumns.unsigned(row, 1),
+                                 bytes: row.blob(2), updatedAt: StoreColumns.date(row, 3))
     }
 }

@@ -102,8 +102,7 @@ extension DeliveryStore {
     /// addressed and is left out instead of failing the whole list (the activation push of
     /// every outbound slot, `meshctl snapshot`).
     private func listedSlot(_ row: SQLiteStatement) throws -> SnapshotSlot? {
-        if !row.isNull(2), !row.blob(2).isEmpty, StoreColumns.validUUID(row, 2) == nil { return nil }
-        return try slot(row)
+        StoreColumns.optionalID(row, 2).isDamaged ? nil : try slot(row)
     }
 
     /// Maps `peer, feature, session, revision, bytes, updated_at`.

@@ -24,31 +24,58 @@ enum StoreColumns {
         statement.isNull(index) ? nil : date(statement, index)
     }
 
-    /// Stands in for an event or session ID damaged in the file where an item is still handed
-    /// out (``DeliveryStore/pendingInbox(featureID:after:limit:)``): the all-zero UUID, which
-    /// `UUID()` never makes (version 4 sets bits).
+    /// Stands in for an event or session ID damaged in the file where a row is still handed out
+    /// or listed (inbox replays, `meshctl queue`): the all-zero UUID, which `UUID()` never makes
+    /// (version 4 sets bits).
     static let damagedID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// The 16-byte ID in column `index`, or nil for any other value (a damaged row).
     static func validUUID(_ statement: SQLiteStatement, _ index: Int32) -> UUID? {
+        uuid(statement.blob(index))
+    }
+
+    /// A nullable ID column (a session; NULL or the empty blob mean none), read once and
+    /// without throwing.
+    enum OptionalID {
+        case none
+        case id(UUID)
+        /// Neither empty nor 16 bytes: altered behind our back.
+        case damaged
+
+        /// The ID; nil for none and for a damaged one.
+        var id: UUID? { if case .id(let id) = self { id } else { nil } }
+        /// The ID, ``StoreColumns/damagedID`` in place of a damaged one, nil for none.
+        var idOrStandIn: UUID? { if case .damaged = self { StoreColumns.damagedID } else { id } }
+        var isDamaged: Bool { if case .damaged = self { true } else { false } }
+    }
+
+    static func optionalID(_ statement: SQLiteStatement, _ index: Int32) -> OptionalID {
         let bytes = statement.blob(index)
+        if bytes.isEmpty { return .none }
+        return uuid(bytes).map { .id($0) } ?? .damaged
+    }
+
+    private static func uuid(_ bytes: [UInt8]) -> UUID? {
         guard bytes.count == 16 else { return nil }
         return bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
     }
 
     /// Reads a 16-byte UUID column; anything else means the file was altered behind our back.
     static func uuid(_ statement: SQLiteStatement, _ index: Int32, path: String) throws -> UUID {
-        guard let id = validUUID(statement, index) else {
-            throw StoreError(code: .corrupt, operation: "read event or session id", path: path,
-                             detail: "a stored id has \(statement.blob(index).count) bytes instead of 16")
-        }
+        guard let id = validUUID(statement, index) else { throw damaged(statement, index, path: path) }
         return id
     }
 
-    /// A nullable UUID column, or an empty-blob slot key, as `UUID?`.
+    /// A nullable UUID column, or an empty-blob slot key, as `UUID?`; a damaged one throws.
     static func optionalUUID(_ statement: SQLiteStatement, _ index: Int32, path: String) throws -> UUID? {
-        if statement.isNull(index) || statement.blob(index).isEmpty { return nil }
-        return try uuid(statement, index, path: path)
+        let column = optionalID(statement, index)
+        if column.isDamaged { throw damaged(statement, index, path: path) }
+        return column.id
+    }
+
+    private static func damaged(_ statement: SQLiteStatement, _ index: Int32, path: String) -> StoreError {
+        StoreError(code: .corrupt, operation: "read event or session id", path: path,
+                   detail: "a stored id has \(statement.blob(index).count) bytes instead of 16")
     }
 
     /// A revision or sequence as INTEGER; values above Int64.max are refused.

@@ -51,37 +51,51 @@ struct StoreOpener {
                 if target + 1 == 4 { try moveInboxSeenRows() }
             }
         }
-        try requeueDamagedOutboxSequences()
+        try repairOutboxSequences()
         try db.restrictFileModes()
     }
 
-    /// Outbox rows whose sequence is not a positive integer (damaged in the file) would never be
-    /// sent (the pump reads `sequence > after`) and a number below 1 would be deleted unsent by
-    /// the next ack (`sequence <= upTo`). They move to the end of their peer's queue, oldest row
-    /// first, and the peer's counter follows. One scan of the outbox; no write when none.
-    private func requeueDamagedOutboxSequences() throws {
-        let db = connection, operation = "requeue outbox rows with a damaged sequence"
-        let damaged = try db.query("""
-            SELECT id, peer FROM outbox WHERE typeof(sequence) != 'integer' OR sequence < 1 ORDER BY id
-            """, [], operation) { ($0.int64(0), $0.text(1)) }
-        guard !damaged.isEmpty else { return }
-        try db.transaction(operation) {
-            var last: [String: Int64] = [:]
-            for (id, peer) in damaged {
-                var current = last[peer] ?? 0
-                if last[peer] == nil {
-                    let queued = try db.first("SELECT MAX(sequence) FROM outbox WHERE peer = ? AND typeof(sequence) = 'integer'",
-                                              [.text(peer)], operation) { $0.int64(0) } ?? 0
-                    let counter = try db.first("SELECT last_sequence FROM outbox_peer WHERE peer = ?", [.text(peer)], operation) {
-                        $0.int64(0)
-                    } ?? 0
-                    current = max(queued, counter, 0)
-                }
-                current += 1
-                try db.run("UPDATE outbox SET sequence = ? WHERE id = ?", [.integer(current), .integer(id)], operation)
-                last[peer] = current
+    /// Repairs what would break the per-peer outbox order, as found in the file:
+    /// - rows whose sequence is not a positive integer would never be sent (the pump reads
+    ///   `sequence > after`), and one below 1 would be deleted unsent by the next ack
+    ///   (`sequence <= upTo`): they move to the end of their peer's queue, oldest row first;
+    /// - a peer's counter (`outbox_peer.last_sequence`) damaged or below its highest queued
+    ///   sequence would hand out a taken sequence, and every send to that peer would fail on
+    ///   `UNIQUE (peer, sequence)`: it is raised.
+    /// Reads one row per peer (and the damaged rows); writes only when something is wrong.
+    private func repairOutboxSequences() throws {
+        let db = connection, operation = "repair outbox sequences"
+        var highest: [String: Int64] = [:], damagedCount = 0
+        for (peer, high, damaged) in try db.query("""
+            SELECT peer, COALESCE(MAX(CASE WHEN typeof(sequence) = 'integer' AND sequence >= 1 THEN sequence END), 0),
+                   SUM(typeof(sequence) != 'integer' OR sequence < 1)
+            FROM outbox GROUP BY peer
+            """, [], operation, row: { ($0.text(0), $0.int64(1), Int($0.int64(2))) }) {
+            highest[peer] = high
+            damagedCount += damaged
+        }
+        let counters = Dictionary(try db.query("""
+            SELECT peer, CASE WHEN typeof(last_sequence) = 'integer' THEN last_sequence ELSE 0 END FROM outbox_peer
+            """, [], operation) { ($0.text(0), $0.int64(1)) }, uniquingKeysWith: max)
+        // Where each peer's queue ends now; damaged rows go after it, oldest first.
+        var last = highest.merging(counters, uniquingKeysWith: max)
+        var moves: [(id: Int64, sequence: Int64)] = []
+        if damagedCount > 0 {
+            for (id, peer) in try db.query("""
+                SELECT id, peer FROM outbox WHERE typeof(sequence) != 'integer' OR sequence < 1 ORDER BY id
+                """, [], operation, row: { ($0.int64(0), $0.text(1)) }) {
+                let sequence = (last[peer] ?? 0) + 1
+                last[peer] = sequence
+                moves.append((id, sequence))
             }
-            for (peer, value) in last {
+        }
+        let raised = last.filter { (counters[$0.key] ?? -1) < $0.value }
+        guard !moves.isEmpty || !raised.isEmpty else { return }
+        try db.transaction(operation) {
+            for move in moves {
+                try db.run("UPDATE outbox SET sequence = ? WHERE id = ?", [.integer(move.sequence), .integer(move.id)], operation)
+            }
+            for (peer, value) in raised {
                 try db.run("""
                     INSERT INTO outbox_peer (peer, last_sequence) VALUES (?, ?)
                     ON CONFLICT (peer) DO UPDATE SET last_sequence = excluded.last_sequence

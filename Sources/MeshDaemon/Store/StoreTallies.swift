@@ -11,21 +11,19 @@ struct StoreTallies {
     static func load(from db: SQLiteConnection) throws -> StoreTallies {
         var tallies = StoreTallies()
         let operation = "load queue counters"
-        for (peer, tally, highest) in try db.query(
-            "SELECT peer, COUNT(*), COALESCE(SUM(LENGTH(payload)), 0), MAX(sequence) FROM outbox GROUP BY peer", [], operation,
-            row: { ($0.text(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2))), UInt64(clamping: $0.int64(3))) }) {
+        for (peer, tally) in try db.query(
+            "SELECT peer, COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox GROUP BY peer", [], operation,
+            row: { ($0.text(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
             tallies.outboxByPeer[peer] = tally
             tallies.outbox = tallies.outbox + tally
-            tallies.lastSequence[peer] = highest
         }
         tallies.inbox = try db.first("SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM inbox", [], operation) {
             QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1)))
         } ?? QueueTally()
         for (peer, last) in try db.query("SELECT peer, last_sequence FROM outbox_peer", [], operation,
                                          row: { ($0.text(0), UInt64(clamping: $0.int64(1))) }) {
-            // Never below an item still queued: a counter damaged in the file (or lowered) would
-            // otherwise hand out a sequence already taken, and every send to the peer would fail.
-            tallies.lastSequence[peer] = max(last, tallies.lastSequence[peer] ?? 0)
+            // Never below an item still queued: `StoreOpener` raised damaged or lowered counters.
+            tallies.lastSequence[peer] = last
         }
         return tallies
     }
