@@ -146,6 +146,27 @@ struct MeshdProcessTests {
                 "\(result.output)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == before)
     }
+    /// A user's first run: plain `meshd` (no --user, no --state-dir) as an ordinary user meets the
+    /// system daemon's state folder, which needs root. It stops with EX_CANTCREAT, names the
+    /// folder, and points at `meshd --user`; it creates nothing there. Runs meshd as nobody.
+    @Test(.enabled(if: Self.canRunMeshdAsNobody, "needs root, setpriv and meshd"))
+    func aFirstRunWithoutUserAsAnOrdinaryUserPointsAtMeshdUser() async throws {
+        let meshd = try #require(ChildProcess.executable("meshd"))
+        let systemState = "/var/lib/sessionmesh"
+        let existed = FileManager.default.fileExists(atPath: systemState)
+        let directory = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(chmod(directory, 0o755) == 0)
+        let result = try await DaemonProcess.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", meshd,
+                                                                      "--config", "/dev/null", "--socket", directory + "/s.sock",
+                                                                      "--listen", "127.0.0.1:0", "--no-mdns"], timeout: 10)
+        #expect(result.status == 73, "\(result)")
+        #expect(result.output.contains("cannot use the state folder") && result.output.contains(systemState), "\(result.output)")
+        #expect(result.output.contains("for a daemon of your own, run meshd --user (state in ~/.local/state/sessionmesh)"), "\(result.output)")
+        #expect(FileManager.default.fileExists(atPath: systemState) == existed)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/s.sock"))
+    }
+
     /// The tests that run meshd as `nobody` need root, setpriv and a built meshd.
     static let canRunMeshdAsNobody = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
         && ChildProcess.executable("meshd") != nil
