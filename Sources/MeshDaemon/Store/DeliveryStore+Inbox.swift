@@ -141,7 +141,7 @@ extension DeliveryStore {
     /// items whose feature it does not accept are left in the inbox (treated as unknown ids).
     public func deleteInbox(ids: [InboxID], permitting permits: ((String) -> Bool)? = nil) throws -> [InboxID] {
         guard !ids.isEmpty else { return [] }
-        return try withConnection { db in
+        return try withConnectionFreeingSpace { db in
             let operation = "acknowledge inbox items"
             let (deleted, changes) = try db.transaction(operation) { () throws -> ([(InboxID, Int)], [SeenBatches.Change]) in
                 var deleted: [(InboxID, Int)] = []

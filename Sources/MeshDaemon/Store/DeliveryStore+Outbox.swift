@@ -71,7 +71,7 @@ extension DeliveryStore {
     /// The peer daemon stored everything up to `sequence`: deletes those items. Returns how many.
     @discardableResult
     public func acknowledgeOutbox(peer: String, upTo sequence: UInt64) throws -> Int {
-        try withConnection { db in
+        try withConnectionFreeingSpace { db in
             let operation = "acknowledge outbox for peer \(peer)"
             let upTo = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
             // A sum, then a plain delete: `DELETE … RETURNING` materialises every deleted row's
@@ -94,7 +94,7 @@ extension DeliveryStore {
     @discardableResult
     public func acknowledgeOutbox(peer: String, eventIDs: [UUID]) throws -> Int {
         guard !eventIDs.isEmpty else { return 0 }
-        return try withConnection { db in
+        return try withConnectionFreeingSpace { db in
             let operation = "acknowledge outbox for peer \(peer)"
             let sizes = try db.transaction(operation) {
                 try eventIDs.flatMap { eventID in
@@ -126,7 +126,7 @@ extension DeliveryStore {
     /// queued, or when `permits` is given and does not accept the item's feature (it stays queued).
     @discardableResult
     public func cancelOutbox(id: OutboxID, permitting permits: ((String) -> Bool)? = nil) throws -> Bool {
-        try withConnection { db in
+        try withConnectionFreeingSpace { db in
             let operation = "cancel outbox item \(id)"
             let removed = try db.transaction(operation) { () throws -> (String, Int)? in
                 if let permits {

@@ -8,7 +8,7 @@ extension DeliveryStore {
     /// paired again); both are small and bounded.
     @discardableResult
     public func dropPeer(_ peer: String) throws -> PeerDropSummary {
-        try withConnection { db in
+        try withConnectionFreeingSpace { db in
             let operation = "forget peer \(peer)"
             let (outbox, inbox, slots, sessions, remembered) = try db.transaction(operation) {
                 let outbox = try db.query("DELETE FROM outbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],

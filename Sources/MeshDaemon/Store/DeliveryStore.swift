@@ -26,6 +26,8 @@ public final class DeliveryStore: @unchecked Sendable {
     var seenBatches: SeenBatches
     /// The seen-set of acknowledged inbox items (`acked_batch`) in memory; guarded by `lock`.
     var ackedBatches: SeenBatches
+    /// Space held back for deletes on a full disk; guarded by `lock`.
+    private let reserve: StoreSpaceReserve
 
     private init(path: String, options: DeliveryStoreOptions, connection: SQLiteConnection, tallies: StoreTallies,
                  seenBatches: SeenBatches, ackedBatches: SeenBatches) {
@@ -35,6 +37,7 @@ public final class DeliveryStore: @unchecked Sendable {
         self.tallies = tallies
         self.seenBatches = seenBatches
         self.ackedBatches = ackedBatches
+        reserve = StoreSpaceReserve(databasePath: path, bytes: options.spaceReserveBytes)
     }
 
     /// Opens the store at `path`, creating it (mode 0600) when missing, and migrates its schema.
@@ -75,6 +78,35 @@ public final class DeliveryStore: @unchecked Sendable {
         return try body(connection)
     }
 
+    /// As `withConnection`, for a write that frees space (deleting delivered, acknowledged or
+    /// cancelled items). When `body` fails because the disk is full, the space reserve is given
+    /// up and `body` runs once more (it must be a transaction that can simply be run again); the
+    /// reserve is taken back after a checkpoint as soon as there is room again.
+    func withConnectionFreeingSpace<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if connection.isClosed {
+            throw StoreError(code: .closed, operation: "use the store", path: path, detail: "the store is closed")
+        }
+        let result: T
+        do {
+            result = try body(connection)
+        } catch let error as StoreError where error.isFileFull && reserve.release() {
+            result = try body(connection)
+        }
+        let db = connection
+        reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
+                        now: DispatchTime.now().uptimeNanoseconds)
+        return result
+    }
+
+    /// Whether the space reserve is held, and how often it was given up for a delete.
+    public func spaceReserve() -> (held: Bool, releases: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (reserve.isHeld, reserve.releases)
+    }
+
     /// How much is stored: outbox per peer and in total, inbox, remembered event IDs.
     public func counts() throws -> StoreCounts {
         try withConnection { _ in
@@ -97,6 +129,17 @@ public final class DeliveryStore: @unchecked Sendable {
     public func integrityCheck() throws -> [String] {
         try withConnection { db in
             try db.query("PRAGMA integrity_check(50)", [], "check integrity") { $0.text(0) }
+        }
+    }
+}
+
+extension StoreError {
+    /// SQLite found no room to write (a full disk, or the configured file-size ceiling), as
+    /// opposed to a queue limit of the store's own.
+    var isFileFull: Bool {
+        switch limit {
+        case .disk?, .databaseSize?: code == .full
+        default: false
         }
     }
 }

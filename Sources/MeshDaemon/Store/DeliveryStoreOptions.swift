@@ -47,6 +47,10 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
     /// Hard ceiling of the database file in bytes (`PRAGMA max_page_count`); `nil` = no ceiling.
     /// Reaching it gives `.full` with ``StoreLimit/databaseSize(_:)``, like a full disk.
     public var maxDatabaseBytes: Int?
+    /// Disk space held back beside the database (`delivery.sqlite-reserve`) so that deletes of
+    /// delivered items still commit when the file system is full (``StoreSpaceReserve``);
+    /// 0 = none. Default 1 MiB.
+    public var spaceReserveBytes: Int
 
     /// Creates options; every value has the default documented on the type.
     public init(synchronous: Synchronous = .full,
@@ -59,7 +63,8 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
                 maxInboxItems: Int = 100_000,
                 maxInboxBytes: Int = 256 << 20,
                 dedupHorizonPerPeer: Int = 100_000,
-                maxDatabaseBytes: Int? = nil) {
+                maxDatabaseBytes: Int? = nil,
+                spaceReserveBytes: Int = 1 << 20) {
         self.synchronous = synchronous
         self.verification = verification
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
@@ -71,5 +76,6 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
         self.maxInboxBytes = maxInboxBytes
         self.dedupHorizonPerPeer = dedupHorizonPerPeer
         self.maxDatabaseBytes = maxDatabaseBytes
+        self.spaceReserveBytes = spaceReserveBytes
     }
 }
