@@ -25,10 +25,18 @@ final class ChildProcess: @unchecked Sendable {
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
-    init(_ name: String, _ arguments: [String], environment: [String: String] = [:], stderrToStdout: Bool = false) throws {
+    /// Starts the package's executable `name`; with a `launcher` (an absolute program and its
+    /// arguments, e.g. `nsenter … --`), through it.
+    init(_ name: String, _ arguments: [String], environment: [String: String] = [:], stderrToStdout: Bool = false,
+         launcher: [String] = []) throws {
         guard let path = Self.executable(name) else { throw POSIXError(.ENOENT) }
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [path] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = output
         process.standardError = stderrToStdout ? output : FileHandle.nullDevice

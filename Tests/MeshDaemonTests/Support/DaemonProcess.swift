@@ -10,6 +10,8 @@ final class DaemonProcess: @unchecked Sendable {
     let name: String
     let folder: String
     let extraArguments: [String]
+    /// A program meshd is started through (e.g. `nsenter` into a mount namespace); empty: none.
+    let launcher: [String]
     private(set) var listen: String
     private var child: ChildProcess?
 
@@ -19,11 +21,12 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts a daemon. `listen` defaults to a free port picked by the kernel; the bound address
     /// is read back from `meshctl status`, so a restart can reuse the same port.
-    init(name: String, listen: String = "127.0.0.1:0", extraArguments: [String] = []) async throws {
+    init(name: String, listen: String = "127.0.0.1:0", extraArguments: [String] = [], launcher: [String] = []) async throws {
         self.name = name
         self.folder = try TemporaryFolder.make()
         self.listen = listen
         self.extraArguments = extraArguments
+        self.launcher = launcher
         do {
             try await start()
             self.listen = try await status()["listen"] as? String ?? listen
@@ -36,7 +39,8 @@ final class DaemonProcess: @unchecked Sendable {
     /// Launches `meshd` and waits (≤ 10 s) until its socket answers.
     func start() async throws {
         child = try ChildProcess("meshd", ["--user", "--state-dir", stateDirectory, "--socket", socketPath,
-                                           "--listen", listen, "--name", name, "--log-level", "warning"] + extraArguments)
+                                           "--listen", listen, "--name", name, "--log-level", "warning"] + extraArguments,
+                           launcher: launcher)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if let result = try? await meshctl(["status", "--json"]), result.status == 0 { return }

@@ -14,8 +14,9 @@ struct DaemonPair {
     let idA: String
     let idB: String
 
-    static func start(listen: String = "127.0.0.1:0", extraA: [String] = [], extraB: [String] = []) async throws -> DaemonPair {
-        let a = try await DaemonProcess(name: "alpha", listen: listen, extraArguments: extraA)
+    static func start(listen: String = "127.0.0.1:0", extraA: [String] = [], extraB: [String] = [],
+                      launcherA: [String] = []) async throws -> DaemonPair {
+        let a = try await DaemonProcess(name: "alpha", listen: listen, extraArguments: extraA, launcher: launcherA)
         let b: DaemonProcess
         do {
             b = try await DaemonProcess(name: "beta", listen: listen, extraArguments: extraB)

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import MeshLocalAPI
+import SessionMesh
+import SessionMeshClient
+import Testing
+
+/// A sending daemon whose file system fills up: A's state folder is a 3 MiB tmpfs mounted in a
+/// private mount namespace that only A's `meshd` enters (`unshare` + `nsenter`; root needed).
+@Suite("a full disk under the sending meshd", .serialized,
+       .enabled(if: TmpfsNamespace.canRun && ChildProcess.executable("meshd") != nil && ChildProcess.executable("meshctl") != nil,
+                "needs root, unshare, nsenter and a built meshd/meshctl"))
+struct ProcessDiskFullTests {
+    /// B down, A sends reliable items of 3 000 bytes until its disk is full: the send that does
+    /// not fit fails with `queue-full` saying the disk is full, the ones before stay queued.
+    /// B back: they all arrive, in order, once — and A's outbox drains, which needs deletes on
+    /// the full disk (before the space reserve, they failed too, so the queue stayed full for
+    /// good and every later send was refused). Then a new send fits again and arrives.
+    @Test func deliveredItemsLeaveTheQueueOfAFullDiskAndSendsWorkAgain() async throws {
+        let mountPoint = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: mountPoint) }
+        let holder = try TmpfsNamespace(mountPoint: mountPoint, size: "3m")
+        defer { holder.stop() }
+        let pair = try await DaemonPair.start(extraA: ["--state-dir", mountPoint + "/state"], launcherA: holder.launcher)
+        defer { pair.stopNow() }
+        try await pair.b.kill9()
+
+        let client = try await MeshClient.connect(socketPath: pair.a.socketPath)
+        let filler = String(repeating: "x", count: 3_000)
+        var accepted = 0
+        var refusal: MeshClientError?
+        for sequence in 1...2_000 {
+            do {
+                let reply = try await client.send(envelope: ProcessFixtures.envelope(UInt64(sequence), payload: "\(sequence) \(filler)"),
+                                                  mode: .reliableEventually)
+                #expect(reply.outcome == .queued)
+                accepted = sequence
+            } catch let error as MeshClientError {
+                refusal = error
+                break
+            }
+        }
+        let refused = try #require(refusal, "2 000 items of 3 kB fitted on a 3 MiB disk")
+        print("disk-full figure: \(accepted) items queued before the disk was full; refusal: \(refused.message)")
+        #expect(accepted >= 5, "a 3 MiB disk held only \(accepted) items")
+        #expect(refused.code == "queue-full")
+        #expect(refused.message.contains("disk full"), "\(refused.message)")
+        #expect(try await queuedCount(pair.a) == accepted)
+
+        try await pair.b.restart()
+        let watch = try WatchProcess(pair.b, feature: "demo")
+        defer { watch.stopNow() }
+        let envelopes = try await watch.envelopes(accepted, timeout: 30)
+        #expect(envelopes.compactMap { $0["sequence"] as? Int } == Array(1...accepted))
+        #expect(envelopes.allSatisfy { ($0["payload"] as? String)?.hasSuffix(filler) == true })
+
+        var remaining = -1
+        try? await waitUntil("A's outbox drains on its full disk", timeout: 15) {
+            remaining = try await queuedCount(pair.a)
+            return remaining == 0
+        }
+        #expect(remaining == 0, "\(remaining) delivered items stayed in A's outbox")
+
+        let again = try await client.send(envelope: ProcessFixtures.envelope(UInt64(accepted + 1), payload: "after the full disk"),
+                                          mode: .reliableEventually)
+        #expect(again.outcome == .sent || again.outcome == .queued)
+        let late = try await watch.next(type: "envelope", timeout: 15)
+        #expect(late["payload"] as? String == "after the full disk")
+        let extra = try? await watch.next(type: "envelope", timeout: 1.5)
+        #expect(extra == nil, "nothing arrives twice")
+        await client.close()
+    }
+
+    private func queuedCount(_ daemon: DaemonProcess) async throws -> Int {
+        let result = try await daemon.meshctl(["queue", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+        return try #require(object?["items"] as? [Any], "\(result.output)").count
+    }
+}
+
+/// A process holding a private mount namespace with a tmpfs of `size` at `mountPoint`; other
+/// processes join it through `launcher`. The namespace (and the tmpfs) ends with its last process.
+final class TmpfsNamespace: @unchecked Sendable {
+    /// Root, `unshare` and `nsenter` are there.
+    static let canRun = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter")
+
+    private let process = Process()
+    private let output = Pipe()
+
+    /// `nsenter` into the namespace, for `ChildProcess`/`DaemonProcess`.
+    var launcher: [String] { ["/usr/bin/nsenter", "--target", "\(process.processIdentifier)", "--mount", "--"] }
+
+    init(mountPoint: String, size: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c",
+                             "mount -t tmpfs -o size=\(size),mode=0700 tmpfs \"$0\" && echo ready && exec sleep 600", mountPoint]
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let line = PipeReader.read(output.fileHandleForReading, timeout: 10).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        guard line.hasPrefix("ready") else {
+            stop()
+            throw DaemonProcessError("could not mount a tmpfs in a private mount namespace: \(line)")
+        }
+    }
+
+    /// Ends the holder (after the processes that joined it have stopped).
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
