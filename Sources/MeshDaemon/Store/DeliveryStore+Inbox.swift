@@ -116,7 +116,9 @@ extension DeliveryStore {
     @discardableResult
     public func markDelivered(ids: [InboxID]) throws -> Int {
         guard !ids.isEmpty else { return 0 }
-        return try withConnection { db in
+        // With the space reserve: items are handed to the app only after this record, and only
+        // the app's ack can delete them, so on a full disk nothing could drain without it.
+        return try withConnectionFreeingSpace { db in
             let operation = "mark inbox items delivered"
             return try db.transaction(operation) {
                 var changed = 0

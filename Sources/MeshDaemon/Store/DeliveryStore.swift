@@ -79,7 +79,7 @@ public final class DeliveryStore: @unchecked Sendable {
     }
 
     /// As `withConnection`, for a write that frees space (deleting delivered, acknowledged or
-    /// cancelled items). When `body` fails because the disk is full, the space reserve is given
+    /// cancelled items) or that must precede such a delete (recording an inbox hand-out). When `body` fails because the disk is full, the space reserve is given
     /// up and `body` runs once more (it must be a transaction that can simply be run again); the
     /// reserve is taken back after a checkpoint as soon as there is room again.
     func withConnectionFreeingSpace<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
