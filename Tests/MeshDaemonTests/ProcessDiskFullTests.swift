@@ -19,11 +19,9 @@ struct ProcessDiskFullTests {
     /// the full disk (before the space reserve, they failed too, so the queue stayed full for
     /// good and every later send was refused). Then a new send fits again and arrives.
     @Test func deliveredItemsLeaveTheQueueOfAFullDiskAndSendsWorkAgain() async throws {
-        let mountPoint = try TemporaryFolder.make()
-        defer { try? FileManager.default.removeItem(atPath: mountPoint) }
-        let holder = try TmpfsNamespace(mountPoint: mountPoint, size: "3m")
-        defer { holder.stop() }
-        let pair = try await DaemonPair.start(extraA: ["--state-dir", mountPoint + "/state"], launcherA: holder.launcher)
+        let disk = try TmpfsNamespace(size: "3m")
+        defer { disk.stop() }
+        let pair = try await DaemonPair.start(extraA: disk.stateArguments, launcherA: disk.launcher)
         defer { pair.stopNow() }
         try await pair.b.kill9()
 
@@ -78,11 +76,9 @@ struct ProcessDiskFullTests {
     /// item out is itself a write on the full disk — acks it, which frees room, and then the
     /// rest arrives: every item once, in order, and A's outbox drains.
     @Test func aFullDiskAtTheReceiverDrainsThroughItsAppAndTakesTheRest() async throws {
-        let mountPoint = try TemporaryFolder.make()
-        defer { try? FileManager.default.removeItem(atPath: mountPoint) }
-        let holder = try TmpfsNamespace(mountPoint: mountPoint, size: "3m")
-        defer { holder.stop() }
-        let pair = try await DaemonPair.start(extraB: ["--state-dir", mountPoint + "/state"], launcherB: holder.launcher)
+        let disk = try TmpfsNamespace(size: "3m")
+        defer { disk.stop() }
+        let pair = try await DaemonPair.start(extraB: disk.stateArguments, launcherB: disk.launcher)
         defer { pair.stopNow() }
 
         let client = try await MeshClient.connect(socketPath: pair.a.socketPath)
@@ -125,8 +121,9 @@ struct ProcessDiskFullTests {
     }
 }
 
-/// A process holding a private mount namespace with a tmpfs of `size` at `mountPoint`; other
-/// processes join it through `launcher`. The namespace (and the tmpfs) ends with its last process.
+/// A process holding a private mount namespace with a tmpfs of `size` on a temporary folder;
+/// meshd joins it through `launcher` and keeps its state there (`stateArguments`). The namespace
+/// (and the tmpfs) ends with its last process.
 final class TmpfsNamespace: @unchecked Sendable {
     /// Root, `unshare` and `nsenter` are there.
     static let canRun = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
@@ -134,17 +131,28 @@ final class TmpfsNamespace: @unchecked Sendable {
 
     private let process = Process()
     private let output = Pipe()
+    /// Where the tmpfs is mounted (inside the namespace; an empty folder outside).
+    let mountPoint: String
+
+    /// `--state-dir` on the tmpfs.
+    var stateArguments: [String] { ["--state-dir", mountPoint + "/state"] }
 
     /// `nsenter` into the namespace, for `ChildProcess`/`DaemonProcess`.
     var launcher: [String] { ["/usr/bin/nsenter", "--target", "\(process.processIdentifier)", "--mount", "--"] }
 
-    init(mountPoint: String, size: String) throws {
+    init(size: String) throws {
+        mountPoint = try TemporaryFolder.make()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c",
                              "mount -t tmpfs -o size=\(size),mode=0700 tmpfs \"$0\" && echo ready && exec sleep 600", mountPoint]
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        do {
+            try process.run()
+        } catch {
+            try? FileManager.default.removeItem(atPath: mountPoint)
+            throw error
+        }
         let line = PipeReader.read(output.fileHandleForReading, timeout: 10).map { String(decoding: $0, as: UTF8.self) } ?? ""
         guard line.hasPrefix("ready") else {
             stop()
@@ -152,10 +160,12 @@ final class TmpfsNamespace: @unchecked Sendable {
         }
     }
 
-    /// Ends the holder (after the processes that joined it have stopped).
+    /// Ends the holder (after the processes that joined it have stopped) and removes the folder.
     func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: mountPoint)
     }
 }
