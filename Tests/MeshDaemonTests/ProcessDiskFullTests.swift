@@ -60,6 +60,9 @@ struct ProcessDiskFullTests {
             return remaining == 0
         }
         #expect(remaining == 0, "\(remaining) delivered items stayed in A's outbox")
+        let counters = try #require(try await pair.a.status()["counters"] as? [String: Any])
+        #expect((counters["store.space_reserve.releases"] as? Int ?? 0) >= 1, "\(counters)")
+        #expect(counters["store.space_reserve.held"] as? Int == 1, "the reserve is taken back once the WAL is checkpointed")
 
         let again = try await client.send(envelope: ProcessFixtures.envelope(UInt64(accepted + 1), payload: "after the full disk"),
                                           mode: .reliableEventually)

@@ -230,11 +230,14 @@ public actor DeliveryRouter: Service {
         values["delivery.realtime.awaiting_ack"] = UInt64(awaitingAck.count)
         values["delivery.attachments"] = UInt64(attachments.count)
         let store = self.store
-        if let counts = try? await worker.run({ try store.counts() }) {
+        // Through the worker: the store's lock may be held by a commit (an fsync).
+        if let (counts, reserve) = try? await worker.run({ (try store.counts(), store.spaceReserve()) }) {
             values["delivery.outbox.items"] = UInt64(counts.outbox.items)
             values["delivery.outbox.bytes"] = UInt64(counts.outbox.bytes)
             values["delivery.inbox.items"] = UInt64(counts.inbox.items)
             values["delivery.inbox.bytes"] = UInt64(counts.inbox.bytes)
+            values["store.space_reserve.held"] = reserve.held ? 1 : 0
+            values["store.space_reserve.releases"] = UInt64(reserve.releases)
         }
         return values
     }

@@ -79,25 +79,22 @@ public final class DeliveryStore: @unchecked Sendable {
     }
 
     /// As `withConnection`, for a write that frees space (deleting delivered, acknowledged or
-    /// cancelled items) or that must precede such a delete (recording an inbox hand-out). When `body` fails because the disk is full, the space reserve is given
-    /// up and `body` runs once more (it must be a transaction that can simply be run again); the
-    /// reserve is taken back after a checkpoint as soon as there is room again.
+    /// cancelled items) or that must precede such a delete (recording an inbox hand-out). When
+    /// `body` fails because the disk is full, the space reserve is given up and `body` runs once
+    /// more (it must be a transaction that can simply be run again); the reserve is taken back
+    /// after a checkpoint as soon as there is room again.
     func withConnectionFreeingSpace<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        if connection.isClosed {
-            throw StoreError(code: .closed, operation: "use the store", path: path, detail: "the store is closed")
+        try withConnection { db in
+            let result: T
+            do {
+                result = try body(db)
+            } catch let error as StoreError where error.isFileFull && reserve.release() {
+                result = try body(db)
+            }
+            reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
+                            now: DispatchTime.now().uptimeNanoseconds)
+            return result
         }
-        let result: T
-        do {
-            result = try body(connection)
-        } catch let error as StoreError where error.isFileFull && reserve.release() {
-            result = try body(connection)
-        }
-        let db = connection
-        reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
-                        now: DispatchTime.now().uptimeNanoseconds)
-        return result
     }
 
     /// Whether the space reserve is held, and how often it was given up for a delete.
