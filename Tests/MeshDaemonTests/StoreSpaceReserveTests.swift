@@ -70,3 +70,19 @@ struct StoreSpaceReserveTests {
         #expect(file.size >= 512 << 10 && file.blocks >= 512 << 10)
     }
 }
+
+extension StoreSpaceReserveTests {
+    /// A reserve the file system refuses for another reason than room (here its path is a
+    /// folder) leaves the store without one, and the store works as with no reserve.
+    @Test func aReserveThatCannotBeMadeForAnotherReasonIsLeftOut() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        try FileManager.default.createDirectory(atPath: dir.path() + "-reserve", withIntermediateDirectories: false)
+        let store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        #expect(!store.spaceReserve().held)
+        #expect(try store.enqueue(peer: "A", item: makeOutboxItem(1)).sequence == 1)
+        _ = try store.receiveInbox(from: "A", items: [makeInboxItem(1)], at: storeTestEpoch)
+        #expect(try store.counts().inbox.items == 1)
+    }
+}

@@ -91,10 +91,16 @@ public final class DeliveryStore: @unchecked Sendable {
             } catch let error as StoreError where error.isFileFull && reserve.release() {
                 result = try body(db)
             }
-            reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
-                            now: DispatchTime.now().uptimeNanoseconds)
+            restoreReserve(db)
             return result
         }
+    }
+
+    /// Takes the space reserve back if it is not held (a checkpoint first, which can empty the
+    /// WAL); called with the lock held.
+    private func restoreReserve(_ db: SQLiteConnection) {
+        reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
+                        now: DispatchTime.now().uptimeNanoseconds)
     }
 
     /// Whether the space reserve is held, and how often it was given up for a delete.

@@ -21,6 +21,11 @@ final class StoreSpaceReserve {
     let bytes: Int
     /// Whether the file holds its full size now.
     private(set) var isHeld = false
+    /// Whether the reserve is in use: configured (`bytes` > 0) and its file could be made, or
+    /// failed only for want of room. A file system that refuses it for another reason (a file
+    /// of another user, a read-only folder) leaves the store without a reserve, as with 0 bytes,
+    /// and without a checkpoint at every delete to try again.
+    private(set) var isEnabled: Bool
     /// How often the reserve was given up for a delete (for counters and tests).
     private(set) var releases = 0
     /// Monotonic instant (ns) of the last failed attempt to take the reserve back.
@@ -31,7 +36,15 @@ final class StoreSpaceReserve {
     init(databasePath: String, bytes: Int) {
         path = databasePath + "-reserve"
         self.bytes = max(0, bytes)
-        if self.bytes > 0 { isHeld = Self.allocate(path: path, bytes: self.bytes) }
+        isEnabled = self.bytes > 0
+        if isEnabled { take() }
+    }
+
+    /// Tries to allocate the file: held, or not for want of room, or disabled for any other failure.
+    private func take() {
+        let failure = Self.allocate(path: path, bytes: bytes)
+        isHeld = failure == 0
+        if failure != 0, failure != ENOSPC, failure != EDQUOT { isEnabled = false }
     }
 
     /// Gives the space back to the file system; false when none was held.
@@ -48,45 +61,45 @@ final class StoreSpaceReserve {
     /// Takes the reserve back when it is not held: first `checkpoint` (which can empty the WAL),
     /// then the file. After a failure, tries again only once `retryAfter` has passed, so a
     /// still-full disk does not cost a checkpoint per delete.
-    func restore(checkpoint: () -> Void, now: UInt64, retryAfter: UInt64 = 5_000_000_000) {
-        guard bytes > 0, !isHeld else { return }
+    func restore(checkpoint: () -> Void, now: UInt64, retryAfter: UInt64 = 1_000_000_000) {
+        guard isEnabled, !isHeld else { return }
         if let last = lastFailedRestore, now &- last < retryAfter { return }
         checkpoint()
-        isHeld = Self.allocate(path: path, bytes: bytes)
+        take()
         lastFailedRestore = isHeld ? nil : now
     }
 
-    /// Creates (or completes) the file with `bytes` allocated, mode 0600; false when the file
-    /// system has no room (nothing is left behind then).
-    static func allocate(path: String, bytes: Int) -> Bool {
+    /// Creates (or completes) the file with `bytes` allocated, mode 0600; 0, or the errno of the
+    /// failure (ENOSPC/EDQUOT: no room; nothing is left behind then).
+    static func allocate(path: String, bytes: Int) -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return errno }
         defer { _ = close(fd) }
         var status = stat()
-        if fstat(fd, &status) == 0, Int(status.st_blocks) * 512 >= bytes, Int(status.st_size) >= bytes { return true }
+        if fstat(fd, &status) == 0, Int(status.st_blocks) * 512 >= bytes, Int(status.st_size) >= bytes { return 0 }
         var result = posix_fallocate(fd, 0, off_t(bytes))
         if result == EOPNOTSUPP || result == EINVAL {
-            result = writeZeros(fd: fd, bytes: bytes) ? 0 : ENOSPC
+            result = writeZeros(fd: fd, bytes: bytes)
         }
-        guard result == 0, fsync(fd) == 0 else {
+        if result == 0, fsync(fd) != 0 { result = errno }
+        if result != 0 {
             _ = ftruncate(fd, 0)
             _ = unlink(path)
-            return false
         }
-        return true
+        return result
     }
 
-    /// Fills the file with zeros (file systems without `fallocate`).
-    private static func writeZeros(fd: Int32, bytes: Int) -> Bool {
+    /// Fills the file with zeros (file systems without `fallocate`); 0 or an errno.
+    private static func writeZeros(fd: Int32, bytes: Int) -> Int32 {
         let chunk = [UInt8](repeating: 0, count: 64 << 10)
         var written = 0
         for _ in 0...(bytes / chunk.count + 1) {
-            guard written < bytes else { return true }
+            guard written < bytes else { return 0 }
             let count = min(chunk.count, bytes - written)
             let done = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress, count, off_t(written)) }
-            guard done > 0 else { return false }
+            guard done > 0 else { return done < 0 ? errno : ENOSPC }
             written += done
         }
-        return written >= bytes
+        return written >= bytes ? 0 : ENOSPC
     }
 }
