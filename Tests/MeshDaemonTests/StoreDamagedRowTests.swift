@@ -19,12 +19,10 @@ struct StoreDamagedRowTests {
         items[3].sessionID = session
         items[4].sessionID = session
         try store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
-        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
-        try raw.run("UPDATE inbox SET event_id = ? WHERE event_id = ?", [.blob([9, 9]), .blob(StoreColumns.blob(items[1].eventID))],
-                    "test setup")
-        try raw.run("UPDATE inbox SET session = ? WHERE event_id = ?", [.text("garbage"), .blob(StoreColumns.blob(items[3].eventID))],
-                    "test setup")
-        raw.close()
+        try dir.alter([
+            ("UPDATE inbox SET event_id = ? WHERE event_id = ?", [.blob([9, 9]), .blob(StoreColumns.blob(items[1].eventID))]),
+            ("UPDATE inbox SET session = ? WHERE event_id = ?", [.text("garbage"), .blob(StoreColumns.blob(items[3].eventID))]),
+        ])
         let page = try store.pendingInbox(featureID: "demo", limit: 10)
         #expect(page.map(\.item.payload) == items.map(\.payload), "all five, in arrival order")
         #expect(page.map(\.hasDamagedID) == [false, true, false, true, false])
@@ -53,12 +51,10 @@ struct StoreDamagedRowTests {
                        createdAt: storeTestEpoch)
         }
         for item in items { _ = try store.enqueue(peer: "P", item: item) }
-        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
-        try raw.run("UPDATE outbox SET event_id = ? WHERE event_id = ?", [.blob([1, 2, 3]), .blob(StoreColumns.blob(items[1].eventID))],
-                    "test setup")
-        try raw.run("UPDATE outbox SET session = ? WHERE event_id = ?", [.integer(5), .blob(StoreColumns.blob(items[2].eventID))],
-                    "test setup")
-        raw.close()
+        try dir.alter([
+            ("UPDATE outbox SET event_id = ? WHERE event_id = ?", [.blob([1, 2, 3]), .blob(StoreColumns.blob(items[1].eventID))]),
+            ("UPDATE outbox SET session = ? WHERE event_id = ?", [.integer(5), .blob(StoreColumns.blob(items[2].eventID))]),
+        ])
         #expect(try store.listOutbox().map(\.eventID) == [items[0].eventID, StoreColumns.damagedID, items[2].eventID, items[3].eventID])
         let first = try store.pendingOutbox(peer: "P", limit: 10)
         #expect(first.map(\.item.payload) == items.map(\.payload))
@@ -92,14 +88,14 @@ struct StoreDamagedRowTests {
         #expect(try store.putOutboundSlot(featureID: "other", revision: 1, bytes: [9], at: storeTestEpoch))
         #expect(try store.putInboundSlot(peer: "P", featureID: "demo", sessionID: good, revision: 4, bytes: [4], at: storeTestEpoch))
         store.close()
-        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
         let bad: SQLiteValue = .blob([1, 2, 3])
-        try raw.run("INSERT INTO session_directory VALUES (?, 'demo', 'x', 'running', 0, 1, NULL)", [bad], "test setup")
-        try raw.run("INSERT INTO timer_anchor VALUES (?, 1, x'00', 0)", [bad], "test setup")
-        try raw.run("INSERT INTO watermark VALUES ('P', ?, 1, 'demo', 9, 0)", [bad], "test setup")
-        try raw.run("INSERT INTO outbound_slot VALUES ('demo', ?, 1, x'00', 0)", [bad], "test setup")
-        try raw.run("INSERT INTO inbound_slot VALUES ('P', 'demo', ?, 1, x'00', 0)", [.text("not a session")], "test setup")
-        raw.close()
+        try dir.alter([
+            ("INSERT INTO session_directory VALUES (?, 'demo', 'x', 'running', 0, 1, NULL)", [bad]),
+            ("INSERT INTO timer_anchor VALUES (?, 1, x'00', 0)", [bad]),
+            ("INSERT INTO watermark VALUES ('P', ?, 1, 'demo', 9, 0)", [bad]),
+            ("INSERT INTO outbound_slot VALUES ('demo', ?, 1, x'00', 0)", [bad]),
+            ("INSERT INTO inbound_slot VALUES ('P', 'demo', ?, 1, x'00', 0)", [.text("not a session")]),
+        ])
         store = try DeliveryStore.open(path: dir.path())
         defer { store.close() }
         #expect(try store.listSessions().map(\.sessionID) == [good])
@@ -120,10 +116,10 @@ struct StoreDamagedRowTests {
         for index in 0..<3 { _ = try store.enqueue(peer: "P", item: makeOutboxItem(index)) }
         for index in 8..<10 { _ = try store.enqueue(peer: "Q", item: makeOutboxItem(index)) }
         store.close()
-        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
-        try raw.run("UPDATE outbox_peer SET last_sequence = 'garbage' WHERE peer = 'P'", [], "test setup")
-        try raw.run("UPDATE outbox_peer SET last_sequence = 1 WHERE peer = 'Q'", [], "test setup")
-        raw.close()
+        try dir.alter([
+            ("UPDATE outbox_peer SET last_sequence = 'garbage' WHERE peer = 'P'", []),
+            ("UPDATE outbox_peer SET last_sequence = 1 WHERE peer = 'Q'", []),
+        ])
         store = try DeliveryStore.open(path: dir.path())
         defer { store.close() }
         #expect(try store.enqueue(peer: "P", item: makeOutboxItem(3)).sequence == 4)
@@ -143,10 +139,10 @@ struct StoreDamagedRowTests {
         for index in 0..<4 { _ = try store.enqueue(peer: "P", item: makeOutboxItem(index)) }
         _ = try store.enqueue(peer: "Q", item: makeOutboxItem(7))
         store.close()
-        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
-        try raw.run("UPDATE outbox SET sequence = 'x' WHERE peer = 'P' AND sequence = 2", [], "test setup")
-        try raw.run("UPDATE outbox SET sequence = -5 WHERE peer = 'P' AND sequence = 3", [], "test setup")
-        raw.close()
+        try dir.alter([
+            ("UPDATE outbox SET sequence = 'x' WHERE peer = 'P' AND sequence = 2", []),
+            ("UPDATE outbox SET sequence = -5 WHERE peer = 'P' AND sequence = 3", []),
+        ])
         store = try DeliveryStore.open(path: dir.path())
         let pending = try store.pendingOutbox(peer: "P", limit: 10)
         #expect(pending.map(\.sequence) == [1, 4, 5, 6])

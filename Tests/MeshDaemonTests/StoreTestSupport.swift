@@ -14,6 +14,14 @@ struct StoreTestDirectory {
     func path(_ name: String = "store.sqlite") -> String { url.appendingPathComponent(name).path }
 
     func cleanUp() { try? FileManager.default.removeItem(at: url) }
+
+    /// Runs `statements` on the database file (`path()`) behind the store's back (a file altered by
+    /// something else), through a connection of its own.
+    func alter(_ statements: [(sql: String, values: [SQLiteValue])]) throws {
+        let raw = try SQLiteConnection(path: path(), busyTimeoutMilliseconds: 1000)
+        defer { raw.close() }
+        for statement in statements { try raw.run(statement.sql, statement.values, "test setup") }
+    }
 }
 
 /// A fixed instant, so tests never read the wall clock.

@@ -64,4 +64,13 @@ extension StoreError {
         default: true
         }
     }
+
+    /// SQLite found no room to write (a full disk, or the configured file-size ceiling), as
+    /// opposed to a queue limit of the store's own.
+    var isFileFull: Bool {
+        switch limit {
+        case .disk?, .databaseSize?: code == .full
+        default: false
+        }
+    }
 }

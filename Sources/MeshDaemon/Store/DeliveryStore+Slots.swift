@@ -28,7 +28,7 @@ extension DeliveryStore {
             try db.first("""
                 SELECT NULL, feature, session, revision, bytes, updated_at FROM outbound_slot
                 WHERE feature = ? AND session = ?
-                """, [.text(featureID), StoreColumns.slotKey(sessionID)], "read outbound snapshot", row: slot)
+                """, [.text(featureID), StoreColumns.slotKey(sessionID)], "read outbound snapshot", row: Self.slot) ?? nil
         }
     }
 
@@ -36,7 +36,7 @@ extension DeliveryStore {
     public func listOutboundSlots() throws -> [SnapshotSlot] {
         try withConnection { db in
             try db.query("SELECT NULL, feature, session, revision, bytes, updated_at FROM outbound_slot ORDER BY feature, session",
-                         [], "list outbound snapshots", row: listedSlot).compactMap { $0 }
+                         [], "list outbound snapshots", row: Self.slot).compactMap { $0 }
         }
     }
 
@@ -75,7 +75,7 @@ extension DeliveryStore {
             try db.first("""
                 SELECT peer, feature, session, revision, bytes, updated_at FROM inbound_slot
                 WHERE peer = ? AND feature = ? AND session = ?
-                """, [.text(peer), .text(featureID), StoreColumns.slotKey(sessionID)], "read inbound snapshot", row: slot)
+                """, [.text(peer), .text(featureID), StoreColumns.slotKey(sessionID)], "read inbound snapshot", row: Self.slot) ?? nil
         }
     }
 
@@ -85,7 +85,7 @@ extension DeliveryStore {
             try db.query("""
                 SELECT peer, feature, session, revision, bytes, updated_at FROM inbound_slot
                 WHERE ?1 IS NULL OR peer = ?1 ORDER BY peer, feature, session
-                """, [.optional(peer)], "list inbound snapshots", row: listedSlot).compactMap { $0 }
+                """, [.optional(peer)], "list inbound snapshots", row: Self.slot).compactMap { $0 }
         }
     }
 
@@ -98,17 +98,14 @@ extension DeliveryStore {
         }
     }
 
-    /// ``slot(_:)`` for lists: a row whose session key was damaged in the file cannot be
-    /// addressed and is left out instead of failing the whole list (the activation push of
-    /// every outbound slot, `meshctl snapshot`).
-    private func listedSlot(_ row: SQLiteStatement) throws -> SnapshotSlot? {
-        StoreColumns.optionalID(row, 2).isDamaged ? nil : try slot(row)
-    }
-
-    /// Maps `peer, feature, session, revision, bytes, updated_at`.
-    private func slot(_ row: SQLiteStatement) throws -> SnapshotSlot {
-        SnapshotSlot(peer: row.isNull(0) ? nil : row.text(0), featureID: row.text(1),
-                     sessionID: try StoreColumns.optionalUUID(row, 2, path: path),
-                     revision: StoreColumns.unsigned(row, 3), bytes: row.blob(4), updatedAt: StoreColumns.date(row, 5))
+    /// Maps `peer, feature, session, revision, bytes, updated_at`. A row whose session key was
+    /// damaged in the file cannot be addressed (a lookup by key never finds it): nil, and lists
+    /// leave it out instead of failing whole (the activation push of every outbound slot,
+    /// `meshctl snapshot`).
+    private static func slot(_ row: SQLiteStatement) -> SnapshotSlot? {
+        let session = StoreColumns.optionalID(row, 2)
+        if session.isDamaged { return nil }
+        return SnapshotSlot(peer: row.isNull(0) ? nil : row.text(0), featureID: row.text(1), sessionID: session.id,
+                            revision: StoreColumns.unsigned(row, 3), bytes: row.blob(4), updatedAt: StoreColumns.date(row, 5))
     }
 }

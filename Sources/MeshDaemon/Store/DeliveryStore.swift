@@ -91,16 +91,10 @@ public final class DeliveryStore: @unchecked Sendable {
             } catch let error as StoreError where error.isFileFull && reserve.release() {
                 result = try body(db)
             }
-            restoreReserve(db)
+            reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
+                            now: DispatchTime.now().uptimeNanoseconds)
             return result
         }
-    }
-
-    /// Takes the space reserve back if it is not held (a checkpoint first, which can empty the
-    /// WAL); called with the lock held.
-    private func restoreReserve(_ db: SQLiteConnection) {
-        reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
-                        now: DispatchTime.now().uptimeNanoseconds)
     }
 
     /// Whether the space reserve is held, and how often it was given up for a delete.
@@ -132,17 +126,6 @@ public final class DeliveryStore: @unchecked Sendable {
     public func integrityCheck() throws -> [String] {
         try withConnection { db in
             try db.query("PRAGMA integrity_check(50)", [], "check integrity") { $0.text(0) }
-        }
-    }
-}
-
-extension StoreError {
-    /// SQLite found no room to write (a full disk, or the configured file-size ceiling), as
-    /// opposed to a queue limit of the store's own.
-    var isFileFull: Bool {
-        switch limit {
-        case .disk?, .databaseSize?: code == .full
-        default: false
         }
     }
 }

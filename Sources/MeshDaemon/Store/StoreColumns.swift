@@ -60,24 +60,6 @@ enum StoreColumns {
         return bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
     }
 
-    /// Reads a 16-byte UUID column; anything else means the file was altered behind our back.
-    static func uuid(_ statement: SQLiteStatement, _ index: Int32, path: String) throws -> UUID {
-        guard let id = validUUID(statement, index) else { throw damaged(statement, index, path: path) }
-        return id
-    }
-
-    /// A nullable UUID column, or an empty-blob slot key, as `UUID?`; a damaged one throws.
-    static func optionalUUID(_ statement: SQLiteStatement, _ index: Int32, path: String) throws -> UUID? {
-        let column = optionalID(statement, index)
-        if column.isDamaged { throw damaged(statement, index, path: path) }
-        return column.id
-    }
-
-    private static func damaged(_ statement: SQLiteStatement, _ index: Int32, path: String) -> StoreError {
-        StoreError(code: .corrupt, operation: "read event or session id", path: path,
-                   detail: "a stored id has \(statement.blob(index).count) bytes instead of 16")
-    }
-
     /// A revision or sequence as INTEGER; values above Int64.max are refused.
     static func integer(_ value: UInt64, name: String, operation: String, path: String) throws -> SQLiteValue {
         guard let signed = Int64(exactly: value) else {

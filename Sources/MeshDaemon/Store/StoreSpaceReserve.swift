@@ -61,8 +61,9 @@ final class StoreSpaceReserve {
     /// Takes the reserve back when it is not held: first `checkpoint` (which can empty the WAL),
     /// then the file. After a failure, tries again only once `retryAfter` has passed, so a
     /// still-full disk does not cost a checkpoint per delete.
-    func restore(checkpoint: () -> Void, now: UInt64, retryAfter: UInt64 = 1_000_000_000) {
+    func restore(checkpoint: () -> Void, now: @autoclosure () -> UInt64, retryAfter: UInt64 = 1_000_000_000) {
         guard isEnabled, !isHeld else { return }
+        let now = now()    // read only when the reserve is away: this runs after every ack delete
         if let last = lastFailedRestore, now &- last < retryAfter { return }
         checkpoint()
         take()
