@@ -82,13 +82,18 @@ public final class DeliveryStore: @unchecked Sendable {
     /// cancelled items) or that must precede such a delete (recording an inbox hand-out). When
     /// `body` fails because the disk is full, the space reserve is given up and `body` runs once
     /// more (it must be a transaction that can simply be run again); the reserve is taken back
-    /// after a checkpoint as soon as there is room again.
+    /// after a checkpoint as soon as there is room again. With the reserve already given up,
+    /// a checkpoint comes first: once the WAL is copied back it is written from its start
+    /// again (or truncated), into pages that deletes freed.
     func withConnectionFreeingSpace<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withConnection { db in
             let result: T
             do {
                 result = try body(db)
-            } catch let error as StoreError where error.isFileFull && reserve.release() {
+            } catch let error as StoreError where error.isFileFull {
+                if !reserve.release() {
+                    _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint on a full disk")
+                }
                 result = try body(db)
             }
             reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
