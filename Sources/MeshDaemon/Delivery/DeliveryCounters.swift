@@ -25,6 +25,8 @@ struct DeliveryCounters: Sendable {
     /// Of those, inbox items offered again to the same attachment because its connection shed them.
     var inboxReoffered: UInt64 = 0
     var inboxDamagedIDs: UInt64 = 0
+    /// Hand-outs to an attachment tried again after its delivery could not be recorded.
+    var inboxHandOutRetries: UInt64 = 0
     var outboxRepairedIDs: UInt64 = 0
     var inboxRefused: UInt64 = 0
     var snapshotsPushed: UInt64 = 0
@@ -62,6 +64,7 @@ struct DeliveryCounters: Sendable {
             "delivery.inbox.delivered": inboxDelivered,
             "delivery.inbox.reoffered": inboxReoffered,
             "delivery.inbox.damaged_ids": inboxDamagedIDs,
+            "delivery.inbox.hand_out_retries": inboxHandOutRetries,
             "delivery.inbox.refused": inboxRefused,
             "delivery.snapshots.pushed": snapshotsPushed,
             "delivery.snapshots.received": snapshotsReceived,

@@ -39,6 +39,7 @@ extension DeliveryRouter {
             // A replay still running for it stops at its next page and hands nothing more.
             handedOut[key] = nil
             replaying[key] = nil
+            handOutRetries[key] = nil
         }
         await announcePresenceIfChanged()
     }
@@ -109,13 +110,20 @@ extension DeliveryRouter {
     /// call); their delivery is recorded when the replay hands them, so an entry a replay left
     /// in the store is not flagged when a later pass hands it. Sinks detached meanwhile (their
     /// connection is gone) get nothing; an id an app acknowledged is never handed out again.
-    func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink], replay: Bool = false) async {
-        guard !entries.isEmpty else { return }
+    /// When the delivery cannot be recorded nothing is handed: false, and the sinks wait for a
+    /// replay (`retryHandOutLater`); until then they are handed no inbox item (order).
+    @discardableResult
+    func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink], replay: Bool = false) async -> Bool {
+        guard !entries.isEmpty else { return true }
         var direct: [any DeliveryEventSink] = []
         for sink in sinks {
             let key = ObjectIdentifier(sink)
             guard isAttached(key) else { continue }
-            if !replay, replaying[key] != nil { hold(entries, for: key) } else { direct.append(sink) }
+            if !replay, replaying[key] != nil {
+                hold(entries, for: key)
+            } else if replay || handOutRetries[key] == nil {
+                direct.append(sink)
+            }
         }
         // Recorded: what some sink is about to get (not what it had, nor what a replay holds).
         var ids: [InboxID] = [], listed = Set<Int64>()
@@ -126,14 +134,18 @@ extension DeliveryRouter {
                 ids.append(entry.id)
             }
         }
-        guard !ids.isEmpty else { return }
+        guard !ids.isEmpty else { return true }
         let store = self.store, recorded = ids
         do {
             _ = try await worker.run { try store.markDelivered(ids: recorded) }
         } catch {
             counters.storeErrors &+= 1
-            logger.error("could not mark inbox items delivered", metadata: ["error": "\(error)"])
-            return
+            logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])
+            for sink in direct {
+                // A replay stops at this page; its end schedules the next one.
+                if replay { replaying[ObjectIdentifier(sink)]?.handOutFailed = true } else { retryHandOutLater(sink) }
+            }
+            return false
         }
         for sink in direct {
             let key = ObjectIdentifier(sink)
@@ -150,6 +162,7 @@ extension DeliveryRouter {
             }
             handedOut[key] = given
         }
+        return true
     }
 
     /// Holds entries for the replay running for `key`, bounded: the excess stays in the store,

@@ -135,6 +135,7 @@ extension DeliveryRouter {
             updateReachability(peer, gained: .appAttached, lost: .leaseExpired)
             retryIfStalled(peer)
         }
+        retryHandOuts()
         await flushSeen()
     }
 

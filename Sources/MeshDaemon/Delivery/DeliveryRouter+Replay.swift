@@ -10,7 +10,7 @@ extension DeliveryRouter {
     func replayInbox(features: [String], to sink: any DeliveryEventSink) async {
         let store = self.store, key = ObjectIdentifier(sink)
         var cursors: [String: InboxID] = [:]
-        for _ in 0..<8 {
+        passes: for _ in 0..<8 {
             replaying[key]?.passAgain = false
             for feature in Set(features).sorted() {
                 for _ in 0..<10_000 {
@@ -20,19 +20,19 @@ extension DeliveryRouter {
                     do {
                         page = try await worker.run { try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }
                     } catch {
-                        // The rest of this feature's inbox stays stored; the next attach or
-                        // resync tries again.
+                        // The rest of the inbox stays stored; a replay tries again later.
                         noteStoreError(error, "could not read the inbox of feature \(feature) to hand it to an app")
-                        break
+                        replaying[key]?.handOutFailed = true
+                        break passes
                     }
                     guard let last = page.last, isAttached(key) else { break }
                     cursors[feature] = last.id
                     noteDamagedIDs(in: page)
-                    await hand(page, to: [sink], replay: true)
+                    guard await hand(page, to: [sink], replay: true) else { break passes }
                 }
             }
             await recordHeld(key)
-            guard replaying[key]?.passAgain == true, isAttached(key) else { break }
+            guard replaying[key]?.passAgain == true, replaying[key]?.handOutFailed == false, isAttached(key) else { break }
         }
         if replaying[key]?.passAgain == true { replaying[key]?.resyncAfter = true }
         finishReplay(sink)
@@ -118,13 +118,11 @@ extension DeliveryRouter {
                 _ = try await worker.run { try store.markDelivered(ids: ids) }
             } catch {
                 counters.storeErrors &+= 1
-                logger.error("could not mark inbox items delivered", metadata: ["error": "\(error)"])
-                // Not handed then (they stay in the inbox for the next attach), as in `hand`.
-                let failed = Set(ids.map(\.rawValue))
-                replaying[key]?.deferred.removeAll { held in
-                    if case .entry(let entry) = held { return failed.contains(entry.id.rawValue) }
-                    return false
-                }
+                logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])
+                // Not handed then, nor what was held after them: all stay in the inbox for
+                // the next replay (`finishReplay`).
+                replaying[key]?.handOutFailed = true
+                return
             }
         }
     }
@@ -137,8 +135,11 @@ extension DeliveryRouter {
             counters.deferredLiveShed &+= replay.liveShed
             sink.reportShed(replay.liveShed)
         }
-        if replay.resyncAfter {
-            Task { await self.resync(sink) }
+        if replay.handOutFailed {
+            retryHandOutLater(sink)
+        } else {
+            handOutRetries[key] = nil
+            if replay.resyncAfter { Task { await self.resync(sink) } }
         }
         if !replay.reoffer.isEmpty {
             Task { await self.reoffer(replay.reoffer, to: sink) }
@@ -147,7 +148,8 @@ extension DeliveryRouter {
         for item in replay.deferred {
             switch item {
             case .entry(let entry):
-                guard !acknowledgedInbox.contains(entry.id.rawValue), given.insert(entry.id.rawValue).inserted else { continue }
+                guard !replay.handOutFailed, !acknowledgedInbox.contains(entry.id.rawValue),
+                      given.insert(entry.id.rawValue).inserted else { continue }
                 sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
                                     mode: entry.item.kind, encoded: entry.item.payload))
                 counters.inboxDelivered &+= 1

@@ -78,6 +78,9 @@ public actor DeliveryRouter: Service {
     /// they were given meanwhile (handed to them once the replay is done, so inbox items arrive
     /// in order).
     var replaying: [ObjectIdentifier: SinkReplay] = [:]
+    /// Sinks whose inbox hand-out failed to be recorded (a full disk): no inbox item is handed
+    /// to them until a replay, scheduled with backoff, hands what they miss in order.
+    var handOutRetries: [ObjectIdentifier: HandOutRetry] = [:]
     /// Inbox ids apps acknowledged (ids are never reused): never handed out again, even when a
     /// stale copy of the entry is still on its way (a replay page, a deferred delivery).
     var acknowledgedInbox: Set<Int64> = []

@@ -30,6 +30,9 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     /// replay takes another pass over the inbox for them, so a replay under a sustained stream
     /// of reliable items or realtime fallbacks cannot grow the daemon's memory without bound.
     public var maximumDeferredInbox = 8192
+    /// Longest wait, seconds, before an attachment whose inbox hand-out could not be recorded
+    /// (a full disk) is offered its inbox again (from 250 ms, doubling).
+    public var handOutRetryMaximum = 5.0
 
     /// The defaults.
     public init() {}

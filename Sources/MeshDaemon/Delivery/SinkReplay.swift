@@ -23,4 +23,8 @@ struct SinkReplay: Sendable {
     /// Inbox items the sink's connection shed after they were handed (its app never saw them):
     /// offered again once the replay is done.
     var reoffer: [ShedInboxItem] = []
+    /// The inbox could not be read, or a hand-out not recorded: the replay stopped there. It
+    /// ends without handing the inbox entries it holds (they stay in the store, so nothing
+    /// overtakes what it could not hand) and another replay follows (`HandOutRetry`).
+    var handOutFailed = false
 }

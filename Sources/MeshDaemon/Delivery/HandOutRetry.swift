@@ -1,0 +1,45 @@
+/// A sink whose inbox hand-out could not be recorded in the store (`markDelivered` failed, as on
+/// a full disk). Inbox items are not handed to it without that record (an app that dies before
+/// acking must get them flagged as redeliveries), and handing later items first would break
+/// per-peer order; so it gets no inbox item until a replay, tried again with backoff from the
+/// router's tick, hands it what it misses from the store, in order.
+struct HandOutRetry: Sendable {
+    /// Failed attempts in a row (the backoff's exponent).
+    var failures = 0
+    /// Monotonic instant (ns) of the next replay; nil while one runs.
+    var dueAt: UInt64?
+
+    /// Backoff after the latest failure: 250 ms doubling, at most `maximum` seconds.
+    func delay(maximum: Double) -> Double {
+        min(maximum, 0.25 * Double(1 << min(max(failures - 1, 0), 16)))
+    }
+}
+
+extension DeliveryRouter {
+    /// `sink` was not handed inbox items because their delivery could not be recorded: hold
+    /// its inbox hand-outs and schedule a replay.
+    func retryHandOutLater(_ sink: any DeliveryEventSink) {
+        let key = ObjectIdentifier(sink)
+        guard isAttached(key) else { return }
+        var retry = handOutRetries[key] ?? HandOutRetry()
+        retry.failures += 1
+        retry.dueAt = now() &+ UInt64(retry.delay(maximum: options.handOutRetryMaximum) * 1e9)
+        handOutRetries[key] = retry
+    }
+
+    /// From the tick: starts the replays that are due.
+    func retryHandOuts() {
+        guard !handOutRetries.isEmpty else { return }
+        let now = now()
+        for (key, retry) in handOutRetries {
+            guard let due = retry.dueAt, due <= now else { continue }
+            guard let sink = attachments.values.first(where: { ObjectIdentifier($0.sink) == key })?.sink else {
+                handOutRetries[key] = nil
+                continue
+            }
+            handOutRetries[key]?.dueAt = nil
+            counters.inboxHandOutRetries &+= 1
+            Task { await self.resync(sink) }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+/// An inbox hand-out whose delivery cannot be recorded in the store (as on a full disk): the
+/// app gets none of those items then — and none after them, which would overtake them — and
+/// the router offers its inbox again, with backoff, while the app stays attached: every item
+/// once, in order, without waiting for the app's next attach.
+@Suite("Inbox hand-outs offered again after a failed record", .serialized)
+struct DeliveryHandOutRetryTests {
+    /// Makes every delivery record fail, as a full disk does, until `allow` is called.
+    private struct RecordFailure {
+        let databasePath: String
+
+        func refuse() throws {
+            try run("CREATE TRIGGER test_refuse_hand_out BEFORE UPDATE OF delivery_count ON inbox "
+                    + "BEGIN SELECT RAISE(ABORT, 'test: no room for the record'); END")
+        }
+
+        func allow() throws { try run("DROP TRIGGER test_refuse_hand_out") }
+
+        private func run(_ sql: String) throws {
+            let raw = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 5_000)
+            defer { raw.close() }
+            try raw.run(sql, [], "test setup")
+        }
+    }
+
+    private func start(_ bed: DeliveryTestBed, name: String) async throws -> (RunningDaemon, RecordFailure) {
+        let folder = bed.nodes.temporaryFolder()
+        var options = DeliveryTestBed.options()
+        options.handOutRetryMaximum = 0.5
+        let daemon = try await bed.start(name: name, stateDirectory: folder, options: options)
+        return (daemon, RecordFailure(databasePath: folder + "/delivery.sqlite"))
+    }
+
+    @Test func aHandOutThatCannotBeRecordedIsOfferedAgainInOrderWithoutANewAttach() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let (daemon, failure) = try await start(bed, name: "retry-live")
+        let sink = CollectingSink()
+        _ = await daemon.router.attach(features: ["demo"], sink: sink)
+        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
+
+        try failure.refuse()
+        let entries = try storeItems(daemon, count: 10)
+        #expect(await !daemon.router.hand(Array(entries.prefix(4)), to: [sink]), "the record failed")
+        await daemon.router.hand(Array(entries.dropFirst(4)), to: [sink])
+        // Tried again with backoff while the record keeps failing; nothing reaches the app.
+        try await waitUntil("two more attempts", timeout: 10) {
+            await daemon.router.counterValues()["delivery.inbox.hand_out_retries", default: 0] >= 2
+        }
+        #expect(inboxIDs(sink).isEmpty, "handed without a record, or later items first: \(inboxIDs(sink))")
+
+        try failure.allow()
+        try await waitUntil("every item handed", timeout: 10) { inboxIDs(sink).count >= entries.count }
+        #expect(inboxIDs(sink) == entries.map(\.id.rawValue), "each once, in order")
+        #expect(marked(sink).isEmpty, "never handed before, so not marked: \(marked(sink))")
+        #expect(try daemon.store.inboxEntries(ids: entries.map(\.id)).allSatisfy { $0.deliveryCount == 1 })
+
+        // Recorded again: a new item goes straight to the app.
+        let later = try storeItems(daemon, count: 1, from: 11)
+        #expect(await daemon.router.hand(later, to: [sink]))
+        #expect(inboxIDs(sink) == (entries + later).map(\.id.rawValue))
+    }
+
+    /// A replay whose page cannot be recorded stops there: what arrived during it is not
+    /// handed before the page either, and the next replay hands all of it, in order.
+    @Test func aReplayThatCannotRecordHandsNothingAfterThePageAndIsRunAgain() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let (daemon, failure) = try await start(bed, name: "retry-replay")
+        let sink = CollectingSink()
+        _ = await daemon.router.attach(features: ["demo"], sink: sink)
+        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
+        // In the inbox, not handed yet (as after the app's connection shed them).
+        let stored = try storeItems(daemon, count: 6)
+        try failure.refuse()
+
+        await daemon.router.beginReplayForTest(sink)
+        let arriving = try storeItems(daemon, count: 3, from: 7)
+        await daemon.router.hand(arriving, to: [sink])
+        #expect(await daemon.router.deferredInboxForTest(sink) == 3, "held for after the replay")
+        await daemon.router.replayInbox(features: ["demo"], to: sink)
+        #expect(await !daemon.router.isReplayingForTest(sink))
+        #expect(inboxIDs(sink).isEmpty, "nothing handed past a page that could not be recorded: \(inboxIDs(sink))")
+
+        try failure.allow()
+        try await waitUntil("every item handed", timeout: 10) { inboxIDs(sink).count >= 9 }
+        #expect(inboxIDs(sink) == (stored + arriving).map(\.id.rawValue), "each once, in order")
+        #expect(marked(sink).isEmpty, "\(marked(sink))")
+    }
+
+    /// An app that detaches while its hand-out waits leaves nothing behind; the next attach
+    /// gets the items at once.
+    @Test func aDetachForgetsTheRetryAndTheNextAttachGetsTheItems() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let (daemon, failure) = try await start(bed, name: "retry-detach")
+        let first = CollectingSink()
+        let attachment = await daemon.router.attach(features: ["demo"], sink: first)
+        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(first) }
+        try failure.refuse()
+        let entries = try storeItems(daemon, count: 3)
+        #expect(await !daemon.router.hand(entries, to: [first]))
+        await daemon.router.detach(attachment.attachmentID)
+        #expect(await daemon.router.handOutRetryCountForTest() == 0)
+
+        try failure.allow()
+        let next = CollectingSink()
+        _ = await daemon.router.attach(features: ["demo"], sink: next)
+        try await waitUntil("the next attach got the items", timeout: 5) { inboxIDs(next).count >= 3 }
+        #expect(inboxIDs(next) == entries.map(\.id.rawValue))
+        #expect(inboxIDs(first).isEmpty)
+    }
+
+    private func storeItems(_ daemon: RunningDaemon, count: Int, from first: Int = 1) throws -> [InboxEntry] {
+        let items = (first..<(first + count)).map { makeInboxItem($0) }
+        let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        return zip(items, receipts).compactMap { item, receipt -> InboxEntry? in
+            guard case .stored(let id) = receipt else { return nil }
+            return InboxEntry(id: id, peer: "P", item: item, receivedAt: storeTestEpoch, deliveryCount: 0)
+        }
+    }
+
+    private func marked(_ sink: CollectingSink) -> [Int64] {
+        sink.all.compactMap { event in
+            guard case .envelope(_, let inboxID, true, _, _) = event else { return nil }
+            return inboxID
+        }
+    }
+
+    private func inboxIDs(_ sink: CollectingSink) -> [Int64] {
+        sink.all.compactMap { event in
+            guard case .envelope(_, let inboxID, _, _, _) = event else { return nil }
+            return inboxID
+        }
+    }
+}
+
+extension DeliveryRouter {
+    /// Sinks waiting for their inbox to be offered again.
+    func handOutRetryCountForTest() -> Int { handOutRetries.count }
+}
