@@ -74,6 +74,55 @@ struct ProcessDiskFullTests {
         await client.close()
     }
 
+    /// B's disk fills up with items for an app that is not running: B refuses what does not
+    /// fit (A keeps it queued and retries). The app starts: it gets what B stored — recording a
+    /// hand-out is itself a write on the full disk — acks it, which frees room, and then the
+    /// rest arrives, filling the disk again and again: every item once, in order, while the app
+    /// stays attached (a hand-out that could not be recorded is offered again, not left for the
+    /// app's next attach), and A's outbox drains.
+    @Test func aFullDiskAtTheReceiverDrainsThroughItsAppAndTakesTheRest() async throws {
+        let disk = try TmpfsNamespace(size: "3m")
+        defer { disk.stop() }
+        let pair = try await DaemonPair.start(extraB: disk.stateArguments, launcherB: disk.launcher)
+        defer { pair.stopNow() }
+
+        let client = try await MeshClient.connect(socketPath: pair.a.socketPath)
+        let filler = String(repeating: "y", count: 3_000)
+        let total = 150
+        for sequence in 1...total {
+            let reply = try await client.send(envelope: ProcessFixtures.envelope(UInt64(sequence), payload: "\(sequence) \(filler)"),
+                                              mode: .reliableEventually)
+            #expect(reply.outcome == .queued || reply.outcome == .sent)
+        }
+        await client.close()
+        var counters: [String: Any] = [:]
+        try await waitUntil("B refuses items for lack of room", timeout: 20) {
+            counters = try await pair.b.status()["counters"] as? [String: Any] ?? [:]
+            return (counters["delivery.inbox.refused"] as? Int ?? 0) > 0
+        }
+        let stored = counters["delivery.inbox.stored"] as? Int ?? -1
+        #expect(stored > 0 && stored < total)
+
+        let watch = try WatchProcess(pair.b, feature: "demo")
+        defer { watch.stopNow() }
+        let envelopes = try await watch.envelopes(total, timeout: 90)
+        #expect(envelopes.compactMap { $0["sequence"] as? Int } == Array(1...total))
+        #expect(envelopes.allSatisfy { ($0["payload"] as? String)?.hasSuffix(filler) == true })
+        let extra = try? await watch.next(type: "envelope", timeout: 1.5)
+        #expect(extra == nil, "nothing arrives twice")
+        var remaining = -1
+        try? await waitUntil("A's outbox drains", timeout: 15) {
+            remaining = try await queuedCount(pair.a)
+            return remaining == 0
+        }
+        #expect(remaining == 0, "\(remaining) items stayed in A's outbox")
+        counters = try await pair.b.status()["counters"] as? [String: Any] ?? [:]
+        print("disk-full figure: B stored \(stored) of \(total) items before its disk was full; refused "
+              + "\(counters["delivery.inbox.refused"] ?? "?") times, reserve given up "
+              + "\(counters["store.space_reserve.releases"] ?? "?") times, hand-outs offered again "
+              + "\(counters["delivery.inbox.hand_out_retries"] ?? "?") times")
+    }
+
     private func queuedCount(_ daemon: DaemonProcess) async throws -> Int {
         let result = try await daemon.meshctl(["queue", "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]

@@ -15,11 +15,11 @@ struct DaemonPair {
     let idB: String
 
     static func start(listen: String = "127.0.0.1:0", extraA: [String] = [], extraB: [String] = [],
-                      launcherA: [String] = []) async throws -> DaemonPair {
+                      launcherA: [String] = [], launcherB: [String] = []) async throws -> DaemonPair {
         let a = try await DaemonProcess(name: "alpha", listen: listen, extraArguments: extraA, launcher: launcherA)
         let b: DaemonProcess
         do {
-            b = try await DaemonProcess(name: "beta", listen: listen, extraArguments: extraB)
+            b = try await DaemonProcess(name: "beta", listen: listen, extraArguments: extraB, launcher: launcherB)
         } catch {
             a.stopNow()
             throw error
