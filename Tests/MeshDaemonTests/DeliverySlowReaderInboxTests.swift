@@ -17,6 +17,8 @@ extension DeliveryIntegration {
         struct Received {
             var copies: [Int64: Int] = [:]
             var marked: [Int64: Int] = [:]
+            /// Inbox ids in the order they arrived (one sending peer: its order is theirs).
+            var order: [Int64] = []
             var dropped: UInt64 = 0
             var attachReplied = false
             var deliveries: Int { copies.values.reduce(0, +) }
@@ -35,6 +37,7 @@ extension DeliveryIntegration {
                 case .envelope(let envelope) where envelope.inboxID != 0:
                     let id = Int64(envelope.inboxID)
                     received.copies[id, default: 0] += 1
+                    received.order.append(id)
                     if envelope.isRedelivery { received.marked[id, default: 0] += 1 }
                 default:
                     break
@@ -87,6 +90,7 @@ extension DeliveryIntegration {
             #expect(first.copies.values.allSatisfy { $0 == 1 },
                     "items the app had were offered again: \(first.deliveries) envelopes for \(count) items")
             #expect(first.marked.isEmpty, "\(first.marked.count) first deliveries were marked as redeliveries")
+            #expect(first.order == first.order.sorted(), "out of the sender's order: \(Self.breaks(first.order))")
             // Shed items come back in rounds while the app keeps up: offered all at once they
             // overran the socket again (≈ 5.5 sheds per item before; ≈ 1.7 in rounds of 64).
             #expect(shed < UInt64(3 * count), "\(shed) events shed for \(count) items: re-offers overran the reader again")
@@ -103,6 +107,12 @@ extension DeliveryIntegration {
             #expect(second.copies.count == count)
             #expect(second.copies.values.allSatisfy { $0 == 1 })
             #expect(second.marked.count == count, "only \(second.marked.count) of \(count) redeliveries were marked")
+            #expect(second.order == second.order.sorted(), "out of the sender's order: \(Self.breaks(second.order))")
+        }
+
+        /// Where `ids` step back, as "previous→next" (the first 10).
+        static func breaks(_ ids: [Int64]) -> String {
+            zip(ids, ids.dropFirst()).filter { $0.0 > $0.1 }.prefix(10).map { "\($0.0)→\($0.1)" }.joined(separator: ", ")
         }
     }
 }

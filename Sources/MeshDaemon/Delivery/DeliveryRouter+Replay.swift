@@ -56,10 +56,18 @@ extension DeliveryRouter {
     /// hands them to it again, with the redelivery mark they had (its app never saw them), after
     /// what it was given so far. Only items handed to this sink and not acknowledged are offered
     /// again; the rest of its inbox is not (the app has it). While a replay runs for the sink
-    /// they wait for its end.
+    /// this waits for its end (up to 10 s; then the items are offered once it ended), so when
+    /// it returns the items were handed: the connection holds later inbox items back until
+    /// then (`LocalAPIConnectionHandler.mustWait`), which keeps each peer's items in order.
     public func reoffer(_ items: [ShedInboxItem], to sink: any DeliveryEventSink) async {
         let key = ObjectIdentifier(sink)
         guard !items.isEmpty, isAttached(key) else { return }
+        var waits = 0
+        while replaying[key] != nil, waits < 2_000 {
+            waits += 1
+            do { try await Task.sleep(nanoseconds: 5_000_000) } catch { break }
+            guard isAttached(key) else { return }
+        }
         guard replaying[key] == nil else {
             replaying[key]?.reoffer.append(contentsOf: items)
             return

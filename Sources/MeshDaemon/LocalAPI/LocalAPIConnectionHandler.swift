@@ -38,6 +38,12 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     /// Inbox items among the events shed since the last report, per attach request: offered to
     /// that attachment again once the client caught up (they never reached it).
     private var shedInbox: [UInt32: [ShedInboxItem]] = [:]
+    /// The lowest inbox id in `shedInbox`, per attach request.
+    private var shedLowest: [UInt32: Int64] = [:]
+    /// Inbox ids of the re-offer round being handed to the router that were not written yet,
+    /// per attach request. With `shedLowest` they keep each attachment's inbox items in order:
+    /// an item after one that waits to be offered again waits behind it (`mustWait`).
+    private var roundExpected: [UInt32: Set<Int64>] = [:]
     /// The pipeline's frame writer and its context, for events written straight to it
     /// (`writeEvent`); nil before the connection is active and after it ended.
     private var frameWriter: (writer: LocalAPIFrameWriter, context: ChannelHandlerContext)?
@@ -203,7 +209,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         counters.add(.eventsShed, shed.count)
         // Live realtime envelopes (gone) and attach events shed before the reply (inbox items
         // among them are offered again, like those this connection shed).
-        if !shed.inboxItems.isEmpty { shedInbox[shed.requestID, default: []].append(contentsOf: shed.inboxItems) }
+        if !shed.inboxItems.isEmpty { note(shed.inboxItems, for: shed.requestID) }
         guard !closing, let count = flow.eventsShedElsewhere(shed.count) else { return }
         writeShedReport(count, context: context)
         reofferShedInbox(context: context)
@@ -229,12 +235,41 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         return true
     }
 
-    /// The slow-reader policy for one event: false when it is shed (counted, inbox items noted).
+    /// The slow-reader policy for one event: false when it is shed (counted, inbox items noted),
+    /// or when it is an inbox item that must wait behind an earlier one of its attachment to be
+    /// offered again (noted with it, counted apart: the client is not told, it gets them all).
     private func offer(_ frame: LocalAPIFrame) -> Bool {
+        if !shedLowest.isEmpty || !roundExpected.isEmpty, let item = Self.inboxItem(frame),
+           mustWait(item, requestID: frame.requestID) {
+            counters.add(.eventsHeldForOrder)
+            note([item], for: frame.requestID)
+            return false
+        }
         guard !flow.eventOffered() else { return true }
         counters.add(.eventsShed)
-        if let item = Self.inboxItem(frame) { shedInbox[frame.requestID, default: []].append(item) }
+        if let item = Self.inboxItem(frame) { note([item], for: frame.requestID) }
         return false
+    }
+
+    /// Whether `item` must wait because an earlier inbox item of its attachment was shed and
+    /// is still to be offered again (per-peer order: the attachment gets its inbox items in the
+    /// order they arrived, and a shed one is offered again only after the client caught up).
+    /// Items of the round being offered again pass, in their own order.
+    private func mustWait(_ item: ShedInboxItem, requestID: UInt32) -> Bool {
+        if var expected = roundExpected[requestID] {
+            let ofRound = expected.remove(item.inboxID) != nil
+            roundExpected[requestID] = expected
+            if !ofRound, let lowest = expected.min(), item.inboxID > lowest { return true }
+        }
+        if let lowest = shedLowest[requestID], item.inboxID > lowest { return true }
+        return false
+    }
+
+    /// Notes inbox items to offer again to the attachment of `requestID`.
+    private func note(_ items: [ShedInboxItem], for requestID: UInt32) {
+        guard let lowest = items.lazy.map(\.inboxID).min() else { return }
+        shedInbox[requestID, default: []].append(contentsOf: items)
+        shedLowest[requestID] = min(shedLowest[requestID] ?? lowest, lowest)
     }
 
     // MARK: - Requests
@@ -344,6 +379,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         guard !closing, !reofferRunning, flow.writable, !shedInbox.isEmpty else { return }
         guard let router = dispatcher.router, let sinks = connection?.allSinks() else {
             shedInbox = [:]
+            shedLowest = [:]
             return
         }
         var sinkOf: [UInt32: LocalAPIEventSink] = [:]
@@ -351,16 +387,21 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         var round: [(LocalAPIEventSink, [ShedInboxItem])] = []
         var room = Self.reofferRound
         for requestID in shedInbox.keys.sorted() {
-            guard let items = shedInbox[requestID] else { continue }
+            guard var items = shedInbox[requestID] else { continue }
             guard let sink = sinkOf[requestID] else {
                 shedInbox[requestID] = nil
+                shedLowest[requestID] = nil
                 continue
             }
             guard room > 0 else { continue }
+            // Lowest ids first: the order they arrived in (an item shed again joined the end).
+            items.sort { $0.inboxID < $1.inboxID }
             let taken = min(room, items.count)
             round.append((sink, Array(items.prefix(taken))))
+            roundExpected[requestID] = Set(items.prefix(taken).map(\.inboxID))
             room -= taken
             shedInbox[requestID] = taken == items.count ? nil : Array(items.dropFirst(taken))
+            shedLowest[requestID] = taken == items.count ? nil : items[taken].inboxID
         }
         guard !round.isEmpty else { return }
         reofferRunning = true
@@ -371,6 +412,8 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             for (sink, items) in round { await router.reoffer(items, to: sink) }
             // After the flush the round's events scheduled, so writability is up to date.
             loop.execute {
+                // What the router did not hand again (acknowledged meanwhile) holds nothing back.
+                handler.value.roundExpected = [:]
                 handler.value.reofferRunning = false
                 handler.value.reofferShedInbox(context: boundContext.value)
             }

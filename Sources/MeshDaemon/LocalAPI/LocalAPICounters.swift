@@ -19,6 +19,9 @@ public final class LocalAPICounters: @unchecked Sendable {
         case slowReaderCloses = "api.slow_reader.closes"
         /// Events shed because a client's outbound buffer was full.
         case eventsShed = "api.events.shed"
+        /// Inbox items not written because an earlier one of the same attachment was shed and
+        /// waits to be offered again; they are offered again after it, in order.
+        case eventsHeldForOrder = "api.events.held_for_order"
     }
 
     private let lock = NSLock()
