@@ -24,6 +24,7 @@ struct DeliveryMessageTests {
         .reliableBatch([(UInt64(1), item), (UInt64(2), item)]),
         .reliableBatch([]),
         .reliableAck(upTo: 42),
+        .reliableResend(after: 41), .reliableResend(after: 0),
         .snapshotPush([9, 9]), .snapshotRequest([8]), .snapshotReply([]),
         .anchor(DeliveryAnchorRecord(sessionID: UUID(), featureID: "demo", revision: 3,
                                      anchor: SessionTimerAnchor(startedAt: Date(timeIntervalSince1970: 1_700_000_000.25),

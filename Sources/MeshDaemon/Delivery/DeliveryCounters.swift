@@ -29,6 +29,8 @@ struct DeliveryCounters: Sendable {
     var inboxHandOutRetries: UInt64 = 0
     var outboxRepairedIDs: UInt64 = 0
     var inboxRefused: UInt64 = 0
+    /// Reliable items dropped unacknowledged because an earlier batch was refused (resent).
+    var inboxAfterRefusal: UInt64 = 0
     var snapshotsPushed: UInt64 = 0
     var snapshotsReceived: UInt64 = 0
     var snapshotsStale: UInt64 = 0
@@ -66,6 +68,7 @@ struct DeliveryCounters: Sendable {
             "delivery.inbox.damaged_ids": inboxDamagedIDs,
             "delivery.inbox.hand_out_retries": inboxHandOutRetries,
             "delivery.inbox.refused": inboxRefused,
+            "delivery.inbox.dropped_after_refusal": inboxAfterRefusal,
             "delivery.snapshots.pushed": snapshotsPushed,
             "delivery.snapshots.received": snapshotsReceived,
             "delivery.snapshots.stale": snapshotsStale,

@@ -18,6 +18,7 @@ import Foundation
 ///  0x0B  feature presence   either    count u16, feature str16 *
 ///  0x0C  realtime acks      datagram  count u16, eventID 16 *      (coalesced 0x02)
 ///  0x0D  realtime batch     datagram  count u16 (≥ 1), item *       (several 0x01 in one datagram)
+///  0x0E  reliable resend    stream    after u64 (the sender's last ack; batches from there follow)
 /// ```
 enum DeliveryMessage: Sendable, Equatable {
     case realtime(DeliveryItem)
@@ -34,6 +35,10 @@ enum DeliveryMessage: Sendable, Equatable {
     case realtimeAcks([UUID])
     /// Several realtime items in one datagram, in send order (each handled as one `.realtime`).
     case realtimeBatch([DeliveryItem])
+    /// The sender starts its reliable stream over after `after` (its last ack): what follows is
+    /// its outbox from there (cancelled items left out), so a receiver that refused a batch may
+    /// store batches again (`DeliveryPeerState.awaitingResend`).
+    case reliableResend(after: UInt64)
 
     /// The smallest encoded item (eventID, kind, empty feature, no session, empty payload).
     static let minimumItemSize = 16 + 1 + 2 + 1 + 4
@@ -67,6 +72,9 @@ enum DeliveryMessage: Sendable, Equatable {
         case .reliableAck(let upTo):
             writer.u8(0x04)
             writer.u64(upTo)
+        case .reliableResend(let after):
+            writer.u8(0x0E)
+            writer.u64(after)
         case .snapshotPush(let bytes):
             writer.u8(0x05)
             writer.raw(bytes)
@@ -123,6 +131,7 @@ enum DeliveryMessage: Sendable, Equatable {
             }
             self = .reliableBatch(items)
         case 0x04: self = .reliableAck(upTo: try reader.u64("reliable ack"))
+        case 0x0E: self = .reliableResend(after: try reader.u64("reliable resend"))
         case 0x05: self = .snapshotPush(reader.rest())
         case 0x06: self = .snapshotRequest(reader.rest())
         case 0x07: self = .snapshotReply(reader.rest())

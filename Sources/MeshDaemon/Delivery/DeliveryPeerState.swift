@@ -29,6 +29,14 @@ struct DeliveryPeerState: Sendable {
     var retryDelay: Double
     /// Send attempts of unacknowledged sequences in this daemon run.
     var attempts: [UInt64: Int] = [:]
+    /// Receiving: a reliable batch could not be stored (a full disk, the inbox limit). Later
+    /// batches are dropped unacknowledged until the sender starts over from its last ack
+    /// (`reliableResend`): the cumulative ack of a later batch would cover the refused items,
+    /// and the sender would delete them from its outbox although they were never stored here.
+    var awaitingResend = false
+    /// Sending: the stream starts over from the last ack; the pump says so (`reliableResend`)
+    /// before its next batch.
+    var announceResend = false
 
     /// Features the peer announced an attached app for, and until when (monotonic ns).
     var remoteFeatures: Set<String> = []
@@ -43,6 +51,7 @@ struct DeliveryPeerState: Sendable {
         epoch &+= 1
         lastSent = lastAcked
         sentOnConnection = nil
+        announceResend = true
     }
 
     /// Smallest realtime ack deadline for this peer now, seconds (adapts to late acks).

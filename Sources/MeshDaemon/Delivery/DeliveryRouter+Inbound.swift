@@ -19,6 +19,7 @@ extension DeliveryRouter {
         case .realtime, .realtimeAck, .realtimeAcks, .realtimeBatch: break
         case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
         case .reliableAck(let upTo): reliableAcked(upTo: upTo, from: peer)
+        case .reliableResend: queueForInbox(.resend, from: peer)
         case .snapshotPush(let bytes): await snapshotReceived(bytes, from: peer, isReply: false)
         case .snapshotReply(let bytes): await snapshotReceived(bytes, from: peer, isReply: true)
         case .snapshotRequest(let bytes): await snapshotRequestReceived(bytes, from: peer)
@@ -154,10 +155,18 @@ extension DeliveryRouter {
         }
         var fresh: [InboxItem] = []
         var lastSequence: UInt64?
+        var refusable = false    // a batch is among the items (a refusal then stops later ones)
         var realtimeAcks: [(UUID, PingPath)] = []
         for work in works {
             switch work {
+            case .resend:
+                peerStates[peer]?.awaitingResend = false
             case .batch(let items):
+                guard peerStates[peer]?.awaitingResend != true else {
+                    counters.inboxAfterRefusal &+= UInt64(items.count)
+                    continue
+                }
+                refusable = true
                 for (sequence, item) in items {
                     lastSequence = max(lastSequence ?? 0, sequence)
                     if realtimeSeen.contains(item.eventID) {
@@ -182,6 +191,7 @@ extension DeliveryRouter {
         } catch {
             counters.inboxRefused &+= UInt64(fresh.count)
             logger.warning("inbox refused received items; the sender will retry", metadata: ["error": "\(error)"])
+            if refusable { peerStates[peer]?.awaitingResend = true }
             return
         }
         if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }
@@ -209,11 +219,15 @@ enum DeliveryInboxWork: Sendable {
     case batch([(sequence: UInt64, item: DeliveryItem)])
     /// A realtime item no app was attached for: acked on `path` after the commit.
     case realtime(DeliveryItem, path: PingPath)
+    /// The sender starts its stream over from its last ack (in order with the batches: those
+    /// sent before it were dropped or stored already).
+    case resend
 
     var eventIDs: [UUID] {
         switch self {
         case .batch(let items): items.map(\.item.eventID)
         case .realtime(let item, _): [item.eventID]
+        case .resend: []
         }
     }
 }

@@ -56,6 +56,13 @@ extension DeliveryRouter {
             if current.lastSent <= current.lastAcked { peerStates[peer]?.lastProgressAt = now() }
             peerStates[peer]?.lastSent = last.sequence
             for entry in entries { peerStates[peer]?.attempts[entry.sequence, default: 0] += 1 }
+            if current.announceResend {
+                // Before the first batch of a new start: a receiver that refused a batch stores
+                // again from here (what it refused comes again, or was cancelled).
+                peerStates[peer]?.announceResend = false
+                guard await transmit(.reliableResend(after: current.lastAcked), to: peer, path: .stream,
+                                     connection: connection) else { return }
+            }
             for batch in batches(entries) {
                 guard await transmit(.reliableBatch(batch), to: peer, path: .stream, connection: connection) else { return }
                 counters.reliableBatchesSent &+= 1

@@ -1,0 +1,101 @@
+import Foundation
+import MeshCrypto
+import Testing
+@testable import MeshDaemon
+
+/// A receiver that could not store a reliable batch (a full disk) must not acknowledge a later
+/// one: the ack is cumulative, so the sender would delete the refused items unstored. Later
+/// batches are dropped unacknowledged until the sender starts over from its last ack.
+@Suite("Reliable batches after a refused one", .serialized)
+struct DeliveryRefusalGateTests {
+    /// Refuses inbox inserts of the sender sequences in `range`, as a full disk would.
+    private static func refuse(_ databasePath: String, _ range: ClosedRange<Int>) throws {
+        try run(databasePath, "CREATE TRIGGER test_refuse_inbox BEFORE INSERT ON inbox WHEN NEW.sender_sequence "
+                + "BETWEEN \(range.lowerBound) AND \(range.upperBound) BEGIN SELECT RAISE(ABORT, 'test: no room'); END")
+    }
+
+    private static func allow(_ databasePath: String) throws { try run(databasePath, "DROP TRIGGER test_refuse_inbox") }
+
+    private static func run(_ databasePath: String, _ sql: String) throws {
+        let raw = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 5_000)
+        defer { raw.close() }
+        try raw.run(sql, [], "test setup")
+    }
+
+    /// Two daemons: B refuses the first batch; a second batch, sent later, finds room. Before,
+    /// B stored and acked it, A deleted the refused items with that ack, and they never
+    /// arrived. Now B drops it unacked; A starts over from its last ack; once B has room
+    /// everything arrives, once, in order.
+    @Test func aLaterBatchIsNotStoredBeforeTheRefusedOneAndNothingIsLost() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let folder = bed.nodes.temporaryFolder()
+        let a = try await bed.start(name: "alice")
+        let b = try await bed.start(name: "bob", stateDirectory: folder)
+        _ = try await bed.nodes.pair(a.running, b.running)
+        try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
+        let sink = CollectingSink()
+        _ = await b.router.attach(features: ["demo"], sink: sink)
+        let database = folder + "/delivery.sqlite"
+        try Self.refuse(database, 1...5)
+
+        func send(_ range: ClosedRange<Int>) async throws {
+            for index in range {
+                let (envelope, encoded) = try RouterFixtures.envelope("r\(index)", sequence: UInt64(index))
+                _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
+            }
+        }
+        try await send(1...5)
+        try await waitUntil("B refused the first batch", timeout: 5) {
+            await b.router.counterValues()["delivery.inbox.refused", default: 0] >= 5
+        }
+        try await send(6...10)
+        try await waitUntil("B dropped or stored the later batch", timeout: 5) {
+            let counters = await b.router.counterValues()
+            return counters["delivery.inbox.dropped_after_refusal", default: 0] >= 5 || counters["delivery.inbox.stored", default: 0] >= 5
+        }
+        #expect(sink.envelopes.isEmpty, "stored past the refused batch: \(sink.envelopes.map { RouterFixtures.text($0.envelope) })")
+        #expect(try await a.router.queue().count == 10, "A still holds every item")
+
+        try Self.allow(database)
+        try await waitUntil("all 10 arrived", timeout: 15) { sink.envelopes.count >= 10 }
+        #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...10).map { "r\($0)" })
+        try await waitUntil("A's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
+    }
+
+    /// Only the sender's new start (0x0E) opens the way — a batch that merely starts low enough
+    /// may be a stale one — and it does even when the sender does not resend the refused items
+    /// (they were cancelled there): the batch after it is stored.
+    @Test func theSendersNewStartOpensTheWayAgain() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let folder = bed.nodes.temporaryFolder()
+        let daemon = try await bed.start(name: "gate", stateDirectory: folder)
+        let database = folder + "/delivery.sqlite"
+        let peer = DeviceID(publicKey: [UInt8](repeating: 7, count: 32))
+        func batch(_ range: ClosedRange<Int>) -> DeliveryInboxWork {
+            .batch(range.map { index in
+                (sequence: UInt64(index), item: DeliveryItem(eventID: UUID(), kind: 2, featureID: "demo", sessionID: nil,
+                                                             payload: [UInt8(index)]))
+            })
+        }
+        func counter(_ name: String) async -> UInt64 { await daemon.router.counterValues()[name, default: 0] }
+
+        await daemon.router.ensurePeer(peer)    // as for any peer whose message arrives
+        try Self.refuse(database, 1...5)
+        await daemon.router.queueForInbox(batch(1...5), from: peer)
+        try await waitUntil("refused", timeout: 5) { await counter("delivery.inbox.refused") >= 5 }
+        try Self.allow(database)
+        await daemon.router.queueForInbox(batch(6...8), from: peer)
+        try await waitUntil("dropped", timeout: 5) { await counter("delivery.inbox.dropped_after_refusal") >= 3 }
+        await daemon.router.queueForInbox(batch(1...8), from: peer)
+        try await waitUntil("dropped too", timeout: 5) { await counter("delivery.inbox.dropped_after_refusal") >= 11 }
+        #expect(await counter("delivery.inbox.stored") == 0)
+
+        // The sender cancelled 1...5 and starts over after its last ack (0): 6... comes.
+        await daemon.router.queueForInbox(.resend, from: peer)
+        await daemon.router.queueForInbox(batch(6...8), from: peer)
+        try await waitUntil("stored", timeout: 5) { await counter("delivery.inbox.stored") >= 3 }
+        #expect(try daemon.store.counts().inbox.items == 3)
+    }
+}
