@@ -58,7 +58,12 @@ struct DeliveryHandOutRetryTests {
         #expect(marked(sink).isEmpty, "never handed before, so not marked: \(marked(sink))")
         #expect(try daemon.store.inboxEntries(ids: entries.map(\.id)).allSatisfy { $0.deliveryCount == 1 })
 
-        // Recorded again: a new item goes straight to the app.
+        // Recorded again: once that replay ended, a new item goes straight to the app.
+        try await waitUntil("the retry's replay ended", timeout: 5) {
+            let replaying = await daemon.router.isReplayingForTest(sink)
+            let retries = await daemon.router.handOutRetryCountForTest()
+            return !replaying && retries == 0
+        }
         let later = try storeItems(daemon, count: 1, from: 11)
         #expect(await daemon.router.hand(later, to: [sink]))
         #expect(inboxIDs(sink) == (entries + later).map(\.id.rawValue))
