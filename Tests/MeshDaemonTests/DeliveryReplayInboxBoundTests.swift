@@ -92,6 +92,31 @@ struct DeliveryReplayInboxBoundTests {
     }
 
     /// Stores `count` items from peer "P" and returns their entries (as the live path has them).
+    /// An app attached for several features gets the replayed inbox in the order it arrived,
+    /// across the features (before, feature by feature), over page boundaries; other
+    /// features' items are not handed.
+    @Test func aReplayOfSeveralFeaturesHandsTheInboxInArrivalOrder() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let daemon = try await bed.start(name: "features")
+        let features = ["alpha", "beta", "gamma", "other"]
+        let items = (1...1_300).map { makeInboxItem($0, feature: features[($0 * 7 / 3) % features.count]) }
+        let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        let ids = zip(items, receipts).compactMap { item, receipt -> Int64? in
+            guard case .stored(let id) = receipt, item.featureID != "other" else { return nil }
+            return id.rawValue
+        }
+
+        let page = try daemon.store.pendingInbox(featureIDs: ["gamma", "alpha", "beta", "alpha"], after: InboxID(rawValue: ids[10]), limit: 100)
+        #expect(page.map(\.id.rawValue) == Array(ids.drop { $0 <= ids[10] }.prefix(100)))
+
+        let sink = CollectingSink()
+        _ = await daemon.router.attach(features: ["gamma", "alpha", "beta"], sink: sink)
+        try await waitUntil("the attach's replay ended", timeout: 10) { await !daemon.router.isReplayingForTest(sink) }
+        #expect(inboxIDs(sink).count == ids.count)
+        #expect(inboxIDs(sink) == ids, "not in arrival order")
+    }
+
     private func storeItems(_ daemon: RunningDaemon, count: Int) throws -> [InboxEntry] {
         let items = (1...count).map { makeInboxItem($0) }
         let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)

@@ -3,33 +3,32 @@ import Foundation
 /// Inbox replays: what an attachment gets from the inbox after its attach, and the items its
 /// connection shed, offered again.
 extension DeliveryRouter {
-    /// Hands every inbox item of `features` to `sink`, oldest first, in pages. Items that
-    /// arrived meanwhile beyond `maximumDeferredInbox` were left in the store: another pass
-    /// from where each feature stopped hands them (at most 8 passes; then a resync follows).
-    /// Items the sink was handed before (and has not acknowledged) are skipped.
+    /// Hands every inbox item of `features` to `sink`, oldest first across the features (the
+    /// order they arrived in), in pages. Items that arrived meanwhile beyond
+    /// `maximumDeferredInbox` were left in the store: another pass from where the last stopped
+    /// hands them (at most 8 passes; then a resync follows). Items the sink was handed before
+    /// (and has not acknowledged) are skipped.
     func replayInbox(features: [String], to sink: any DeliveryEventSink) async {
-        let store = self.store, key = ObjectIdentifier(sink)
-        var cursors: [String: InboxID] = [:]
+        let store = self.store, key = ObjectIdentifier(sink), features = Set(features).sorted()
+        var cursor: InboxID?
         passes: for _ in 0..<8 {
             replaying[key]?.passAgain = false
-            for feature in Set(features).sorted() {
-                for _ in 0..<10_000 {
-                    let cursor = cursors[feature]
-                    guard isAttached(key) else { break }
-                    let page: [InboxEntry]
-                    do {
-                        page = try await worker.run { try store.pendingInbox(featureID: feature, after: cursor, limit: 500) }
-                    } catch {
-                        // The rest of the inbox stays stored; a replay tries again later.
-                        noteStoreError(error, "could not read the inbox of feature \(feature) to hand it to an app")
-                        replaying[key]?.handOutFailed = true
-                        break passes
-                    }
-                    guard let last = page.last, isAttached(key) else { break }
-                    cursors[feature] = last.id
-                    noteDamagedIDs(in: page)
-                    guard await hand(page, to: [sink], replay: true) else { break passes }
+            for _ in 0..<10_000 {
+                guard isAttached(key) else { break }
+                let after = cursor
+                let page: [InboxEntry]
+                do {
+                    page = try await worker.run { try store.pendingInbox(featureIDs: features, after: after, limit: 500) }
+                } catch {
+                    // The rest of the inbox stays stored; a replay tries again later.
+                    noteStoreError(error, "could not read the inbox of features \(features.joined(separator: ",")) to hand it to an app")
+                    replaying[key]?.handOutFailed = true
+                    break passes
                 }
+                guard let last = page.last, isAttached(key) else { break }
+                cursor = last.id
+                noteDamagedIDs(in: page)
+                guard await hand(page, to: [sink], replay: true) else { break passes }
             }
             await recordHeld(key)
             guard replaying[key]?.passAgain == true, replaying[key]?.handOutFailed == false, isAttached(key) else { break }
