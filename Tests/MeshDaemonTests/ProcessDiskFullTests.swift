@@ -119,7 +119,8 @@ struct ProcessDiskFullTests {
         #expect(remaining == 0, "\(remaining) items stayed in A's outbox")
         counters = try await pair.b.status()["counters"] as? [String: Any] ?? [:]
         print("disk-full figure: B stored \(stored) of \(total) items before its disk was full; refused "
-              + "\(counters["delivery.inbox.refused"] ?? "?") times, reserve given up "
+              + "\(counters["delivery.inbox.refused"] ?? "?") items (then dropped \(counters["delivery.inbox.dropped_after_refusal"] ?? "?") "
+              + "until A started over), reserve given up "
               + "\(counters["store.space_reserve.releases"] ?? "?") times, hand-outs offered again "
               + "\(counters["delivery.inbox.hand_out_retries"] ?? "?") times; the watch was a slow reader: "
               + "\(counters["api.events.shed"] ?? "?") events shed, \(counters["api.events.held_for_order"] ?? "?") held behind them")
