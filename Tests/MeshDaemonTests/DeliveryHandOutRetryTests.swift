@@ -43,19 +43,19 @@ struct DeliveryHandOutRetryTests {
         try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
 
         try failure.refuse()
-        let entries = try storeItems(daemon, count: 10)
+        let entries = try daemon.storeInboxItems(count: 10)
         #expect(await !daemon.router.hand(Array(entries.prefix(4)), to: [sink]), "the record failed")
         await daemon.router.hand(Array(entries.dropFirst(4)), to: [sink])
         // Tried again with backoff while the record keeps failing; nothing reaches the app.
         try await waitUntil("two more attempts", timeout: 10) {
             await daemon.router.counterValues()["delivery.inbox.hand_out_retries", default: 0] >= 2
         }
-        #expect(inboxIDs(sink).isEmpty, "handed without a record, or later items first: \(inboxIDs(sink))")
+        #expect(sink.inboxIDs.isEmpty, "handed without a record, or later items first: \(sink.inboxIDs)")
 
         try failure.allow()
-        try await waitUntil("every item handed", timeout: 10) { inboxIDs(sink).count >= entries.count }
-        #expect(inboxIDs(sink) == entries.map(\.id.rawValue), "each once, in order")
-        #expect(marked(sink).isEmpty, "never handed before, so not marked: \(marked(sink))")
+        try await waitUntil("every item handed", timeout: 10) { sink.inboxIDs.count >= entries.count }
+        #expect(sink.inboxIDs == entries.map(\.id.rawValue), "each once, in order")
+        #expect(sink.markedInboxIDs.isEmpty, "never handed before, so not marked: \(sink.markedInboxIDs)")
         #expect(try daemon.store.inboxEntries(ids: entries.map(\.id)).allSatisfy { $0.deliveryCount == 1 })
 
         // Recorded again: once that replay ended, a new item goes straight to the app.
@@ -64,9 +64,9 @@ struct DeliveryHandOutRetryTests {
             let retries = await daemon.router.handOutRetryCountForTest()
             return !replaying && retries == 0
         }
-        let later = try storeItems(daemon, count: 1, from: 11)
+        let later = try daemon.storeInboxItems(count: 1, from: 11)
         #expect(await daemon.router.hand(later, to: [sink]))
-        #expect(inboxIDs(sink) == (entries + later).map(\.id.rawValue))
+        #expect(sink.inboxIDs == (entries + later).map(\.id.rawValue))
     }
 
     /// A replay whose page cannot be recorded stops there: what arrived during it is not
@@ -79,21 +79,21 @@ struct DeliveryHandOutRetryTests {
         _ = await daemon.router.attach(features: ["demo"], sink: sink)
         try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
         // In the inbox, not handed yet (as after the app's connection shed them).
-        let stored = try storeItems(daemon, count: 6)
+        let stored = try daemon.storeInboxItems(count: 6)
         try failure.refuse()
 
         await daemon.router.beginReplayForTest(sink)
-        let arriving = try storeItems(daemon, count: 3, from: 7)
+        let arriving = try daemon.storeInboxItems(count: 3, from: 7)
         await daemon.router.hand(arriving, to: [sink])
         #expect(await daemon.router.deferredInboxForTest(sink) == 3, "held for after the replay")
         await daemon.router.replayInbox(features: ["demo"], to: sink)
         #expect(await !daemon.router.isReplayingForTest(sink))
-        #expect(inboxIDs(sink).isEmpty, "nothing handed past a page that could not be recorded: \(inboxIDs(sink))")
+        #expect(sink.inboxIDs.isEmpty, "nothing handed past a page that could not be recorded: \(sink.inboxIDs)")
 
         try failure.allow()
-        try await waitUntil("every item handed", timeout: 10) { inboxIDs(sink).count >= 9 }
-        #expect(inboxIDs(sink) == (stored + arriving).map(\.id.rawValue), "each once, in order")
-        #expect(marked(sink).isEmpty, "\(marked(sink))")
+        try await waitUntil("every item handed", timeout: 10) { sink.inboxIDs.count >= 9 }
+        #expect(sink.inboxIDs == (stored + arriving).map(\.id.rawValue), "each once, in order")
+        #expect(sink.markedInboxIDs.isEmpty, "\(sink.markedInboxIDs)")
     }
 
     /// An app that detaches while its hand-out waits leaves nothing behind; the next attach
@@ -106,7 +106,7 @@ struct DeliveryHandOutRetryTests {
         let attachment = await daemon.router.attach(features: ["demo"], sink: first)
         try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(first) }
         try failure.refuse()
-        let entries = try storeItems(daemon, count: 3)
+        let entries = try daemon.storeInboxItems(count: 3)
         #expect(await !daemon.router.hand(entries, to: [first]))
         await daemon.router.detach(attachment.attachmentID)
         #expect(await daemon.router.handOutRetryCountForTest() == 0)
@@ -114,32 +114,9 @@ struct DeliveryHandOutRetryTests {
         try failure.allow()
         let next = CollectingSink()
         _ = await daemon.router.attach(features: ["demo"], sink: next)
-        try await waitUntil("the next attach got the items", timeout: 5) { inboxIDs(next).count >= 3 }
-        #expect(inboxIDs(next) == entries.map(\.id.rawValue))
-        #expect(inboxIDs(first).isEmpty)
-    }
-
-    private func storeItems(_ daemon: RunningDaemon, count: Int, from first: Int = 1) throws -> [InboxEntry] {
-        let items = (first..<(first + count)).map { makeInboxItem($0) }
-        let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
-        return zip(items, receipts).compactMap { item, receipt -> InboxEntry? in
-            guard case .stored(let id) = receipt else { return nil }
-            return InboxEntry(id: id, peer: "P", item: item, receivedAt: storeTestEpoch, deliveryCount: 0)
-        }
-    }
-
-    private func marked(_ sink: CollectingSink) -> [Int64] {
-        sink.all.compactMap { event in
-            guard case .envelope(_, let inboxID, true, _, _) = event else { return nil }
-            return inboxID
-        }
-    }
-
-    private func inboxIDs(_ sink: CollectingSink) -> [Int64] {
-        sink.all.compactMap { event in
-            guard case .envelope(_, let inboxID, _, _, _) = event else { return nil }
-            return inboxID
-        }
+        try await waitUntil("the next attach got the items", timeout: 5) { next.inboxIDs.count >= 3 }
+        #expect(next.inboxIDs == entries.map(\.id.rawValue))
+        #expect(first.inboxIDs.isEmpty)
     }
 }
 

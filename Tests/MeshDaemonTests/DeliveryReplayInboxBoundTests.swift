@@ -30,11 +30,11 @@ struct DeliveryReplayInboxBoundTests {
         await daemon.router.hand(Array(entries.dropFirst(3)), to: [sink])
         #expect(await daemon.router.heldForTest(sink) == 4, "held in memory: the bound, not all 10")
         #expect(await daemon.router.deferredInboxForTest(sink) == 4)
-        #expect(inboxIDs(sink).isEmpty, "nothing reaches the app while its replay runs")
+        #expect(sink.inboxIDs.isEmpty, "nothing reaches the app while its replay runs")
 
         // The replay hands everything (the 6 left in the store included), each once, in order.
         await daemon.router.replayInbox(features: ["demo"], to: sink)
-        #expect(inboxIDs(sink) == entries.map(\.id.rawValue))
+        #expect(sink.inboxIDs == entries.map(\.id.rawValue))
         #expect(await daemon.router.deferredInboxForTest(sink) == nil)
         #expect(await !daemon.router.isReplayingForTest(sink))
     }
@@ -53,19 +53,19 @@ struct DeliveryReplayInboxBoundTests {
         try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
 
         await daemon.router.beginReplayForTest(sink)
-        let entries = try storeItems(daemon, count: 10)
+        let entries = try daemon.storeInboxItems(count: 10)
         await daemon.router.hand(Array(entries.prefix(3)), to: [sink])
         await daemon.router.hand(Array(entries.dropFirst(3)), to: [sink])
         await daemon.router.replayInbox(features: ["demo"], to: sink)
-        #expect(inboxIDs(sink) == entries.map(\.id.rawValue))
-        #expect(marked(sink).isEmpty, "first deliveries marked as redeliveries: \(marked(sink))")
+        #expect(sink.inboxIDs == entries.map(\.id.rawValue))
+        #expect(sink.markedInboxIDs.isEmpty, "first deliveries marked as redeliveries: \(sink.markedInboxIDs)")
 
         await daemon.router.detach(attachment.attachmentID)
         let next = CollectingSink()
         _ = await daemon.router.attach(features: ["demo"], sink: next)
         try await waitUntil("the next attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(next) }
-        #expect(inboxIDs(next) == entries.map(\.id.rawValue))
-        #expect(marked(next) == entries.map(\.id.rawValue), "an unacknowledged item comes marked to the next attachment")
+        #expect(next.inboxIDs == entries.map(\.id.rawValue))
+        #expect(next.markedInboxIDs == entries.map(\.id.rawValue), "an unacknowledged item comes marked to the next attachment")
     }
 
     /// What a connection shed is offered to its attachment again, with the mark it had; nothing
@@ -77,16 +77,16 @@ struct DeliveryReplayInboxBoundTests {
         let sink = CollectingSink()
         _ = await daemon.router.attach(features: ["demo"], sink: sink)
         try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
-        let entries = try storeItems(daemon, count: 6)
+        let entries = try daemon.storeInboxItems(count: 6)
         await daemon.router.hand(entries, to: [sink])
-        #expect(inboxIDs(sink) == entries.map(\.id.rawValue))
+        #expect(sink.inboxIDs == entries.map(\.id.rawValue))
         _ = try await daemon.router.acknowledgeInbox(ids: [entries[0].id.rawValue])
 
         let shed = [entries[0], entries[2], entries[4]].map { ShedInboxItem(inboxID: $0.id.rawValue, redelivery: false) }
             + [ShedInboxItem(inboxID: 999, redelivery: false)]
         await daemon.router.reoffer(shed, to: sink)
-        #expect(inboxIDs(sink) == entries.map(\.id.rawValue) + [entries[2].id.rawValue, entries[4].id.rawValue])
-        #expect(marked(sink).isEmpty)
+        #expect(sink.inboxIDs == entries.map(\.id.rawValue) + [entries[2].id.rawValue, entries[4].id.rawValue])
+        #expect(sink.markedInboxIDs.isEmpty)
         #expect(await daemon.router.counterValues()["delivery.inbox.reoffered"] == 2)
         #expect(await !daemon.router.isReplayingForTest(sink))
     }
@@ -113,31 +113,8 @@ struct DeliveryReplayInboxBoundTests {
         let sink = CollectingSink()
         _ = await daemon.router.attach(features: ["gamma", "alpha", "beta"], sink: sink)
         try await waitUntil("the attach's replay ended", timeout: 10) { await !daemon.router.isReplayingForTest(sink) }
-        #expect(inboxIDs(sink).count == ids.count)
-        #expect(inboxIDs(sink) == ids, "not in arrival order")
-    }
-
-    private func storeItems(_ daemon: RunningDaemon, count: Int) throws -> [InboxEntry] {
-        let items = (1...count).map { makeInboxItem($0) }
-        let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
-        return zip(items, receipts).compactMap { item, receipt -> InboxEntry? in
-            guard case .stored(let id) = receipt else { return nil }
-            return InboxEntry(id: id, peer: "P", item: item, receivedAt: storeTestEpoch, deliveryCount: 0)
-        }
-    }
-
-    private func marked(_ sink: CollectingSink) -> [Int64] {
-        sink.all.compactMap { event in
-            guard case .envelope(_, let inboxID, true, _, _) = event else { return nil }
-            return inboxID
-        }
-    }
-
-    private func inboxIDs(_ sink: CollectingSink) -> [Int64] {
-        sink.all.compactMap { event in
-            guard case .envelope(_, let inboxID, _, _, _) = event else { return nil }
-            return inboxID
-        }
+        #expect(sink.inboxIDs.count == ids.count)
+        #expect(sink.inboxIDs == ids, "not in arrival order")
     }
 }
 

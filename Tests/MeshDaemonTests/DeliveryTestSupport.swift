@@ -125,6 +125,22 @@ final class CollectingSink: DeliveryEventSink, @unchecked Sendable {
         }
     }
 
+    /// Inbox ids of the envelope events, in the order they came (realtime envelopes left out).
+    var inboxIDs: [Int64] {
+        all.compactMap { event in
+            guard case .envelope(_, let inboxID, _, _, _) = event, inboxID != 0 else { return nil }
+            return inboxID
+        }
+    }
+
+    /// Those of them marked as redeliveries.
+    var markedInboxIDs: [Int64] {
+        all.compactMap { event in
+            guard case .envelope(_, let inboxID, true, _, _) = event, inboxID != 0 else { return nil }
+            return inboxID
+        }
+    }
+
     var snapshots: [AnySessionSyncSnapshot] {
         all.compactMap {
             guard case .snapshot(_, let encoded) = $0 else { return nil }
@@ -161,4 +177,17 @@ enum RouterFixtures {
     }
 
     static func text(_ envelope: AnySessionSyncEnvelope) -> String { String(decoding: envelope.payload, as: UTF8.self) }
+}
+
+extension RunningDaemon {
+    /// Stores `count` inbox items from peer "P" (payloads and sender sequences `first`…) straight
+    /// in the daemon's store, as received and not handed to any app yet.
+    func storeInboxItems(count: Int, from first: Int = 1) throws -> [InboxEntry] {
+        let items = (first..<(first + count)).map { makeInboxItem($0) }
+        let receipts = try store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        return zip(items, receipts).compactMap { item, receipt -> InboxEntry? in
+            guard case .stored(let id) = receipt else { return nil }
+            return InboxEntry(id: id, peer: "P", item: item, receivedAt: storeTestEpoch, deliveryCount: 0)
+        }
+    }
 }
