@@ -265,11 +265,27 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         return false
     }
 
-    /// Notes inbox items to offer again to the attachment of `requestID`.
+    /// Notes inbox items to offer again to the attachment of `requestID`, keeping its list in
+    /// id order (the order they arrived in): items mostly come in that order and are appended;
+    /// one shed again during its round goes back to its place (binary search), so a round never
+    /// sorts the whole list.
     private func note(_ items: [ShedInboxItem], for requestID: UInt32) {
-        guard let lowest = items.lazy.map(\.inboxID).min() else { return }
-        shedInbox[requestID, default: []].append(contentsOf: items)
-        shedLowest[requestID] = min(shedLowest[requestID] ?? lowest, lowest)
+        guard !items.isEmpty else { return }
+        var list = shedInbox.removeValue(forKey: requestID) ?? []
+        for item in items {
+            guard let last = list.last, item.inboxID < last.inboxID else {
+                list.append(item)
+                continue
+            }
+            var low = 0, high = list.count
+            while low < high {
+                let middle = (low + high) / 2
+                if list[middle].inboxID < item.inboxID { low = middle + 1 } else { high = middle }
+            }
+            list.insert(item, at: low)
+        }
+        shedInbox[requestID] = list
+        shedLowest[requestID] = list.first?.inboxID
     }
 
     // MARK: - Requests
@@ -387,15 +403,14 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         var round: [(LocalAPIEventSink, [ShedInboxItem])] = []
         var room = Self.reofferRound
         for requestID in shedInbox.keys.sorted() {
-            guard var items = shedInbox[requestID] else { continue }
+            guard let items = shedInbox[requestID] else { continue }
             guard let sink = sinkOf[requestID] else {
                 shedInbox[requestID] = nil
                 shedLowest[requestID] = nil
                 continue
             }
             guard room > 0 else { continue }
-            // Lowest ids first: the order they arrived in (an item shed again joined the end).
-            items.sort { $0.inboxID < $1.inboxID }
+            // Lowest ids first (`note` keeps the list in that order).
             let taken = min(room, items.count)
             round.append((sink, Array(items.prefix(taken))))
             roundExpected[requestID] = Set(items.prefix(taken).map(\.inboxID))
