@@ -13,17 +13,11 @@ struct DeliveryHandOutRetryTests {
         let databasePath: String
 
         func refuse() throws {
-            try run("CREATE TRIGGER test_refuse_hand_out BEFORE UPDATE OF delivery_count ON inbox "
-                    + "BEGIN SELECT RAISE(ABORT, 'test: no room for the record'); END")
+            try alterStoreFile(databasePath, [("CREATE TRIGGER test_refuse_hand_out BEFORE UPDATE OF delivery_count ON inbox "
+                                               + "BEGIN SELECT RAISE(ABORT, 'test: no room for the record'); END", [])])
         }
 
-        func allow() throws { try run("DROP TRIGGER test_refuse_hand_out") }
-
-        private func run(_ sql: String) throws {
-            let raw = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 5_000)
-            defer { raw.close() }
-            try raw.run(sql, [], "test setup")
-        }
+        func allow() throws { try alterStoreFile(databasePath, [("DROP TRIGGER test_refuse_hand_out", [])]) }
     }
 
     private func start(_ bed: DeliveryTestBed, name: String) async throws -> (RunningDaemon, RecordFailure) {

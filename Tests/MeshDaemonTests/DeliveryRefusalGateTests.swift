@@ -10,16 +10,12 @@ import Testing
 struct DeliveryRefusalGateTests {
     /// Refuses inbox inserts of the sender sequences in `range`, as a full disk would.
     private static func refuse(_ databasePath: String, _ range: ClosedRange<Int>) throws {
-        try run(databasePath, "CREATE TRIGGER test_refuse_inbox BEFORE INSERT ON inbox WHEN NEW.sender_sequence "
-                + "BETWEEN \(range.lowerBound) AND \(range.upperBound) BEGIN SELECT RAISE(ABORT, 'test: no room'); END")
+        try alterStoreFile(databasePath, [("CREATE TRIGGER test_refuse_inbox BEFORE INSERT ON inbox WHEN NEW.sender_sequence "
+                                           + "BETWEEN \(range.lowerBound) AND \(range.upperBound) BEGIN SELECT RAISE(ABORT, 'test: no room'); END", [])])
     }
 
-    private static func allow(_ databasePath: String) throws { try run(databasePath, "DROP TRIGGER test_refuse_inbox") }
-
-    private static func run(_ databasePath: String, _ sql: String) throws {
-        let raw = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 5_000)
-        defer { raw.close() }
-        try raw.run(sql, [], "test setup")
+    private static func allow(_ databasePath: String) throws {
+        try alterStoreFile(databasePath, [("DROP TRIGGER test_refuse_inbox", [])])
     }
 
     /// Two daemons: B refuses the first batch; a second batch, sent later, finds room. Before,

@@ -91,7 +91,6 @@ struct DeliveryReplayInboxBoundTests {
         #expect(await !daemon.router.isReplayingForTest(sink))
     }
 
-    /// Stores `count` items from peer "P" and returns their entries (as the live path has them).
     /// An app attached for several features gets the replayed inbox in the order it arrived,
     /// across the features (before, feature by feature), over page boundaries; other
     /// features' items are not handed.

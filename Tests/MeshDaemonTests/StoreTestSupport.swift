@@ -18,10 +18,16 @@ struct StoreTestDirectory {
     /// Runs `statements` on the database file (`path()`) behind the store's back (a file altered by
     /// something else), through a connection of its own.
     func alter(_ statements: [(sql: String, values: [SQLiteValue])]) throws {
-        let raw = try SQLiteConnection(path: path(), busyTimeoutMilliseconds: 1000)
-        defer { raw.close() }
-        for statement in statements { try raw.run(statement.sql, statement.values, "test setup") }
+        try alterStoreFile(path(), statements)
     }
+}
+
+/// Runs `statements` on the database file at `path` behind the store's back (a file altered by
+/// something else, a trigger that makes writes fail), through a connection of its own.
+func alterStoreFile(_ path: String, _ statements: [(sql: String, values: [SQLiteValue])]) throws {
+    let raw = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+    defer { raw.close() }
+    for statement in statements { try raw.run(statement.sql, statement.values, "test setup") }
 }
 
 /// A fixed instant, so tests never read the wall clock.

@@ -38,7 +38,7 @@ extension DeliveryRouter {
             // Forget everything kept for this sink: a later sink may get the same identifier.
             // A replay still running for it stops at its next page and hands nothing more.
             handedOut[key] = nil
-            replaying[key] = nil
+            _ = endReplay(key)
             handOutRetries[key] = nil
         }
         await announcePresenceIfChanged()

@@ -55,22 +55,23 @@ extension DeliveryRouter {
     /// hands them to it again, with the redelivery mark they had (its app never saw them), after
     /// what it was given so far. Only items handed to this sink and not acknowledged are offered
     /// again; the rest of its inbox is not (the app has it). While a replay runs for the sink
-    /// this waits for its end (up to 10 s; then the items are offered once it ended), so when
-    /// it returns the items were handed: the connection holds later inbox items back until
-    /// then (`LocalAPIConnectionHandler.mustWait`), which keeps each peer's items in order.
+    /// this waits for its end, so when it returns the items were handed: the connection holds
+    /// later inbox items back until then (`LocalAPIConnectionHandler.mustWait`), which keeps
+    /// each peer's items in order.
     public func reoffer(_ items: [ShedInboxItem], to sink: any DeliveryEventSink) async {
         let key = ObjectIdentifier(sink)
         guard !items.isEmpty, isAttached(key) else { return }
+        // A replay ends in bounded time (bounded pages and passes) or with the sink's detach.
+        // After 1 000 replays in a row the items are left to the next attach (they stay in the
+        // inbox, unacknowledged).
         var waits = 0
-        while replaying[key] != nil, waits < 2_000 {
+        while replaying[key] != nil, waits < 1_000 {
             waits += 1
-            do { try await Task.sleep(nanoseconds: 5_000_000) } catch { break }
-            guard isAttached(key) else { return }
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                if replaying[key] != nil { replaying[key]?.waiters.append(waiter) } else { waiter.resume() }
+            }
         }
-        guard replaying[key] == nil else {
-            replaying[key]?.reoffer.append(contentsOf: items)
-            return
-        }
+        guard isAttached(key), replaying[key] == nil else { return }
         replaying[key] = SinkReplay()
         var marks: [Int64: Bool] = [:]
         for item in items { marks[item.inboxID] = item.redelivery }
@@ -134,10 +135,17 @@ extension DeliveryRouter {
         }
     }
 
+    /// Ends the replay of `key` (if one runs) and wakes the re-offers waiting for it.
+    func endReplay(_ key: ObjectIdentifier) -> SinkReplay? {
+        guard let replay = replaying.removeValue(forKey: key) else { return nil }
+        for waiter in replay.waiters { waiter.resume() }
+        return replay
+    }
+
     /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items).
     func finishReplay(_ sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
-        guard let replay = replaying.removeValue(forKey: key) else { return }
+        guard let replay = endReplay(key) else { return }
         if replay.liveShed > 0 {
             counters.deferredLiveShed &+= replay.liveShed
             sink.reportShed(replay.liveShed)
@@ -147,9 +155,6 @@ extension DeliveryRouter {
         } else {
             handOutRetries[key] = nil
             if replay.resyncAfter { Task { await self.resync(sink) } }
-        }
-        if !replay.reoffer.isEmpty {
-            Task { await self.reoffer(replay.reoffer, to: sink) }
         }
         var given = handedOut[key] ?? []
         for item in replay.deferred {

@@ -20,9 +20,9 @@ struct SinkReplay: Sendable {
     var passAgain = false
     /// The replay left entries in the store after its last pass: replay again once done.
     var resyncAfter = false
-    /// Inbox items the sink's connection shed after they were handed (its app never saw them):
-    /// offered again once the replay is done.
-    var reoffer: [ShedInboxItem] = []
+    /// Re-offers of shed items waiting for the replay's end (`reoffer`); resumed when it ends,
+    /// also by a detach.
+    var waiters: [CheckedContinuation<Void, Never>] = []
     /// The inbox could not be read, or a hand-out not recorded: the replay stopped there. It
     /// ends without handing the inbox entries it holds (they stay in the store, so nothing
     /// overtakes what it could not hand) and another replay follows (`HandOutRetry`).

@@ -35,13 +35,12 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var flushScheduled = false
     /// A realtime send was performed in this read: its datagram goes out before the replies.
     private var sentImmediately = false
-    /// Inbox items among the events shed since the last report, per attach request: offered to
-    /// that attachment again once the client caught up (they never reached it).
+    /// Inbox items among the events shed since the last report, per attach request, in inbox id
+    /// order (`note`): offered to that attachment again once the client caught up (they never
+    /// reached it).
     private var shedInbox: [UInt32: [ShedInboxItem]] = [:]
-    /// The lowest inbox id in `shedInbox`, per attach request.
-    private var shedLowest: [UInt32: Int64] = [:]
     /// Inbox ids of the re-offer round being handed to the router that were not written yet,
-    /// per attach request. With `shedLowest` they keep each attachment's inbox items in order:
+    /// per attach request. With `shedInbox` they keep each attachment's inbox items in order:
     /// an item after one that waits to be offered again waits behind it (`mustWait`).
     private var roundExpected: [UInt32: Set<Int64>] = [:]
     /// The pipeline's frame writer and its context, for events written straight to it
@@ -239,7 +238,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     /// or when it is an inbox item that must wait behind an earlier one of its attachment to be
     /// offered again (noted with it, counted apart: the client is not told, it gets them all).
     private func offer(_ frame: LocalAPIFrame) -> Bool {
-        if !shedLowest.isEmpty || !roundExpected.isEmpty, let item = Self.inboxItem(frame),
+        if !shedInbox.isEmpty || !roundExpected.isEmpty, let item = Self.inboxItem(frame),
            mustWait(item, requestID: frame.requestID) {
             counters.add(.eventsHeldForOrder)
             note([item], for: frame.requestID)
@@ -261,7 +260,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             roundExpected[requestID] = expected
             if !ofRound, let lowest = expected.min(), item.inboxID > lowest { return true }
         }
-        if let lowest = shedLowest[requestID], item.inboxID > lowest { return true }
+        if let lowest = shedInbox[requestID]?.first?.inboxID, item.inboxID > lowest { return true }
         return false
     }
 
@@ -285,7 +284,6 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             list.insert(item, at: low)
         }
         shedInbox[requestID] = list
-        shedLowest[requestID] = list.first?.inboxID
     }
 
     // MARK: - Requests
@@ -395,7 +393,6 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         guard !closing, !reofferRunning, flow.writable, !shedInbox.isEmpty else { return }
         guard let router = dispatcher.router, let sinks = connection?.allSinks() else {
             shedInbox = [:]
-            shedLowest = [:]
             return
         }
         var sinkOf: [UInt32: LocalAPIEventSink] = [:]
@@ -406,7 +403,6 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             guard let items = shedInbox[requestID] else { continue }
             guard let sink = sinkOf[requestID] else {
                 shedInbox[requestID] = nil
-                shedLowest[requestID] = nil
                 continue
             }
             guard room > 0 else { continue }
@@ -416,7 +412,6 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             roundExpected[requestID] = Set(items.prefix(taken).map(\.inboxID))
             room -= taken
             shedInbox[requestID] = taken == items.count ? nil : Array(items.dropFirst(taken))
-            shedLowest[requestID] = taken == items.count ? nil : items[taken].inboxID
         }
         guard !round.isEmpty else { return }
         reofferRunning = true

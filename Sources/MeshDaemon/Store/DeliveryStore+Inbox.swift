@@ -85,27 +85,22 @@ extension DeliveryStore {
     /// The first `limit` inbox items of any of `featureIDs` after `after`, in id order (the
     /// order they arrived in, across features: an attachment of several features gets each
     /// peer's items in the order they were sent). Ids come from the `(feature, id)` index per
-    /// feature, merged; then the rows by id.
+    /// feature, merged; then the rows by id (``inboxEntries(ids:)``: an item acknowledged in
+    /// between is left out).
     public func pendingInbox(featureIDs: [String], after: InboxID? = nil, limit: Int = 100) throws -> [InboxEntry] {
         let features = Array(Set(featureIDs)).sorted()
         guard features.count > 1 else {
             guard let only = features.first else { return [] }
             return try pendingInbox(featureID: only, after: after, limit: limit)
         }
-        return try withConnection { db in
-            let operation = "read inbox for features \(features.joined(separator: ","))"
-            var ids: [Int64] = []
-            for feature in features {
-                ids += try db.query("SELECT id FROM inbox WHERE feature = ? AND id > ? ORDER BY id LIMIT ?",
-                                    [.text(feature), .integer(after?.rawValue ?? 0), .integer(Int64(max(0, limit)))],
-                                    operation) { $0.int64(0) }
-            }
-            ids.sort()
-            return try ids.prefix(max(0, limit)).compactMap { id throws -> InboxEntry? in
-                try db.first("SELECT \(Self.inboxEntryColumns) FROM inbox WHERE id = ?", [.integer(id)], operation,
-                             row: Self.inboxEntry)
+        let ids = try withConnection { db in
+            try features.flatMap { feature in
+                try db.query("SELECT id FROM inbox WHERE feature = ? AND id > ? ORDER BY id LIMIT ?",
+                             [.text(feature), .integer(after?.rawValue ?? 0), .integer(Int64(max(0, limit)))],
+                             "read inbox for feature \(feature)") { InboxID(rawValue: $0.int64(0)) }
             }
         }
+        return try inboxEntries(ids: Array(ids.sorted().prefix(max(0, limit))))
     }
 
     /// The unacknowledged items among `ids`, in id order (ids of acknowledged items are left

@@ -87,17 +87,15 @@ public final class DeliveryStore: @unchecked Sendable {
     /// again (or truncated), into pages that deletes freed.
     func withConnectionFreeingSpace<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withConnection { db in
+            let checkpoint = { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint on a full disk") }
             let result: T
             do {
                 result = try body(db)
             } catch let error as StoreError where error.isFileFull {
-                if !reserve.release() {
-                    _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint on a full disk")
-                }
+                if !reserve.release() { checkpoint() }
                 result = try body(db)
             }
-            reserve.restore(checkpoint: { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint after a full disk") },
-                            now: DispatchTime.now().uptimeNanoseconds)
+            reserve.restore(checkpoint: checkpoint, now: DispatchTime.now().uptimeNanoseconds)
             return result
         }
     }
