@@ -45,6 +45,75 @@ extension DeliveryRouter {
         return sendRealtime(item, to: peers)
     }
 
+    /// A reliable send started at once, without a task, when the target is known without asking
+    /// the node (as `sendImmediately`): the item goes to the group committer for every target,
+    /// and `reply` runs on the router's loop once all are durable (outcome `queued`), or with
+    /// the error `send` would throw. False: take the asynchronous `send` (same outcome). With no
+    /// paired device, `reply` runs before this returns (`sent`, 0 peers).
+    ///
+    /// Must be called on the router's loop. Writes submitted in call order are committed in that
+    /// order, so one connection's sends keep their per-peer order.
+    func enqueueReliableNow(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], to target: String?,
+                            reply: @escaping (Result<DeliverySendOutcome, ControlError>) -> Void) -> Bool {
+        let peers: [DeviceID]
+        if let target, let exact = peersByKey[target] {
+            peers = [exact]
+        } else if Self.meansEveryPeer(target) {
+            peers = peerStates.count == 1 ? Array(peerStates.keys) : peerStates.keys.sorted()
+        } else {
+            return false
+        }
+        guard !peers.isEmpty else {
+            reply(.success(DeliverySendOutcome(outcome: "sent", peers: 0)))
+            return true
+        }
+        let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
+                                featureID: envelope.metadata.featureID, sessionID: envelope.metadata.sessionID, payload: encoded)
+        let outbox = item.outboxItem(createdAt: wallNow())
+        let loop = self.loop
+        let waiting = NIOLoopBound(ReliableSendWait(peers: peers, reply: reply), eventLoop: loop)
+        for (index, peer) in peers.enumerated() {
+            committer.enqueue(peer: key(peer), item: outbox, on: loop) { [self] result in
+                self.assumeIsolated { router in
+                    let waiting = waiting.value
+                    guard let receipts = waiting.record(result, at: index) else { return }
+                    router.finishReliableNow(receipts, waiting)
+                }
+            }
+        }
+        return true
+    }
+
+    /// All targets of a no-task reliable send are done: counters, pumps, and the reply.
+    private func finishReliableNow(_ results: [Result<OutboxReceipt, StoreError>], _ waiting: ReliableSendWait) {
+        var failure: StoreError?
+        for (peer, result) in zip(waiting.peers, results) {
+            switch result {
+            case .success(let receipt):
+                // Queued for a peer unpaired meanwhile: removed again (as `keepQueued`).
+                if peerStates[peer] != nil {
+                    schedulePump(peer)
+                } else {
+                    Task { _ = await self.keepQueued(receipt, for: peer) }
+                }
+            case .failure(let error):
+                failure = failure ?? error
+            }
+        }
+        guard let failure else {
+            counters.reliableEnqueued &+= UInt64(waiting.peers.count)
+            waiting.reply(.success(DeliverySendOutcome(outcome: "queued", peers: waiting.peers.count)))
+            return
+        }
+        if failure.code == .full {
+            counters.reliableRefused &+= 1
+            waiting.reply(.failure(DeliveryError.queueFull(failure.description)))
+        } else {
+            counters.storeErrors &+= 1
+            waiting.reply(.failure(DeliveryError.store(failure)))
+        }
+    }
+
     /// A realtime item to each of `peers`: `queued` when any copy went to the outbox, else
     /// `pending` when any waits for a first activation, else `sent`.
     func sendRealtime(_ item: DeliveryItem, to peers: [DeviceID]) -> DeliverySendOutcome {

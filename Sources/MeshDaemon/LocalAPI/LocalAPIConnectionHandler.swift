@@ -21,6 +21,9 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var logger: Logger
     private var flow: LocalAPIFlowControl
     private var tasks: [UInt64: Task<Void, Never>] = [:]
+    /// Reliable sends started without a task (`startReliableImmediately`) whose commit is not
+    /// done yet: the connection closes only after their replies.
+    private var reliableStarted = 0
     private var queue: [(request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32)] = []
     private var queueHead = 0
     private var nextTaskKey: UInt64 = 0
@@ -120,7 +123,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                 apply(flow.requestFinished(), context: context)
                 return
             }
-            start(request, operation: frame.operation, requestID: frame.requestID, context: context)
+            begin(request, operation: frame.operation, requestID: frame.requestID, context: context)
         case .queue:
             queue.append((request, frame.operation, frame.requestID))
         case .reject:
@@ -295,7 +298,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         for _ in 0..<progress.startQueued where queueHead < queue.count {
             let next = queue[queueHead]
             queueHead += 1
-            start(next.request, operation: next.operation, requestID: next.requestID, context: context)
+            begin(next.request, operation: next.operation, requestID: next.requestID, context: context)
         }
         if queueHead == queue.count {
             queue.removeAll(keepingCapacity: queue.count < 64)
@@ -314,7 +317,6 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         let dispatcher = self.dispatcher
         let credentials = self.credentials
         let connection = self.connection
-        logger.trace("local API request", metadata: ["api.op": "\(operation.name)", "api.request": "\(requestID)"])
         // On the router's loop when this connection is served there: the request, the router and
         // the reply then stay on one thread.
         let executor = dispatcher.router.flatMap { $0.loop === eventLoop ? $0.taskExecutor : nil }
@@ -334,9 +336,44 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    /// Starts a request: a reliable send without a task when it can be (`startReliable`), anything
+    /// else as a task.
+    private func begin(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32,
+                       context: ChannelHandlerContext) {
+        logger.trace("local API request", metadata: ["api.op": "\(operation.name)", "api.request": "\(requestID)"])
+        if tasks.isEmpty, startReliable(request, operation: operation, requestID: requestID, context: context) { return }
+        start(request, operation: operation, requestID: requestID, context: context)
+    }
+
+    /// A reliable send, started at once on the router's loop when this connection is served
+    /// there: no task, and the replies of one commit come in one loop turn. Only while no task
+    /// of this connection runs (as the immediate path), so this connection's sends reach the
+    /// committer in arrival order. False: start it as a task.
+    private func startReliable(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32,
+                               context: ChannelHandlerContext) -> Bool {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        // Counted before the reply can run (it runs at once when no device is paired).
+        reliableStarted += 1
+        let started = dispatcher.startReliableImmediately(request, uid: credentials?.uid, on: context.eventLoop) { outcome in
+            let handler = handler.value
+            handler.reliableStarted -= 1
+            guard !handler.closing else { return }
+            handler.finish(operation: operation, requestID: requestID, outcome: outcome, context: boundContext.value)
+        }
+        if !started { reliableStarted -= 1 }
+        return started
+    }
+
     private func finish(key: UInt64, operation: LocalAPIOperation, requestID: UInt32,
                         outcome: Result<ByteBuffer, LocalAPIErrorBody>, context: ChannelHandlerContext) {
         guard tasks.removeValue(forKey: key) != nil, !closing else { return }
+        finish(operation: operation, requestID: requestID, outcome: outcome, context: context)
+    }
+
+    /// Writes the reply of a finished request and lets the flow control start the next.
+    private func finish(operation: LocalAPIOperation, requestID: UInt32,
+                        outcome: Result<ByteBuffer, LocalAPIErrorBody>, context: ChannelHandlerContext) {
         counters.add(.requests)
         switch outcome {
         case .success(let body):
@@ -353,7 +390,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     }
 
     private func closeIfDrained(context: ChannelHandlerContext) {
-        guard inputClosed, !closing, tasks.isEmpty, queueHead == queue.count else { return }
+        guard inputClosed, !closing, tasks.isEmpty, reliableStarted == 0, queueHead == queue.count else { return }
         flushIfPending(context: context)
         closing = true
         let channel = context.channel

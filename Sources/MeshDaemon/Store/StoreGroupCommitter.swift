@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// Group commit for concurrent callers: each `enqueue`/`receive` returns only once its item is
 /// durable, but all items submitted while a commit is running share the next transaction (one
@@ -16,7 +17,8 @@ public final class StoreGroupCommitter: @unchecked Sendable {
     private let store: DeliveryStore
     private let maxBatch: Int
     private let condition = NSCondition()
-    private var pending: [(write: GroupWrite, completion: Completion)] = []
+    /// `loop`: where the completion runs (nil: on the commit thread, e.g. a continuation's resume).
+    private var pending: [(write: GroupWrite, completion: Completion, loop: (any EventLoop)?)] = []
     private var threadStarted = false
     private var stopping = false
     private var stopped = false
@@ -46,6 +48,21 @@ public final class StoreGroupCommitter: @unchecked Sendable {
         return receipt
     }
 
+    /// Queues `item` for `peer` durably, sharing the commit with concurrent callers, without
+    /// suspending: `completion` runs on `loop` once the commit is done (or failed). The
+    /// completions of one commit for the same loop run together, in submission order, as one
+    /// task of that loop: one wake-up per commit instead of one per write. Same semantics and
+    /// errors as ``enqueue(peer:item:)``.
+    public func enqueue(peer: String, item: OutboxItem, on loop: any EventLoop,
+                        completion: @escaping @Sendable (Result<OutboxReceipt, StoreError>) -> Void) {
+        submit(.outbox(peer: peer, item: item), on: loop) { [self] result in
+            completion(result.flatMap { written in
+                guard case .outbox(let receipt) = written else { return .failure(mismatch()) }
+                return .success(receipt)
+            })
+        }
+    }
+
     /// Commits what is pending, stops the thread and waits for it. Later writes throw `.closed`.
     public func shutdown() {
         condition.lock()
@@ -58,32 +75,38 @@ public final class StoreGroupCommitter: @unchecked Sendable {
 
     private nonisolated(nonsending) func submit(_ write: GroupWrite) async throws -> GroupWriteResult {
         let result: Result<GroupWriteResult, StoreError> = await withCheckedContinuation { continuation in
-            condition.lock()
-            defer { condition.unlock() }
-            if stopping {
-                continuation.resume(returning: .failure(StoreError(
-                    code: .closed, operation: "group commit", path: store.path, detail: "the committer was shut down")))
-                return
-            }
-            pending.append((write, { continuation.resume(returning: $0) }))
-            if !threadStarted {
-                threadStarted = true
-                let thread = Thread { [self] in
-                    // Named from inside through procfs (`Thread.name` set before `start()` never
-                    // reached the kernel here, and glibc's `pthread_setname_np` is not visible
-                    // to Swift): without it the thread kept its creator's name, e.g. the event
-                    // loop's, in `top -H` and `perf`. Linux keeps at most 15 bytes.
-                    if let comm = fopen("/proc/thread-self/comm", "w") {
-                        fputs("mesh-commit", comm)
-                        fclose(comm)
-                    }
-                    run()
-                }
-                thread.start()
-            }
-            condition.signal()
+            submit(write, on: nil) { continuation.resume(returning: $0) }
         }
         return try result.get()
+    }
+
+    /// Queues `write`; `completion` runs on `loop` (nil: on the commit thread) when it is done.
+    private func submit(_ write: GroupWrite, on loop: (any EventLoop)?, completion: @escaping Completion) {
+        condition.lock()
+        defer { condition.unlock() }
+        if stopping {
+            let closed = StoreError(code: .closed, operation: "group commit", path: store.path,
+                                    detail: "the committer was shut down")
+            if let loop { loop.execute { completion(.failure(closed)) } } else { completion(.failure(closed)) }
+            return
+        }
+        pending.append((write, completion, loop))
+        if !threadStarted {
+            threadStarted = true
+            let thread = Thread { [self] in
+                // Named from inside through procfs (`Thread.name` set before `start()` never
+                // reached the kernel here, and glibc's `pthread_setname_np` is not visible
+                // to Swift): without it the thread kept its creator's name, e.g. the event
+                // loop's, in `top -H` and `perf`. Linux keeps at most 15 bytes.
+                if let comm = fopen("/proc/thread-self/comm", "w") {
+                    fputs("mesh-commit", comm)
+                    fclose(comm)
+                }
+                run()
+            }
+            thread.start()
+        }
+        condition.signal()
     }
 
     /// The commit thread: takes everything pending (up to `maxBatch`), commits it, completes it.
@@ -101,7 +124,29 @@ public final class StoreGroupCommitter: @unchecked Sendable {
             pending.removeFirst(taken.count)
             condition.unlock()
             let results = store.commitGroup(taken.map(\.write))
-            for (request, result) in zip(taken, results) { request.completion(result) }
+            Self.complete(taken, with: results)
+        }
+    }
+
+    /// Runs the completions of one commit: those without a loop here, those of each loop in
+    /// one task of that loop.
+    private static func complete(_ taken: [(write: GroupWrite, completion: Completion, loop: (any EventLoop)?)],
+                                 with results: [Result<GroupWriteResult, StoreError>]) {
+        var onLoops: [(loop: any EventLoop, calls: [@Sendable () -> Void])] = []
+        for (request, result) in zip(taken, results) {
+            guard let loop = request.loop else {
+                request.completion(result)
+                continue
+            }
+            let completion = request.completion
+            if let index = onLoops.firstIndex(where: { $0.loop === loop }) {
+                onLoops[index].calls.append { completion(result) }
+            } else {
+                onLoops.append((loop, [{ completion(result) }]))
+            }
+        }
+        for (loop, calls) in onLoops {
+            loop.execute { for call in calls { call() } }
         }
     }
 

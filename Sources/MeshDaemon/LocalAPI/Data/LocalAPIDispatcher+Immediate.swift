@@ -19,6 +19,30 @@ extension LocalAPIDispatcher {
         return Self.sendReplyBody(eventID: envelope.metadata.eventID, outcome: outcome)
     }
 
+    /// Starts a reliable `send` at once on `loop`, without a task (`DeliveryRouter.enqueueReliableNow`):
+    /// `reply` runs on `loop` with the reply body or the error once the item is durable for
+    /// every target (the same reply `perform` gives). False: perform it the usual way.
+    ///
+    /// Must be called on `loop`.
+    func startReliableImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop,
+                                  reply: @escaping (Result<ByteBuffer, LocalAPIErrorBody>) -> Void) -> Bool {
+        guard let router, router.loop === loop, case .send(let mode, let target, let envelope, let encoded) = request,
+              mode == DeliveryItem.Kind.reliableEnvelope.rawValue else {
+            return false
+        }
+        if let list = featureAllowList, !list.allows(uid: uid, feature: envelope.metadata.featureID) { return false }
+        let eventID = envelope.metadata.eventID
+        let reply = NIOLoopBound(reply, eventLoop: loop)
+        return router.assumeIsolated { router in
+            router.enqueueReliableNow(envelope, encoded: encoded, to: target) { result in
+                switch result {
+                case .success(let outcome): reply.value(.success(Self.sendReplyBody(eventID: eventID, outcome: outcome)))
+                case .failure(let error): reply.value(.failure(LocalAPIErrorBody(code: error.code, message: error.message)))
+                }
+            }
+        }
+    }
+
     /// Sends the realtime datagrams the immediate sends of this loop turn queued (packed per
     /// peer) now, instead of at the end of the turn. Call on `loop` when a read burst is done,
     /// before flushing its replies.
