@@ -48,8 +48,8 @@ extension DeliveryRouter {
     /// A reliable send started at once, without a task, when the target is known without asking
     /// the node (as `sendImmediately`): the item goes to the group committer for every target,
     /// and `reply` runs on the router's loop once all are durable (outcome `queued`), or with
-    /// the error `send` would throw. False: take the asynchronous `send` (same outcome). With no
-    /// paired device, `reply` runs before this returns (`sent`, 0 peers).
+    /// the error `send` would throw. False: take the asynchronous `send` (same outcome), also
+    /// when no device is paired. `reply` never runs before this returns.
     ///
     /// Must be called on the router's loop. Writes submitted in call order are committed in that
     /// order, so one connection's sends keep their per-peer order.
@@ -63,10 +63,9 @@ extension DeliveryRouter {
         } else {
             return false
         }
-        guard !peers.isEmpty else {
-            reply(.success(DeliverySendOutcome(outcome: "sent", peers: 0)))
-            return true
-        }
+        // No paired device: the asynchronous `send` answers (a reply from inside this call would
+        // start the connection's next queued request from inside this one, and so on).
+        guard !peers.isEmpty else { return false }
         let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
                                 featureID: envelope.metadata.featureID, sessionID: envelope.metadata.sessionID, payload: encoded)
         let outbox = item.outboxItem(createdAt: wallNow())

@@ -353,7 +353,6 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                                context: ChannelHandlerContext) -> Bool {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        // Counted before the reply can run (it runs at once when no device is paired).
         reliableStarted += 1
         let started = dispatcher.startReliableImmediately(request, uid: credentials?.uid, on: context.eventLoop) { outcome in
             let handler = handler.value
