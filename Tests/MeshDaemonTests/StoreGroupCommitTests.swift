@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import Testing
 @testable import MeshDaemon
 
@@ -82,5 +84,43 @@ struct StoreGroupCommitTests {
         let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
         committer.shutdown()
         #expect(names.contains("mesh-commit\n"), "thread names: \(Set(names).sorted())")
+    }
+
+    /// The no-suspension form used by the local API's reliable sends: each completion runs on
+    /// the loop it names, in submission order, and each item is durable when it runs; after
+    /// `shutdown` the completion still runs on the loop, with `.closed`.
+    @Test func loopCompletionsRunOnTheirLoopInSubmissionOrder() async throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        let committer = StoreGroupCommitter(store: store)
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let count = 300
+        let done = loop.makePromise(of: [(index: Int, sequence: UInt64, onLoop: Bool, durable: Bool)].self)
+        try await loop.submit {
+            let seen = NIOLoopBoundBox([(index: Int, sequence: UInt64, onLoop: Bool, durable: Bool)](), eventLoop: loop)
+            for index in 0..<count {
+                committer.enqueue(peer: "A", item: makeOutboxItem(index), on: loop) { result in
+                    let sequence = (try? result.get())?.sequence ?? 0
+                    let durable = ((try? store.pendingOutbox(peer: "A", limit: 10_000)) ?? []).contains { $0.sequence == sequence }
+                    seen.value.append((index, sequence, loop.inEventLoop, durable))
+                    if seen.value.count == count { done.succeed(seen.value) }
+                }
+            }
+        }.get()
+        let results = try await done.futureResult.get()
+        #expect(results.map(\.index) == Array(0..<count), "completions out of submission order")
+        #expect(results.map(\.sequence) == (1...UInt64(count)).map { $0 })
+        #expect(results.allSatisfy { $0.onLoop }, "a completion ran off its loop")
+        #expect(results.allSatisfy { $0.durable }, "a completion ran before its item was in the store")
+
+        committer.shutdown()
+        let closed = loop.makePromise(of: (code: StoreError.Code?, onLoop: Bool).self)
+        committer.enqueue(peer: "A", item: makeOutboxItem(count), on: loop) { result in
+            if case .failure(let error) = result { closed.succeed((error.code, loop.inEventLoop)) } else { closed.succeed((nil, loop.inEventLoop)) }
+        }
+        let refusal = try await closed.futureResult.get()
+        #expect(refusal.code == .closed && refusal.onLoop)
+        #expect(try store.pendingOutbox(peer: "A", limit: 10_000).count == count)
     }
 }
