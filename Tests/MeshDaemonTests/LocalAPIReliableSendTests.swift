@@ -38,6 +38,9 @@ extension DeliveryIntegration {
             let sinkB = CollectingSink()
             _ = await b.router.attach(features: ["demo"], sink: sinkB)
             try await body(a, server, sinkB)
+            // Awaited here too: the deferred tasks may not run when the test process ends next.
+            await servers.shutdown()
+            await bed.shutdown()
         }
 
         static func texts(_ sink: CollectingSink) -> [String] {
@@ -105,6 +108,7 @@ extension DeliveryIntegration {
                 let reply = try JSONDecoder().decode(MeshSendReply.self, from: Foundation.Data(frame.body.readableBytesView))
                 #expect(reply.outcome == .sent && reply.peers == 0)
             }
+            await cleanUp()
         }
     }
 }
