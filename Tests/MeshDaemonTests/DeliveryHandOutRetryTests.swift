@@ -20,21 +20,24 @@ struct DeliveryHandOutRetryTests {
         func allow() throws { try alterStoreFile(databasePath, [("DROP TRIGGER test_refuse_hand_out", [])]) }
     }
 
-    private func start(_ bed: DeliveryTestBed, name: String) async throws -> (RunningDaemon, RecordFailure) {
+    /// A daemon with short hand-out retries and an app of feature "demo" attached to it, its
+    /// attach's replay done.
+    private func start(_ bed: DeliveryTestBed, name: String) async throws
+        -> (daemon: RunningDaemon, failure: RecordFailure, sink: CollectingSink, attachmentID: UInt64) {
         let folder = bed.nodes.temporaryFolder()
         var options = DeliveryTestBed.options()
         options.handOutRetryMaximum = 0.5
         let daemon = try await bed.start(name: name, stateDirectory: folder, options: options)
-        return (daemon, RecordFailure(databasePath: folder + "/delivery.sqlite"))
+        let sink = CollectingSink()
+        let attachment = await daemon.router.attach(features: ["demo"], sink: sink)
+        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
+        return (daemon, RecordFailure(databasePath: folder + "/delivery.sqlite"), sink, attachment.attachmentID)
     }
 
     @Test func aHandOutThatCannotBeRecordedIsOfferedAgainInOrderWithoutANewAttach() async throws {
         let bed = DeliveryTestBed()
         defer { Task { await bed.shutdown() } }
-        let (daemon, failure) = try await start(bed, name: "retry-live")
-        let sink = CollectingSink()
-        _ = await daemon.router.attach(features: ["demo"], sink: sink)
-        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
+        let (daemon, failure, sink, _) = try await start(bed, name: "retry-live")
 
         try failure.refuse()
         let entries = try daemon.storeInboxItems(count: 10)
@@ -68,10 +71,7 @@ struct DeliveryHandOutRetryTests {
     @Test func aReplayThatCannotRecordHandsNothingAfterThePageAndIsRunAgain() async throws {
         let bed = DeliveryTestBed()
         defer { Task { await bed.shutdown() } }
-        let (daemon, failure) = try await start(bed, name: "retry-replay")
-        let sink = CollectingSink()
-        _ = await daemon.router.attach(features: ["demo"], sink: sink)
-        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(sink) }
+        let (daemon, failure, sink, _) = try await start(bed, name: "retry-replay")
         // In the inbox, not handed yet (as after the app's connection shed them).
         let stored = try daemon.storeInboxItems(count: 6)
         try failure.refuse()
@@ -95,14 +95,11 @@ struct DeliveryHandOutRetryTests {
     @Test func aDetachForgetsTheRetryAndTheNextAttachGetsTheItems() async throws {
         let bed = DeliveryTestBed()
         defer { Task { await bed.shutdown() } }
-        let (daemon, failure) = try await start(bed, name: "retry-detach")
-        let first = CollectingSink()
-        let attachment = await daemon.router.attach(features: ["demo"], sink: first)
-        try await waitUntil("the attach's replay ended", timeout: 5) { await !daemon.router.isReplayingForTest(first) }
+        let (daemon, failure, first, attachmentID) = try await start(bed, name: "retry-detach")
         try failure.refuse()
         let entries = try daemon.storeInboxItems(count: 3)
         #expect(await !daemon.router.hand(entries, to: [first]))
-        await daemon.router.detach(attachment.attachmentID)
+        await daemon.router.detach(attachmentID)
         #expect(await daemon.router.handOutRetryCountForTest() == 0)
 
         try failure.allow()

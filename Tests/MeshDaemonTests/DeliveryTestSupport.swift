@@ -126,17 +126,15 @@ final class CollectingSink: DeliveryEventSink, @unchecked Sendable {
     }
 
     /// Inbox ids of the envelope events, in the order they came (realtime envelopes left out).
-    var inboxIDs: [Int64] {
-        all.compactMap { event in
-            guard case .envelope(_, let inboxID, _, _, _) = event, inboxID != 0 else { return nil }
-            return inboxID
-        }
-    }
+    var inboxIDs: [Int64] { inboxIDs(markedOnly: false) }
 
     /// Those of them marked as redeliveries.
-    var markedInboxIDs: [Int64] {
+    var markedInboxIDs: [Int64] { inboxIDs(markedOnly: true) }
+
+    private func inboxIDs(markedOnly: Bool) -> [Int64] {
         all.compactMap { event in
-            guard case .envelope(_, let inboxID, true, _, _) = event, inboxID != 0 else { return nil }
+            guard case .envelope(_, let inboxID, let redelivery, _, _) = event, inboxID != 0,
+                  redelivery || !markedOnly else { return nil }
             return inboxID
         }
     }

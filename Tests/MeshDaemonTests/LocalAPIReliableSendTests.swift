@@ -43,9 +43,7 @@ extension DeliveryIntegration {
             await bed.shutdown()
         }
 
-        static func texts(_ sink: CollectingSink) -> [String] {
-            sink.envelopes.map { String(decoding: $0.envelope.payload, as: UTF8.self) }
-        }
+        static func texts(_ sink: CollectingSink) -> [String] { sink.envelopes.map { RouterFixtures.text($0.envelope) } }
 
         @Test func aClientThatHalfClosesAfterReliableSendsGetsEveryReplyAndThePeerEveryItemInOrder() async throws {
             try await Self.withPairedServer { a, server, sinkB in

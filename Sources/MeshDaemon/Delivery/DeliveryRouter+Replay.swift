@@ -56,7 +56,7 @@ extension DeliveryRouter {
     /// what it was given so far. Only items handed to this sink and not acknowledged are offered
     /// again; the rest of its inbox is not (the app has it). While a replay runs for the sink
     /// this waits for its end, so when it returns the items were handed: the connection holds
-    /// later inbox items back until then (`LocalAPIConnectionHandler.mustWait`), which keeps
+    /// later inbox items back until then (`ShedInboxOrder.mustWait`), which keeps
     /// each peer's items in order.
     public func reoffer(_ items: [ShedInboxItem], to sink: any DeliveryEventSink) async {
         let key = ObjectIdentifier(sink)

@@ -25,21 +25,22 @@ extension DeliveryRouter {
         return sendRealtime(item, to: peers)
     }
 
+    /// The peers `target` names when that is known without asking the node: a full device ID,
+    /// or every paired device (nil/empty/"all"). Nil for anything else (a short ID, a name),
+    /// which `targets(_:)` resolves asynchronously.
+    func knownTargets(_ target: String?) -> [DeviceID]? {
+        // A full device ID (never blank, never "all"): no trimming needed.
+        if let target, let exact = peersByKey[target] { return [exact] }
+        guard Self.meansEveryPeer(target) else { return nil }
+        return peerStates.count == 1 ? Array(peerStates.keys) : peerStates.keys.sorted()
+    }
+
     /// A non-reliable send done at once, without suspending, when the target is known without
     /// asking the node (nil/empty/"all", or a full device ID): the local API's fast path, run
     /// on the router's loop. Nil: take the asynchronous `send` (same outcome, just slower).
     func sendImmediately(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], mode: UInt8,
                          to target: String?) -> DeliverySendOutcome? {
-        guard mode != DeliveryItem.Kind.reliableEnvelope.rawValue else { return nil }
-        let peers: [DeviceID]
-        if let target, let exact = peersByKey[target] {
-            // A full device ID (never blank, never "all"): no trimming needed.
-            peers = [exact]
-        } else if !Self.meansEveryPeer(target) {
-            return nil
-        } else {
-            peers = peerStates.count == 1 ? Array(peerStates.keys) : peerStates.keys.sorted()
-        }
+        guard mode != DeliveryItem.Kind.reliableEnvelope.rawValue, let peers = knownTargets(target) else { return nil }
         let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: mode, featureID: envelope.metadata.featureID,
                                 sessionID: envelope.metadata.sessionID, payload: encoded)
         return sendRealtime(item, to: peers)
@@ -55,17 +56,9 @@ extension DeliveryRouter {
     /// order, so one connection's sends keep their per-peer order.
     func enqueueReliableNow(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], to target: String?,
                             reply: @escaping (Result<DeliverySendOutcome, ControlError>) -> Void) -> Bool {
-        let peers: [DeviceID]
-        if let target, let exact = peersByKey[target] {
-            peers = [exact]
-        } else if Self.meansEveryPeer(target) {
-            peers = peerStates.count == 1 ? Array(peerStates.keys) : peerStates.keys.sorted()
-        } else {
-            return false
-        }
         // No paired device: the asynchronous `send` answers (a reply from inside this call would
         // start the connection's next queued request from inside this one, and so on).
-        guard !peers.isEmpty else { return false }
+        guard let peers = knownTargets(target), !peers.isEmpty else { return false }
         let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
                                 featureID: envelope.metadata.featureID, sessionID: envelope.metadata.sessionID, payload: encoded)
         let outbox = item.outboxItem(createdAt: wallNow())
@@ -104,13 +97,18 @@ extension DeliveryRouter {
             waiting.reply(.success(DeliverySendOutcome(outcome: "queued", peers: waiting.peers.count)))
             return
         }
-        if failure.code == .full {
+        waiting.reply(.failure(enqueueFailure(failure)))
+    }
+
+    /// The error a reliable send reports when its item could not be queued, counted: a full
+    /// queue or disk is `queue-full` (refused), anything else a store failure.
+    func enqueueFailure(_ error: any Error) -> ControlError {
+        if let full = error as? StoreError, full.code == .full {
             counters.reliableRefused &+= 1
-            waiting.reply(.failure(DeliveryError.queueFull(failure.description)))
-        } else {
-            counters.storeErrors &+= 1
-            waiting.reply(.failure(DeliveryError.store(failure)))
+            return DeliveryError.queueFull(full.description)
         }
+        counters.storeErrors &+= 1
+        return DeliveryError.store(error)
     }
 
     /// A realtime item to each of `peers`: `queued` when any copy went to the outbox, else
@@ -146,12 +144,8 @@ extension DeliveryRouter {
                     return receipts
                 }
             }
-        } catch let error as StoreError where error.code == .full {
-            counters.reliableRefused &+= 1
-            throw DeliveryError.queueFull(error.description)
         } catch {
-            counters.storeErrors &+= 1
-            throw DeliveryError.store(error)
+            throw enqueueFailure(error)
         }
         counters.reliableEnqueued &+= UInt64(peers.count)
         for (peer, receipt) in receipts {

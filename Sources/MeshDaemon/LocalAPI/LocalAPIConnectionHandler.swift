@@ -38,14 +38,9 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var flushScheduled = false
     /// A realtime send was performed in this read: its datagram goes out before the replies.
     private var sentImmediately = false
-    /// Inbox items among the events shed since the last report, per attach request, in inbox id
-    /// order (`note`): offered to that attachment again once the client caught up (they never
-    /// reached it).
-    private var shedInbox: [UInt32: [ShedInboxItem]] = [:]
-    /// Inbox ids of the re-offer round being handed to the router that were not written yet,
-    /// per attach request. With `shedInbox` they keep each attachment's inbox items in order:
-    /// an item after one that waits to be offered again waits behind it (`mustWait`).
-    private var roundExpected: [UInt32: Set<Int64>] = [:]
+    /// Inbox items among the events shed, offered to their attachments again once the client
+    /// caught up (they never reached it), with the later inbox items that wait behind them.
+    private var shedInbox = ShedInboxOrder()
     /// The pipeline's frame writer and its context, for events written straight to it
     /// (`writeEvent`); nil before the connection is active and after it ended.
     private var frameWriter: (writer: LocalAPIFrameWriter, context: ChannelHandlerContext)?
@@ -211,7 +206,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         counters.add(.eventsShed, shed.count)
         // Live realtime envelopes (gone) and attach events shed before the reply (inbox items
         // among them are offered again, like those this connection shed).
-        if !shed.inboxItems.isEmpty { note(shed.inboxItems, for: shed.requestID) }
+        shedInbox.note(shed.inboxItems, for: shed.requestID)
         guard !closing, let count = flow.eventsShedElsewhere(shed.count) else { return }
         writeShedReport(count, context: context)
         reofferShedInbox(context: context)
@@ -241,52 +236,15 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     /// or when it is an inbox item that must wait behind an earlier one of its attachment to be
     /// offered again (noted with it, counted apart: the client is not told, it gets them all).
     private func offer(_ frame: LocalAPIFrame) -> Bool {
-        if !shedInbox.isEmpty || !roundExpected.isEmpty, let item = Self.inboxItem(frame),
-           mustWait(item, requestID: frame.requestID) {
+        if shedInbox.holdsBack, let item = Self.inboxItem(frame), shedInbox.mustWait(item, requestID: frame.requestID) {
             counters.add(.eventsHeldForOrder)
-            note([item], for: frame.requestID)
+            shedInbox.note([item], for: frame.requestID)
             return false
         }
         guard !flow.eventOffered() else { return true }
         counters.add(.eventsShed)
-        if let item = Self.inboxItem(frame) { note([item], for: frame.requestID) }
+        if let item = Self.inboxItem(frame) { shedInbox.note([item], for: frame.requestID) }
         return false
-    }
-
-    /// Whether `item` must wait because an earlier inbox item of its attachment was shed and
-    /// is still to be offered again (per-peer order: the attachment gets its inbox items in the
-    /// order they arrived, and a shed one is offered again only after the client caught up).
-    /// Items of the round being offered again pass, in their own order.
-    private func mustWait(_ item: ShedInboxItem, requestID: UInt32) -> Bool {
-        if var expected = roundExpected[requestID] {
-            let ofRound = expected.remove(item.inboxID) != nil
-            roundExpected[requestID] = expected
-            if !ofRound, let lowest = expected.min(), item.inboxID > lowest { return true }
-        }
-        if let lowest = shedInbox[requestID]?.first?.inboxID, item.inboxID > lowest { return true }
-        return false
-    }
-
-    /// Notes inbox items to offer again to the attachment of `requestID`, keeping its list in
-    /// id order (the order they arrived in): items mostly come in that order and are appended;
-    /// one shed again during its round goes back to its place (binary search), so a round never
-    /// sorts the whole list.
-    private func note(_ items: [ShedInboxItem], for requestID: UInt32) {
-        guard !items.isEmpty else { return }
-        var list = shedInbox.removeValue(forKey: requestID) ?? []
-        for item in items {
-            guard let last = list.last, item.inboxID < last.inboxID else {
-                list.append(item)
-                continue
-            }
-            var low = 0, high = list.count
-            while low < high {
-                let middle = (low + high) / 2
-                if list[middle].inboxID < item.inboxID { low = middle + 1 } else { high = middle }
-            }
-            list.insert(item, at: low)
-        }
-        shedInbox[requestID] = list
     }
 
     // MARK: - Requests
@@ -353,14 +311,14 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                                context: ChannelHandlerContext) -> Bool {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        reliableStarted += 1
+        // The reply never runs before the start returns (it comes from the commit thread).
         let started = dispatcher.startReliableImmediately(request, uid: credentials?.uid, on: context.eventLoop) { outcome in
             let handler = handler.value
             handler.reliableStarted -= 1
             guard !handler.closing else { return }
             handler.finish(operation: operation, requestID: requestID, outcome: outcome, context: boundContext.value)
         }
-        if !started { reliableStarted -= 1 }
+        if started { reliableStarted += 1 }
         return started
     }
 
@@ -419,8 +377,6 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         return ShedInboxItem(inboxID: Int64(bitPattern: inboxID), redelivery: flags & 1 != 0)
     }
 
-    /// The client was told what was shed: the inbox items among it go to their attachments
-    /// again (only those: the rest of the inbox reached the client).
     /// Offers the next round of shed inbox items to their attachments, while the client keeps
     /// up (writable) and no round runs; items of attachments that ended are forgotten (the
     /// next attach replays the inbox). Called whenever the flow state may have changed, and
@@ -428,27 +384,12 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private func reofferShedInbox(context: ChannelHandlerContext) {
         guard !closing, !reofferRunning, flow.writable, !shedInbox.isEmpty else { return }
         guard let router = dispatcher.router, let sinks = connection?.allSinks() else {
-            shedInbox = [:]
+            shedInbox.forgetAll()
             return
         }
         var sinkOf: [UInt32: LocalAPIEventSink] = [:]
         for sink in sinks where sinkOf[sink.requestID] == nil { sinkOf[sink.requestID] = sink }
-        var round: [(LocalAPIEventSink, [ShedInboxItem])] = []
-        var room = Self.reofferRound
-        for requestID in shedInbox.keys.sorted() {
-            guard let items = shedInbox[requestID] else { continue }
-            guard let sink = sinkOf[requestID] else {
-                shedInbox[requestID] = nil
-                continue
-            }
-            guard room > 0 else { continue }
-            // Lowest ids first (`note` keeps the list in that order).
-            let taken = min(room, items.count)
-            round.append((sink, Array(items.prefix(taken))))
-            roundExpected[requestID] = Set(items.prefix(taken).map(\.inboxID))
-            room -= taken
-            shedInbox[requestID] = taken == items.count ? nil : Array(items.dropFirst(taken))
-        }
+        let round = shedInbox.takeRound(room: Self.reofferRound) { sinkOf[$0] }
         guard !round.isEmpty else { return }
         reofferRunning = true
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -458,8 +399,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             for (sink, items) in round { await router.reoffer(items, to: sink) }
             // After the flush the round's events scheduled, so writability is up to date.
             loop.execute {
-                // What the router did not hand again (acknowledged meanwhile) holds nothing back.
-                handler.value.roundExpected = [:]
+                handler.value.shedInbox.roundHanded()
                 handler.value.reofferRunning = false
                 handler.value.reofferShedInbox(context: boundContext.value)
             }

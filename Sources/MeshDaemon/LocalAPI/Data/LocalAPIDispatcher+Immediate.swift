@@ -1,6 +1,7 @@
 import Foundation
 import MeshLocalAPI
 import NIOCore
+import SessionMesh
 
 extension LocalAPIDispatcher {
     /// The reply to `request` when it can be performed at once on `loop`, without a task or a
@@ -9,10 +10,7 @@ extension LocalAPIDispatcher {
     ///
     /// Must be called on `loop`.
     func performImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop) -> ByteBuffer? {
-        guard let router, router.loop === loop, case .send(let mode, let target, let envelope, let encoded) = request else {
-            return nil
-        }
-        if let list = featureAllowList, !list.allows(uid: uid, feature: envelope.metadata.featureID) { return nil }
+        guard let (router, mode, target, envelope, encoded) = immediateSend(request, uid: uid, on: loop) else { return nil }
         guard let outcome = router.assumeIsolated({ $0.sendImmediately(envelope, encoded: encoded, mode: mode, to: target) }) else {
             return nil
         }
@@ -26,11 +24,8 @@ extension LocalAPIDispatcher {
     /// Must be called on `loop`.
     func startReliableImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop,
                                   reply: @escaping (Result<ByteBuffer, LocalAPIErrorBody>) -> Void) -> Bool {
-        guard let router, router.loop === loop, case .send(let mode, let target, let envelope, let encoded) = request,
-              mode == DeliveryItem.Kind.reliableEnvelope.rawValue else {
-            return false
-        }
-        if let list = featureAllowList, !list.allows(uid: uid, feature: envelope.metadata.featureID) { return false }
+        guard let (router, mode, target, envelope, encoded) = immediateSend(request, uid: uid, on: loop),
+              mode == DeliveryItem.Kind.reliableEnvelope.rawValue else { return false }
         let eventID = envelope.metadata.eventID
         let reply = NIOLoopBound(reply, eventLoop: loop)
         return router.assumeIsolated { router in
@@ -41,6 +36,18 @@ extension LocalAPIDispatcher {
                 }
             }
         }
+    }
+
+    /// The parts of `request` when it is a `send` that may be started on `loop` at once: the
+    /// router runs on `loop` and the feature is allowed for `uid` (a refused one takes the usual
+    /// path, which answers with the error).
+    private func immediateSend(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop)
+        -> (router: DeliveryRouter, mode: UInt8, target: String?, envelope: AnySessionSyncEnvelope, encoded: [UInt8])? {
+        guard let router, router.loop === loop, case .send(let mode, let target, let envelope, let encoded) = request else {
+            return nil
+        }
+        if let list = featureAllowList, !list.allows(uid: uid, feature: envelope.metadata.featureID) { return nil }
+        return (router, mode, target, envelope, encoded)
     }
 
     /// Sends the realtime datagrams the immediate sends of this loop turn queued (packed per
