@@ -58,6 +58,70 @@ struct StoreGroupCommitTests {
         #expect(try store.counts().inbox.items == 1)
     }
 
+    @Test func outboxDeletesShareAGroupWithSendsAndFreeRoomOnceCommitted() async throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxOutboxItemsPerPeer: 5))
+        for i in 1...5 { _ = try store.enqueue(peer: "A", item: makeOutboxItem(i)) }
+        #expect(throws: StoreError.self) { try store.enqueue(peer: "A", item: makeOutboxItem(6)) }
+
+        let results = store.commitGroup([
+            .outbox(peer: "B", item: makeOutboxItem(100)),
+            .acknowledgeOutbox(peer: "A", upTo: 3),
+            .acknowledgeOutbox(peer: "B", upTo: 1),
+            .acknowledgeOutbox(peer: "A", upTo: 3),
+        ])
+        let deleted = results.map { result -> Int? in
+            if case .success(.acknowledged(let count)) = result { count } else { nil }
+        }
+        #expect(deleted == [nil, 3, 1, 0], "each delete counts what it removed; a repeat removes nothing")
+        #expect(try store.pendingOutbox(peer: "A").map { payloadIndex($0.item.payload) } == [4, 5])
+        #expect(try store.pendingOutbox(peer: "B").isEmpty)
+        let counts = try store.counts()
+        #expect(counts.outboxByPeer["A"]?.items == 2)
+        #expect(counts.outboxByPeer["B"] == nil)
+
+        // The room the deletes made is there for the next send; sequences go on.
+        let committer = StoreGroupCommitter(store: store)
+        #expect(try await committer.enqueue(peer: "A", item: makeOutboxItem(6)).sequence == 6)
+        #expect(try await committer.acknowledgeOutbox(peer: "A", upTo: 5) == 2)
+        committer.shutdown()
+        await #expect(throws: StoreError.self) { try await committer.acknowledgeOutbox(peer: "A", upTo: 6) }
+        store.close()
+        let reopened = try DeliveryStore.open(path: dir.path())
+        #expect(try reopened.pendingOutbox(peer: "A").map(\.sequence) == [6])
+    }
+
+    @Test func onAFullDatabaseTheSendsOfTheGroupFailAndItsDeletesStillFreeSpace() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxDatabaseBytes: 256 << 10))
+        var accepted = 0
+        for i in 0..<200 {
+            guard (try? store.enqueue(peer: "A", item: makeOutboxItem(i, size: 4_000))) != nil else { break }
+            accepted += 1
+        }
+        #expect(accepted > 10 && accepted < 200, "the file filled up after \(accepted) items")
+
+        let results = store.commitGroup([
+            .outbox(peer: "A", item: makeOutboxItem(500, size: 4_000)),
+            .acknowledgeOutbox(peer: "A", upTo: 10),
+        ])
+        guard case .failure(let full) = results[0] else {
+            Issue.record("a send into a full file was accepted")
+            return
+        }
+        #expect(full.code == .full)
+        guard case .success(.acknowledged(let removed)) = results[1] else {
+            Issue.record("the delete failed with the group: \(results[1])")
+            return
+        }
+        #expect(removed == 10)
+        #expect(try store.pendingOutbox(peer: "A", limit: 1_000).map { payloadIndex($0.item.payload) } == Array(10..<accepted))
+        #expect(try store.counts().outboxByPeer["A"]?.items == accepted - 10)
+        #expect(try store.integrityCheck() == ["ok"])
+    }
+
     @Test func receiveThroughTheCommitterDedupsAndShutdownRefusesLaterWrites() async throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }

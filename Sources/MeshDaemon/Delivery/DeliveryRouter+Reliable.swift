@@ -123,23 +123,28 @@ extension DeliveryRouter {
         deleteAcknowledged(upTo: upTo, of: peer)
     }
 
-    /// Deletes the peer's outbox items up to `upTo`, one store transaction (one fsync) at a time
-    /// per peer: acks that arrive while one runs are merged into the next, which deletes up to
-    /// the highest of them. Under load a peer acks every batch it stores, and one commit per ack
-    /// cost more than the deletes in it.
+    /// Deletes the peer's outbox items up to `upTo`, one delete at a time per peer: acks that
+    /// arrive while one runs are merged into the next, which deletes up to the highest of them.
+    /// Under load a peer acks every batch it stores, and one commit per ack cost more than the
+    /// deletes in it. The delete goes into the group committer's next transaction, so it shares
+    /// an fsync with the sends committed then (after the committer's shutdown: on its own).
     func deleteAcknowledged(upTo: UInt64, of peer: DeviceID) {
         if outboxDeletesRunning.contains(peer) {
             outboxDeleteNext[peer] = max(outboxDeleteNext[peer] ?? 0, upTo)
             return
         }
         outboxDeletesRunning.insert(peer)
-        let store = self.store, key = key(peer)
+        let store = self.store, committer = self.committer, key = key(peer)
         Task {
             var target = upTo
             while true {
                 let upTo = target
                 do {
-                    _ = try await self.worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
+                    do {
+                        _ = try await committer.acknowledgeOutbox(peer: key, upTo: upTo)
+                    } catch let error as StoreError where error.code == .closed {
+                        _ = try await self.worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
+                    }
                     self.counters.reliableAckCommits &+= 1
                 } catch {
                     self.noteStoreError(error, "could not delete acknowledged outbox items")

@@ -4,19 +4,24 @@ import Foundation
 enum GroupWrite: Sendable {
     case outbox(peer: String, item: OutboxItem)
     case inbox(peer: String, item: InboxItem, at: Date)
+    /// The peer daemon stored everything up to `upTo`: delete those outbox items.
+    case acknowledgeOutbox(peer: String, upTo: UInt64)
 }
 
 /// The outcome of one ``GroupWrite``.
 enum GroupWriteResult: Sendable {
     case outbox(OutboxReceipt)
     case inbox(InboxReceipt)
+    /// How many outbox items an `acknowledgeOutbox` deleted.
+    case acknowledged(Int)
 }
 
 extension DeliveryStore {
     /// Commits writes of many callers in one transaction (one fsync), in order.
     ///
     /// A write refused by a configured limit fails alone (it wrote nothing); any other error
-    /// (disk full, I/O) rolls the whole transaction back and fails every write.
+    /// (disk full, I/O) rolls the whole transaction back and fails every write but the outbox
+    /// deletes, which are then tried once more on their own.
     func commitGroup(_ writes: [GroupWrite]) -> [Result<GroupWriteResult, StoreError>] {
         let operation = "group commit of \(writes.count) writes"
         do {
@@ -36,6 +41,11 @@ extension DeliveryStore {
                                 let receipt = try insertInbox(item, peer: peer, at: time, db: db, batch: &batch,
                                                               operation: "store received item from peer \(peer)")
                                 results.append(.success(.inbox(receipt)))
+                            case .acknowledgeOutbox(let peer, let upTo):
+                                let removed = try deleteAcknowledgedOutbox(peer: peer, upTo: upTo, db: db,
+                                                                           operation: "acknowledge outbox for peer \(peer)")
+                                batch.outboxRemoved[peer] = (batch.outboxRemoved[peer] ?? QueueTally()) + removed
+                                results.append(.success(.acknowledged(removed.items)))
                             }
                         } catch let error as StoreError where error.code == .full && error.isConfiguredLimit {
                             results.append(.failure(error))
@@ -48,10 +58,25 @@ extension DeliveryStore {
                 return results
             }
         } catch let error as StoreError {
-            return writes.map { _ in .failure(error) }
+            return failed(writes, with: error)
         } catch {
-            let wrapped = StoreError(code: .internalError, operation: operation, path: path, detail: "\(error)")
-            return writes.map { _ in .failure(wrapped) }
+            return failed(writes, with: StoreError(code: .internalError, operation: operation, path: path, detail: "\(error)"))
+        }
+    }
+
+    /// The group rolled back: its writes fail with `error`, except the outbox deletes, which run
+    /// again on their own. They free space, so on a full disk they must not wait for room that
+    /// only they can make (``acknowledgeOutbox(peer:upTo:)`` gives up the space reserve).
+    private func failed(_ writes: [GroupWrite], with error: StoreError) -> [Result<GroupWriteResult, StoreError>] {
+        writes.map { write in
+            guard case .acknowledgeOutbox(let peer, let upTo) = write else { return .failure(error) }
+            do {
+                return .success(.acknowledged(try acknowledgeOutbox(peer: peer, upTo: upTo)))
+            } catch let error as StoreError {
+                return .failure(error)
+            } catch {
+                return .failure(StoreError(code: .internalError, operation: "acknowledge outbox for peer \(peer)", path: path, detail: "\(error)"))
+            }
         }
     }
 }

@@ -73,21 +73,27 @@ extension DeliveryStore {
     public func acknowledgeOutbox(peer: String, upTo sequence: UInt64) throws -> Int {
         try withConnectionFreeingSpace { db in
             let operation = "acknowledge outbox for peer \(peer)"
-            let upTo = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
-            // A sum, then a plain delete: `DELETE … RETURNING` materialises every deleted row's
-            // result in an ephemeral table first.
-            let removed = try db.transaction(operation) { () throws -> QueueTally in
-                let removed = try db.first("""
-                    SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox WHERE peer = ? AND sequence <= ?
-                    """, [.text(peer), upTo], operation) { QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1))) }
-                    ?? QueueTally()
-                guard removed.items > 0 else { return removed }
-                try db.run("DELETE FROM outbox WHERE peer = ? AND sequence <= ?", [.text(peer), upTo], operation)
-                return removed
+            let removed = try db.transaction(operation) {
+                try deleteAcknowledgedOutbox(peer: peer, upTo: sequence, db: db, operation: operation)
             }
             tallies.removeOutbox(peer: peer, removed)
             return removed.items
         }
+    }
+
+    /// Deletes `peer`'s outbox items up to `sequence` inside the caller's transaction and returns
+    /// what went; the caller takes it off the tallies once the transaction commits.
+    func deleteAcknowledgedOutbox(peer: String, upTo sequence: UInt64, db: SQLiteConnection, operation: String) throws -> QueueTally {
+        let upTo = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
+        // A sum, then a plain delete: `DELETE … RETURNING` materialises every deleted row's
+        // result in an ephemeral table first.
+        let removed = try db.first("""
+            SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox WHERE peer = ? AND sequence <= ?
+            """, [.text(peer), upTo], operation) { QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1))) }
+            ?? QueueTally()
+        guard removed.items > 0 else { return removed }
+        try db.run("DELETE FROM outbox WHERE peer = ? AND sequence <= ?", [.text(peer), upTo], operation)
+        return removed
     }
 
     /// The peer daemon stored these events: deletes exactly those items of `peer`. Returns how many.

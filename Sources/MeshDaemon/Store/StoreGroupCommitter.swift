@@ -48,6 +48,16 @@ public final class StoreGroupCommitter: @unchecked Sendable {
         return receipt
     }
 
+    /// Deletes `peer`'s outbox items up to `upTo` (the peer daemon stored them), in the next
+    /// group commit: the deletes share the fsync of the writes committed with them. Returns how
+    /// many items went. Same semantics and errors as ``DeliveryStore/acknowledgeOutbox(peer:upTo:)``.
+    public nonisolated(nonsending) func acknowledgeOutbox(peer: String, upTo: UInt64) async throws -> Int {
+        guard case .acknowledged(let count) = try await submit(.acknowledgeOutbox(peer: peer, upTo: upTo)) else {
+            throw mismatch()
+        }
+        return count
+    }
+
     /// Queues `item` for `peer` durably, sharing the commit with concurrent callers, without
     /// suspending: `completion` runs on `loop` once the commit is done (or failed). The
     /// completions of one commit for the same loop run together, in submission order, as one

@@ -8,6 +8,8 @@ struct StoreWriteBatch {
     var outboxTotalAdded = QueueTally()
     /// Inbox items and bytes added.
     var inboxAdded = QueueTally()
+    /// Outbox items and bytes deleted per peer (acknowledged by the peer daemon).
+    var outboxRemoved: [String: QueueTally] = [:]
 }
 
 extension StoreTallies {
@@ -15,5 +17,6 @@ extension StoreTallies {
         for (peer, last) in batch.lastSequence { lastSequence[peer] = last }
         for (peer, added) in batch.outboxAdded { addOutbox(peer: peer, added) }
         inbox = inbox + batch.inboxAdded
+        for (peer, removed) in batch.outboxRemoved { removeOutbox(peer: peer, removed) }
     }
 }
