@@ -24,7 +24,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     /// Reliable sends started without a task (`startReliableImmediately`) whose commit is not
     /// done yet: the connection closes only after their replies.
     private var reliableStarted = 0
-    private var queue: [(request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32)] = []
+    private var queue: [(request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32, bytes: Int)] = []
     private var queueHead = 0
     private var nextTaskKey: UInt64 = 0
     private var credentials: PeerCredentials?
@@ -85,6 +85,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
         let frame = unwrapInboundIn(data)
+        let bytes = frame.body.readableBytes
         let request: LocalAPIRequest
         do {
             request = try LocalAPIRequest.parse(frame)
@@ -99,7 +100,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             }
             return
         }
-        switch flow.requestArrived() {
+        switch flow.requestArrived(bytes: bytes) {
         case .start:
             // Hot operations finish here, on the router's loop, with no task; only while no other
             // request of this connection runs, so replies and side effects keep arrival order.
@@ -115,12 +116,12 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                 }
                 flushPending = true
                 sentImmediately = true
-                apply(flow.requestFinished(), context: context)
+                apply(flow.requestFinished(bytes: bytes), context: context)
                 return
             }
-            begin(request, operation: frame.operation, requestID: frame.requestID, context: context)
+            begin(request, operation: frame.operation, requestID: frame.requestID, bytes: bytes, context: context)
         case .queue:
-            queue.append((request, frame.operation, frame.requestID))
+            queue.append((request, frame.operation, frame.requestID, bytes))
         case .reject:
             counters.add(.slowReaderCloses)
             logger.warning("local API client exceeded the request queue limit; closing",
@@ -256,7 +257,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         for _ in 0..<progress.startQueued where queueHead < queue.count {
             let next = queue[queueHead]
             queueHead += 1
-            begin(next.request, operation: next.operation, requestID: next.requestID, context: context)
+            begin(next.request, operation: next.operation, requestID: next.requestID, bytes: next.bytes, context: context)
         }
         if queueHead == queue.count {
             queue.removeAll(keepingCapacity: queue.count < 64)
@@ -265,7 +266,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         if progress.resumeReading { context.read() }
     }
 
-    private func start(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32,
+    private func start(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32, bytes: Int,
                        context: ChannelHandlerContext) {
         let key = nextTaskKey
         nextTaskKey &+= 1
@@ -283,11 +284,11 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                 await dispatcher.perform(request, credentials: credentials, connection: connection)
             }
             if eventLoop.inEventLoop {
-                handler.value.finish(key: key, operation: operation, requestID: requestID, outcome: outcome,
+                handler.value.finish(key: key, operation: operation, requestID: requestID, bytes: bytes, outcome: outcome,
                                      context: boundContext.value)
             } else {
                 eventLoop.execute {
-                    handler.value.finish(key: key, operation: operation, requestID: requestID, outcome: outcome,
+                    handler.value.finish(key: key, operation: operation, requestID: requestID, bytes: bytes, outcome: outcome,
                                          context: boundContext.value)
                 }
             }
@@ -296,18 +297,18 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
 
     /// Starts a request: a reliable send without a task when it can be (`startReliable`), anything
     /// else as a task.
-    private func begin(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32,
+    private func begin(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32, bytes: Int,
                        context: ChannelHandlerContext) {
         logger.trace("local API request", metadata: ["api.op": "\(operation.name)", "api.request": "\(requestID)"])
-        if tasks.isEmpty, startReliable(request, operation: operation, requestID: requestID, context: context) { return }
-        start(request, operation: operation, requestID: requestID, context: context)
+        if tasks.isEmpty, startReliable(request, operation: operation, requestID: requestID, bytes: bytes, context: context) { return }
+        start(request, operation: operation, requestID: requestID, bytes: bytes, context: context)
     }
 
     /// A reliable send, started at once on the router's loop when this connection is served
     /// there: no task, and the replies of one commit come in one loop turn. Only while no task
     /// of this connection runs (as the immediate path), so this connection's sends reach the
     /// committer in arrival order. False: start it as a task.
-    private func startReliable(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32,
+    private func startReliable(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32, bytes: Int,
                                context: ChannelHandlerContext) -> Bool {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
@@ -316,20 +317,20 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             let handler = handler.value
             handler.reliableStarted -= 1
             guard !handler.closing else { return }
-            handler.finish(operation: operation, requestID: requestID, outcome: outcome, context: boundContext.value)
+            handler.finish(operation: operation, requestID: requestID, bytes: bytes, outcome: outcome, context: boundContext.value)
         }
         if started { reliableStarted += 1 }
         return started
     }
 
-    private func finish(key: UInt64, operation: LocalAPIOperation, requestID: UInt32,
+    private func finish(key: UInt64, operation: LocalAPIOperation, requestID: UInt32, bytes: Int,
                         outcome: Result<ByteBuffer, LocalAPIErrorBody>, context: ChannelHandlerContext) {
         guard tasks.removeValue(forKey: key) != nil, !closing else { return }
-        finish(operation: operation, requestID: requestID, outcome: outcome, context: context)
+        finish(operation: operation, requestID: requestID, bytes: bytes, outcome: outcome, context: context)
     }
 
     /// Writes the reply of a finished request and lets the flow control start the next.
-    private func finish(operation: LocalAPIOperation, requestID: UInt32,
+    private func finish(operation: LocalAPIOperation, requestID: UInt32, bytes: Int,
                         outcome: Result<ByteBuffer, LocalAPIErrorBody>, context: ChannelHandlerContext) {
         counters.add(.requests)
         switch outcome {
@@ -342,7 +343,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         case .failure(let error):
             write(context: context, error: error, operation: operation, requestID: requestID)
         }
-        apply(flow.requestFinished(), context: context)
+        apply(flow.requestFinished(bytes: bytes), context: context)
         closeIfDrained(context: context)
     }
 

@@ -1,7 +1,9 @@
 /// The slow-reader policy of one local API connection, as a value with no I/O.
 ///
-/// - At most `maximumInFlight` requests of a connection run at once. Further requests wait in a
-///   per-connection queue, in arrival order.
+/// - At most `maximumInFlight` requests of a connection run at once, whose bodies together take
+///   at most `maximumInFlightBytes` (a larger request runs when it is the only one). Further
+///   requests wait in a per-connection queue, in arrival order. A reliable send runs until its
+///   commit, so the count is what lets one connection's sends share a group commit.
 /// - Reading pauses (the daemon stops asking the kernel for that client's bytes) while requests
 ///   are queued or running at the limit, or while the client's outbound buffer is above the
 ///   high watermark (the channel is not writable). No new request starts while the channel is
@@ -16,10 +18,17 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
     public let maximumInFlight: Int
     /// Requests waiting per connection beyond which the connection is closed.
     public let maximumQueued: Int
+    /// Body bytes of the requests running at once (one request always may run).
+    public let maximumInFlightBytes: Int
     /// Requests running now.
     public private(set) var inFlight = 0
     /// Requests read and waiting to start.
     public private(set) var queued = 0
+    /// Body bytes of the requests running now.
+    public private(set) var inFlightBytes = 0
+    /// Body bytes of each queued request, oldest first (from `queuedHead`).
+    private var queuedBytes: [Int] = []
+    private var queuedHead = 0
     /// Whether the outbound buffer is below the high watermark.
     public private(set) var writable = true
     /// Whether a read was held back and must be issued on resume.
@@ -28,15 +37,20 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
     public private(set) var shedSinceReport: UInt64 = 0
 
     /// Creates the policy with its limits.
-    public init(maximumInFlight: Int, maximumQueued: Int) {
+    public init(maximumInFlight: Int, maximumQueued: Int, maximumInFlightBytes: Int = 8 << 20) {
         self.maximumInFlight = max(1, maximumInFlight)
         self.maximumQueued = max(0, maximumQueued)
+        self.maximumInFlightBytes = max(0, maximumInFlightBytes)
     }
 
     /// Whether reading is paused now.
-    public var isPaused: Bool { inFlight >= maximumInFlight || queued > 0 || !writable }
+    public var isPaused: Bool {
+        inFlight >= maximumInFlight || (inFlight > 0 && inFlightBytes >= maximumInFlightBytes) || queued > 0 || !writable
+    }
 
-    private var canStart: Bool { inFlight < maximumInFlight && writable }
+    private func canStart(_ bytes: Int) -> Bool {
+        inFlight < maximumInFlight && writable && (inFlight == 0 || inFlightBytes + bytes <= maximumInFlightBytes)
+    }
 
     /// What to do with a read the pipeline asks for.
     public enum ReadAction: Sendable, Equatable {
@@ -64,14 +78,17 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
         case reject
     }
 
-    /// A request was read.
-    public mutating func requestArrived() -> Arrival {
-        if queued == 0, canStart {
+    /// A request with a body of `bytes` was read.
+    public mutating func requestArrived(bytes: Int = 0) -> Arrival {
+        let bytes = max(0, bytes)
+        if queued == 0, canStart(bytes) {
             inFlight += 1
+            inFlightBytes += bytes
             return .start
         }
         guard queued < maximumQueued else { return .reject }
         queued += 1
+        queuedBytes.append(bytes)
         return .queue
     }
 
@@ -92,9 +109,10 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
         }
     }
 
-    /// A request was answered.
-    public mutating func requestFinished() -> Progress {
+    /// A request with a body of `bytes` was answered.
+    public mutating func requestFinished(bytes: Int = 0) -> Progress {
         inFlight = max(0, inFlight - 1)
+        inFlightBytes = inFlight == 0 ? 0 : max(0, inFlightBytes - max(0, bytes))
         return progress(reportShed: nil)
     }
 
@@ -132,10 +150,16 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
 
     private mutating func progress(reportShed: UInt64?) -> Progress {
         var start = 0
-        while queued > 0, canStart {
+        while queued > 0, canStart(queuedBytes[queuedHead]) {
             queued -= 1
             inFlight += 1
+            inFlightBytes += queuedBytes[queuedHead]
+            queuedHead += 1
             start += 1
+        }
+        if queued == 0 {
+            queuedBytes.removeAll(keepingCapacity: queuedBytes.count < 64)
+            queuedHead = 0
         }
         var resume = false
         if readHeld, !isPaused {
