@@ -159,7 +159,7 @@ enum DeliveryBenchmark {
         let reliable = try await bench.onSenderLoop { try await bench.throughput(count: settings.reliableMessages, mode: .reliableEventually, window: settings.window) }
         let reliableCPU = cpu.lap(messages: settings.reliableMessages)
         print("reliable throughput, durable at both ends (\(reliable.sent), \(settings.window) in flight): \(rate(reliable.receivedPerSecond)) at the receiving app (acked), "
-              + "\(reliable.duplicates) seen twice unmarked, \(reliable.redelivered) redelivered (marked), \(reliable.shed) shed (come back on reattach), \(reliable.missing) missing after \(seconds(reliable.seconds)); sender side \(rate(reliable.sentPerSecond)) durable sends   target ≥ 10000 msgs/s")
+              + "\(reliable.duplicates) seen twice unmarked, \(reliable.redelivered) redelivered (marked), \(reliable.shed) shed (offered again to the app), \(reliable.missing) missing after \(seconds(reliable.seconds)); sender side \(rate(reliable.sentPerSecond)) durable sends   target ≥ 10000 msgs/s")
         print("  CPU per message during reliable throughput: \(reliableCPU)")
         let after = (a.residentKiB(), b.residentKiB())
         print("RSS: A \(mebibytes(idle.0)) idle → \(mebibytes(after.0)) after; B \(mebibytes(idle.1)) idle → \(mebibytes(after.1)) after   target idle ≤ 30 MB")
