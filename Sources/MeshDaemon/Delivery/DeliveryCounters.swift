@@ -15,7 +15,8 @@ struct DeliveryCounters: Sendable {
     var reliableBatchesSent: UInt64 = 0
     var reliableItemsSent: UInt64 = 0
     var reliableAcked: UInt64 = 0
-    /// Store transactions that deleted acknowledged outbox items (acks arriving together share one).
+    /// Outbox deletes of acknowledged items (acks arriving together share one; each goes into a
+    /// group commit).
     var reliableAckCommits: UInt64 = 0
     var reliableRetries: UInt64 = 0
     var reliableRefused: UInt64 = 0
@@ -42,6 +43,12 @@ struct DeliveryCounters: Sendable {
     var sessionsReceived: UInt64 = 0
     var malformed: UInt64 = 0
     var storeErrors: UInt64 = 0
+
+    /// Changes whenever items move (sent, received, stored, handed out, acknowledged).
+    var traffic: UInt64 {
+        realtimeSent &+ realtimeReceived &+ reliableEnqueued &+ reliableItemsSent &+ reliableAcked &+ inboxStored
+            &+ inboxDelivered &+ snapshotsPushed &+ snapshotsReceived
+    }
 
     var dictionary: [String: UInt64] {
         [

@@ -137,6 +137,10 @@ extension DeliveryRouter {
         }
         retryHandOuts()
         await flushSeen()
+        if idleMemory.tick(fingerprint: counters.traffic) {
+            let store = self.store
+            _ = try? await worker.run { store.releaseMemory() }
+        }
     }
 
     /// Resends from the last ack when the peer has not acknowledged within the retry delay.

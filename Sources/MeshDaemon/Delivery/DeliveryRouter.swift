@@ -26,6 +26,8 @@ public actor DeliveryRouter: Service {
     public nonisolated let localDeviceID: DeviceID
 
     var counters = DeliveryCounters()
+    /// Gives the store's page cache and free heap back once the traffic pauses (2 s).
+    var idleMemory = IdleMemoryRelease(quietTicks: 20)
     var peerStates: [DeviceID: DeliveryPeerState] = [:]
     /// Peers whose acknowledged outbox items are being deleted, and the highest ack that came
     /// in meanwhile (see `deleteAcknowledged(upTo:of:)`).

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// The daemon's durable store: per-peer outbox, inbox with dedup, latest-state slots, the
@@ -105,6 +106,23 @@ public final class DeliveryStore: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return (reserve.isHeld, reserve.releases)
+    }
+
+    /// Gives memory back after a burst: the page cache's unused pages (up to 16 MiB after heavy
+    /// traffic), then the free heap of the whole process (`malloc_trim`). The cache fills again
+    /// from the file system's cache as needed. Does nothing once the store is closed.
+    public func releaseMemory() {
+        lock.lock()
+        if !connection.isClosed { connection.releaseMemory() }
+        lock.unlock()
+        _ = meshd_trim_heap()
+    }
+
+    /// Bytes of heap the store's page cache holds now.
+    public func pageCacheBytes() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return connection.pageCacheBytes
     }
 
     /// How much is stored: outbox per peer and in total, inbox, remembered event IDs.

@@ -51,6 +51,19 @@ final class SQLiteConnection {
     /// Whether ``close()`` has run.
     var isClosed: Bool { handle == nil }
 
+    /// Frees the page cache's pages not in use now (`sqlite3_db_release_memory`).
+    func releaseMemory() {
+        if let handle { sqlite3_db_release_memory(handle) }
+    }
+
+    /// Bytes of heap the page cache holds now (`SQLITE_DBSTATUS_CACHE_USED`).
+    var pageCacheBytes: Int {
+        guard let handle else { return 0 }
+        var current: Int32 = 0, highest: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
+        return Int(current)
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
