@@ -24,7 +24,7 @@ struct DeliveryMessageTests {
         .reliableBatch([(UInt64(1), item), (UInt64(2), item)]),
         .reliableBatch([]),
         .reliableAck(upTo: 42),
-        .reliableResend(after: 41), .reliableResend(after: 0),
+        .reliableResend(after: 41), .reliableResend(after: 0), .reliableRoom,
         .snapshotPush([9, 9]), .snapshotRequest([8]), .snapshotReply([]),
         .anchor(DeliveryAnchorRecord(sessionID: UUID(), featureID: "demo", revision: 3,
                                      anchor: SessionTimerAnchor(startedAt: Date(timeIntervalSince1970: 1_700_000_000.25),
@@ -67,7 +67,7 @@ struct DeliveryMessageTests {
         var random = SeededGenerator(seed: SeededGenerator.seed(for: "delivery random bytes"))
         for round in 0..<20_000 {
             var bytes = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-            if round % 2 == 0, !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...0x0D, using: &random) }
+            if round % 2 == 0, !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...0x0F, using: &random) }
             _ = try? DeliveryMessage(decoding: bytes)
         }
         // Mutations of valid messages.

@@ -59,6 +59,51 @@ struct DeliveryRefusalGateTests {
         try await waitUntil("A's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
     }
 
+    /// After a refusal the receiver tells the sender once an app's ack has made room (0x0F),
+    /// and the sender starts over at once. Without it the refused items came back only at the
+    /// sender's retry delay, which doubles up to 30 s: here 30 s from the start, so the refused
+    /// items arriving within 5 s shows the notice at work.
+    @Test func theReceiverSaysWhenThereIsRoomAgainAndTheSenderResendsAtOnce() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let folder = bed.nodes.temporaryFolder()
+        var patient = DeliveryTestBed.options()
+        patient.retryInitial = 30
+        let a = try await bed.start(name: "alice", options: patient)
+        let b = try await bed.start(name: "bob", stateDirectory: folder)
+        _ = try await bed.nodes.pair(a.running, b.running)
+        try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
+        let sink = CollectingSink()
+        _ = await b.router.attach(features: ["demo"], sink: sink)
+        func send(_ range: ClosedRange<Int>) async throws {
+            for index in range {
+                let (envelope, encoded) = try RouterFixtures.envelope("r\(index)", sequence: UInt64(index))
+                _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
+            }
+        }
+        try await send(1...3)
+        try await waitUntil("the first three arrived", timeout: 5) { sink.envelopes.count >= 3 }
+
+        let database = folder + "/delivery.sqlite"
+        try Self.refuse(database, 4...6)
+        try await send(4...6)
+        try await waitUntil("B refused the next batch", timeout: 5) {
+            await b.router.counterValues()["delivery.inbox.refused", default: 0] >= 1
+        }
+        try Self.allow(database)
+        #expect(sink.envelopes.count == 3)
+
+        // The app acks what it has: room again. B says so; A resends from its last ack at once.
+        let acked = try await b.router.acknowledgeInbox(ids: sink.envelopes.map(\.inboxID))
+        #expect(acked == 3)
+        try await waitUntil("the refused items arrived long before A's 30 s retry", timeout: 5) { sink.envelopes.count >= 6 }
+        #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...6).map { "r\($0)" })
+        #expect(await b.router.counterValues()["delivery.inbox.room_announced"] == 1)
+        #expect(await a.router.counterValues()["delivery.reliable.room_resends"] == 1)
+        #expect(await a.router.counterValues()["delivery.reliable.retries", default: 0] == 0)
+        try await waitUntil("A's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
+    }
+
     /// Only the sender's new start (0x0E) opens the way — a batch that merely starts low enough
     /// may be a stale one — and it does even when the sender does not resend the refused items
     /// (they were cancelled there): the batch after it is stored.

@@ -19,6 +19,10 @@ struct DeliveryCounters: Sendable {
     /// group commit).
     var reliableAckCommits: UInt64 = 0
     var reliableRetries: UInt64 = 0
+    /// Restarts from the last ack because the receiver said it has room again (0x0F).
+    var reliableRoomResends: UInt64 = 0
+    /// Times this daemon told a sender whose batch it had refused that it has room again.
+    var inboxRoomAnnounced: UInt64 = 0
     var reliableRefused: UInt64 = 0
     var inboxStored: UInt64 = 0
     var inboxDuplicates: UInt64 = 0
@@ -66,6 +70,8 @@ struct DeliveryCounters: Sendable {
             "delivery.reliable.acked": reliableAcked,
             "delivery.reliable.ack_commits": reliableAckCommits,
             "delivery.reliable.retries": reliableRetries,
+            "delivery.reliable.room_resends": reliableRoomResends,
+            "delivery.inbox.room_announced": inboxRoomAnnounced,
             "delivery.reliable.refused": reliableRefused,
             "delivery.reliable.repaired_ids": outboxRepairedIDs,
             "delivery.inbox.stored": inboxStored,

@@ -19,6 +19,7 @@ import Foundation
 ///  0x0C  realtime acks      datagram  count u16, eventID 16 *      (coalesced 0x02)
 ///  0x0D  realtime batch     datagram  count u16 (≥ 1), item *       (several 0x01 in one datagram)
 ///  0x0E  reliable resend    stream    after u64 (the sender's last ack; batches from there follow)
+///  0x0F  reliable room      stream    (empty: the receiver refused a batch and has room again)
 /// ```
 enum DeliveryMessage: Sendable, Equatable {
     case realtime(DeliveryItem)
@@ -39,6 +40,9 @@ enum DeliveryMessage: Sendable, Equatable {
     /// its outbox from there (cancelled items left out), so a receiver that refused a batch may
     /// store batches again (`DeliveryPeerState.awaitingResend`).
     case reliableResend(after: UInt64)
+    /// The receiver refused a batch (its inbox was full) and an app's ack has made room since:
+    /// the sender may start over from its last ack now instead of at its retry delay.
+    case reliableRoom
 
     /// The smallest encoded item (eventID, kind, empty feature, no session, empty payload).
     static let minimumItemSize = 16 + 1 + 2 + 1 + 4
@@ -75,6 +79,8 @@ enum DeliveryMessage: Sendable, Equatable {
         case .reliableResend(let after):
             writer.u8(0x0E)
             writer.u64(after)
+        case .reliableRoom:
+            writer.u8(0x0F)
         case .snapshotPush(let bytes):
             writer.u8(0x05)
             writer.raw(bytes)
@@ -132,6 +138,7 @@ enum DeliveryMessage: Sendable, Equatable {
             self = .reliableBatch(items)
         case 0x04: self = .reliableAck(upTo: try reader.u64("reliable ack"))
         case 0x0E: self = .reliableResend(after: try reader.u64("reliable resend"))
+        case 0x0F: self = .reliableRoom
         case 0x05: self = .snapshotPush(reader.rest())
         case 0x06: self = .snapshotRequest(reader.rest())
         case 0x07: self = .snapshotReply(reader.rest())

@@ -34,9 +34,14 @@ struct DeliveryPeerState: Sendable {
     /// (`reliableResend`): the cumulative ack of a later batch would cover the refused items,
     /// and the sender would delete them from its outbox although they were never stored here.
     var awaitingResend = false
+    /// Receiving: since the last refusal, this daemon told the sender it has room again
+    /// (`reliableRoom`, once per refusal).
+    var roomAnnounced = false
     /// Sending: the stream starts over from the last ack; the pump says so (`reliableResend`)
     /// before its next batch.
     var announceResend = false
+    /// Sending: monotonic ns of the last restart the receiver asked for (`reliableRoom`).
+    var lastRoomResendAt: UInt64?
 
     /// Features the peer announced an attached app for, and until when (monotonic ns).
     var remoteFeatures: Set<String> = []

@@ -204,6 +204,7 @@ extension DeliveryRouter {
             throw DeliveryError.store(error)
         }
         for key in handedOut.keys { handedOut[key]?.subtract(deleted) }
+        if !deleted.isEmpty { await announceRoom() }
         for id in deleted where acknowledgedInbox.insert(id).inserted { acknowledgedOrder.append(id) }
         if acknowledgedOrder.count > 200_000 {
             for id in acknowledgedOrder.prefix(100_000) { acknowledgedInbox.remove(id) }

@@ -20,6 +20,7 @@ extension DeliveryRouter {
         case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
         case .reliableAck(let upTo): reliableAcked(upTo: upTo, from: peer)
         case .reliableResend: queueForInbox(.resend, from: peer)
+        case .reliableRoom: reliableRoom(from: peer)
         case .snapshotPush(let bytes): await snapshotReceived(bytes, from: peer, isReply: false)
         case .snapshotReply(let bytes): await snapshotReceived(bytes, from: peer, isReply: true)
         case .snapshotRequest(let bytes): await snapshotRequestReceived(bytes, from: peer)
@@ -191,7 +192,10 @@ extension DeliveryRouter {
         } catch {
             counters.inboxRefused &+= UInt64(fresh.count)
             logger.warning("inbox refused received items; the sender will retry", metadata: ["error": "\(error)"])
-            if refusable { peerStates[peer]?.awaitingResend = true }
+            if refusable {
+                peerStates[peer]?.awaitingResend = true
+                peerStates[peer]?.roomAnnounced = false
+            }
             return
         }
         if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }

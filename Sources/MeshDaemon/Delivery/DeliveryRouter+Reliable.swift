@@ -110,6 +110,32 @@ extension DeliveryRouter {
         return result
     }
 
+    /// The peer had refused a batch and has room again: start over from the last ack now, not
+    /// at the retry delay (which may have grown to 30 s meanwhile). At most one such restart
+    /// per 100 ms, whatever the peer sends.
+    func reliableRoom(from peer: DeviceID) {
+        guard var state = peerStates[peer], state.active, state.lastSent > state.lastAcked else { return }
+        let now = now()
+        if let last = state.lastRoomResendAt, now >= last, now - last < 100_000_000 { return }
+        counters.reliableRoomResends &+= 1
+        state.resendFromLastAck()
+        state.lastRoomResendAt = now
+        state.lastProgressAt = now
+        state.retryDelay = options.retryInitial
+        peerStates[peer] = state
+        schedulePump(peer)
+    }
+
+    /// Tells the peers whose batch this daemon refused that there is room again (an app's ack
+    /// deleted inbox items), once per refusal, so they resend at once.
+    func announceRoom() async {
+        for peer in peerStates.keys.sorted() where peerStates[peer]?.awaitingResend == true && peerStates[peer]?.roomAnnounced == false {
+            peerStates[peer]?.roomAnnounced = true
+            counters.inboxRoomAnnounced &+= 1
+            await transmit(.reliableRoom, to: peer, path: .stream)
+        }
+    }
+
     /// The peer stored everything up to `upTo` durably: forget it here and send more.
     func reliableAcked(upTo: UInt64, from peer: DeviceID) {
         guard var state = peerStates[peer], upTo > state.lastAcked else { return }
