@@ -104,6 +104,41 @@ struct DeliveryRefusalGateTests {
         try await waitUntil("A's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
     }
 
+    /// An inbox smaller than the sender's batches: each resend stores what fits and refuses the
+    /// rest, and each app ack brings the next part at once. Before, the resent batch (7 items
+    /// into room for 5) was refused whole every time and the rest never arrived.
+    @Test func aBatchLargerThanTheRoomLeftGetsThroughPartByPart() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        var patient = DeliveryTestBed.options()
+        patient.retryInitial = 30
+        let a = try await bed.start(name: "alice", options: patient)
+        let b = try await bed.start(name: "bob", storeOptions: DeliveryStoreOptions(maxInboxItems: 5))
+        _ = try await bed.nodes.pair(a.running, b.running)
+        try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
+        for index in 1...12 {
+            let (envelope, encoded) = try RouterFixtures.envelope("r\(index)", sequence: UInt64(index))
+            _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
+        }
+        try await waitUntil("B stored what fits", timeout: 5) { try await b.store.counts().inbox.items == 5 }
+        let sink = CollectingSink()
+        _ = await b.router.attach(features: ["demo"], sink: sink)
+        // The app acks what it gets, as `meshctl watch` does, until it has all 12 (bounded).
+        var acked: Set<Int64> = []
+        for _ in 0..<200 where sink.envelopes.count < 12 {
+            let fresh = sink.envelopes.map(\.inboxID).filter { !acked.contains($0) }
+            if !fresh.isEmpty {
+                _ = try await b.router.acknowledgeInbox(ids: fresh)
+                acked.formUnion(fresh)
+            }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...12).map { "r\($0)" },
+                "in order, once, long before A's 30 s retry")
+        #expect(await a.router.counterValues()["delivery.reliable.retries", default: 0] == 0)
+        try await waitUntil("A's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
+    }
+
     /// Only the sender's new start (0x0E) opens the way — a batch that merely starts low enough
     /// may be a stale one — and it does even when the sender does not resend the refused items
     /// (they were cancelled there): the batch after it is stored.

@@ -54,11 +54,12 @@ final class DeliveryTestBed: @unchecked Sendable {
 
     /// Starts a daemon; `stateDirectory`/`port` reuse a stopped one's identity and address.
     func start(name: String, stateDirectory: String? = nil, port: Int = 0, clockOffset: Int64 = 0,
-               options: DeliveryRouterOptions = DeliveryTestBed.options()) async throws -> RunningDaemon {
+               options: DeliveryRouterOptions = DeliveryTestBed.options(),
+               storeOptions: DeliveryStoreOptions = DeliveryStoreOptions()) async throws -> RunningDaemon {
         let folder = stateDirectory ?? nodes.temporaryFolder()
         let configuration = nodes.configuration(name: name, stateDirectory: folder, port: port, clockOffsetMilliseconds: clockOffset)
         let running = try await nodes.start(configuration)
-        var storeOptions = DeliveryStoreOptions()
+        var storeOptions = storeOptions
         storeOptions.synchronous = .normal
         let store = try DeliveryRouter.openStore(stateDirectory: folder, options: storeOptions)
         let router = DeliveryRouter(node: running.node, store: store, options: options,

@@ -180,4 +180,29 @@ struct StoreInboxTests {
         #expect(try store.receiveInbox(from: "A", items: items, at: storeTestEpoch) == [.duplicate, .duplicate, .duplicate],
                 "acked items stay remembered")
     }
+
+    @Test func storingWhatFitsKeepsTheItemsBeforeTheFirstThatDoesNot() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 5))
+        let first = (1...3).map { makeInboxItem($0) }
+        _ = try store.receiveInbox(from: "A", items: first, at: storeTestEpoch)
+
+        // 3 of 5 taken: a duplicate takes no room, two new ones fit, the rest waits.
+        let next = [first[2]] + (4...8).map { makeInboxItem($0) }
+        let receipts = try store.receiveInbox(from: "A", items: next, at: storeTestEpoch, storingWhatFits: true)
+        #expect(receipts.count == 3)
+        #expect(receipts.first == .duplicate)
+        #expect(try store.counts().inbox.items == 5)
+        #expect(try store.pendingInbox(featureID: "demo").map(\.item.senderSequence) == [1, 2, 3, 4, 5])
+
+        // Without it, the whole list is refused; when nothing fits, both refuse.
+        #expect(throws: StoreError.self) { try store.receiveInbox(from: "A", items: [makeInboxItem(9)], at: storeTestEpoch) }
+        let none = #expect(throws: StoreError.self) {
+            try store.receiveInbox(from: "A", items: [makeInboxItem(9)], at: storeTestEpoch, storingWhatFits: true)
+        }
+        #expect(none?.limit == .inboxItems(5))
+        #expect(try store.counts().inbox.items == 5)
+        #expect(try store.integrityCheck() == ["ok"])
+    }
 }

@@ -42,6 +42,9 @@ struct DeliveryPeerState: Sendable {
     var announceResend = false
     /// Sending: monotonic ns of the last restart the receiver asked for (`reliableRoom`).
     var lastRoomResendAt: UInt64?
+    /// Sending: a `reliableRoom` came within 100 ms of the last such restart; the next tick
+    /// restarts then.
+    var roomResendPending = false
 
     /// Features the peer announced an attached app for, and until when (monotonic ns).
     var remoteFeatures: Set<String> = []

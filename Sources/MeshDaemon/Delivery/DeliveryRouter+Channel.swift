@@ -133,6 +133,7 @@ extension DeliveryRouter {
                 await transmit(.presence(features: announcedFeatures), to: peer, path: .datagram)
             }
             updateReachability(peer, gained: .appAttached, lost: .leaseExpired)
+            if peerStates[peer]?.roomResendPending == true { reliableRoom(from: peer) }
             retryIfStalled(peer)
         }
         retryHandOuts()

@@ -155,9 +155,10 @@ extension DeliveryRouter {
             }
         }
         var fresh: [InboxItem] = []
-        var lastSequence: UInt64?
+        // Every received item in arrival order: its batch sequence or realtime ack, and its
+        // index in `fresh` (nil: a duplicate, not stored again).
+        var received: [(sequence: UInt64?, ack: (UUID, PingPath)?, fresh: Int?)] = []
         var refusable = false    // a batch is among the items (a refusal then stops later ones)
-        var realtimeAcks: [(UUID, PingPath)] = []
         for work in works {
             switch work {
             case .resend:
@@ -169,18 +170,20 @@ extension DeliveryRouter {
                 }
                 refusable = true
                 for (sequence, item) in items {
-                    lastSequence = max(lastSequence ?? 0, sequence)
                     if realtimeSeen.contains(item.eventID) {
                         counters.inboxDuplicates &+= 1
+                        received.append((sequence, nil, nil))
                     } else {
+                        received.append((sequence, nil, fresh.count))
                         fresh.append(item.inboxItem(senderSequence: sequence))
                     }
                 }
             case .realtime(let item, let path):
-                realtimeAcks.append((item.eventID, path))
                 if realtimeSeen.contains(item.eventID) {
                     counters.realtimeDuplicates &+= 1
+                    received.append((nil, (item.eventID, path), nil))
                 } else {
+                    received.append((nil, (item.eventID, path), fresh.count))
                     fresh.append(item.inboxItem(senderSequence: 0))
                 }
             }
@@ -188,7 +191,9 @@ extension DeliveryRouter {
         let store = self.store, key = key(peer), at = wallNow(), toStore = fresh
         let receipts: [InboxReceipt]
         do {
-            receipts = try await worker.run { try store.receiveInbox(from: key, items: toStore, at: at) }
+            // What fits is stored even when the rest does not: a batch larger than the room left
+            // would otherwise be refused whole at every resend, and never get through.
+            receipts = try await worker.run { try store.receiveInbox(from: key, items: toStore, at: at, storingWhatFits: true) }
         } catch {
             counters.inboxRefused &+= UInt64(fresh.count)
             logger.warning("inbox refused received items; the sender will retry", metadata: ["error": "\(error)"])
@@ -197,6 +202,20 @@ extension DeliveryRouter {
                 peerStates[peer]?.roomAnnounced = false
             }
             return
+        }
+        // Acked: everything before the first item that was not stored (the ack is cumulative).
+        let cut = received.firstIndex { ($0.fresh ?? -1) >= receipts.count } ?? received.count
+        let lastSequence = received[..<cut].compactMap(\.sequence).max()
+        let realtimeAcks = received[..<cut].compactMap(\.ack)
+        if cut < received.count {
+            counters.inboxRefused &+= UInt64(fresh.count - receipts.count)
+            logger.warning("inbox full: stored the first received items, the sender will resend the rest",
+                           metadata: ["stored": "\(receipts.count)", "refused": "\(fresh.count - receipts.count)"])
+            if received[cut...].contains(where: { $0.sequence != nil }) {
+                peerStates[peer]?.awaitingResend = true
+                peerStates[peer]?.roomAnnounced = false
+            }
+            fresh.removeLast(fresh.count - receipts.count)
         }
         if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }
         for (eventID, path) in realtimeAcks { queueAckNow(eventID, to: peer, path: path) }

@@ -112,11 +112,15 @@ extension DeliveryRouter {
 
     /// The peer had refused a batch and has room again: start over from the last ack now, not
     /// at the retry delay (which may have grown to 30 s meanwhile). At most one such restart
-    /// per 100 ms, whatever the peer sends.
+    /// per 100 ms, whatever the peer sends: a notice within that time is kept for the next tick.
     func reliableRoom(from peer: DeviceID) {
         guard var state = peerStates[peer], state.active, state.lastSent > state.lastAcked else { return }
         let now = now()
-        if let last = state.lastRoomResendAt, now >= last, now - last < 100_000_000 { return }
+        if let last = state.lastRoomResendAt, now >= last, now - last < 100_000_000 {
+            peerStates[peer]?.roomResendPending = true
+            return
+        }
+        state.roomResendPending = false
         counters.reliableRoomResends &+= 1
         state.resendFromLastAck()
         state.lastRoomResendAt = now

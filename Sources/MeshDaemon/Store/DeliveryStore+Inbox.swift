@@ -10,13 +10,27 @@ extension DeliveryStore {
     /// them (and, apart, as many realtime IDs). All or nothing: if the new items would exceed an
     /// inbox limit, nothing is stored and `.full` is thrown (do not ack; the sender retries later).
     @discardableResult
-    public func receiveInbox(from peer: String, items: [InboxItem], at time: Date) throws -> [InboxReceipt] {
+    ///
+    /// With `storingWhatFits`, an item over the inbox's configured limits ends the list instead of
+    /// failing it: the items before it are stored (and their receipts returned, fewer than
+    /// `items`), so a batch larger than the room left still makes progress. When not even the
+    /// first item fits, it throws `.full` as without.
+    public func receiveInbox(from peer: String, items: [InboxItem], at time: Date, storingWhatFits: Bool = false) throws -> [InboxReceipt] {
         guard !items.isEmpty else { return [] }
         return try withConnection { db in
             let operation = "store received items from peer \(peer)"
             var batch = StoreWriteBatch()
             let receipts = try db.transaction(operation) {
-                try items.map { try insertInbox($0, peer: peer, at: time, db: db, batch: &batch, operation: operation) }
+                var receipts: [InboxReceipt] = []
+                receipts.reserveCapacity(items.count)
+                for item in items {
+                    do {
+                        receipts.append(try insertInbox(item, peer: peer, at: time, db: db, batch: &batch, operation: operation))
+                    } catch let error as StoreError where storingWhatFits && !receipts.isEmpty && error.code == .full && error.isConfiguredLimit {
+                        break    // checked before the insert: nothing of this item was written
+                    }
+                }
+                return receipts
             }
             tallies.apply(batch)
             return receipts
