@@ -165,7 +165,7 @@ enum DeliveryBenchmark {
         print("RSS: A \(mebibytes(idle.0)) idle → \(mebibytes(after.0)) after; B \(mebibytes(idle.1)) idle → \(mebibytes(after.1)) after   target idle ≤ 30 MB")
         print("  of which the daemons' own (anonymous) memory when idle: A \(mebibytes(idleAnonymous.0)), B \(mebibytes(idleAnonymous.1)); the rest are pages of the binary and libraries, more when they are all in the page cache")
         // What a burst leaves behind: the daemons are idle again, their ticks keep running.
-        try await Task.sleep(for: .seconds(Double(ProcessInfo.processInfo.environment["BENCH_HOLD"] ?? "3") ?? 3))
+        try await Task.sleep(for: .seconds(3))
         let settled = (a.residentKiB(), b.residentKiB()), settledAnonymous = (a.residentKiB("RssAnon"), b.residentKiB("RssAnon"))
         print("  3 s after the last phase, idle again: A \(mebibytes(settled.0)) (own \(mebibytes(settledAnonymous.0))), B \(mebibytes(settled.1)) (own \(mebibytes(settledAnonymous.1)))")
     }

@@ -14,6 +14,13 @@ struct DeliveryRefusalGateTests {
                                            + "BETWEEN \(range.lowerBound) AND \(range.upperBound) BEGIN SELECT RAISE(ABORT, 'test: no room'); END", [])])
     }
 
+    /// A sender that retries only after 30 s: whatever arrives sooner came without a retry.
+    private static let patient: DeliveryRouterOptions = {
+        var options = DeliveryTestBed.options()
+        options.retryInitial = 30
+        return options
+    }()
+
     private static func allow(_ databasePath: String) throws {
         try alterStoreFile(databasePath, [("DROP TRIGGER test_refuse_inbox", [])])
     }
@@ -26,10 +33,7 @@ struct DeliveryRefusalGateTests {
         let bed = DeliveryTestBed()
         defer { Task { await bed.shutdown() } }
         let folder = bed.nodes.temporaryFolder()
-        let a = try await bed.start(name: "alice")
-        let b = try await bed.start(name: "bob", stateDirectory: folder)
-        _ = try await bed.nodes.pair(a.running, b.running)
-        try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
+        let (a, b) = try await bed.pair(stateDirectoryB: folder)
         let sink = CollectingSink()
         _ = await b.router.attach(features: ["demo"], sink: sink)
         let database = folder + "/delivery.sqlite"
@@ -67,12 +71,7 @@ struct DeliveryRefusalGateTests {
         let bed = DeliveryTestBed()
         defer { Task { await bed.shutdown() } }
         let folder = bed.nodes.temporaryFolder()
-        var patient = DeliveryTestBed.options()
-        patient.retryInitial = 30
-        let a = try await bed.start(name: "alice", options: patient)
-        let b = try await bed.start(name: "bob", stateDirectory: folder)
-        _ = try await bed.nodes.pair(a.running, b.running)
-        try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
+        let (a, b) = try await bed.pair(optionsA: Self.patient, stateDirectoryB: folder)
         let sink = CollectingSink()
         _ = await b.router.attach(features: ["demo"], sink: sink)
         func send(_ range: ClosedRange<Int>) async throws {
@@ -110,12 +109,7 @@ struct DeliveryRefusalGateTests {
     @Test func aBatchLargerThanTheRoomLeftGetsThroughPartByPart() async throws {
         let bed = DeliveryTestBed()
         defer { Task { await bed.shutdown() } }
-        var patient = DeliveryTestBed.options()
-        patient.retryInitial = 30
-        let a = try await bed.start(name: "alice", options: patient)
-        let b = try await bed.start(name: "bob", storeOptions: DeliveryStoreOptions(maxInboxItems: 5))
-        _ = try await bed.nodes.pair(a.running, b.running)
-        try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
+        let (a, b) = try await bed.pair(optionsA: Self.patient, storeOptionsB: DeliveryStoreOptions(maxInboxItems: 5))
         for index in 1...12 {
             let (envelope, encoded) = try RouterFixtures.envelope("r\(index)", sequence: UInt64(index))
             _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)
@@ -123,15 +117,14 @@ struct DeliveryRefusalGateTests {
         try await waitUntil("B stored what fits", timeout: 5) { try await b.store.counts().inbox.items == 5 }
         let sink = CollectingSink()
         _ = await b.router.attach(features: ["demo"], sink: sink)
-        // The app acks what it gets, as `meshctl watch` does, until it has all 12 (bounded).
-        var acked: Set<Int64> = []
-        for _ in 0..<200 where sink.envelopes.count < 12 {
-            let fresh = sink.envelopes.map(\.inboxID).filter { !acked.contains($0) }
-            if !fresh.isEmpty {
-                _ = try await b.router.acknowledgeInbox(ids: fresh)
-                acked.formUnion(fresh)
-            }
-            try await Task.sleep(for: .milliseconds(25))
+        // The app acks what it gets, as `meshctl watch` does, until it has all 12: each round
+        // waits for more to arrive (at most 5 s), so the loop ends after at most 12 rounds.
+        var acked = 0
+        while acked < 12 {
+            try await waitUntil("more than \(acked) items", timeout: 5) { sink.envelopes.count > acked }
+            let ids = sink.envelopes.map(\.inboxID)
+            _ = try await b.router.acknowledgeInbox(ids: Array(ids[acked...]))
+            acked = ids.count
         }
         #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...12).map { "r\($0)" },
                 "in order, once, long before A's 30 s retry")

@@ -70,10 +70,12 @@ final class DeliveryTestBed: @unchecked Sendable {
         return daemon
     }
 
-    /// Starts two paired daemons with active channels.
-    func pair(clockOffsetB: Int64 = 0) async throws -> (RunningDaemon, RunningDaemon) {
-        let a = try await start(name: "alice")
-        let b = try await start(name: "bob", clockOffset: clockOffsetB)
+    /// Starts two paired daemons with active channels (alice's router options, bob's state
+    /// folder and store options as given).
+    func pair(clockOffsetB: Int64 = 0, optionsA: DeliveryRouterOptions = DeliveryTestBed.options(),
+              stateDirectoryB: String? = nil, storeOptionsB: DeliveryStoreOptions = DeliveryStoreOptions()) async throws -> (RunningDaemon, RunningDaemon) {
+        let a = try await start(name: "alice", options: optionsA)
+        let b = try await start(name: "bob", stateDirectory: stateDirectoryB, clockOffset: clockOffsetB, storeOptions: storeOptionsB)
         _ = try await nodes.pair(a.running, b.running)
         try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
         return (a, b)

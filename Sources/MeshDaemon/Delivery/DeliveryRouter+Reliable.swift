@@ -164,17 +164,13 @@ extension DeliveryRouter {
             return
         }
         outboxDeletesRunning.insert(peer)
-        let store = self.store, committer = self.committer, key = key(peer)
+        let key = key(peer)
         Task {
             var target = upTo
             while true {
                 let upTo = target
                 do {
-                    do {
-                        _ = try await committer.acknowledgeOutbox(peer: key, upTo: upTo)
-                    } catch let error as StoreError where error.code == .closed {
-                        _ = try await self.worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
-                    }
+                    try await self.acknowledgeOutbox(peer: key, upTo: upTo)
                     self.counters.reliableAckCommits &+= 1
                 } catch {
                     self.noteStoreError(error, "could not delete acknowledged outbox items")
@@ -184,6 +180,17 @@ extension DeliveryRouter {
                 target = next
             }
             self.outboxDeletesRunning.remove(peer)
+        }
+    }
+
+    /// Deletes through the group committer; once it is shut down (the router is stopping), on
+    /// the store worker.
+    private func acknowledgeOutbox(peer key: String, upTo: UInt64) async throws {
+        do {
+            _ = try await committer.acknowledgeOutbox(peer: key, upTo: upTo)
+        } catch let error as StoreError where error.code == .closed {
+            let store = self.store
+            _ = try await worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
         }
     }
 
