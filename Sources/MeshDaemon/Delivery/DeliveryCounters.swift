@@ -6,6 +6,8 @@ struct DeliveryCounters: Sendable {
     /// Of those, the 0x0D batches (two or more items).
     var realtimeBatches: UInt64 = 0
     var realtimeAcked: UInt64 = 0
+    /// Datagrams this daemon sent carrying acks of received realtime items (0x02 or 0x0C).
+    var realtimeAckDatagrams: UInt64 = 0
     var realtimeFallbacks: UInt64 = 0
     var realtimeReceived: UInt64 = 0
     var realtimeDuplicates: UInt64 = 0
@@ -60,6 +62,7 @@ struct DeliveryCounters: Sendable {
             "delivery.realtime.datagrams": realtimeDatagrams,
             "delivery.realtime.batches": realtimeBatches,
             "delivery.realtime.acked": realtimeAcked,
+            "delivery.realtime.ack_datagrams": realtimeAckDatagrams,
             "delivery.realtime.fallbacks": realtimeFallbacks,
             "delivery.realtime.received": realtimeReceived,
             "delivery.realtime.duplicates": realtimeDuplicates,
