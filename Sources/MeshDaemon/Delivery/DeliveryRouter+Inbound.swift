@@ -67,19 +67,23 @@ extension DeliveryRouter {
     /// inbox when none is attached; acked either way once it is safe.
     func realtimeReceived(_ item: DeliveryItem, from peer: DeviceID, path: PingPath) {
         counters.realtimeReceived &+= 1
-        if realtimeSeen.contains(item.eventID) || inboxInFlight[item.eventID] != nil {
+        let sinks = sinks(for: item.featureID)
+        // Handed live only with an app attached here and no earlier item of this feature on its
+        // way to the inbox. A live item is looked up and remembered in one pass over the set.
+        let live = !sinks.isEmpty && (realtimeInPipeline[peer]?[item.featureID] ?? 0) == 0
+        let duplicate = inboxInFlight[item.eventID] != nil
+            || (live ? !realtimeSeen.insert(item.eventID) : realtimeSeen.contains(item.eventID))
+        if duplicate {
             counters.realtimeDuplicates &+= 1
             queueAckNow(item.eventID, to: peer, path: path)
             return
         }
-        let sinks = sinks(for: item.featureID)
-        guard !sinks.isEmpty, (realtimeInPipeline[peer]?[item.featureID] ?? 0) == 0 else {
-            // No app attached here (or earlier items of this feature are on their way to the
-            // inbox): keep it in the inbox, in order; acked once stored.
+        guard live else {
+            // Keep it in the inbox, in order; acked once stored.
             queueForInbox(.realtime(item, path: path), from: peer)
             return
         }
-        rememberRealtime(item.eventID, from: peer)
+        seenToRecord[peer, default: []].append(item.eventID)
         for sink in sinks {
             emitLive(.envelope(from: key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload), to: sink)
         }

@@ -55,7 +55,7 @@ extension DeliveryStore {
                 var fresh: [Bool] = []
                 fresh.reserveCapacity(eventIDs.count)
                 var added: [UUID] = []
-                var addedSet: Set<UUID> = []
+                var addedSet = EventIDSet(minimumCapacity: eventIDs.count)
                 for eventID in eventIDs {
                     let known = try addedSet.contains(eventID)
                         || (lookUp ? isKnown(eventID, db: db, operation: operation) : seenBatches.contains(eventID))

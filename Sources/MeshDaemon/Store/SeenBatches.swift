@@ -32,7 +32,7 @@ struct SeenBatches {
 
     /// `realtimeTable` or `ackedTable`.
     let table: String
-    private(set) var known: Set<UUID> = []
+    private(set) var known = EventIDSet()
     /// Per peer, its rows oldest first.
     private(set) var rows: [String: [Row]] = [:]
     /// Per peer, how many IDs its rows hold.

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import MeshDaemon
+
+/// `EventIDSet` against `Set<UUID>` as the reference, on seeded random operations.
+@Suite("EventIDSet")
+struct EventIDSetTests {
+    /// SplitMix64, seeded from MESH_PROPERTY_SEED_BASE (printed, so a failure reproduces).
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func generator(_ test: String) -> Generator {
+        let base = ProcessInfo.processInfo.environment["MESH_PROPERTY_SEED_BASE"].flatMap(UInt64.init) ?? 0x1D5E7
+        print("[\(test)] MESH_PROPERTY_SEED_BASE=\(base)")
+        return Generator(state: base)
+    }
+
+    static func uuid(_ a: UInt64, _ b: UInt64) -> UUID {
+        var bytes = (UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0),
+                     UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0))
+        withUnsafeMutableBytes(of: &bytes) { raw in
+            raw.storeBytes(of: a, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)
+        }
+        return UUID(uuid: bytes)
+    }
+
+    @Test func randomInsertsRemovesAndLookupsAgreeWithSet() {
+        var random = Self.generator("EventIDSet random operations")
+        var set = EventIDSet()
+        var reference = Set<UUID>()
+        // A small pool, so inserts hit present IDs and removes hit absent ones often; the
+        // all-zero ID and IDs sharing one half are in it (the empty-slot marker, clustered runs).
+        var pool: [UUID] = [Self.uuid(0, 0), Self.uuid(0, 1), Self.uuid(1, 0)]
+        for _ in 0..<3000 { pool.append(UUID()) }
+        for index in 0..<500 { pool.append(Self.uuid(42, UInt64(index))) }
+        for step in 0..<60_000 {
+            let id = pool[Int(random.next() % UInt64(pool.count))]
+            switch random.next() % 10 {
+            case 0..<5:
+                let inserted = set.insert(id), expected = reference.insert(id).inserted
+                #expect(inserted == expected, "insert at step \(step)")
+            case 5..<8:
+                let removed = set.remove(id), expected = reference.remove(id) != nil
+                #expect(removed == expected, "remove at step \(step)")
+            default:
+                #expect(set.contains(id) == reference.contains(id), "lookup at step \(step)")
+            }
+            #expect(set.count == reference.count)
+            if set.count != reference.count { return }
+        }
+        for id in pool { #expect(set.contains(id) == reference.contains(id)) }
+    }
+
+    @Test func growsPastItsCapacityAndEmptiesForGood() {
+        var set = EventIDSet(minimumCapacity: 4)
+        let ids = (0..<10_000).map { _ in UUID() }
+        let inserted = ids.filter { set.insert($0) }.count
+        #expect(inserted == 10_000)
+        #expect(set.count == 10_000)
+        #expect(ids.allSatisfy { set.contains($0) })
+        #expect(!set.contains(UUID()))
+        let removed = ids.prefix(5_000).filter { set.remove($0) }.count
+        #expect(removed == 5_000)
+        #expect(set.count == 5_000)
+        #expect(ids.prefix(5_000).allSatisfy { !set.contains($0) })
+        #expect(ids.suffix(5_000).allSatisfy { set.contains($0) })
+        set.removeAll()
+        #expect(set.isEmpty && !set.contains(ids[9_999]))
+    }
+
+    @Test func aCopyIsIndependent() {
+        var set = EventIDSet()
+        let first = UUID(), second = UUID()
+        set.insert(first)
+        var copy = set
+        copy.insert(second)
+        copy.remove(first)
+        #expect(set.contains(first) && !set.contains(second) && set.count == 1)
+        #expect(!copy.contains(first) && copy.contains(second) && copy.count == 1)
+    }
+}
