@@ -103,9 +103,14 @@ enum DeliveryBenchmark {
         print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
               + (settings.appsOnPool ? ", apps on Swift's cooperative pool" : ", sender and latency receiver on their connection's loop"))
         var cpu = CPUMeter(a: a, b: b)
+        let countersBefore = try await bench.receiver.status().counters
         let latency = try await bench.onSenderLoop { try await bench.latency(count: settings.latencyMessages) }
         let latencyCPU = cpu.lap(messages: settings.latencyMessages + 200)
+        let countersAfter = try await bench.receiver.status().counters
         print("  CPU per message during the latency run: \(latencyCPU)")
+        let delta = { (name: String) in (countersAfter[name] ?? 0) &- (countersBefore[name] ?? 0) }
+        print("  acks during the latency run: B sent \(delta("delivery.realtime.ack_datagrams")) ack datagrams for "
+              + "\(delta("delivery.realtime.received")) realtime items received (held back while a stream arrives; DELIVERY.md)")
         let udp = try LoopbackUDPProbe.roundTrips(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
         print("realtime one-way latency (\(latency.count) sequential): p50 \(micros(percentile(latency, 0.50)))  p99 \(micros(percentile(latency, 0.99)))  "
               + "p999 \(micros(percentile(latency, 0.999)))  max \(micros(latency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")
