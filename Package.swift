@@ -138,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "mesh-bench",
             dependencies: [
-                "SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient",
+                "SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "CSQLite",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -1,5 +1,10 @@
 // mesh-bench: benchmark programs that print figures. Each subcommand lives in its own file.
+import CSQLite
 import Foundation
+
+// Each figure line goes out as it is measured, also into a pipe or a file (`| tee`, a CI log):
+// a run takes minutes, and a block-buffered stdout showed nothing until it ended.
+meshd_line_buffer_stdout()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
