@@ -110,7 +110,7 @@ enum DeliveryBenchmark {
         print("  CPU per message during the latency run: \(latencyCPU)")
         let delta = { (name: String) in (countersAfter[name] ?? 0) &- (countersBefore[name] ?? 0) }
         print("  acks during the latency run: B sent \(delta("delivery.realtime.ack_datagrams")) ack datagrams for "
-              + "\(delta("delivery.realtime.received")) realtime items received (held back while a stream arrives; DELIVERY.md)")
+              + "\(delta("delivery.realtime.received")) realtime items received (those read in one loop turn share a datagram)")
         let udp = try LoopbackUDPProbe.roundTrips(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
         print("realtime one-way latency (\(latency.count) sequential): p50 \(micros(percentile(latency, 0.50)))  p99 \(micros(percentile(latency, 0.99)))  "
               + "p999 \(micros(percentile(latency, 0.999)))  max \(micros(latency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")

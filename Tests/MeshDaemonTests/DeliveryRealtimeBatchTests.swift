@@ -33,6 +33,9 @@ extension DeliveryIntegration {
             #expect((counters["delivery.realtime.batches"] ?? 0) >= 1)
             let received = await b.router.counterValues()
             #expect(received["delivery.realtime.received"] == UInt64(count))
+            // Acks of items read in one loop turn share datagrams too (≤ 64 event IDs each).
+            let ackDatagrams = received["delivery.realtime.ack_datagrams"] ?? 0
+            #expect(ackDatagrams >= 1 && ackDatagrams < UInt64(count))
             #expect(received["delivery.malformed"] ?? 0 == 0)
             await bed.shutdown()
         }

@@ -70,14 +70,12 @@ final class DeliveryTestBed: @unchecked Sendable {
         return daemon
     }
 
-    /// Starts two paired daemons with active channels (their router options, bob's state
+    /// Starts two paired daemons with active channels (alice's router options, bob's state
     /// folder and store options as given).
     func pair(clockOffsetB: Int64 = 0, optionsA: DeliveryRouterOptions = DeliveryTestBed.options(),
-              optionsB: DeliveryRouterOptions = DeliveryTestBed.options(), stateDirectoryB: String? = nil,
-              storeOptionsB: DeliveryStoreOptions = DeliveryStoreOptions()) async throws -> (RunningDaemon, RunningDaemon) {
+              stateDirectoryB: String? = nil, storeOptionsB: DeliveryStoreOptions = DeliveryStoreOptions()) async throws -> (RunningDaemon, RunningDaemon) {
         let a = try await start(name: "alice", options: optionsA)
-        let b = try await start(name: "bob", stateDirectory: stateDirectoryB, clockOffset: clockOffsetB, options: optionsB,
-                                storeOptions: storeOptionsB)
+        let b = try await start(name: "bob", stateDirectory: stateDirectoryB, clockOffset: clockOffsetB, storeOptions: storeOptionsB)
         _ = try await nodes.pair(a.running, b.running)
         try await waitUntil("both channels active", timeout: 15) { await bothActive(a.running, b.running) }
         return (a, b)
@@ -85,9 +83,8 @@ final class DeliveryTestBed: @unchecked Sendable {
 
     /// A paired couple with an app (a `CollectingSink`) attached to `feature` on each side,
     /// once alice sees bob's app as reachable (so realtime goes out live).
-    func pairWithApps(feature: String = "demo", optionsA: DeliveryRouterOptions = DeliveryTestBed.options(),
-                      optionsB: DeliveryRouterOptions = DeliveryTestBed.options()) async throws -> (RunningDaemon, RunningDaemon, CollectingSink, CollectingSink) {
-        let (a, b) = try await pair(optionsA: optionsA, optionsB: optionsB)
+    func pairWithApps(feature: String = "demo") async throws -> (RunningDaemon, RunningDaemon, CollectingSink, CollectingSink) {
+        let (a, b) = try await pair()
         let sinkA = CollectingSink(), sinkB = CollectingSink()
         _ = await a.router.attach(features: [feature], sink: sinkA)
         _ = await b.router.attach(features: [feature], sink: sinkB)

@@ -36,9 +36,8 @@ extension DeliveryRouter {
     }
 
     /// Queues the ack of a received realtime item, without suspending: datagram acks are
-    /// coalesced (0x0C) and go out once the loop has handled what it read in this turn, or
-    /// later while a stream keeps arriving (`flushAcksWhenDue`); a stream-path ack is written
-    /// at once, in order.
+    /// coalesced (0x0C) and go out once the loop has handled what it read in this turn; a
+    /// stream-path ack is written at once, in order.
     func queueAckNow(_ eventID: UUID, to peer: DeviceID, path: PingPath) {
         guard path == .datagram else {
             transmitNow(.realtimeAck(eventID: eventID), to: peer, path: path)
@@ -48,40 +47,12 @@ extension DeliveryRouter {
         guard !ackFlushScheduled else { return }
         ackFlushScheduled = true
         let router = self
-        loop.execute { router.assumeIsolated { $0.flushAcksWhenDue() } }
-    }
-
-    /// The end of a loop turn that queued acks. They go now when the last acks went at least
-    /// `realtimeAckDelay` ago — so the first item after a quiet spell is acked at once — or
-    /// when 64 wait for one peer (a full 0x0C). Otherwise they wait for the first turn past
-    /// that instant; a timer at twice the delay sends them when no such turn comes. A steady
-    /// stream is so acked with one datagram per interval, not one per datagram received: the
-    /// sender's daemon wakes that much less, and the receiver writes that much less. The wait
-    /// (≤ 2 ms by default) is far inside the sender's ack deadline (≥ 20 ms).
-    func flushAcksWhenDue() {
-        ackFlushScheduled = false
-        guard !ackBacklog.isEmpty else { return }
-        let interval = UInt64(max(0, options.realtimeAckDelay) * 1e9), now = now()
-        if interval == 0 || acksSentAt == 0 || now &- acksSentAt >= interval || ackBacklog.values.contains(where: { $0.count >= 64 }) {
-            flushAcksNow(at: now)
-            return
-        }
-        guard ackDelayTimer == nil else { return }
-        let router = self, wait = Int64(clamping: acksSentAt &+ 2 * interval &- now)
-        ackDelayTimer = loop.scheduleTask(in: .nanoseconds(wait)) {
-            router.assumeIsolated { router in
-                router.ackDelayTimer = nil
-                router.flushAcksNow()
-            }
-        }
+        loop.execute { router.assumeIsolated { $0.flushAcksNow() } }
     }
 
     /// Sends the coalesced datagram acks (at most 64 event IDs per datagram).
-    func flushAcksNow(at now: UInt64? = nil) {
-        ackDelayTimer?.cancel()
-        ackDelayTimer = nil
-        guard !ackBacklog.isEmpty else { return }
-        acksSentAt = now ?? self.now()
+    func flushAcksNow() {
+        ackFlushScheduled = false
         let backlog = ackBacklog
         ackBacklog = [:]
         for (peer, eventIDs) in backlog {

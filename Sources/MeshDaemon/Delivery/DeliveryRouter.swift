@@ -57,13 +57,8 @@ public actor DeliveryRouter: Service {
     /// Realtime event IDs handed out lately (and inbox items stored lately), for dedup.
     var realtimeSeen: RecentEventIDs
     var seenToRecord: [DeviceID: [UUID]] = [:]
-    /// Datagram acks of received realtime items not sent yet, per peer (`queueAckNow`).
     var ackBacklog: [DeviceID: [UUID]] = [:]
     var ackFlushScheduled = false
-    /// When acks last went out (monotonic ns; 0: never), and the wake-up that sends the acks
-    /// held back since, when no later loop turn does (`options.realtimeAckDelay`).
-    var acksSentAt: UInt64 = 0
-    var ackDelayTimer: Scheduled<Void>?
     /// Realtime messages (0x01, encoded) queued in this loop turn per peer, in send order:
     /// packed into as few datagrams as fit at the end of the turn (`flushRealtimeNow`).
     var realtimeBacklog: [DeviceID: [(eventID: UUID, message: [UInt8])]] = [:]
@@ -129,7 +124,6 @@ public actor DeliveryRouter: Service {
         attachDirectInbound()
         await withTaskExecutorPreference(taskExecutor) { await self.serve(stop: stop, stopper: stopper) }
         detachDirectInbound()
-        flushAcksNow()
         inboxSignalQueue.finish()
         await flushSeen()
         let committer = self.committer

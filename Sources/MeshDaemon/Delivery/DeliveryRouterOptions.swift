@@ -6,13 +6,6 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     public var minimumAckDeadline = 0.020
     /// Longest realtime ack deadline, seconds.
     public var maximumAckDeadline = 0.5
-    /// Least time between two datagrams of realtime acks, seconds, while items keep arriving:
-    /// acks queued sooner wait for the first loop turn past it (or a wake-up at twice it, when
-    /// nothing else arrives), so a steady stream is acked once per this interval instead of once
-    /// per received datagram. The first item after a quiet spell is acked at once, and 64 acks
-    /// waiting for one peer (a full datagram) go at once. Far below `minimumAckDeadline`. 0 acks
-    /// at the end of every loop turn.
-    public var realtimeAckDelay = 0.001
     /// Reliable items sent but not yet acknowledged, per peer, before the sender waits.
     public var reliableWindow = 4096
     /// Largest reliable batch message, bytes of payload.
