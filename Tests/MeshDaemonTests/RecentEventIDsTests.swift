@@ -37,4 +37,15 @@ struct RecentEventIDsTests {
         #expect(!later)
         #expect(recent.count == 4)
     }
+
+    /// An idle daemon does not hold a table sized for a busy one (the router's generation is
+    /// 65 536 IDs, a 2 MiB table): memory follows what was inserted.
+    @Test func memoryFollowsTheIDsInsertedNotTheGeneration() {
+        var recent = RecentEventIDs(generation: 65_536)
+        #expect(recent.tableBytes <= 1024)
+        for _ in 0..<100 { recent.insert(UUID()) }
+        #expect(recent.tableBytes <= 8 * 1024)
+        for _ in 0..<10_000 { recent.insert(UUID()) }
+        #expect(recent.tableBytes <= 1024 * 1024)
+    }
 }

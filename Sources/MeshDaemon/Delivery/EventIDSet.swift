@@ -35,6 +35,9 @@ struct EventIDSet: Sendable {
 
     var isEmpty: Bool { count == 0 }
 
+    /// Bytes the table takes (16 per slot).
+    var tableBytes: Int { slots.count * MemoryLayout<Slot>.stride }
+
     func contains(_ eventID: UUID) -> Bool {
         let slot = Self.slot(eventID)
         if slot == .empty { return containsZero }

@@ -11,16 +11,20 @@ import Foundation
 /// generations are `EventIDSet`s.
 struct RecentEventIDs: Sendable {
     let generation: Int
-    private var current: EventIDSet
+    /// Starts small and grows (an idle daemon keeps a few KiB here, not a 2 MiB table it never
+    /// fills); each later generation starts with room for a whole one.
+    private var current = EventIDSet()
     private var previous = EventIDSet()
 
     init(generation: Int) {
         self.generation = max(1, generation)
-        current = EventIDSet(minimumCapacity: self.generation)
     }
 
     /// IDs held now (between the last `generation` inserted and twice as many).
     var count: Int { current.count + previous.count }
+
+    /// Bytes both generations' tables take.
+    var tableBytes: Int { current.tableBytes + previous.tableBytes }
 
     func contains(_ eventID: UUID) -> Bool {
         current.contains(eventID) || previous.contains(eventID)
