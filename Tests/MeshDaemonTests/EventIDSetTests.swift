@@ -5,24 +5,6 @@ import Testing
 /// `EventIDSet` against `Set<UUID>` as the reference, on seeded random operations.
 @Suite("EventIDSet")
 struct EventIDSetTests {
-    /// SplitMix64, seeded from MESH_PROPERTY_SEED_BASE (printed, so a failure reproduces).
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func generator(_ test: String) -> Generator {
-        let base = ProcessInfo.processInfo.environment["MESH_PROPERTY_SEED_BASE"].flatMap(UInt64.init) ?? 0x1D5E7
-        print("[\(test)] MESH_PROPERTY_SEED_BASE=\(base)")
-        return Generator(state: base)
-    }
-
     static func uuid(_ a: UInt64, _ b: UInt64) -> UUID {
         var bytes = (UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0),
                      UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0))
@@ -34,7 +16,7 @@ struct EventIDSetTests {
     }
 
     @Test func randomInsertsRemovesAndLookupsAgreeWithSet() {
-        var random = Self.generator("EventIDSet random operations")
+        var random = SeededGenerator(seed: SeededGenerator.seed(for: "EventIDSet random operations"))
         var set = EventIDSet()
         var reference = Set<UUID>()
         // A small pool, so inserts hit present IDs and removes hit absent ones often; the
