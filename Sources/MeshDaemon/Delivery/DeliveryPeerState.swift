@@ -37,6 +37,13 @@ struct DeliveryPeerState: Sendable {
     /// Receiving: since the last refusal, this daemon told the sender it has room again
     /// (`reliableRoom`, once per refusal).
     var roomAnnounced = false
+
+    /// Receiving: this daemon refused (part of) a batch; later batches are dropped until the
+    /// sender's resend, and the sender is told once when an app's ack makes room.
+    mutating func refusedBatch() {
+        awaitingResend = true
+        roomAnnounced = false
+    }
     /// Sending: the stream starts over from the last ack; the pump says so (`reliableResend`)
     /// before its next batch.
     var announceResend = false

@@ -163,6 +163,16 @@ extension DeliveryRouter {
         // index in `fresh` (nil: a duplicate, not stored again).
         var received: [(sequence: UInt64?, ack: (UUID, PingPath)?, fresh: Int?)] = []
         var refusable = false    // a batch is among the items (a refusal then stops later ones)
+        /// Notes one received item in order: fresh, or a duplicate when the router saw its ID.
+        func receive(_ eventID: UUID, sequence: UInt64?, ack: (UUID, PingPath)?, as item: () -> InboxItem) -> Bool {
+            guard !realtimeSeen.contains(eventID) else {
+                received.append((sequence, ack, nil))
+                return false
+            }
+            received.append((sequence, ack, fresh.count))
+            fresh.append(item())
+            return true
+        }
         for work in works {
             switch work {
             case .resend:
@@ -174,21 +184,13 @@ extension DeliveryRouter {
                 }
                 refusable = true
                 for (sequence, item) in items {
-                    if realtimeSeen.contains(item.eventID) {
+                    if !receive(item.eventID, sequence: sequence, ack: nil, as: { item.inboxItem(senderSequence: sequence) }) {
                         counters.inboxDuplicates &+= 1
-                        received.append((sequence, nil, nil))
-                    } else {
-                        received.append((sequence, nil, fresh.count))
-                        fresh.append(item.inboxItem(senderSequence: sequence))
                     }
                 }
             case .realtime(let item, let path):
-                if realtimeSeen.contains(item.eventID) {
+                if !receive(item.eventID, sequence: nil, ack: (item.eventID, path), as: { item.inboxItem(senderSequence: 0) }) {
                     counters.realtimeDuplicates &+= 1
-                    received.append((nil, (item.eventID, path), nil))
-                } else {
-                    received.append((nil, (item.eventID, path), fresh.count))
-                    fresh.append(item.inboxItem(senderSequence: 0))
                 }
             }
         }
@@ -201,10 +203,7 @@ extension DeliveryRouter {
         } catch {
             counters.inboxRefused &+= UInt64(fresh.count)
             logger.warning("inbox refused received items; the sender will retry", metadata: ["error": "\(error)"])
-            if refusable {
-                peerStates[peer]?.awaitingResend = true
-                peerStates[peer]?.roomAnnounced = false
-            }
+            if refusable { peerStates[peer]?.refusedBatch() }
             return
         }
         // Acked: everything before the first item that was not stored (the ack is cumulative).
@@ -215,10 +214,7 @@ extension DeliveryRouter {
             counters.inboxRefused &+= UInt64(fresh.count - receipts.count)
             logger.warning("inbox full: stored the first received items, the sender will resend the rest",
                            metadata: ["stored": "\(receipts.count)", "refused": "\(fresh.count - receipts.count)"])
-            if received[cut...].contains(where: { $0.sequence != nil }) {
-                peerStates[peer]?.awaitingResend = true
-                peerStates[peer]?.roomAnnounced = false
-            }
+            if received[cut...].contains(where: { $0.sequence != nil }) { peerStates[peer]?.refusedBatch() }
             fresh.removeLast(fresh.count - receipts.count)
         }
         if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }

@@ -133,7 +133,8 @@ extension DeliveryRouter {
     /// Tells the peers whose batch this daemon refused that there is room again (an app's ack
     /// deleted inbox items), once per refusal, so they resend at once.
     func announceRoom() async {
-        for peer in peerStates.keys.sorted() where peerStates[peer]?.awaitingResend == true && peerStates[peer]?.roomAnnounced == false {
+        let waiting = peerStates.filter { $0.value.awaitingResend && !$0.value.roomAnnounced }.keys.sorted()
+        for peer in waiting {
             peerStates[peer]?.roomAnnounced = true
             counters.inboxRoomAnnounced &+= 1
             await transmit(.reliableRoom, to: peer, path: .stream)

@@ -33,24 +33,13 @@ struct EventIDSet: Sendable {
         slots = Array(repeating: .empty, count: Self.slotCount(for: minimumCapacity))
     }
 
-    var isEmpty: Bool { count == 0 }
-
     /// Bytes the table takes (16 per slot).
     var tableBytes: Int { slots.count * MemoryLayout<Slot>.stride }
 
     func contains(_ eventID: UUID) -> Bool {
         let slot = Self.slot(eventID)
         if slot == .empty { return containsZero }
-        return slots.withUnsafeBufferPointer { table in
-            let mask = table.count - 1
-            var index = Self.index(slot, mask: mask)
-            while true {
-                let probe = table[index]
-                if probe == slot { return true }
-                if probe == .empty { return false }
-                index = (index + 1) & mask
-            }
-        }
+        return slots.withUnsafeBufferPointer { Self.probe(slot, in: $0).found }
     }
 
     /// Adds `eventID`; false when it was already there.
@@ -65,17 +54,9 @@ struct EventIDSet: Sendable {
         }
         if 2 * (count + 1) > slots.count { grow() }
         let inserted = slots.withUnsafeMutableBufferPointer { table in
-            let mask = table.count - 1
-            var index = Self.index(slot, mask: mask)
-            while true {
-                let probe = table[index]
-                if probe == slot { return false }
-                if probe == .empty {
-                    table[index] = slot
-                    return true
-                }
-                index = (index + 1) & mask
-            }
+            let (index, found) = Self.probe(slot, in: UnsafeBufferPointer(table))
+            if !found { table[index] = slot }
+            return !found
         }
         if inserted { count += 1 }
         return inserted
@@ -92,14 +73,12 @@ struct EventIDSet: Sendable {
             return true
         }
         let removed = slots.withUnsafeMutableBufferPointer { table in
-            let mask = table.count - 1
-            var hole = Self.index(slot, mask: mask)
-            while table[hole] != slot {
-                if table[hole] == .empty { return false }
-                hole = (hole + 1) & mask
-            }
+            let (start, found) = Self.probe(slot, in: UnsafeBufferPointer(table))
+            guard found else { return false }
+            var hole = start
             // Backward-shift deletion: move each later entry of the run into the hole when its
             // home slot does not lie (cyclically) between the hole and where it sits.
+            let mask = table.count - 1
             var next = (hole + 1) & mask
             while table[next] != .empty {
                 let home = Self.index(table[next], mask: mask)
@@ -116,23 +95,26 @@ struct EventIDSet: Sendable {
         return removed
     }
 
-    /// Empties the set, keeping room for `minimumCapacity` IDs.
-    mutating func removeAll(keepingCapacity minimumCapacity: Int = 0) {
-        slots = Array(repeating: .empty, count: Self.slotCount(for: minimumCapacity))
-        containsZero = false
-        count = 0
-    }
-
     private mutating func grow() {
         let old = slots
         slots = Array(repeating: .empty, count: old.count * 2)
         slots.withUnsafeMutableBufferPointer { table in
-            let mask = table.count - 1
             for slot in old where slot != .empty {
-                var index = Self.index(slot, mask: mask)
-                while table[index] != .empty { index = (index + 1) & mask }
-                table[index] = slot
+                table[Self.probe(slot, in: UnsafeBufferPointer(table)).index] = slot
             }
+        }
+    }
+
+    /// Where `slot` is in `table` (`found`), or the empty slot that ends its run, where it
+    /// would go. The table is never full (at most half), so the walk ends.
+    private static func probe(_ slot: Slot, in table: UnsafeBufferPointer<Slot>) -> (index: Int, found: Bool) {
+        let mask = table.count - 1
+        var index = index(slot, mask: mask)
+        while true {
+            let probe = table[index]
+            if probe == slot { return (index, true) }
+            if probe == .empty { return (index, false) }
+            index = (index + 1) & mask
         }
     }
 

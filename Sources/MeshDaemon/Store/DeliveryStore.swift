@@ -112,17 +112,13 @@ public final class DeliveryStore: @unchecked Sendable {
     /// traffic), then the free heap of the whole process (`malloc_trim`). The cache fills again
     /// from the file system's cache as needed. Does nothing once the store is closed.
     public func releaseMemory() {
-        lock.lock()
-        if !connection.isClosed { connection.releaseMemory() }
-        lock.unlock()
+        try? withConnection { $0.releaseMemory() }    // closed: no page cache left to release
         _ = meshd_trim_heap()
     }
 
-    /// Bytes of heap the store's page cache holds now.
+    /// Bytes of heap the store's page cache holds now (0 once it is closed).
     public func pageCacheBytes() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return connection.pageCacheBytes
+        (try? withConnection { $0.pageCacheBytes }) ?? 0
     }
 
     /// How much is stored: outbox per peer and in total, inbox, remembered event IDs.
