@@ -106,7 +106,16 @@ struct ProcessDiskFullTests {
 
         let watch = try WatchProcess(pair.b, feature: "demo")
         defer { watch.stopNow() }
-        let envelopes = try await watch.envelopes(total, timeout: 120)
+        let envelopes: [[String: Any]]
+        do {
+            envelopes = try await watch.envelopes(total, timeout: 120)
+        } catch {
+            // What each daemon saw, to tell a stall at the receiver from one at the sender.
+            let b = try? await pair.b.status()["counters"] as? [String: Any]
+            let a = try? await pair.a.status()["counters"] as? [String: Any]
+            print("stalled: B's counters \(b?.filter { ($0.value as? Int) != 0 } ?? [:]); A's counters \(a?.filter { ($0.value as? Int) != 0 } ?? [:])")
+            throw error
+        }
         #expect(envelopes.compactMap { $0["sequence"] as? Int } == Array(1...total))
         #expect(envelopes.allSatisfy { ($0["payload"] as? String)?.hasSuffix(filler) == true })
         let extra = try? await watch.next(type: "envelope", timeout: 1.5)

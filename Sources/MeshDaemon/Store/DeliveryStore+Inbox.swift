@@ -17,7 +17,12 @@ extension DeliveryStore {
     /// first item fits, it throws `.full` as without.
     public func receiveInbox(from peer: String, items: [InboxItem], at time: Date, storingWhatFits: Bool = false) throws -> [InboxReceipt] {
         guard !items.isEmpty else { return [] }
-        return try withConnection { db in
+        // Received items get the space reserve only while the inbox is empty. Otherwise an app's
+        // ack of what is waiting makes room; with nothing waiting, none ever would: after the
+        // last ack the reserve takes back the room a checkpoint gave, the WAL cannot grow, and
+        // every resend of the sender would be refused for good (seen with a 3 MiB disk: 240 of
+        // 400 items, then nothing for minutes).
+        return try withConnectionFreeingSpace(onlyIf: { tallies.inbox.items == 0 }) { db in
             let operation = "store received items from peer \(peer)"
             var batch = StoreWriteBatch()
             let receipts = try db.transaction(operation) {

@@ -86,13 +86,17 @@ public final class DeliveryStore: @unchecked Sendable {
     /// after a checkpoint as soon as there is room again. With the reserve already given up,
     /// a checkpoint comes first: once the WAL is copied back it is written from its start
     /// again (or truncated), into pages that deletes freed.
-    func withConnectionFreeingSpace<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    ///
+    /// `onlyIf` (checked under the lock, after the failure): whether this write may use the
+    /// reserve at all; when it says no, the failure is thrown as it is.
+    func withConnectionFreeingSpace<T>(onlyIf mayUseReserve: () -> Bool = { true },
+                                       _ body: (SQLiteConnection) throws -> T) throws -> T {
         try withConnection { db in
             let checkpoint = { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint on a full disk") }
             let result: T
             do {
                 result = try body(db)
-            } catch let error as StoreError where error.isFileFull {
+            } catch let error as StoreError where error.isFileFull && mayUseReserve() {
                 if !reserve.release() { checkpoint() }
                 result = try body(db)
             }
