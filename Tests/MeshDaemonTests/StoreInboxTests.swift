@@ -86,6 +86,28 @@ struct StoreInboxTests {
         #expect(try store.counts().inbox.items == 3)
     }
 
+    /// Items of a feature whose app gets them right after the commit are stored as handed out
+    /// (a redelivery when handed again after a restart), the others not; a duplicate is still
+    /// reported as one, also once the inbox is full.
+    @Test func aHandOutCanBeRecordedWithTheInsertAndDuplicatesStayDuplicates() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3))
+        let items = [makeInboxItem(1), makeInboxItem(2, feature: "chat"), makeInboxItem(3)]
+        let receipts = try store.receiveInbox(from: "A", items: items, at: storeTestEpoch, handedOutFeatures: ["demo"])
+        #expect(receipts.allSatisfy { if case .stored = $0 { true } else { false } })
+        store.close()
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3))
+        #expect(try store.pendingInbox(featureID: "demo").map(\.isRedelivery) == [true, true])
+        #expect(try store.pendingInbox(featureID: "chat").map(\.isRedelivery) == [false])
+
+        // Full (3 of 3): a copy of a stored item is a duplicate, a new item is refused.
+        let again = try store.receiveInbox(from: "A", items: [items[1]], at: storeTestEpoch)
+        #expect(again.count == 1 && again.allSatisfy { if case .duplicate = $0 { true } else { false } })
+        #expect(throws: StoreError.self) { try store.receiveInbox(from: "A", items: [makeInboxItem(4)], at: storeTestEpoch) }
+        #expect(try store.counts().inbox.items == 3)
+    }
+
     @Test func theSeenSetIsBoundedPerPeer() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }

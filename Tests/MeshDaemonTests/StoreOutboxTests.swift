@@ -56,6 +56,21 @@ struct StoreOutboxTests {
         #expect(again == OutboxReceipt(id: first.id, sequence: first.sequence, wasAlreadyQueued: true))
         #expect(try store.enqueue(peer: "B", item: item).wasAlreadyQueued == false)
         #expect(try store.counts().outbox.items == 2)
+        // The next sequence is not used up by the duplicate.
+        #expect(try store.enqueue(peer: "A", item: makeOutboxItem(2)).sequence == first.sequence + 1)
+    }
+
+    /// A full queue still answers a send of an event it holds with that event's receipt.
+    @Test func reEnqueueingIntoAFullQueueReturnsTheExistingEntry() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxOutboxItemsPerPeer: 2))
+        let first = try store.enqueue(peer: "A", item: makeOutboxItem(1))
+        let item = makeOutboxItem(2)
+        let second = try store.enqueue(peer: "A", item: item)
+        #expect(try store.enqueue(peer: "A", item: item) == OutboxReceipt(id: second.id, sequence: second.sequence, wasAlreadyQueued: true))
+        #expect(throws: StoreError.self) { try store.enqueue(peer: "A", item: makeOutboxItem(3)) }
+        #expect(try store.pendingOutbox(peer: "A").map(\.sequence) == [first.sequence, second.sequence])
     }
 
     @Test func attemptsCancelAndListingForMeshctlQueue() throws {

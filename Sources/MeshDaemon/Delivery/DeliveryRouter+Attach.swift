@@ -112,8 +112,10 @@ extension DeliveryRouter {
     /// connection is gone) get nothing; an id an app acknowledged is never handed out again.
     /// When the delivery cannot be recorded nothing is handed: false, and the sinks wait for a
     /// replay (`retryHandOutLater`); until then they are handed no inbox item (order).
+    /// `recorded`: the transaction that stored the entries recorded their delivery already.
     @discardableResult
-    func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink], replay: Bool = false) async -> Bool {
+    func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink], replay: Bool = false,
+              recorded alreadyRecorded: Bool = false) async -> Bool {
         guard !entries.isEmpty else { return true }
         var direct: [any DeliveryEventSink] = []
         for sink in sinks {
@@ -137,7 +139,7 @@ extension DeliveryRouter {
         guard !ids.isEmpty else { return true }
         let store = self.store, recorded = ids
         do {
-            _ = try await worker.run { try store.markDelivered(ids: recorded) }
+            if !alreadyRecorded { _ = try await worker.run { try store.markDelivered(ids: recorded) } }
         } catch {
             counters.storeErrors &+= 1
             logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])
@@ -180,6 +182,16 @@ extension DeliveryRouter {
     }
 
     /// The sinks of attachments of `featureID`, each once.
+    /// Whether items of `featureID` stored now go straight to its apps: some are attached, and
+    /// none is replaying its inbox or waiting to retry a hand-out (those read items later).
+    func handsDirectly(_ featureID: String) -> Bool {
+        let sinks = sinks(for: featureID)
+        return !sinks.isEmpty && sinks.allSatisfy {
+            let key = ObjectIdentifier($0)
+            return isAttached(key) && replaying[key] == nil && handOutRetries[key] == nil
+        }
+    }
+
     func sinks(for featureID: String) -> [any DeliveryEventSink] {
         if let cached = sinksByFeature[featureID] { return cached }
         var seen = Set<ObjectIdentifier>()
