@@ -106,6 +106,34 @@ struct StoreFileTests {
         #expect(try store.watermarks().isEmpty, "unpairing forgets the peer's watermarks")
     }
 
+    /// Version 5 drops the inbox's index by peer: a version-4 file keeps its items, and an
+    /// unpair still finds the peer's items (by a scan) and only those.
+    @Test func aVersionFourFileLosesTheInboxPeerIndexAndUnpairStillFindsItsItems() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        try store.receiveInbox(from: "A", items: [makeInboxItem(1), makeInboxItem(2)], at: storeTestEpoch)
+        try store.receiveInbox(from: "B", items: [makeInboxItem(3)], at: storeTestEpoch)
+        store.close()
+        let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        func peerIndexes() throws -> [String] {
+            try raw.query("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'inbox_by_peer'", [], "test") { $0.text(0) }
+        }
+        #expect(try peerIndexes().isEmpty, "a new file has no such index")
+        try raw.execute("CREATE INDEX inbox_by_peer ON inbox (peer); PRAGMA user_version = 4", "test setup")
+        raw.close()
+
+        store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        let check = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        defer { check.close() }
+        #expect(try check.query("SELECT name FROM sqlite_master WHERE name = 'inbox_by_peer'", [], "test") { $0.text(0) }.isEmpty)
+        #expect(try check.first("PRAGMA user_version", [], "test") { $0.int64(0) } == StoreSchema.currentVersion)
+        #expect(try store.pendingInbox(featureID: "demo").map(\.item.senderSequence) == [1, 2, 3])
+        _ = try store.dropPeer("A")
+        #expect(try store.pendingInbox(featureID: "demo").map(\.peer) == ["B"])
+    }
+
     @Test func aVersionTwoFileIsMigratedKeepingItsSeenSetInOrderPerPeer() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
