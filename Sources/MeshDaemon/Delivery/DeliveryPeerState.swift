@@ -29,6 +29,12 @@ struct DeliveryPeerState: Sendable {
     var retryDelay: Double
     /// Send attempts of unacknowledged sequences in this daemon run.
     var attempts: [UInt64: Int] = [:]
+
+    /// Counts one more send attempt of each entry (one access to the peer's state per batch,
+    /// not per item).
+    mutating func countAttempts(of entries: [OutboxEntry]) {
+        for entry in entries { attempts[entry.sequence, default: 0] += 1 }
+    }
     /// Receiving: a reliable batch could not be stored (a full disk, the inbox limit). Later
     /// batches are dropped unacknowledged until the sender starts over from its last ack
     /// (`reliableResend`): the cumulative ack of a later batch would cover the refused items,

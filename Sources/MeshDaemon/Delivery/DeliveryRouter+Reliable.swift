@@ -55,7 +55,7 @@ extension DeliveryRouter {
             peerStates[peer]?.sentOnConnection = connection
             if current.lastSent <= current.lastAcked { peerStates[peer]?.lastProgressAt = now() }
             peerStates[peer]?.lastSent = last.sequence
-            for entry in entries { peerStates[peer]?.attempts[entry.sequence, default: 0] += 1 }
+            peerStates[peer]?.countAttempts(of: entries)
             if current.announceResend {
                 // Before the first batch of a new start: a receiver that refused a batch stores
                 // again from here (what it refused comes again, or was cancelled).
