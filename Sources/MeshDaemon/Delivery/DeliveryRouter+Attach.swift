@@ -181,7 +181,6 @@ extension DeliveryRouter {
         }
     }
 
-    /// The sinks of attachments of `featureID`, each once.
     /// Whether items of `featureID` stored now go straight to its apps: some are attached, and
     /// none is replaying its inbox or waiting to retry a hand-out (those read items later).
     func handsDirectly(_ featureID: String) -> Bool {
@@ -192,6 +191,7 @@ extension DeliveryRouter {
         }
     }
 
+    /// The sinks of attachments of `featureID`, each once.
     func sinks(for featureID: String) -> [any DeliveryEventSink] {
         if let cached = sinksByFeature[featureID] { return cached }
         var seen = Set<ObjectIdentifier>()

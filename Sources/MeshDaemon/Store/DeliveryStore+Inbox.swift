@@ -236,9 +236,14 @@ extension DeliveryStore {
 
     /// In the seen-set (both parts, in memory) or in the inbox (its unique index).
     private func isKnown(_ eventID: UUID, db: SQLiteConnection, operation: String) throws -> Bool {
-        if seenBatches.contains(eventID) || ackedBatches.contains(eventID) { return true }
+        if isRemembered(eventID) { return true }
         return try db.first("SELECT 1 FROM inbox WHERE event_id = ?", [.blob(StoreColumns.blob(eventID))], operation) { _ in true }
             ?? false
+    }
+
+    /// Whether the seen-set (in memory) holds `eventID`: delivered live, or acknowledged.
+    private func isRemembered(_ eventID: UUID) -> Bool {
+        seenBatches.contains(eventID) || ackedBatches.contains(eventID)
     }
 
     /// Stores one received item inside an open transaction, or reports it as a duplicate.
@@ -246,7 +251,7 @@ extension DeliveryStore {
     /// records that delivery with it (`delivery_count` 1) instead of in one of its own.
     func insertInbox(_ item: InboxItem, peer: String, at time: Date, handedOut: Bool = false, db: SQLiteConnection,
                      batch: inout StoreWriteBatch, operation: String) throws -> InboxReceipt {
-        if seenBatches.contains(item.eventID) || ackedBatches.contains(item.eventID) { return .duplicate }
+        if isRemembered(item.eventID) { return .duplicate }
         let eventID = StoreColumns.blob(item.eventID)
         let grown = batch.inboxAdded + QueueTally(items: 1, bytes: item.payload.count)
         do {
