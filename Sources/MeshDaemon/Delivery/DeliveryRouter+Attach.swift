@@ -137,9 +137,9 @@ extension DeliveryRouter {
             }
         }
         guard !ids.isEmpty else { return true }
-        let store = self.store, recorded = ids
+        let store = self.store, toRecord = ids
         do {
-            if !alreadyRecorded { _ = try await worker.run { try store.markDelivered(ids: recorded) } }
+            if !alreadyRecorded { _ = try await worker.run { try store.markDelivered(ids: toRecord) } }
         } catch {
             counters.storeErrors &+= 1
             logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])

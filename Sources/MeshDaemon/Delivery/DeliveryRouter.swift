@@ -57,6 +57,8 @@ public actor DeliveryRouter: Service {
     /// Realtime event IDs handed out lately (and inbox items stored lately), for dedup.
     var realtimeSeen: RecentEventIDs
     var seenToRecord: [DeviceID: [UUID]] = [:]
+    /// Datagram acks of received realtime items not sent yet, per peer (`queueAckNow`); they
+    /// go at the end of the loop turn that queued them (`flushAcksNow`).
     var ackBacklog: [DeviceID: [UUID]] = [:]
     var ackFlushScheduled = false
     /// Realtime messages (0x01, encoded) queued in this loop turn per peer, in send order:

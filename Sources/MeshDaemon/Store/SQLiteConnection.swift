@@ -220,12 +220,11 @@ private struct StatementKey: Hashable {
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.sql == rhs.sql }
 
     func hash(into hasher: inout Hasher) {
-        let utf8 = sql.utf8
-        hasher.combine(utf8.count)
-        let hashed = utf8.withContiguousStorageIfAvailable { bytes in
+        var text = sql    // `withUTF8` may make a bridged string contiguous; a native one is already
+        text.withUTF8 { bytes in
+            hasher.combine(bytes.count)
             hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(32))))
         }
-        if hashed == nil { for byte in utf8.suffix(32) { hasher.combine(byte) } }
     }
 }
 
