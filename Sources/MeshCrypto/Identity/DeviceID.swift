@@ -54,10 +54,18 @@ public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Co
         return DeviceID(fingerprint: Base32Check.bytes(fromFiveBitValues: data))
     }
 
-    /// Hashes the 30 fingerprint bytes in one call (IDs key the daemons' hot dictionaries;
-    /// the synthesized form fed the hasher one byte at a time).
+    /// Hashes the fingerprint's first 8 bytes as one word. They are SHA-256 output, as evenly
+    /// spread as the whole, and IDs key the daemons' hot dictionaries (several lookups per
+    /// message): one word costs the seeded hasher a fraction of 30 bytes. Equal IDs have equal
+    /// bytes, so equal hashes.
     public func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        bytes.withUnsafeBytes { raw in
+            if raw.count >= 8 {
+                hasher.combine(raw.loadUnaligned(as: UInt64.self))
+            } else {
+                hasher.combine(bytes: raw)
+            }
+        }
     }
 
     /// The full grouped form people read aloud and compare.
