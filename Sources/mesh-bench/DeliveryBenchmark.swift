@@ -116,6 +116,10 @@ enum DeliveryBenchmark {
               + "p999 \(micros(percentile(latency, 0.999)))  max \(micros(latency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")
         print("raw loopback UDP round trip (\(udp.count), same timing): p50 \(micros(percentile(udp, 0.50)))  p99 \(micros(percentile(udp, 0.99)))  "
               + "p999 \(micros(percentile(udp, 0.999)))  (one way ≈ half: p50 \(micros(percentile(udp, 0.50) / 2)))")
+        let relay = try NIORelayProbe.oneWay(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
+        print("for scale: the same hops relayed by bare NIO handlers (one event loop per relay, no framing, crypto or router; "
+              + "\(relay.count)): p50 \(micros(percentile(relay, 0.50)))  p99 \(micros(percentile(relay, 0.99)))  "
+              + "p999 \(micros(percentile(relay, 0.999)))")
         let lean = try BlockingDeliveryProbe.run(sender: a.socketPath, receiver: b.socketPath,
                                                  count: settings.latencyMessages, payloadBytes: settings.payloadBytes)
         print("realtime one-way latency with lean apps (blocking sockets, \(lean.samples.count) live, \(lean.notLive) not live): p50 \(micros(percentile(lean.samples, 0.50)))  "
