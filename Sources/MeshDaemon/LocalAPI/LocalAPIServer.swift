@@ -129,7 +129,9 @@ public final class LocalAPIServer: Sendable {
                                   counters: LocalAPICounters, logger: Logger) throws {
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: limits.maximumBodyLength)))
-        try sync.addHandler(LocalAPIFrameWriter())
+        let writer = LocalAPIFrameWriter()
+        writer.directOutput = SocketDirectOutput(channel: channel)
+        try sync.addHandler(writer)
         guard registry.add(channel) else {
             counters.add(.connectionsRefused)
             logger.warning("local API connection refused: too many open", metadata: ["api.limit": "\(limits.maximumConnections)"])

@@ -62,7 +62,7 @@ extension MeshNode {
                         }
                     }
                 boundListenAddress = DaemonConfiguration.Endpoint(host: host, port: port)
-                return (server, udp, Self.datagramDescriptor(boundTo: udp.channel.localAddress))
+                return (server, udp, SocketDescriptor.of(udp.channel))
             } catch {
                 try? await server.executeThenClose { _ in }
                 lastError = error
@@ -70,32 +70,6 @@ extension MeshNode {
             }
         }
         throw NodeError(code: .listen, message: "cannot listen on \(configuration.listen): \(lastError.map { ListenFailure.describe($0, transport: "UDP") } ?? "UDP: no free port")")
-    }
-
-    /// The descriptor of this process's UDP socket bound to `address` (NIO does not expose its
-    /// channels' descriptors): the open descriptors are probed with `getsockopt(SO_TYPE)` and
-    /// `getsockname`. The port was just bound, so exactly one socket matches.
-    static func datagramDescriptor(boundTo address: SocketAddress?) -> CInt? {
-        guard let address, let port = address.port,
-              let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
-        let wanted = address.protocolFamily
-        for entry in entries.prefix(65_536) {
-            guard let descriptor = CInt(entry) else { continue }
-            var type: CInt = 0
-            var typeLength = socklen_t(MemoryLayout<CInt>.size)
-            guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &typeLength) == 0,
-                  type == CInt(SOCK_DGRAM.rawValue) else { continue }
-            var storage = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let named = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-            }
-            guard named == 0, CInt(storage.ss_family) == wanted else { continue }
-            // sin_port and sin6_port share an offset: the two bytes after the family.
-            let localPort = withUnsafeBytes(of: &storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
-            if localPort == port { return descriptor }
-        }
-        return nil
     }
 
     /// Accepts TCP connections until the listener closes; each is served in its own task.

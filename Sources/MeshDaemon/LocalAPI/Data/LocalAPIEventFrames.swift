@@ -15,21 +15,11 @@ enum LocalAPIEventFrames {
         }
         switch event {
         case .envelope(let from, let inboxID, let redelivery, let mode, let encoded):
-            // Written straight into the frame's buffer, sized once.
-            var from = from
-            return from.withUTF8 { utf8 in
-                let fromBytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[0..<min(utf8.count, 255)])
-                var body = ByteBuffer()
-                body.reserveCapacity(1 + 8 + 1 + fromBytes.count + 1 + encoded.count)
-                body.writeInteger(UInt8(redelivery ? 1 : 0))
-                body.writeInteger(UInt64(bitPattern: inboxID))
-                body.writeInteger(UInt8(fromBytes.count))
-                body.writeBytes(fromBytes)
-                body.writeInteger(mode)
-                body.writeBytes(encoded)
-                return LocalAPIFrame(kind: .event, operation: LocalAPIOperation.envelopeEvent, flags: .binaryBody,
-                                     requestID: requestID, body: body)
-            }
+            var body = ByteBuffer()
+            body.reserveCapacity(envelopeBodyLength(from: from, encoded: encoded))
+            writeEnvelopeBody(from: from, inboxID: inboxID, redelivery: redelivery, mode: mode, encoded: encoded, to: &body)
+            return LocalAPIFrame(kind: .event, operation: LocalAPIOperation.envelopeEvent, flags: .binaryBody,
+                                 requestID: requestID, body: body)
         case .snapshot(let from, let encoded):
             var bytes: [UInt8] = []
             append(from, to: &bytes)
@@ -50,6 +40,37 @@ enum LocalAPIEventFrames {
         case .watermark(let peer, let sessionID, let featureID, let sequence):
             return json(LocalAPIOperation.watermarkEvent,
                         MeshWatermarkBody(sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence))
+        }
+    }
+
+    /// Bytes of an envelope event's body (docs/LOCAL-API.md § events):
+    /// `flags u8 | inbox id u64 | from: u8 length + UTF-8 | mode u8 | encoded envelope`.
+    static func envelopeBodyLength(from: String, encoded: [UInt8]) -> Int {
+        1 + 8 + 1 + min(from.utf8.count, 255) + 1 + encoded.count
+    }
+
+    /// Writes an envelope event's body (`envelopeBodyLength` bytes) at the end of `body`, in
+    /// one write.
+    static func writeEnvelopeBody(from: String, inboxID: Int64, redelivery: Bool, mode: UInt8, encoded: [UInt8],
+                                  to body: inout ByteBuffer) {
+        var from = from
+        from.withUTF8 { utf8 in
+            let fromCount = min(utf8.count, 255)
+            let total = 1 + 8 + 1 + fromCount + 1 + encoded.count
+            body.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { out in
+                out.storeBytes(of: UInt8(redelivery ? 1 : 0), toByteOffset: 0, as: UInt8.self)
+                out.storeBytes(of: UInt64(bitPattern: inboxID).bigEndian, toByteOffset: 1, as: UInt64.self)
+                out.storeBytes(of: UInt8(fromCount), toByteOffset: 9, as: UInt8.self)
+                if fromCount > 0 {
+                    UnsafeMutableRawBufferPointer(rebasing: out[10..<(10 + fromCount)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[0..<fromCount]))
+                }
+                out.storeBytes(of: mode, toByteOffset: 10 + fromCount, as: UInt8.self)
+                encoded.withUnsafeBytes { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: out[(11 + fromCount)..<total]).copyMemory(from: bytes)
+                }
+                return total
+            }
         }
     }
 

@@ -32,6 +32,15 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
     }
 
     func emit(_ event: DeliveryEvent) {
+        // The common case, an envelope for an open attachment on the loop: built in place in
+        // the connection's frame writer.
+        if case .envelope(let from, let inboxID, let redelivery, let mode, let encoded) = event,
+           channel.eventLoop.inEventLoop, lock.withLock({ isOpen }), let writer = connection?.eventWriter,
+           writer.writeEnvelopeEvent(requestID: requestID, from: from, inboxID: inboxID, redelivery: redelivery,
+                                     mode: mode, encoded: encoded) {
+            scheduleFlush(on: channel.eventLoop)
+            return
+        }
         guard let frame = LocalAPIEventFrames.frame(for: event, requestID: requestID) else { return }
         lock.lock()
         if !isOpen {
@@ -53,11 +62,16 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
             return
         }
         if connection?.eventWriter?.writeEvent(frame) != true { channel.write(frame, promise: nil) }
+        scheduleFlush(on: loop)
+    }
+
+    /// Flushes once the loop turn is done (on the loop), so events of one burst share a write.
+    private func scheduleFlush(on loop: any EventLoop) {
         guard !flushScheduled else { return }
         flushScheduled = true
         loop.execute {
             self.flushScheduled = false
-            self.channel.flush()
+            if self.connection?.eventWriter?.flushEvents() != true { self.channel.flush() }
         }
     }
 
