@@ -113,3 +113,60 @@ struct LocalAPIFrameDecoderTests {
         #expect(LocalAPIOperation(rawValue: 0x0abc).name == "op-0x0ABC")
     }
 }
+
+/// The decoder's lookahead: as each frame is passed on, whether a whole frame follows it in the
+/// buffer (the daemon sends the last realtime item of a read burst before answering).
+@Suite("Local API framing lookahead")
+struct LocalAPIFrameLookaheadTests {
+    /// Records, for each frame it is handed, what the lookahead said at that moment.
+    final class Recorder: ChannelInboundHandler {
+        typealias InboundIn = LocalAPIFrame
+        let lookahead: LocalAPIFrameLookahead
+        var seen: [(UInt32, Bool)] = []
+        init(_ lookahead: LocalAPIFrameLookahead) { self.lookahead = lookahead }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            seen.append((unwrapInboundIn(data).requestID, lookahead.anotherFrameBuffered))
+        }
+    }
+
+    private func bytes(_ ids: [UInt32], bodyBytes: Int = 5) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for id in ids {
+            LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .request, operation: .send, requestID: id,
+                                                     body: ByteBuffer(bytes: Array(repeating: 1, count: bodyBytes))), to: &buffer)
+        }
+        return buffer
+    }
+
+    private func channel() throws -> (EmbeddedChannel, Recorder) {
+        let lookahead = LocalAPIFrameLookahead()
+        let recorder = Recorder(lookahead)
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(lookahead: lookahead)))
+        try channel.pipeline.syncOperations.addHandler(recorder)
+        return (channel, recorder)
+    }
+
+    @Test func eachFrameButTheLastOfABufferHasAnotherBehindIt() throws {
+        let (channel, recorder) = try channel()
+        defer { _ = try? channel.finish() }
+        try channel.writeInbound(bytes([1, 2, 3]))
+        #expect(recorder.seen.map(\.0) == [1, 2, 3])
+        #expect(recorder.seen.map(\.1) == [true, true, false])
+        try channel.writeInbound(bytes([4]))
+        #expect(recorder.seen.last?.1 == false, "a lone frame is the last of its burst")
+    }
+
+    @Test func aPartialFrameBehindDoesNotCount() throws {
+        let (channel, recorder) = try channel()
+        defer { _ = try? channel.finish() }
+        var buffer = bytes([1])
+        var partial = bytes([2])
+        buffer.writeBytes(partial.readBytes(length: partial.readableBytes - 1)!)
+        try channel.writeInbound(buffer)
+        #expect(recorder.seen.map(\.1) == [false], "the frame behind is not whole yet")
+        try channel.writeInbound(partial)
+        #expect(recorder.seen.map(\.0) == [1, 2])
+        #expect(recorder.seen.map(\.1) == [false, false])
+    }
+}

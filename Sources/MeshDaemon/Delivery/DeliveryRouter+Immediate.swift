@@ -9,20 +9,20 @@ extension DeliveryRouter {
     /// Registers `handleImmediately` with the node (call once, from `run()`).
     func attachDirectInbound() {
         let router = self
-        node.assumeIsolated { node in
-            node.setDirectInbound { message in router.assumeIsolated { $0.handleImmediately(message) } }
+        node.onLoop { node in
+            node.setDirectInbound { message in router.onLoop { $0.handleImmediately(message) } }
         }
     }
 
     /// Detaches the synchronous consumer (the router stops).
     func detachDirectInbound() {
-        node.assumeIsolated { $0.setDirectInbound(nil) }
+        node.onLoop { $0.setDirectInbound(nil) }
     }
 
     /// One message taken from `inboundMessages` was handled (the direct path may resume once
     /// none is left, so a peer's messages keep their order).
     func inboundConsumed() {
-        node.assumeIsolated { $0.inboundConsumed() }
+        node.onLoop { $0.inboundConsumed() }
     }
 
     /// Handles a datagram-path realtime item or ack at once; false for anything else (the
@@ -47,14 +47,20 @@ extension DeliveryRouter {
         guard !ackFlushScheduled else { return }
         ackFlushScheduled = true
         let router = self
-        loop.execute { router.assumeIsolated { $0.flushAcksNow() } }
+        loop.execute { router.onLoop { $0.flushAcksNow() } }
     }
 
     /// Sends the coalesced datagram acks (at most 64 event IDs per datagram).
     func flushAcksNow() {
         ackFlushScheduled = false
-        let backlog = ackBacklog
-        ackBacklog = [:]
+        guard !ackBacklog.isEmpty else { return }
+        // The backlog's storage is kept for the next turn (swapped with the spare, emptied).
+        var backlog = spareAckBacklog
+        swap(&backlog, &ackBacklog)
+        defer {
+            backlog.removeAll(keepingCapacity: true)
+            spareAckBacklog = backlog
+        }
         for (peer, eventIDs) in backlog {
             var start = 0
             while start < eventIDs.count {
@@ -69,7 +75,7 @@ extension DeliveryRouter {
     /// Sends `message` without waiting for the write: the node shares this loop.
     func transmitNow(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath) {
         let bytes = message.encode()
-        node.assumeIsolated { node in
+        node.onLoop { node in
             switch path {
             case .datagram: _ = try? node.sendApplicationDatagram(bytes, to: peer)
             case .stream: _ = node.sendStream(.application(bytes), to: peer)

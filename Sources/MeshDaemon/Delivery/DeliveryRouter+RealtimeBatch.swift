@@ -14,7 +14,7 @@ extension DeliveryRouter {
         guard !realtimeFlushScheduled else { return }
         realtimeFlushScheduled = true
         let router = self
-        loop.execute { router.assumeIsolated { $0.flushRealtimeNow() } }
+        loop.execute { router.onLoop { $0.flushRealtimeNow() } }
     }
 
     /// Sends what `queueRealtimeNow` collected: per peer, in queue order, packed greedily.
@@ -23,17 +23,20 @@ extension DeliveryRouter {
     func flushRealtimeNow() {
         realtimeFlushScheduled = false
         guard !realtimeBacklog.isEmpty else { return }
-        let backlog = realtimeBacklog
-        realtimeBacklog = [:]
+        // The backlog's storage is kept for the next turn (swapped with the spare, emptied).
+        var backlog = spareRealtimeBacklog
+        swap(&backlog, &realtimeBacklog)
         for (peer, messages) in backlog {
             if messages.count == 1 {
-                sendRealtimeDatagram(messages[0].message, of: messages[0..<1], to: peer)
+                sendRealtimeDatagram(messages[0].message, items: 1, to: peer, or: messages.lazy.map(\.eventID))
                 continue
             }
             for group in Self.packRealtime(messages.map(\.message)) {
-                sendRealtimeDatagram(group.bytes, of: messages[group.range], to: peer)
+                sendRealtimeDatagram(group.bytes, items: group.range.count, to: peer, or: messages[group.range].lazy.map(\.eventID))
             }
         }
+        backlog.removeAll(keepingCapacity: true)
+        spareRealtimeBacklog = backlog
     }
 
     /// Splits encoded 0x01 messages into consecutive runs whose batch fits one datagram.
@@ -64,17 +67,16 @@ extension DeliveryRouter {
         return groups
     }
 
-    /// One datagram of realtime items; when it cannot go out, its items still awaiting their
-    /// ack fall back to the outbox at once (as a failed single send did).
-    private func sendRealtimeDatagram(_ bytes: [UInt8], of items: ArraySlice<(eventID: UUID, message: [UInt8])>,
-                                      to peer: DeviceID) {
+    /// One datagram of `items` realtime items; when it cannot go out, those of `eventIDs` still
+    /// awaiting their ack fall back to the outbox at once (as a failed single send did).
+    func sendRealtimeDatagram(_ bytes: [UInt8], items: Int, to peer: DeviceID, or eventIDs: some Sequence<UUID>) {
         do {
             // The node shares the router's loop (see `unownedExecutor`): a direct call, no hop.
-            try node.assumeIsolated { try $0.sendApplicationDatagram(bytes, to: peer) }
+            try node.onLoop { try $0.sendApplicationDatagram(bytes, to: peer) }
             counters.realtimeDatagrams &+= 1
-            if items.count > 1 { counters.realtimeBatches &+= 1 }
+            if items > 1 { counters.realtimeBatches &+= 1 }
         } catch {
-            for eventID in items.map(\.eventID) {
+            for eventID in eventIDs {
                 if let waiting = awaitingAck.remove(eventID, for: peer) { fallBack(waiting.item, to: peer) }
             }
         }

@@ -73,7 +73,7 @@ extension DeliveryRouter {
 
     /// The node's connection for `peer` now (the node shares this loop: read without a hop).
     func streamConnection(of peer: DeviceID) -> UInt64? {
-        node.assumeIsolated { $0.streamConnection(of: peer) }
+        node.onLoop { $0.streamConnection(of: peer) }
     }
 
     /// Starts a pump for `peer` unless one runs (it then loops once more) or is about to start.

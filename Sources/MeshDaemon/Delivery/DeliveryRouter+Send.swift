@@ -38,12 +38,15 @@ extension DeliveryRouter {
     /// A non-reliable send done at once, without suspending, when the target is known without
     /// asking the node (nil/empty/"all", or a full device ID): the local API's fast path, run
     /// on the router's loop. Nil: take the asynchronous `send` (same outcome, just slower).
+    ///
+    /// `atOnce`: a datagram that nothing queued in this loop turn waits before leaves now,
+    /// instead of at the end of the turn (the caller knows no other send follows at once).
     func sendImmediately(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], mode: UInt8,
-                         to target: String?) -> DeliverySendOutcome? {
+                         to target: String?, atOnce: Bool = false) -> DeliverySendOutcome? {
         guard mode != DeliveryItem.Kind.reliableEnvelope.rawValue, let peers = knownTargets(target) else { return nil }
         let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: mode, featureID: envelope.metadata.featureID,
                                 sessionID: envelope.metadata.sessionID, payload: encoded)
-        return sendRealtime(item, to: peers)
+        return sendRealtime(item, to: peers, atOnce: atOnce)
     }
 
     /// A reliable send started at once, without a task, when the target is known without asking
@@ -66,7 +69,7 @@ extension DeliveryRouter {
         let waiting = NIOLoopBound(ReliableSendWait(peers: peers, reply: reply), eventLoop: loop)
         for (index, peer) in peers.enumerated() {
             committer.enqueue(peer: key(peer), item: outbox, on: loop) { [self] result in
-                self.assumeIsolated { router in
+                self.onLoop { router in
                     let waiting = waiting.value
                     guard let receipts = waiting.record(result, at: index) else { return }
                     router.finishReliableNow(receipts, waiting)
@@ -113,10 +116,10 @@ extension DeliveryRouter {
 
     /// A realtime item to each of `peers`: `queued` when any copy went to the outbox, else
     /// `pending` when any waits for a first activation, else `sent`.
-    func sendRealtime(_ item: DeliveryItem, to peers: [DeviceID]) -> DeliverySendOutcome {
+    func sendRealtime(_ item: DeliveryItem, to peers: [DeviceID], atOnce: Bool = false) -> DeliverySendOutcome {
         var outcome = "sent"
         for peer in peers {
-            switch sendRealtime(item, to: peer) {
+            switch sendRealtime(item, to: peer, atOnce: atOnce) {
             case "queued": outcome = "queued"
             case "pending" where outcome == "sent": outcome = "pending"
             default: break
@@ -153,8 +156,10 @@ extension DeliveryRouter {
         }
     }
 
-    /// One realtime item to one peer; returns the outcome word.
-    func sendRealtime(_ item: DeliveryItem, to peer: DeviceID) -> String {
+    /// One realtime item to one peer; returns the outcome word. Its datagram leaves at the end
+    /// of the loop turn, packed with the turn's other items for the peer; with `atOnce`, and
+    /// none of those queued before it, at once.
+    func sendRealtime(_ item: DeliveryItem, to peer: DeviceID, atOnce: Bool = false) -> String {
         // In place through `peerStates.values`: `peerStates[peer]?.…` moved the state out of the
         // dictionary and back through a coroutine frame (≈ 2 000 instructions per message).
         guard let slot = peerStates.index(forKey: peer) else { return "queued" }
@@ -177,10 +182,14 @@ extension DeliveryRouter {
             return "queued"
         }
         expectAck(item, from: peer, floor: floor, roundTripNanoseconds: rtt, sentAt: at)
-        // Packed with the other realtime items of this loop turn and sent at its end (a
-        // datagram that then fails to go out falls its items back to the outbox).
-        queueRealtimeNow(item.eventID, message: message, to: peer)
         counters.realtimeSent &+= 1
+        if atOnce, realtimeBacklog[peer] == nil {
+            sendRealtimeDatagram(message, items: 1, to: peer, or: CollectionOfOne(item.eventID))
+        } else {
+            // Packed with the other realtime items of this loop turn and sent at its end (a
+            // datagram that then fails to go out falls its items back to the outbox).
+            queueRealtimeNow(item.eventID, message: message, to: peer)
+        }
         return "sent"
     }
 
@@ -273,7 +282,7 @@ extension DeliveryRouter {
         let delay = TimeAmount.nanoseconds(Int64(clamping: deadline > now ? deadline - now : 0))
         let router = self
         ackWatchdogAt = deadline
-        ackWatchdog = loop.scheduleTask(in: delay) { router.assumeIsolated { $0.watchAcks() } }
+        ackWatchdog = loop.scheduleTask(in: delay) { router.onLoop { $0.watchAcks() } }
     }
 
     /// Falls back what expired, earliest deadline first, whatever its peer, each copy to its own

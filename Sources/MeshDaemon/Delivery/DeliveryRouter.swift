@@ -60,10 +60,14 @@ public actor DeliveryRouter: Service {
     /// Datagram acks of received realtime items not sent yet, per peer (`queueAckNow`); they
     /// go at the end of the loop turn that queued them (`flushAcksNow`).
     var ackBacklog: [DeviceID: [UUID]] = [:]
+    /// An empty ack backlog whose storage the next flush reuses.
+    var spareAckBacklog: [DeviceID: [UUID]] = [:]
     var ackFlushScheduled = false
     /// Realtime messages (0x01, encoded) queued in this loop turn per peer, in send order:
     /// packed into as few datagrams as fit at the end of the turn (`flushRealtimeNow`).
     var realtimeBacklog: [DeviceID: [(eventID: UUID, message: [UInt8])]] = [:]
+    /// An empty backlog whose storage the next flush reuses (no dictionary allocated per turn).
+    var spareRealtimeBacklog: [DeviceID: [(eventID: UUID, message: [UInt8])]] = [:]
     var realtimeFlushScheduled = false
     /// Registering the paired peers with their stored watermarks (started by `run()` or the first attach).
     var watermarkLoad: Task<Void, Never>?

@@ -51,10 +51,16 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     /// rounds, the next starts when the last was handed and the client still keeps up.
     static let reofferRound = 64
 
-    init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl, logger: Logger) {
+    /// Whether another whole frame follows the one being read (set by the decoder; nil: unknown,
+    /// treated as none).
+    private let lookahead: LocalAPIFrameLookahead?
+
+    init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl,
+         lookahead: LocalAPIFrameLookahead? = nil, logger: Logger) {
         self.dispatcher = dispatcher
         self.counters = counters
         self.flow = flow
+        self.lookahead = lookahead
         self.logger = logger
     }
 
@@ -104,7 +110,11 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         case .start:
             // Hot operations finish here, on the router's loop, with no task; only while no other
             // request of this connection runs, so replies and side effects keep arrival order.
-            if tasks.isEmpty, let body = dispatcher.performImmediately(request, uid: credentials?.uid, on: context.eventLoop) {
+            // The last frame of a read burst sends its realtime datagram before the reply is made;
+            // earlier ones leave packed with it, or at the end of the burst.
+            let lastOfBurst = !(lookahead?.anotherFrameBuffered ?? false)
+            if tasks.isEmpty, let body = dispatcher.performImmediately(request, uid: credentials?.uid, on: context.eventLoop,
+                                                                       sendNow: lastOfBurst) {
                 counters.add(.requests)
                 let reply = LocalAPIFrame(kind: .reply, operation: frame.operation, requestID: frame.requestID, body: body)
                 if let (writer, writerContext) = frameWriter {

@@ -128,7 +128,9 @@ public final class LocalAPIServer: Sendable {
                                   dispatcher: LocalAPIDispatcher, limits: Limits,
                                   counters: LocalAPICounters, logger: Logger) throws {
         let sync = channel.pipeline.syncOperations
-        try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: limits.maximumBodyLength)))
+        let lookahead = LocalAPIFrameLookahead()
+        try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: limits.maximumBodyLength,
+                                                                      lookahead: lookahead)))
         let writer = LocalAPIFrameWriter()
         writer.directOutput = SocketDirectOutput(channel: channel)
         try sync.addHandler(writer)
@@ -148,6 +150,6 @@ public final class LocalAPIServer: Sendable {
             flow: LocalAPIFlowControl(maximumInFlight: limits.maximumInFlight,
                                       maximumQueued: limits.maximumQueued,
                                       maximumInFlightBytes: limits.maximumInFlightBytes),
-            logger: logger))
+            lookahead: lookahead, logger: logger))
     }
 }

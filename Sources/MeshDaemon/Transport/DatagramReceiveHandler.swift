@@ -16,6 +16,6 @@ final class DatagramReceiveHandler: ChannelInboundHandler {
         let envelope = unwrapInboundIn(data)
         var buffer = envelope.data
         guard let bytes = buffer.readBytes(length: buffer.readableBytes) else { return }
-        node.assumeIsolated { $0.handleDatagram(bytes, from: envelope.remoteAddress) }
+        node.onLoop { $0.handleDatagram(bytes, from: envelope.remoteAddress) }
     }
 }

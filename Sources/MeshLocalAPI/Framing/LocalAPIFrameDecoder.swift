@@ -36,10 +36,15 @@ public struct LocalAPIFrameDecoder: ByteToMessageDecoder, Sendable {
 
     /// The largest body accepted, in bytes.
     public let maximumBodyLength: Int
+    /// Told before each frame is passed on whether another whole frame is buffered behind it.
+    public let lookahead: LocalAPIFrameLookahead?
 
-    /// Creates a decoder that refuses bodies longer than `maximumBodyLength` bytes.
-    public init(maximumBodyLength: Int = LocalAPIWireFormat.defaultMaximumBodyLength) {
+    /// Creates a decoder that refuses bodies longer than `maximumBodyLength` bytes, and keeps
+    /// `lookahead` (if any) up to date for the handler after it.
+    public init(maximumBodyLength: Int = LocalAPIWireFormat.defaultMaximumBodyLength,
+                lookahead: LocalAPIFrameLookahead? = nil) {
         self.maximumBodyLength = maximumBodyLength
+        self.lookahead = lookahead
     }
 
     /// Decodes one frame if a whole one is buffered.
@@ -47,14 +52,23 @@ public struct LocalAPIFrameDecoder: ByteToMessageDecoder, Sendable {
         guard let frame = try Self.parse(&buffer, maximumBodyLength: maximumBodyLength) else {
             return .needMoreData
         }
+        if let lookahead { lookahead.anotherFrameBuffered = Self.holdsWholeFrame(buffer) }
         context.fireChannelRead(Self.wrapInboundOut(frame))
         return .continue
+    }
+
+    /// Whether `buffer` starts with a whole frame (header and body), judged by its length field.
+    static func holdsWholeFrame(_ buffer: ByteBuffer) -> Bool {
+        guard buffer.readableBytes >= LocalAPIWireFormat.headerLength,
+              let length = buffer.getInteger(at: buffer.readerIndex + 12, as: UInt32.self) else { return false }
+        return UInt64(buffer.readableBytes) >= UInt64(LocalAPIWireFormat.headerLength) + UInt64(length)
     }
 
     /// Decodes what is left at end of stream; a partial frame is an error.
     public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer,
                                     seenEOF: Bool) throws -> DecodingState {
         while let frame = try Self.parse(&buffer, maximumBodyLength: maximumBodyLength) {
+            if let lookahead { lookahead.anotherFrameBuffered = Self.holdsWholeFrame(buffer) }
             context.fireChannelRead(Self.wrapInboundOut(frame))
         }
         if buffer.readableBytes > 0 {
@@ -106,4 +120,18 @@ public struct LocalAPIFrameDecoder: ByteToMessageDecoder, Sendable {
         let operation = LocalAPIOperation(rawValue: UInt16(truncatingIfNeeded: operationAndFlags >> 16))
         return LocalAPIFrame(kind: kind, operation: operation, flags: flags, requestID: requestID, body: body)
     }
+}
+
+/// What a `LocalAPIFrameDecoder` knows, as it passes a frame on, about the bytes behind it: the
+/// handler after it can tell the last frame of a read burst from one that others follow at once
+/// (`meshd` sends a lone realtime item before it answers, and packs the items of a burst).
+///
+/// Shared by one connection's decoder and handler, on its event loop only.
+public final class LocalAPIFrameLookahead: @unchecked Sendable {
+    /// Another whole frame is buffered behind the one being handled (false for the last one;
+    /// bytes of a frame not yet complete do not count).
+    public var anotherFrameBuffered = false
+
+    /// Creates a lookahead that has seen nothing.
+    public init() {}
 }

@@ -8,10 +8,19 @@ extension LocalAPIDispatcher {
     /// suspension: a non-reliable `send` to a known target, on a connection served by the
     /// router's own loop. Nil: perform it the usual way (`perform`), with the same result.
     ///
+    /// With `sendNow`, the datagrams the realtime items of this loop turn queued so far, this
+    /// one's last, leave before the reply is made (the caller knows no other request follows at
+    /// once); otherwise they wait for `flushImmediateSends`, packed with what follows.
+    ///
     /// Must be called on `loop`.
-    func performImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop) -> ByteBuffer? {
+    func performImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop, sendNow: Bool = false) -> ByteBuffer? {
         guard let (router, mode, target, envelope, encoded) = immediateSend(request, uid: uid, on: loop) else { return nil }
-        guard let outcome = router.assumeIsolated({ $0.sendImmediately(envelope, encoded: encoded, mode: mode, to: target) }) else {
+        guard let outcome = router.onLoop({ router in
+            let outcome = router.sendImmediately(envelope, encoded: encoded, mode: mode, to: target, atOnce: sendNow)
+            // What earlier requests of the burst queued leaves now too, with this one's.
+            if sendNow, outcome != nil { router.flushRealtimeNow() }
+            return outcome
+        }) else {
             return nil
         }
         return Self.sendReplyBody(eventID: envelope.metadata.eventID, outcome: outcome)
@@ -28,7 +37,7 @@ extension LocalAPIDispatcher {
               mode == DeliveryItem.Kind.reliableEnvelope.rawValue else { return false }
         let eventID = envelope.metadata.eventID
         let reply = NIOLoopBound(reply, eventLoop: loop)
-        return router.assumeIsolated { router in
+        return router.onLoop { router in
             router.enqueueReliableNow(envelope, encoded: encoded, to: target) { result in
                 switch result {
                 case .success(let outcome): reply.value(.success(Self.sendReplyBody(eventID: eventID, outcome: outcome)))
@@ -55,7 +64,7 @@ extension LocalAPIDispatcher {
     /// before flushing its replies.
     func flushImmediateSends(on loop: any EventLoop) {
         guard let router, router.loop === loop else { return }
-        router.assumeIsolated { $0.flushRealtimeNow() }
+        router.onLoop { $0.flushRealtimeNow() }
     }
 
     /// The `send` reply, byte for byte what `LocalAPIJSON.encode(MeshSendReply)` writes (sorted
