@@ -53,7 +53,10 @@ public struct ChannelSendError: Error, Sendable, Equatable, CustomStringConverti
 extension MeshNode {
     /// Largest application message the datagram path carries (1200 bytes sealed on the wire,
     /// minus header, counter, tag and the message type byte). Larger ones take the stream.
-    public static let maximumDatagramMessage = 1200 - DatagramHeader.size - 24 - 1
+    public static let maximumDatagramMessage = maximumDatagramBytes - DatagramHeader.size - 24 - 1
+
+    /// Largest datagram this node sends, header and seal included.
+    static let maximumDatagramBytes = 1200
 
     /// Application messages from peers, in arrival order per path. Single consumer. Bounded
     /// (8192); when full, new messages are dropped and counted (`messages.inbound_dropped`).

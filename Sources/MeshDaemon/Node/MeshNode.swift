@@ -149,11 +149,11 @@ public actor MeshNode: MeshControlPlane, Service {
         phase = .running
         let (server, udp, descriptor) = try await bindListeners()
         tcpServer = server.channel
-        udpChannel = udp.channel
+        udpChannel = udp
         udpDescriptor = descriptor
         logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
                                                      "device.id": "\(identity.deviceID.short)"])
-        await noteDatagramReceiveBuffer(udp.channel)
+        await noteDatagramReceiveBuffer(udp)
         for id in peers.keys { scheduleDial(id, immediately: true) }
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop

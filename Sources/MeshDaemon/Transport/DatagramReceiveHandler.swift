@@ -3,8 +3,7 @@ import NIOCore
 /// Hands each received datagram to its node synchronously, on the node's loop: no async
 /// sequence, no task switch between the socket read and `MeshNode.handleDatagram`.
 ///
-/// Sits on the node's UDP channel (bound on the node's loop) and consumes every read; the
-/// channel's async wrapper then only serves writes and the close.
+/// Sits on the node's UDP channel (bound on the node's loop) and consumes every read.
 final class DatagramReceiveHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
