@@ -11,6 +11,17 @@ extension DeliveryRouter {
     }
 }
 
+/// A sink that records its calls in order: an `e` per emitted envelope, an `f` per `flushNow`.
+final class FlushRecordingSink: DeliveryEventSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var record: [Character] = []
+    func emit(_ event: DeliveryEvent) {
+        if case .envelope = event { lock.withLock { record.append("e") } }
+    }
+    func flushNow() { lock.withLock { record.append("f") } }
+    var calls: String { lock.withLock { String(record) } }
+}
+
 extension DeliveryIntegration {
     @Suite("Delivery realtime batches between two daemons", .serialized)
     struct DeliveryRealtimeBatchTests {
@@ -37,6 +48,30 @@ extension DeliveryIntegration {
             let ackDatagrams = received["delivery.realtime.ack_datagrams"] ?? 0
             #expect(ackDatagrams >= 1 && ackDatagrams < UInt64(count))
             #expect(received["delivery.malformed"] ?? 0 == 0)
+            await bed.shutdown()
+        }
+
+        /// The events a burst of received datagrams produced are flushed to their sinks when
+        /// the burst has been handled, not left for the end of the loop turn: every envelope
+        /// is followed by a flush, and bursts share one.
+        @Test func theEventsOfADatagramBurstAreFlushedWhenItEnds() async throws {
+            let bed = DeliveryTestBed()
+            defer { Task { await bed.shutdown() } }
+            let (a, b, _, _) = try await bed.pairWithApps()
+            let recorder = FlushRecordingSink()
+            _ = await b.router.attach(features: ["demo"], sink: recorder)
+            let count = 40
+            let sends = try (1...count).map { try RouterFixtures.envelope("f\($0)", sequence: UInt64($0)) }
+            #expect(await a.router.sendImmediatelyInOneTurn(sends) == Array(repeating: "sent", count: count))
+            try await waitUntil("\(count) envelopes and their flush", timeout: 5) {
+                let calls = recorder.calls
+                return calls.filter { $0 == "e" }.count >= count && calls.last == "f"
+            }
+            let calls = recorder.calls
+            let flushes = calls.filter { $0 == "f" }.count
+            let datagrams = try await bed.realtimeSettled(a, count: count)["delivery.realtime.datagrams"] ?? 0
+            print("burst of \(count) realtime items in \(datagrams) datagrams: sink calls \(calls)")
+            #expect(flushes >= 1 && UInt64(flushes) <= datagrams, "one flush per socket read at most")
             await bed.shutdown()
         }
     }

@@ -32,9 +32,17 @@ public protocol DeliveryEventSink: AnyObject, Sendable {
     /// router bounds what it holds for a sink whose inbox replay runs). The local API adds the
     /// count to the connection's next `events.dropped` event. Default: nothing.
     func reportShed(_ count: UInt64)
+
+    /// Writes out the events emitted so far now, instead of at the end of the loop turn (the
+    /// router calls it, on its loop, when a burst of received datagrams has been handled). Default:
+    /// nothing (the sink delivers as it emits).
+    func flushNow()
 }
 
 extension DeliveryEventSink {
     /// Sinks that cannot report drops ignore them.
     public func reportShed(_ count: UInt64) {}
+
+    /// Sinks that deliver as they emit have nothing to flush.
+    public func flushNow() {}
 }

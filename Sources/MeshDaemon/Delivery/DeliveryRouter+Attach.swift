@@ -101,6 +101,8 @@ extension DeliveryRouter {
             replaying[key]?.deferred.append(.event(event))
         } else {
             sink.emit(event)
+            // A burst reaches few sinks (one per attached app of the feature): a short scan.
+            if inDatagramBurst, !burstSinks.contains(where: { $0 === sink }) { burstSinks.append(sink) }
         }
     }
 

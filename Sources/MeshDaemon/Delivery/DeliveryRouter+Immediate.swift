@@ -10,7 +10,8 @@ extension DeliveryRouter {
     func attachDirectInbound() {
         let router = self
         node.onLoop { node in
-            node.setDirectInbound { message in router.onLoop { $0.handleImmediately(message) } }
+            node.setDirectInbound({ message in router.onLoop { $0.handleImmediately(message) } },
+                                  burstEnd: { router.onLoop { $0.datagramBurstEnded() } })
         }
     }
 
@@ -32,7 +33,20 @@ extension DeliveryRouter {
             return false
         }
         guard let message = decodeInbound(inbound) else { return true }
+        inDatagramBurst = true
         return handleRealtime(message, from: inbound.peer, path: .datagram)
+    }
+
+    /// The datagrams of one socket read have been handled: the events they produced are
+    /// written to their apps now, then their acks leave — before NIO turns to its other
+    /// channels and its task queue, where both would otherwise wait (the loop tasks each
+    /// scheduled then find nothing to do).
+    func datagramBurstEnded() {
+        guard inDatagramBurst else { return }
+        inDatagramBurst = false
+        for sink in burstSinks { sink.flushNow() }
+        burstSinks.removeAll(keepingCapacity: true)
+        if ackFlushScheduled { flushAcksNow() }
     }
 
     /// Queues the ack of a received realtime item, without suspending: datagram acks are

@@ -63,6 +63,10 @@ public actor DeliveryRouter: Service {
     /// An empty ack backlog whose storage the next flush reuses.
     var spareAckBacklog: [DeviceID: [UUID]] = [:]
     var ackFlushScheduled = false
+    /// A burst of received datagrams is being handled (`handleImmediately`) and the sinks it
+    /// emitted to, flushed when it ends (`datagramBurstEnded`).
+    var inDatagramBurst = false
+    var burstSinks: [any DeliveryEventSink] = []
     /// Realtime messages (0x01, encoded) queued in this loop turn per peer, in send order:
     /// packed into as few datagrams as fit at the end of the turn (`flushRealtimeNow`).
     var realtimeBacklog: [DeviceID: [(eventID: UUID, message: [UInt8])]] = [:]

@@ -122,7 +122,14 @@ extension MeshNode {
 
     /// Installs the synchronous consumer tried before the `inboundMessages` stream: it runs on
     /// this loop and returns true when it handled the message.
-    func setDirectInbound(_ consumer: (@Sendable (InboundChannelMessage) -> Bool)?) { directInbound = consumer }
+    func setDirectInbound(_ consumer: (@Sendable (InboundChannelMessage) -> Bool)?, burstEnd: (@Sendable () -> Void)? = nil) {
+        directInbound = consumer
+        directBurstEnd = burstEnd
+    }
+
+    /// The datagrams of one socket read (up to 32) have all been handled: the synchronous
+    /// consumer writes out what they produced now, before the loop turns to other work.
+    func datagramBurstEnded() { directBurstEnd?() }
 
     /// The consumer of `inboundMessages` finished one message taken from the stream.
     func inboundConsumed() { inboundQueued = max(0, inboundQueued - 1) }

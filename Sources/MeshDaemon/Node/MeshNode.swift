@@ -58,6 +58,8 @@ public actor MeshNode: MeshControlPlane, Service {
     var inboundQueued = 0
     /// The synchronous inbound consumer (see `setDirectInbound`).
     var directInbound: (@Sendable (InboundChannelMessage) -> Bool)?
+    /// Told when a burst of received datagrams has been handled (see `datagramBurstEnded`).
+    var directBurstEnd: (@Sendable () -> Void)?
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
     /// The UDP socket's descriptor (owned and closed by `udpChannel`): datagrams are sent on it

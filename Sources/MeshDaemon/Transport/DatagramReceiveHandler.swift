@@ -17,4 +17,9 @@ final class DatagramReceiveHandler: ChannelInboundHandler {
         guard let bytes = buffer.readBytes(length: buffer.readableBytes) else { return }
         node.onLoop { $0.handleDatagram(bytes, from: envelope.remoteAddress) }
     }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        node.onLoop { $0.datagramBurstEnded() }
+        context.fireChannelReadComplete()
+    }
 }

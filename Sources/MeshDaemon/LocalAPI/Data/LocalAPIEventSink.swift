@@ -65,6 +65,12 @@ final class LocalAPIEventSink: DeliveryEventSink, @unchecked Sendable {
         scheduleFlush(on: loop)
     }
 
+    /// On the loop: writes what was emitted so far (the scheduled flush then finds nothing).
+    func flushNow() {
+        guard channel.eventLoop.inEventLoop else { return }
+        _ = connection?.eventWriter?.flushEvents()
+    }
+
     /// Flushes once the loop turn is done (on the loop), so events of one burst share a write.
     private func scheduleFlush(on loop: any EventLoop) {
         guard !flushScheduled else { return }
