@@ -10,8 +10,8 @@ import SessionMesh
 /// no Swift concurrency), so the figure is the daemons' share of app → A → B → app.
 ///
 /// One thread sends on A's socket, then blocks on B's socket until the envelope event arrives,
-/// then reads A's send reply. Messages whose reply says anything but `sent` (the realtime path
-/// fell back to the queue) are counted and left out of the samples.
+/// then reads A's send reply (`LeanAppPair`). Messages whose reply says anything but `sent` (the
+/// realtime path fell back to the queue) are counted and left out of the samples.
 struct BlockingDeliveryProbe {
     /// Samples in nanoseconds, and how many sends did not go out as a live datagram.
     struct Result {
@@ -20,45 +20,79 @@ struct BlockingDeliveryProbe {
     }
 
     static func run(sender: String, receiver: String, count: Int, payloadBytes: Int) throws -> Result {
-        let a = try BlockingSocket(path: sender)
-        defer { a.close() }
-        let b = try BlockingSocket(path: receiver)
-        defer { b.close() }
-        let feature = "bench-lean"
-        let attach = ByteBuffer(string: #"{"features":["\#(feature)"],"app":"bench-lean"}"#)
-        try b.write(LocalAPIFrame(kind: .request, operation: .attach, requestID: 1, body: attach))
-        let attached = try b.read(until: { $0.kind != .event })
-        guard attached.kind == .reply else { throw BenchError("lean probe: attach on B failed") }
-        // Let A learn that an app of the feature is attached on B (presence), so realtime goes live.
-        try waitForReachable(a, feature: feature)
-
-        let session = UUID()
+        let pair = try LeanAppPair(sender: sender, receiver: receiver, payloadBytes: payloadBytes)
+        defer { pair.close() }
         var samples: [UInt64] = []
         samples.reserveCapacity(count)
         var notLive = 0
         for index in 0..<(count + 200) {
-            var payload = Data(count: max(8, payloadBytes))
-            payload[0] = UInt8(truncatingIfNeeded: index)
-            let envelope = AnySessionSyncEnvelope(
-                metadata: SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "bench-lean", eventID: UUID(),
-                                              sequence: UInt64(index + 1), causalTimestamp: Date(), payloadType: "bench"),
-                payload: payload)
-            let body = try MeshSendRequest(mode: .realtimeBestEffort, envelope: envelope).encode()
-            let eventID = envelope.metadata.eventID
-            let start = DispatchTime.now().uptimeNanoseconds
-            try a.write(LocalAPIFrame(kind: .request, operation: .send, flags: .binaryBody, requestID: UInt32(index + 10), body: body))
-            _ = try b.read(until: { frame in
-                guard frame.kind == .event, case .envelope(let event)? = try? LocalAPIDataEvent.decode(frame) else { return false }
-                return event.envelope.metadata.eventID == eventID
-            })
-            let arrived = DispatchTime.now().uptimeNanoseconds
-            let reply = try a.read(until: { $0.kind != .event })
-            let live = reply.kind == .reply && MeshSendReply(compactBody: reply.body)?.outcome == .sent
+            let sample = try pair.oneMessage(index: index)
             if index >= 200 {
-                if live { samples.append(arrived &- start) } else { notLive += 1 }
+                if let sample { samples.append(sample) } else { notLive += 1 }
             }
         }
         return Result(samples: samples, notLive: notLive)
+    }
+}
+
+/// Two lean apps, one on each daemon of a paired pair: the sending app's blocking socket to A
+/// and the receiving app's, attached to a feature, to B. One message at a time.
+final class LeanAppPair {
+    private let a: BlockingSocket
+    private let b: BlockingSocket
+    private let payloadBytes: Int
+    private let feature = "bench-lean"
+    private let session = UUID()
+
+    /// Attaches the receiving app on B and waits (≤ 10 s) until realtime sends from A go out live.
+    init(sender: String, receiver: String, payloadBytes: Int) throws {
+        a = try BlockingSocket(path: sender)
+        do {
+            b = try BlockingSocket(path: receiver)
+        } catch {
+            a.close()
+            throw error
+        }
+        self.payloadBytes = payloadBytes
+        do {
+            let attach = ByteBuffer(string: #"{"features":["\#(feature)"],"app":"bench-lean"}"#)
+            try b.write(LocalAPIFrame(kind: .request, operation: .attach, requestID: 1, body: attach))
+            let attached = try b.read(until: { $0.kind != .event })
+            guard attached.kind == .reply else { throw BenchError("lean probe: attach on B failed") }
+            // Let A learn that an app of the feature is attached on B (presence), so realtime goes live.
+            try Self.waitForReachable(a, feature: feature)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    func close() {
+        a.close()
+        b.close()
+    }
+
+    /// Sends one realtime envelope on A and waits for it on B: nanoseconds from the send to its
+    /// arrival, or nil when A's reply said it did not go out live (it took the durable path).
+    func oneMessage(index: Int) throws -> UInt64? {
+        var payload = Data(count: max(8, payloadBytes))
+        payload[0] = UInt8(truncatingIfNeeded: index)
+        let envelope = AnySessionSyncEnvelope(
+            metadata: SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "bench-lean", eventID: UUID(),
+                                          sequence: UInt64(index + 1), causalTimestamp: Date(), payloadType: "bench"),
+            payload: payload)
+        let body = try MeshSendRequest(mode: .realtimeBestEffort, envelope: envelope).encode()
+        let eventID = envelope.metadata.eventID
+        let start = DispatchTime.now().uptimeNanoseconds
+        try a.write(LocalAPIFrame(kind: .request, operation: .send, flags: .binaryBody, requestID: UInt32(truncatingIfNeeded: index + 10), body: body))
+        _ = try b.read(until: { frame in
+            guard frame.kind == .event, case .envelope(let event)? = try? LocalAPIDataEvent.decode(frame) else { return false }
+            return event.envelope.metadata.eventID == eventID
+        })
+        let arrived = DispatchTime.now().uptimeNanoseconds
+        let reply = try a.read(until: { $0.kind != .event })
+        let live = reply.kind == .reply && MeshSendReply(compactBody: reply.body)?.outcome == .sent
+        return live ? arrived &- start : nil
     }
 
     /// Sends realtime probes of `feature` until one goes out live (≤ 10 s).

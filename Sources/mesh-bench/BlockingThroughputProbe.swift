@@ -47,7 +47,7 @@ struct BlockingThroughputProbe {
         let attach = ByteBuffer(string: #"{"features":["\#(feature)"],"app":"bench-lean-rate"}"#)
         try b.write(LocalAPIFrame(kind: .request, operation: .attach, requestID: 1, body: attach))
         guard try b.read(until: { $0.kind != .event }).kind == .reply else { throw BenchError("lean rate probe: attach on B failed") }
-        try BlockingDeliveryProbe.waitForReachable(a, feature: feature)
+        try LeanAppPair.waitForReachable(a, feature: feature)
 
         // Every frame encoded up front, `batch` per buffer.
         let session = UUID(), prefix = UInt64.random(in: .min ... .max)

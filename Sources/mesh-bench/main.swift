@@ -14,6 +14,8 @@ usage: mesh-bench <subcommand> [options]
   store    durable store commit rates (single, group commit, inbox) and database size
   delivery two meshd on loopback, app → A → B → app: realtime latency and throughput, reliable
            throughput durable at both ends, raw loopback UDP for scale, daemon RSS
+  compare  realtime latency of this build's meshd against another meshd binary, both pairs running
+           at once and messages alternating between them (A/B on a machine whose speed drifts)
 """
 
 switch arguments.first {
@@ -25,6 +27,8 @@ case "store":
     StoreBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "delivery":
     DeliveryBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "compare":
+    LatencyComparison.run(arguments: Array(arguments.dropFirst()))
 case "-h", "--help", "help":
     print(usage)
 default:

@@ -1,0 +1,142 @@
+import Foundation
+import SessionMeshClient
+
+/// `mesh-bench compare OTHER_MESHD`: realtime one-way latency with lean apps through two pairs
+/// of daemons running at the same time — this build's `meshd` (next to mesh-bench) and
+/// `OTHER_MESHD` — one message through each pair in turn.
+///
+/// On a shared VM the latency of one minute can differ from the next by more than a change to
+/// meshd does; two runs one after the other then compare the minutes, not the builds. Here both
+/// builds see the same minutes: each round sends one message through each pair (their order
+/// alternating per round), and the figures include the per-round difference.
+enum LatencyComparison {
+    struct Settings {
+        var other = ""
+        var rounds = 20_000
+        var payloadBytes = 128
+    }
+
+    static func run(arguments: [String]) {
+        guard let settings = parse(arguments) else {
+            print("""
+                usage: mesh-bench compare OTHER_MESHD [--rounds N] [--payload BYTES]
+                  OTHER_MESHD  the meshd build to compare with this one's (the meshd next to mesh-bench)
+                  --rounds     messages through each pair, one at a time, alternating (default 20000)
+                  --payload    payload bytes (default 128)
+                """)
+            exit(2)
+        }
+        let done = DispatchSemaphore(value: 0)
+        let failure = LockedBox<String?>(nil)
+        Task {
+            do { try await measure(settings) } catch { failure.set("\(error)") }
+            done.signal()
+        }
+        done.wait()
+        if let message = failure.get() {
+            FileHandle.standardError.write(Data("mesh-bench compare: \(message)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func parse(_ arguments: [String]) -> Settings? {
+        var settings = Settings()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if !argument.hasPrefix("--") {
+                guard settings.other.isEmpty else { return nil }
+                settings.other = argument
+                index += 1
+                continue
+            }
+            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0 else { return nil }
+            switch argument {
+            case "--rounds": settings.rounds = value
+            case "--payload": settings.payloadBytes = max(8, value)
+            default: return nil
+            }
+            index += 2
+        }
+        return settings.other.isEmpty ? nil : settings
+    }
+
+    static func measure(_ settings: Settings) async throws {
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let here = folder.appendingPathComponent("meshd").path
+        guard FileManager.default.isExecutableFile(atPath: here) else { throw BenchError("no meshd next to mesh-bench (\(here)); build it first") }
+        guard FileManager.default.isExecutableFile(atPath: settings.other) else { throw BenchError("\(settings.other) is not an executable meshd") }
+        let builds = [("this", here), ("other", settings.other)]
+        var daemons: [BenchDaemon] = []
+        defer { for daemon in daemons { daemon.stop() } }
+        var pairs: [LeanAppPair] = []
+        defer { for pair in pairs { pair.close() } }
+        for (label, executable) in builds {
+            let a = try await BenchDaemon(name: "cmp-\(label)-a", executable: executable)
+            daemons.append(a)
+            let b = try await BenchDaemon(name: "cmp-\(label)-b", executable: executable)
+            daemons.append(b)
+            try await pairDaemons(a, b)
+            pairs.append(try LeanAppPair(sender: a.socketPath, receiver: b.socketPath, payloadBytes: settings.payloadBytes))
+        }
+        print("mesh-bench compare: lean apps, \(settings.payloadBytes)-byte payloads, \(settings.rounds) rounds of one message through each pair in turn")
+        print("  this:  \(here)")
+        print("  other: \(settings.other)")
+        var samples: [[UInt64]] = [[], []]
+        var differences: [Int64] = []
+        var thisFaster = 0, notLive = [0, 0]
+        for round in 0..<(settings.rounds + 200) {
+            var got: [UInt64?] = [nil, nil]
+            for which in (round % 2 == 0 ? [0, 1] : [1, 0]) {
+                got[which] = try pairs[which].oneMessage(index: round)
+            }
+            guard round >= 200 else { continue }
+            for which in 0..<2 {
+                if let sample = got[which] { samples[which].append(sample) } else { notLive[which] += 1 }
+            }
+            if let mine = got[0], let theirs = got[1] {
+                differences.append(Int64(mine) - Int64(theirs))
+                if mine < theirs { thisFaster += 1 }
+            }
+        }
+        for (which, (label, _)) in builds.enumerated() {
+            let s = samples[which]
+            print("  \(label): p50 \(micros(s, 0.50))  p90 \(micros(s, 0.90))  p99 \(micros(s, 0.99))  p999 \(micros(s, 0.999))   (\(s.count) live, \(notLive[which]) not live)")
+        }
+        let sorted = differences.sorted()
+        func difference(_ p: Double) -> String {
+            guard !sorted.isEmpty else { return "?" }
+            return String(format: "%+.1f µs", Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1000)
+        }
+        print("  this − other, per round: p10 \(difference(0.10))  p50 \(difference(0.50))  p90 \(difference(0.90));  this build faster in "
+              + String(format: "%.1f %%", 100 * Double(thisFaster) / Double(max(1, differences.count))) + " of \(differences.count) rounds")
+    }
+
+    /// Pairs `a` and `b` by code and waits (≤ 5 s) until both see the channel active.
+    static func pairDaemons(_ a: BenchDaemon, _ b: BenchDaemon) async throws {
+        let inviter = try await MeshClient.connect(socketPath: a.socketPath)
+        let joiner = try await MeshClient.connect(socketPath: b.socketPath)
+        defer {
+            Task {
+                await inviter.close()
+                await joiner.close()
+            }
+        }
+        let listen = try await inviter.status().listen
+        let invitation = try await inviter.createPairingCode(validFor: 60)
+        async let invited = inviter.awaitPairing(code: invitation.code)
+        _ = try await joiner.joinPairing(code: invitation.code, address: listen)
+        _ = try await invited
+        for _ in 0..<200 {
+            let up = try await inviter.peers().allSatisfy { $0.channel.rawValue == "active" }
+            let down = try await joiner.peers().allSatisfy { $0.channel.rawValue == "active" }
+            if up && down { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw BenchError("\(a.name) and \(b.name) paired but their channel did not become active within 5 s")
+    }
+
+    private static func micros(_ samples: [UInt64], _ p: Double) -> String {
+        DeliveryBenchmark.micros(DeliveryBenchmark.percentile(samples, p))
+    }
+}
