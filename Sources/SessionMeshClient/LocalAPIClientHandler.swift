@@ -85,10 +85,16 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     /// The channel asked to read while the handler held reading back.
     private var readHeld = false
     private var context: ChannelHandlerContext?
+    /// Writes the request buffers, straight to the socket while the channel holds none of them.
+    private let out: LocalAPIDirectWriter
 
-    init(socketPath: String, replyReserveBytes: Int = MeshEventBufferLimits.default.replyReserveBytes) {
+    /// `directOutput`: the connection's socket, for requests written without NIO's write path
+    /// (`LocalAPIDirectWriter`); nil: through the channel.
+    init(socketPath: String, replyReserveBytes: Int = MeshEventBufferLimits.default.replyReserveBytes,
+         directOutput: (any LocalAPIDirectOutput)? = nil) {
         self.socketPath = socketPath
         self.replyReserveBytes = replyReserveBytes
+        self.out = LocalAPIDirectWriter(output: directOutput)
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -119,9 +125,13 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
             LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .request, operation: request.operation, flags: request.flags,
                                                      requestID: id, body: request.body), to: &out)
         }
-        context.write(wrapOutboundOut(out), promise: promise)
+        self.out.write(out, promise: promise, context: context)
         // A reply is now awaited: reading may go on into the reserve.
         releaseHeldRead()
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        out.flush(context: context)
     }
 
     func read(context: ChannelHandlerContext) {

@@ -72,8 +72,10 @@ public final class MeshClient: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 16 << 20)))
+                    // Requests go out with one send(2) on the socket while NIO holds none.
                     try sync.addHandler(LocalAPIClientHandler(socketPath: socketPath,
-                                                              replyReserveBytes: eventBufferLimits.replyReserveBytes))
+                                                              replyReserveBytes: eventBufferLimits.replyReserveBytes,
+                                                              directOutput: SocketDirectOutput(channel: channel)))
                 }
             }
         do {

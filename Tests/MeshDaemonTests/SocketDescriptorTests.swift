@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MeshLocalAPI
 import NIOCore
 import NIOPosix
 import Testing

@@ -13,11 +13,7 @@ import NIOCore
 /// it. Frames not yet flushed when the channel is closed fail, as unflushed writes always do.
 ///
 /// With a `directOutput`, a buffer whose frames carry no promise is written straight to the
-/// socket while the channel has none of this writer's bytes left to write: the channel's own
-/// write and flush path (≈ 5 000 instructions per flush) is skipped for the common case of a
-/// reader that keeps up. What the socket does not take at once goes to the channel, and later
-/// buffers follow it there until the channel has written everything, so the order on the wire
-/// is the order of the calls.
+/// socket while the channel has none of this writer's bytes left to write (`LocalAPIDirectWriter`).
 public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannelHandler {
     /// Frames to write.
     public typealias OutboundIn = LocalAPIFrame
@@ -29,13 +25,14 @@ public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannel
 
     /// Where buffers may be written without the channel (nil: always through the channel).
     /// Set on the event loop, before the first write.
-    public var directOutput: (any LocalAPIDirectOutput)?
+    public var directOutput: (any LocalAPIDirectOutput)? {
+        get { out.output }
+        set { out.output = newValue }
+    }
 
     private var pending: ByteBuffer?
     private var promises: [EventLoopPromise<Void>] = []
-    /// Buffers handed to the channel whose write has not completed: while any is left, a
-    /// direct write would overtake it.
-    private var inChannel = 0
+    private let out = LocalAPIDirectWriter()
 
     /// Creates a writer with nothing buffered.
     public init() {}
@@ -79,7 +76,7 @@ public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannel
     /// it has anything of this writer's to write.
     public func flush(context: ChannelHandlerContext) {
         writePending(context: context)
-        if directOutput == nil || inChannel > 0 { context.flush() }
+        out.flush(context: context)
     }
 
     /// Drops the frames not flushed yet and fails their promises (as a channel fails every
@@ -98,24 +95,10 @@ public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannel
     }
 
     private func writePending(context: ChannelHandlerContext) {
-        guard var buffer = pending.take() else { return }
+        guard let buffer = pending.take() else { return }
         let waiting = promises
         promises = []
-        guard directOutput != nil else {
-            context.write(wrapOutboundOut(buffer), promise: Self.combined(waiting, on: context.eventLoop))
-            return
-        }
-        if inChannel == 0, waiting.isEmpty, let directOutput {
-            let written = buffer.withUnsafeReadableBytes { directOutput.write($0) }
-            if written >= buffer.readableBytes { return }
-            if written > 0 { buffer.moveReaderIndex(forwardBy: written) }
-        }
-        // Counted until its write completes (written or failed): direct writes resume after the last.
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        inChannel += 1
-        promise.futureResult.assumeIsolated().whenComplete { [self] _ in inChannel -= 1 }
-        for each in waiting { promise.futureResult.cascade(to: each) }
-        context.write(wrapOutboundOut(buffer), promise: promise)
+        out.write(buffer, promise: Self.combined(waiting, on: context.eventLoop), context: context)
     }
 
     /// One promise completing `promises` (nil for none).
@@ -129,16 +112,6 @@ public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannel
             return combined
         }
     }
-}
-
-/// A socket a `LocalAPIFrameWriter` may write to directly, bypassing its channel's write path.
-///
-/// Called on the channel's event loop only.
-public protocol LocalAPIDirectOutput: AnyObject {
-    /// Writes what it can of `bytes` without blocking: the count written (0 when the socket
-    /// takes nothing now), or -1 when it cannot be used (closed, failed); the writer then hands
-    /// the bytes left to the channel, which reports the failure as usual.
-    func write(_ bytes: UnsafeRawBufferPointer) -> Int
 }
 
 extension Optional {

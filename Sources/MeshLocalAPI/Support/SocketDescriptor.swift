@@ -4,21 +4,23 @@ import Glibc
 import NIOCore
 
 /// Finds the descriptor behind a NIO socket channel, which NIO does not expose, so that the
-/// hot paths can write to it with one system call (`MeshNode.sendDirectly`,
-/// `SocketDirectOutput`) instead of through the channel's write path.
+/// hot paths can write to it with one system call (the daemon's `MeshNode.sendDirectly`,
+/// `SocketDirectOutput` on both ends of a local API connection) instead of through the
+/// channel's write path.
 ///
 /// The channel's socket cookie (`SO_COOKIE`, unique per socket for the kernel's lifetime) is
 /// read through the channel, then this process's descriptors are probed for the socket with
 /// that cookie. The channel owns and closes the descriptor: a user must check that the channel
 /// is still active, on its event loop, before each use.
-enum SocketDescriptor {
+package enum SocketDescriptor {
     /// `SO_COOKIE` from the kernel's generic socket options (x86-64 and arm64 use them).
     private static let cookieOption: CInt = 57
 
     /// The descriptor of `channel`'s socket, or nil when it cannot be found (not a socket
     /// channel, a kernel without socket cookies, or /proc not mounted). Call on the channel's
     /// event loop, where the cookie is read at once.
-    static func of(_ channel: any Channel) -> CInt? {
+    package static func of(_ channel: any Channel) -> CInt? {
+        #if os(Linux)
         guard channel.eventLoop.inEventLoop, let provider = channel as? any SocketOptionProvider else { return nil }
         let read: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET),
                                                                             name: SocketOptionName(cookieOption))
@@ -26,8 +28,12 @@ enum SocketDescriptor {
         read.assumeIsolated().whenSuccess { cookie = $0 }
         guard let cookie, cookie != 0 else { return nil }
         return descriptor(withCookie: cookie)
+        #else
+        return nil
+        #endif
     }
 
+    #if os(Linux)
     /// The open descriptor whose socket has `cookie`, probing the entries of /proc/self/fd.
     static func descriptor(withCookie cookie: UInt64) -> CInt? {
         guard let directory = opendir("/proc/self/fd") else { return nil }
@@ -45,4 +51,5 @@ enum SocketDescriptor {
         }
         return nil
     }
+    #endif
 }
