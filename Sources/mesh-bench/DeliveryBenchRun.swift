@@ -135,6 +135,11 @@ final class DeliveryBenchRun: @unchecked Sendable {
     }
 
     /// One message in flight at a time: nanoseconds from the send call to the receiving app.
+    ///
+    /// The receiving app notes each arrival's time itself; the sender looks it up once its send
+    /// returned (waiting if it has not arrived yet). A child task awaiting the arrival next to the
+    /// send (`async let`) was created and first run on the sender's loop before the request was
+    /// written, and so counted in every sample.
     func latency(count: Int) async throws -> [UInt64] {
         var samples: [UInt64] = []
         samples.reserveCapacity(count)
@@ -142,9 +147,8 @@ final class DeliveryBenchRun: @unchecked Sendable {
             let sequence = takeSequence()
             let envelope = makeEnvelope(sequence, feature: "bench-latency")
             let start = DispatchTime.now().uptimeNanoseconds
-            async let arrival = arrivalTime(of: sequence)
             try await sender.send(envelope: envelope, mode: .realtimeBestEffort)
-            let at = await arrival
+            let at = await arrivalTime(of: sequence)
             if index >= 200 { samples.append(at &- start) }
         }
         return samples
