@@ -15,9 +15,10 @@ extension DeliveryRouter {
         }
     }
 
-    /// Detaches the synchronous consumer (the router stops).
+    /// Detaches the synchronous consumer (the router stops), writing out what a burst left.
     func detachDirectInbound() {
         node.onLoop { $0.setDirectInbound(nil) }
+        datagramBurstEnded()
     }
 
     /// One message taken from `inboundMessages` was handled (the direct path may resume once
@@ -60,6 +61,8 @@ extension DeliveryRouter {
         ackBacklog[peer, default: []].append(eventID)
         guard !ackFlushScheduled else { return }
         ackFlushScheduled = true
+        // Inside a datagram burst its end sends them (`datagramBurstEnded`): no loop task.
+        guard !inDatagramBurst else { return }
         let router = self
         loop.execute { router.onLoop { $0.flushAcksNow() } }
     }

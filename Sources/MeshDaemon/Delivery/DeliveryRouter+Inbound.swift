@@ -70,8 +70,9 @@ extension DeliveryRouter {
         let sinks = sinks(for: item.featureID)
         // Handed live only with an app attached here and no earlier item of this feature on its
         // way to the inbox. A live item is looked up and remembered in one pass over the set.
-        let live = !sinks.isEmpty && (realtimeInPipeline[peer]?[item.featureID] ?? 0) == 0
-        let duplicate = inboxInFlight[item.eventID] != nil
+        // (Both tables are empty unless items wait for the inbox: no hashing then.)
+        let live = !sinks.isEmpty && (realtimeInPipeline.isEmpty || (realtimeInPipeline[peer]?[item.featureID] ?? 0) == 0)
+        let duplicate = (!inboxInFlight.isEmpty && inboxInFlight[item.eventID] != nil)
             || (live ? !realtimeSeen.insert(item.eventID) : realtimeSeen.contains(item.eventID))
         if duplicate {
             counters.realtimeDuplicates &+= 1
