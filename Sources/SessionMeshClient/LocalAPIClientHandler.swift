@@ -296,6 +296,9 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
         resumeDelivery()
     }
 
+    /// No request written on this connection awaits its reply.
+    var awaitsNoReply: Bool { pending.isEmpty }
+
     /// Attach streams registered now (for tests).
     var registeredEventStreams: Int { eventSinks.count }
 

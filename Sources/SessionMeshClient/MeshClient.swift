@@ -19,6 +19,8 @@ public final class MeshClient: Sendable {
     /// that frames them all into one buffer with a single flush, so concurrent calls (and the
     /// items of a batch) share one wake-up of the loop and one write.
     private let outbound = Locked<[LocalAPIClientRequest]>([])
+    /// The connection's handler, for the loop's own calls (see `enqueue`).
+    private let handler: NIOLoopBound<LocalAPIClientHandler>
 
     /// Runs Swift tasks on the thread that does this connection's socket I/O.
     ///
@@ -34,9 +36,11 @@ public final class MeshClient: Sendable {
     /// socket (see `MeshEventBufferLimits`).
     public let eventBufferLimits: MeshEventBufferLimits
 
-    private init(socketPath: String, channel: any Channel, eventBufferLimits: MeshEventBufferLimits) {
+    private init(socketPath: String, channel: any Channel, handler: NIOLoopBound<LocalAPIClientHandler>,
+                 eventBufferLimits: MeshEventBufferLimits) {
         self.socketPath = socketPath
         self.channel = channel
+        self.handler = handler
         self.eventBufferLimits = eventBufferLimits
         self.taskExecutor = EventLoopTaskExecutor(channel.eventLoop)
     }
@@ -80,7 +84,10 @@ public final class MeshClient: Sendable {
             }
         do {
             let channel = try await bootstrap.connect(unixDomainSocketPath: socketPath).get()
-            return MeshClient(socketPath: socketPath, channel: channel, eventBufferLimits: eventBufferLimits)
+            let handler = try await channel.eventLoop.submit {
+                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self), eventLoop: channel.eventLoop)
+            }.get()
+            return MeshClient(socketPath: socketPath, channel: channel, handler: handler, eventBufferLimits: eventBufferLimits)
         } catch let error as IOError {
             let detail: String
             switch error.errnoCode {
@@ -189,6 +196,11 @@ public final class MeshClient: Sendable {
 
     /// Adds requests to the outbound queue (`add` runs under its lock); the first one into an
     /// empty queue schedules the drain.
+    ///
+    /// Called on the connection's loop (`taskExecutor`) while no earlier request awaits its
+    /// reply, the drain runs at once: an app sending one message at a time gets it on the socket
+    /// without a loop task in between, while concurrent senders (requests in flight) still share
+    /// one drain, one buffer and one write per loop turn.
     private func enqueue(_ add: (inout [LocalAPIClientRequest]) -> Void) {
         let first = outbound.withLock { queue in
             let wasEmpty = queue.isEmpty
@@ -196,6 +208,10 @@ public final class MeshClient: Sendable {
             return wasEmpty
         }
         guard first else { return }
+        if channel.eventLoop.inEventLoop, handler.value.awaitsNoReply {
+            drainOutbound()
+            return
+        }
         channel.eventLoop.execute { self.drainOutbound() }
     }
 

@@ -62,6 +62,35 @@ struct MeshClientDataTests {
         await client.close()
     }
 
+    /// From the connection's own loop, a send made while nothing awaits a reply is written at
+    /// once, and sends made while others are in flight share drains: either way every send gets
+    /// its own reply and the daemon sees them in call order.
+    @Test func sendsFromTheConnectionsLoopOneAtATimeAndConcurrentlyAllGetTheirReplies() async throws {
+        let daemon = try await FakeDaemon.start(StandardResponder().callAsFunction)
+        defer { Task { await daemon.stop() } }
+        let client = try await MeshClient.connect(socketPath: daemon.socketPath)
+        let sequential = (1...20).map { Fixtures.envelope(sequence: UInt64($0)) }
+        let concurrent = (21...70).map { Fixtures.envelope(sequence: UInt64($0)) }
+        try await withTaskExecutorPreference(client.taskExecutor) {
+            for envelope in sequential {
+                let reply = try await client.send(envelope: envelope, mode: .realtimeBestEffort)
+                #expect(reply.eventID == envelope.metadata.eventID)
+            }
+            try await withThrowingTaskGroup(of: (UUID, UUID).self) { group in
+                for envelope in concurrent {
+                    group.addTask {
+                        (envelope.metadata.eventID, try await client.send(envelope: envelope, mode: .realtimeBestEffort).eventID)
+                    }
+                }
+                for try await (sent, answered) in group { #expect(sent == answered) }
+            }
+        }
+        let seen = try daemon.requests.filter { $0.operation == .send }.map { try MeshSendRequest.decode($0.body).envelope.metadata.sequence }
+        #expect(Array(seen.prefix(20)) == (1...20).map { UInt64($0) }, "sequential sends in call order")
+        #expect(Set(seen.dropFirst(20)) == Set((21...70).map { UInt64($0) }))
+        await client.close()
+    }
+
     @Test func latestSnapshotIsNilWhenTheSlotIsEmptyAndTheSnapshotWhenItIsNot() async throws {
         let empty = try await FakeDaemon.start(StandardResponder().callAsFunction)
         defer { Task { await empty.stop() } }
