@@ -78,21 +78,11 @@ final class DeliveryBenchRun: @unchecked Sendable {
     /// loop delays its own reads, and at full rate the daemon's slow-reader policy then sheds
     /// realtime events (see docs/CLIENT.md).
     static func prepare(a: BenchDaemon, b: BenchDaemon, settings: DeliveryBenchmark.Settings) async throws -> DeliveryBenchRun {
+        try await BenchMain.pair(a, b)
         let sender = try await MeshClient.connect(socketPath: a.socketPath)
         let receiver = try await MeshClient.connect(socketPath: b.socketPath)
         let latencyGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let latencyReceiver = try await MeshClient.connect(socketPath: b.socketPath, eventLoopGroup: latencyGroup)
-        let listen = try await sender.status().listen
-        let invitation = try await sender.createPairingCode(validFor: 60)
-        async let inviter = sender.awaitPairing(code: invitation.code)
-        _ = try await receiver.joinPairing(code: invitation.code, address: listen)
-        _ = try await inviter
-        for _ in 0..<200 {
-            let up = try await sender.peers().allSatisfy { $0.channel.rawValue == "active" }
-            let down = try await receiver.peers().allSatisfy { $0.channel.rawValue == "active" }
-            if up && down { break }
-            try await Task.sleep(for: .milliseconds(25))
-        }
         let run = DeliveryBenchRun(sender: sender, receiver: receiver, latencyReceiver: latencyReceiver,
                                    latencyGroup: latencyGroup, settings: settings)
         let incoming = try await receiver.attach(features: ["bench"], app: "bench-receiver")

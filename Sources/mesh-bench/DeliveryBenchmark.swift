@@ -48,17 +48,7 @@ enum DeliveryBenchmark {
                 """)
             exit(2)
         }
-        let done = DispatchSemaphore(value: 0)
-        let failure = LockedBox<String?>(nil)
-        Task {
-            do { try await measure(settings) } catch { failure.set("\(error)") }
-            done.signal()
-        }
-        done.wait()
-        if let message = failure.get() {
-            FileHandle.standardError.write(Data("mesh-bench delivery: \(message)\n".utf8))
-            exit(1)
-        }
+        BenchMain.runToCompletion("delivery") { try await measure(settings) }
     }
 
     static func parse(_ arguments: [String]) -> Settings? {

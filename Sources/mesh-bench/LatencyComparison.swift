@@ -1,5 +1,4 @@
 import Foundation
-import SessionMeshClient
 
 /// `mesh-bench compare OTHER_MESHD`: realtime one-way latency with lean apps through two pairs
 /// of daemons running at the same time — this build's `meshd` (next to mesh-bench) and
@@ -26,17 +25,7 @@ enum LatencyComparison {
                 """)
             exit(2)
         }
-        let done = DispatchSemaphore(value: 0)
-        let failure = LockedBox<String?>(nil)
-        Task {
-            do { try await measure(settings) } catch { failure.set("\(error)") }
-            done.signal()
-        }
-        done.wait()
-        if let message = failure.get() {
-            FileHandle.standardError.write(Data("mesh-bench compare: \(message)\n".utf8))
-            exit(1)
-        }
+        BenchMain.runToCompletion("compare") { try await measure(settings) }
     }
 
     static func parse(_ arguments: [String]) -> Settings? {
@@ -76,7 +65,7 @@ enum LatencyComparison {
             daemons.append(a)
             let b = try await BenchDaemon(name: "cmp-\(label)-b", executable: executable)
             daemons.append(b)
-            try await pairDaemons(a, b)
+            try await BenchMain.pair(a, b)
             pairs.append(try LeanAppPair(sender: a.socketPath, receiver: b.socketPath, payloadBytes: settings.payloadBytes))
         }
         print("mesh-bench compare: lean apps, \(settings.payloadBytes)-byte payloads, \(settings.rounds) rounds of one message through each pair in turn")
@@ -110,30 +99,6 @@ enum LatencyComparison {
         }
         print("  this − other, per round: p10 \(difference(0.10))  p50 \(difference(0.50))  p90 \(difference(0.90));  this build faster in "
               + String(format: "%.1f %%", 100 * Double(thisFaster) / Double(max(1, differences.count))) + " of \(differences.count) rounds")
-    }
-
-    /// Pairs `a` and `b` by code and waits (≤ 5 s) until both see the channel active.
-    static func pairDaemons(_ a: BenchDaemon, _ b: BenchDaemon) async throws {
-        let inviter = try await MeshClient.connect(socketPath: a.socketPath)
-        let joiner = try await MeshClient.connect(socketPath: b.socketPath)
-        defer {
-            Task {
-                await inviter.close()
-                await joiner.close()
-            }
-        }
-        let listen = try await inviter.status().listen
-        let invitation = try await inviter.createPairingCode(validFor: 60)
-        async let invited = inviter.awaitPairing(code: invitation.code)
-        _ = try await joiner.joinPairing(code: invitation.code, address: listen)
-        _ = try await invited
-        for _ in 0..<200 {
-            let up = try await inviter.peers().allSatisfy { $0.channel.rawValue == "active" }
-            let down = try await joiner.peers().allSatisfy { $0.channel.rawValue == "active" }
-            if up && down { return }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        throw BenchError("\(a.name) and \(b.name) paired but their channel did not become active within 5 s")
     }
 
     private static func micros(_ samples: [UInt64], _ p: Double) -> String {
