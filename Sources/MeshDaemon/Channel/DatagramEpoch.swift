@@ -37,17 +37,15 @@ struct DatagramEpoch: Sendable {
     }
 
     /// Opens a whole datagram (header included) addressed to `localIndex`.
-    mutating func open(_ datagram: [UInt8]) throws -> ChannelMessage {
+    mutating func open(_ datagram: UnsafeRawBufferPointer) throws -> ChannelMessage {
         let headerSize = DatagramHeader.size
-        let plaintext: [UInt8] = try datagram.withUnsafeBytes { raw in
-            guard raw.count >= headerSize + DatagramSealer.overhead else {
-                throw WireFormatError(what: "datagram shorter than its header, counter and tag")
-            }
-            let header = UnsafeRawBufferPointer(rebasing: raw[0..<headerSize])
-            let body = UnsafeRawBufferPointer(rebasing: raw[headerSize...])
-            return try [UInt8](unsafeUninitializedCapacity: body.count - DatagramSealer.overhead) { out, count in
-                count = try opener.open(body, associatedData: header, into: UnsafeMutableRawBufferPointer(out))
-            }
+        guard datagram.count >= headerSize + DatagramSealer.overhead else {
+            throw WireFormatError(what: "datagram shorter than its header, counter and tag")
+        }
+        let header = UnsafeRawBufferPointer(rebasing: datagram[0..<headerSize])
+        let body = UnsafeRawBufferPointer(rebasing: datagram[headerSize...])
+        let plaintext = try [UInt8](unsafeUninitializedCapacity: body.count - DatagramSealer.overhead) { out, count in
+            count = try opener.open(body, associatedData: header, into: UnsafeMutableRawBufferPointer(out))
         }
         return try ChannelMessage(decoding: plaintext)
     }

@@ -26,6 +26,12 @@ struct DatagramHeader: Sendable, Equatable {
 
     /// Parses the header of `datagram`; nil when it is not a transport datagram.
     init?(parsing datagram: [UInt8]) {
+        guard let header = datagram.withUnsafeBytes({ Self(parsing: $0) }) else { return nil }
+        self = header
+    }
+
+    /// As `init(parsing:)`, on the bytes where they were received.
+    init?(parsing datagram: UnsafeRawBufferPointer) {
         guard datagram.count > Self.size, datagram[0] == Self.transportType else { return nil }
         var index: UInt32 = 0
         for i in 1...4 { index = index << 8 | UInt32(datagram[i]) }

@@ -3,8 +3,9 @@ import NIOCore
 
 extension MeshNode {
     /// One received datagram: header lookup, authentication, then dispatch. Anything that does
-    /// not authenticate is counted and dropped: no reply, nothing allocated.
-    func handleDatagram(_ bytes: [UInt8], from source: SocketAddress) {
+    /// not authenticate is counted and dropped: no reply, nothing allocated. `bytes` are the
+    /// datagram where NIO received it (valid for the call only).
+    func handleDatagram(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress) {
         guard !ignoresDatagrams else { return }
         let receivedAt = clock.wallNanoseconds()
         guard let header = DatagramHeader(parsing: bytes), let peer = indexTable[header.receiverIndex],

@@ -58,8 +58,10 @@ extension MeshNode {
                     .channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: Self.datagramReceiveBuffer)
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
+                            // The reader first: a datagram then passes no other handler; errors
+                            // pass it on to the absorber.
                             try channel.pipeline.syncOperations.addHandler(DatagramReceiveHandler(node: self))
+                            try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
                         }
                     }
                     .bind(host: host, port: port).get()

@@ -55,7 +55,7 @@ struct PeerRuntime: Sendable {
     }
 
     /// Opens a received datagram in place; nil when there is no active channel.
-    mutating func openDatagram(_ datagram: [UInt8], index: UInt32) throws -> ChannelMessage? {
+    mutating func openDatagram(_ datagram: UnsafeRawBufferPointer, index: UInt32) throws -> ChannelMessage? {
         guard channel != nil else { return nil }
         return try channel?.openDatagram(datagram, index: index)
     }

@@ -13,9 +13,12 @@ final class DatagramReceiveHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        var buffer = envelope.data
-        guard let bytes = buffer.readBytes(length: buffer.readableBytes) else { return }
-        node.onLoop { $0.handleDatagram(bytes, from: envelope.remoteAddress) }
+        // Opened where NIO received it: no copy of the datagram first.
+        envelope.data.withUnsafeReadableBytes { received in
+            // Used synchronously on this thread, inside the buffer's scope.
+            nonisolated(unsafe) let bytes = received
+            node.onLoop { $0.handleDatagram(bytes, from: envelope.remoteAddress) }
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
