@@ -132,7 +132,6 @@ public final class LocalAPIServer: Sendable {
         try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: limits.maximumBodyLength,
                                                                       lookahead: lookahead)))
         let writer = LocalAPIFrameWriter()
-        writer.directOutput = SocketDirectOutput(channel: channel)
         try sync.addHandler(writer)
         guard registry.add(channel) else {
             counters.add(.connectionsRefused)
@@ -145,6 +144,8 @@ public final class LocalAPIServer: Sendable {
             return
         }
         channel.closeFuture.whenComplete { _ in registry.remove(channel) }
+        // Found by probing this process's descriptors: only for connections that are served.
+        writer.directOutput = SocketDirectOutput(channel: channel)
         try sync.addHandler(LocalAPIConnectionHandler(
             dispatcher: dispatcher, counters: counters,
             flow: LocalAPIFlowControl(maximumInFlight: limits.maximumInFlight,
