@@ -17,7 +17,8 @@ public final class MeshClient: Sendable {
     let channel: any Channel
     /// Requests written by callers and not yet handed to the channel: drained by one loop task
     /// that frames them all into one buffer with a single flush, so concurrent calls (and the
-    /// items of a batch) share one wake-up of the loop and one write.
+    /// items of a batch) share one wake-up of the loop and one write (a lone call on the loop
+    /// itself drains at once, see `enqueue`).
     private let outbound = Locked<[LocalAPIClientRequest]>([])
     /// The connection's handler, for the loop's own calls (see `enqueue`).
     private let handler: NIOLoopBound<LocalAPIClientHandler>
