@@ -1,4 +1,5 @@
 import Foundation
+import SessionMesh
 
 /// One application item as two daemons carry it: on the realtime datagram path, in a reliable
 /// batch, and (by its fields) in the outbox and inbox.
@@ -119,14 +120,7 @@ extension WireReader {
     mutating func string16(_ what: String) throws(WireFormatError) -> String {
         let length = Int(try u16(what))
         return try borrow(length, what) { raw throws(WireFormatError) in
-            // As `String(validating:as:)`, without its unspecialized generic path (≈ 1 000
-            // instructions for a feature name, on every received item): decoding repairs
-            // invalid UTF-8, so valid input is exactly the input decoded unchanged.
-            var text = String(decoding: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
-            let unchanged = text.withUTF8 { stored in
-                stored.count == raw.count && (raw.isEmpty || memcmp(stored.baseAddress!, raw.baseAddress!, raw.count) == 0)
-            }
-            guard unchanged else { throw WireFormatError(what: what + " (not UTF-8)") }
+            guard let text = String(exactUTF8: raw) else { throw WireFormatError(what: what + " (not UTF-8)") }
             return text
         }
     }

@@ -183,7 +183,7 @@ extension DeliveryRouter {
         }
         expectAck(item, from: peer, floor: floor, roundTripNanoseconds: rtt, sentAt: at)
         counters.realtimeSent &+= 1
-        if atOnce, realtimeBacklog[peer] == nil {
+        if atOnce, realtimeBacklog.isEmpty || realtimeBacklog[peer] == nil {
             sendRealtimeDatagram(message, items: 1, to: peer, or: CollectionOfOne(item.eventID))
         } else {
             // Packed with the other realtime items of this loop turn and sent at its end (a

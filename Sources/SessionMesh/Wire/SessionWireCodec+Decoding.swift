@@ -112,7 +112,7 @@ extension SessionWireCodec {
             if let previous, !previous.lexicographicallyPrecedes(raw) {
                 throw SessionWireError(.unsortedPeers, offset: at, detail: "peer ids must be strictly ascending by UTF-8 bytes")
             }
-            guard let peer = WireReader.utf8String(raw) else {
+            guard let peer = String(exactUTF8: raw) else {
                 throw SessionWireError(.invalidUTF8, offset: at, detail: "reflectedSequences peer id is not valid UTF-8")
             }
             previous = raw

@@ -96,25 +96,10 @@ struct WireReader {
     mutating func string(_ field: String) throws -> String {
         let start = offset
         let raw = try stringBytes(field)
-        guard let value = Self.utf8String(raw) else {
+        guard let value = String(exactUTF8: raw) else {
             throw SessionWireError(.invalidUTF8, offset: start, detail: "\(field) is not valid UTF-8")
         }
         return value
-    }
-
-    /// `raw` as a string when it is valid UTF-8, else nil: what `String(validating:as:)` returns,
-    /// at a third of its cost (that initializer runs unspecialized generic code, with metadata
-    /// lookups, on every call). Decoding repairs invalid sequences, so the result has exactly the
-    /// input's bytes only when there was nothing to repair.
-    static func utf8String(_ raw: UnsafeRawBufferPointer) -> String? {
-        let bytes = raw.bindMemory(to: UInt8.self)
-        var text = String(decoding: bytes, as: UTF8.self)
-        let unchanged = text.withUTF8 { utf8 in
-            guard utf8.count == bytes.count else { return false }
-            guard let decoded = utf8.baseAddress, let original = bytes.baseAddress else { return true }
-            return memcmp(decoded, original, bytes.count) == 0
-        }
-        return unchanged ? text : nil
     }
 
     mutating func payload(_ field: String) throws -> Data {

@@ -44,7 +44,7 @@ extension LocalAPIRequest {
             // Every paired device, the common case: no validation to pay for (≈ 700 instructions).
             if length == 0 { return "" }
             guard let bytes = body.readSlice(length: Int(length)),
-                  let text = String(validating: bytes.readableBytesView, as: UTF8.self) else {
+                  let text = bytes.withUnsafeReadableBytes({ String(exactUTF8: $0) }) else {
                 throw LocalAPIDataError.badRequest(operation, "target is truncated or not UTF-8")
             }
             return text
