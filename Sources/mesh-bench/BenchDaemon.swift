@@ -11,7 +11,10 @@ final class BenchDaemon: @unchecked Sendable {
     let folder: String
     let process = Process()
     var socketPath: String { folder + "/meshd.sock" }
-    var pid: Int32 { process.processIdentifier }
+    /// The daemon's own PID, as its socket reports it (`SO_PEERCRED`): under a wrapper that
+    /// runs it as a child (`strace -f`, `perf stat`) not the wrapper's, so its memory and CPU
+    /// are the daemon's and `stop()` ends the daemon, not only the wrapper.
+    private(set) var pid: Int32 = 0
 
     /// Starts `meshd` (found next to this executable) and waits up to 60 s for its socket.
     /// `MESH_BENCH_WRAP_BENCH_A` / `MESH_BENCH_WRAP_BENCH_B` run that daemon under a wrapper
@@ -30,10 +33,12 @@ final class BenchDaemon: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        pid = process.processIdentifier
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let client = try? await MeshClient.connect(socketPath: socketPath) {
                 await client.close()
+                if let daemon = Self.listenerPID(socketPath: socketPath) { pid = daemon }
                 return
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -64,15 +69,40 @@ final class BenchDaemon: @unchecked Sendable {
         return CPUTime(user: user / tick, system: system / tick)
     }
 
-    /// SIGTERM (SIGKILL after 5 s), reap, remove the folder.
+    /// SIGTERM to the daemon (SIGKILL to it and a wrapper after 5 s), reap, remove the folder.
+    /// A wrapper ends when the daemon it runs ends.
     func stop() {
         if process.isRunning {
             kill(pid, SIGTERM)
             for _ in 0..<500 where process.isRunning { usleep(10_000) }
-            if process.isRunning { kill(pid, SIGKILL) }
+            if process.isRunning {
+                kill(pid, SIGKILL)
+                if pid != process.processIdentifier { kill(process.processIdentifier, SIGKILL) }
+            }
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The PID of the process listening on `socketPath` (`SO_PEERCRED` of a connection to it).
+    private static func listenerPID(socketPath: String) -> Int32? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array(socketPath.utf8)
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        // Linux's `struct ucred` (pid, uid, gid), which Glibc exports only with _GNU_SOURCE.
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, credentials.pid > 0 else { return nil }
+        return credentials.pid
     }
 }
 
