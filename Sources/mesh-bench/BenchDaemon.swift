@@ -57,6 +57,21 @@ final class BenchDaemon: @unchecked Sendable {
         return nil
     }
 
+    /// Whether the daemon maps the shared Swift runtime (`libswiftCore.so`), nil when unknown.
+    var swiftRuntimeShared: Bool? { BenchDaemon.mapsSharedSwiftRuntime("/proc/\(pid)/maps") }
+
+    /// Whether the process whose `/proc/…/maps` is `path` maps `libswiftCore.so`: a build
+    /// without `--static-swift-stdlib` (`swift build -c release` alone, not `make release`),
+    /// whose calls into the runtime go through the PLT and whose thread-local lookups (the
+    /// runtime's exclusivity and task checks) through `__tls_get_addr`.
+    static func mapsSharedSwiftRuntime(_ path: String) -> Bool? {
+        // Read to the end: `String(contentsOfFile:)` stops after the first page of a /proc file.
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.readToEnd() else { return nil }
+        return String(decoding: data, as: UTF8.self).contains("/libswiftCore.so")
+    }
+
     /// CPU time (user + system) the daemon used so far, seconds, from /proc/PID/stat: a figure
     /// that, unlike wall time, does not depend on what else the machine runs.
     func cpuSeconds() -> CPUTime? {

@@ -92,6 +92,12 @@ enum DeliveryBenchmark {
 
         print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
               + (settings.appsOnPool ? ", apps on Swift's cooperative pool" : ", sender and latency receiver on their connection's loop"))
+        let shared = [("meshd", a.swiftRuntimeShared ?? false), ("mesh-bench", BenchDaemon.mapsSharedSwiftRuntime("/proc/self/maps") ?? false)]
+            .filter(\.1).map(\.0)
+        if !shared.isEmpty {
+            print("  note: \(shared.joined(separator: " and ")) \(shared.count == 1 ? "links" : "link") the Swift runtime as a shared library (built without --static-swift-stdlib); "
+                  + "`make release` links it statically, as shipped, and its figures are the ones to compare with the targets")
+        }
         var cpu = CPUMeter(a: a, b: b)
         let countersBefore = try await bench.receiver.status().counters
         let latency = try await bench.onSenderLoop { try await bench.latency(count: settings.latencyMessages) }
