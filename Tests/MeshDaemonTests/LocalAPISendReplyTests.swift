@@ -27,6 +27,32 @@ struct LocalAPISendReplyTests {
         #expect(MeshSendReply(compactBody: ByteBuffer(string: body)) == MeshSendReply(eventID: eventID, outcome: .queued, peers: 2))
     }
 
+    @Test("every byte value in every place of the event ID: hex digits read as UUID(uuidString:) reads them, any other byte is refused")
+    func everyByteInEveryPlace() {
+        let eventID = UUID()
+        let text = Array(eventID.uuidString.utf8)
+        for place in 0..<36 {
+            for byte in UInt8.min...UInt8.max {
+                var changed = text
+                changed[place] = byte
+                let id = String(decoding: changed, as: UTF8.self)
+                let body = Array(#"{"eventID":""#.utf8) + changed + Array(#"","outcome":"sent","peers":1}"#.utf8)
+                let parsed = MeshSendReply(compactBody: ByteBuffer(bytes: body))
+                // Valid only with a hyphen in the hyphens' places and a hex digit everywhere else;
+                // then it reads as Foundation reads it. (Foundation is no reference for invalid
+                // text: it reads a tab where a digit should be as a 9.)
+                let isHex = (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+                let valid = [8, 13, 18, 23].contains(place) ? byte == UInt8(ascii: "-") : isHex
+                let expected = valid ? UUID(uuidString: id).map { MeshSendReply(eventID: $0, outcome: .sent, peers: 1) } : nil
+                #expect(!valid || expected != nil)
+                if parsed != expected {
+                    Issue.record("byte \(byte) at \(place): \(String(describing: parsed)) instead of \(String(describing: expected))")
+                    return
+                }
+            }
+        }
+    }
+
     @Test("other layouts of a send reply are left to the JSON decoder")
     func otherLayoutsAreNotReadCompactly() {
         let eventID = UUID().uuidString
