@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import MeshDaemon
 import SessionMeshClient
 
 /// A `meshd` child process for `mesh-bench delivery`: its own temporary state folder and
@@ -113,9 +114,8 @@ final class BenchDaemon: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else { return nil }
-        // Linux's `struct ucred` (pid, uid, gid), which Glibc exports only with _GNU_SOURCE.
-        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
-        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        var credentials = PeerCredentials(pid: 0, uid: 0, gid: 0)
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, credentials.pid > 0 else { return nil }
         return credentials.pid
     }
