@@ -20,6 +20,15 @@ enum BenchMain {
         }
     }
 
+    /// The meshd next to this mesh-bench (a build's products share a folder), checked to be
+    /// executable, and that folder's name (the build: `release`, `debug`).
+    static func meshdNextToBench() throws -> (path: String, build: String) {
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let meshd = folder.appendingPathComponent("meshd").path
+        guard FileManager.default.isExecutableFile(atPath: meshd) else { throw BenchError("no meshd next to mesh-bench (\(meshd)); build it first") }
+        return (meshd, folder.lastPathComponent)
+    }
+
     /// Pairs `a` and `b` by code and waits (≤ 5 s) until both see the channel active.
     static func pair(_ a: BenchDaemon, _ b: BenchDaemon) async throws {
         let inviter = try await MeshClient.connect(socketPath: a.socketPath)

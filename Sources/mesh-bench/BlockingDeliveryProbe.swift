@@ -55,12 +55,7 @@ final class LeanAppPair {
         }
         self.payloadBytes = payloadBytes
         do {
-            let attach = ByteBuffer(string: #"{"features":["\#(feature)"],"app":"bench-lean"}"#)
-            try b.write(LocalAPIFrame(kind: .request, operation: .attach, requestID: 1, body: attach))
-            let attached = try b.read(until: { $0.kind != .event })
-            guard attached.kind == .reply else { throw BenchError("lean probe: attach on B failed") }
-            // Let A learn that an app of the feature is attached on B (presence), so realtime goes live.
-            try Self.waitForReachable(a, feature: feature)
+            try Self.attach(b, app: "bench-lean", feature: feature, reachableFrom: a)
         } catch {
             close()
             throw error
@@ -95,8 +90,17 @@ final class LeanAppPair {
         return live ? arrived &- start : nil
     }
 
+    /// Attaches the receiving app `app` to `feature` on `b`, then waits until realtime sends of
+    /// the feature from `a` go out live (A has learnt of the attached app: presence).
+    static func attach(_ b: BlockingSocket, app: String, feature: String, reachableFrom a: BlockingSocket) throws {
+        let attach = ByteBuffer(string: #"{"features":["\#(feature)"],"app":"\#(app)"}"#)
+        try b.write(LocalAPIFrame(kind: .request, operation: .attach, requestID: 1, body: attach))
+        guard try b.read(until: { $0.kind != .event }).kind == .reply else { throw BenchError("\(app): attach on B failed") }
+        try waitForReachable(a, feature: feature)
+    }
+
     /// Sends realtime probes of `feature` until one goes out live (≤ 10 s).
-    static func waitForReachable(_ a: BlockingSocket, feature: String) throws {
+    private static func waitForReachable(_ a: BlockingSocket, feature: String) throws {
         let deadline = Date().addingTimeInterval(10)
         var id: UInt32 = 1_000_000
         while Date() < deadline {

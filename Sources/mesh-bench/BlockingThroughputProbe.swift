@@ -44,10 +44,7 @@ struct BlockingThroughputProbe {
         let b = try BlockingSocket(path: receiver)
         defer { b.close() }
         let feature = "bench-lean-rate"
-        let attach = ByteBuffer(string: #"{"features":["\#(feature)"],"app":"bench-lean-rate"}"#)
-        try b.write(LocalAPIFrame(kind: .request, operation: .attach, requestID: 1, body: attach))
-        guard try b.read(until: { $0.kind != .event }).kind == .reply else { throw BenchError("lean rate probe: attach on B failed") }
-        try LeanAppPair.waitForReachable(a, feature: feature)
+        try LeanAppPair.attach(b, app: "bench-lean-rate", feature: feature, reachableFrom: a)
 
         // Every frame encoded up front, `batch` per buffer.
         let session = UUID(), prefix = UInt64.random(in: .min ... .max)

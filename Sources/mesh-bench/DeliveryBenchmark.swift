@@ -78,9 +78,7 @@ enum DeliveryBenchmark {
     }
 
     static func measure(_ settings: Settings) async throws {
-        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let meshd = folder.appendingPathComponent("meshd").path
-        guard FileManager.default.isExecutableFile(atPath: meshd) else { throw BenchError("no meshd next to mesh-bench (\(meshd)); build it first") }
+        let (meshd, build) = try BenchMain.meshdNextToBench()
         let a = try await BenchDaemon(name: "bench-a", executable: meshd)
         defer { a.stop() }
         let b = try await BenchDaemon(name: "bench-b", executable: meshd)
@@ -90,7 +88,7 @@ enum DeliveryBenchmark {
         let idle = (a.residentKiB(), b.residentKiB())
         let idleAnonymous = (a.residentKiB("RssAnon"), b.residentKiB("RssAnon"))
 
-        print("mesh-bench delivery: two meshd (\(folder.lastPathComponent) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
+        print("mesh-bench delivery: two meshd (\(build) build) on 127.0.0.1, app → A → B → app, \(settings.payloadBytes)-byte payloads"
               + (settings.appsOnPool ? ", apps on Swift's cooperative pool" : ", sender and latency receiver on their connection's loop"))
         let shared = [("meshd", a.swiftRuntimeShared ?? false), ("mesh-bench", BenchDaemon.mapsSharedSwiftRuntime("/proc/self/maps") ?? false)]
             .filter(\.1).map(\.0)

@@ -51,9 +51,7 @@ enum LatencyComparison {
     }
 
     static func measure(_ settings: Settings) async throws {
-        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let here = folder.appendingPathComponent("meshd").path
-        guard FileManager.default.isExecutableFile(atPath: here) else { throw BenchError("no meshd next to mesh-bench (\(here)); build it first") }
+        let here = try BenchMain.meshdNextToBench().path
         guard FileManager.default.isExecutableFile(atPath: settings.other) else { throw BenchError("\(settings.other) is not an executable meshd") }
         let builds = [("this", here), ("other", settings.other)]
         var daemons: [BenchDaemon] = []

@@ -69,12 +69,7 @@ struct ActiveChannel: Sendable {
     }
 
     /// Opens a datagram whose header named `index`; throws on anything that does not
-    /// authenticate or is a replay.
-    mutating func openDatagram(_ datagram: [UInt8], index: UInt32) throws -> ChannelMessage {
-        try datagram.withUnsafeBytes { try openDatagram($0, index: index) }
-    }
-
-    /// As `openDatagram(_:index:)`, on the bytes where they were received.
+    /// authenticate or is a replay. `datagram` is read where it was received.
     mutating func openDatagram(_ datagram: UnsafeRawBufferPointer, index: UInt32) throws -> ChannelMessage {
         if index == current.localIndex { return try current.open(datagram) }
         if var pending = answeredRekey, index == pending.epoch.localIndex {

@@ -24,13 +24,8 @@ struct DatagramHeader: Sendable, Equatable {
 
     init(receiverIndex: UInt32) { self.receiverIndex = receiverIndex }
 
-    /// Parses the header of `datagram`; nil when it is not a transport datagram.
-    init?(parsing datagram: [UInt8]) {
-        guard let header = datagram.withUnsafeBytes({ Self(parsing: $0) }) else { return nil }
-        self = header
-    }
-
-    /// As `init(parsing:)`, on the bytes where they were received.
+    /// Parses the header of `datagram` (the bytes where they were received); nil when it is not
+    /// a transport datagram.
     init?(parsing datagram: UnsafeRawBufferPointer) {
         guard datagram.count > Self.size, datagram[0] == Self.transportType else { return nil }
         var index: UInt32 = 0

@@ -48,11 +48,11 @@ public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannel
     /// frame, paid for every event `meshd` delivers). Frames appended this way and frames
     /// written through the pipeline keep the order of the calls.
     public func append(_ frame: LocalAPIFrame, promise: EventLoopPromise<Void>? = nil, context: ChannelHandlerContext) {
-        var buffer = pending.take() ?? context.channel.allocator.buffer(capacity: max(frame.wireLength, 512))
-        LocalAPIFrameEncoder.write(frame, to: &buffer)
-        pending = buffer
+        // The promise rides with the buffer this frame goes into (an eager write takes both).
         if let promise { promises.append(promise) }
-        if buffer.readableBytes >= Self.eagerWriteBytes { writePending(context: context) }
+        var body = frame.body
+        appendFrame(kind: frame.kind, operation: frame.operation, flags: frame.flags, requestID: frame.requestID,
+                    bodyLength: body.readableBytes, context: context) { $0.writeBuffer(&body) }
     }
 
     /// Appends a frame whose body `writeBody` writes straight into the buffer (exactly

@@ -16,7 +16,6 @@ enum LocalAPIEventFrames {
         switch event {
         case .envelope(let from, let inboxID, let redelivery, let mode, let encoded):
             var body = ByteBuffer()
-            body.reserveCapacity(envelopeBodyLength(from: from, encoded: encoded))
             writeEnvelopeBody(from: from, inboxID: inboxID, redelivery: redelivery, mode: mode, encoded: encoded, to: &body)
             return LocalAPIFrame(kind: .event, operation: LocalAPIOperation.envelopeEvent, flags: .binaryBody,
                                  requestID: requestID, body: body)
@@ -53,10 +52,10 @@ enum LocalAPIEventFrames {
     /// one write.
     static func writeEnvelopeBody(from: String, inboxID: Int64, redelivery: Bool, mode: UInt8, encoded: [UInt8],
                                   to body: inout ByteBuffer) {
+        let total = envelopeBodyLength(from: from, encoded: encoded)
         var from = from
         from.withUTF8 { utf8 in
             let fromCount = min(utf8.count, 255)
-            let total = 1 + 8 + 1 + fromCount + 1 + encoded.count
             body.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { out in
                 out.storeBytes(of: UInt8(redelivery ? 1 : 0), toByteOffset: 0, as: UInt8.self)
                 out.storeBytes(of: UInt64(bitPattern: inboxID).bigEndian, toByteOffset: 1, as: UInt64.self)
