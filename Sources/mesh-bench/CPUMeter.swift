@@ -5,20 +5,21 @@ import Foundation
 struct CPUMeter {
     let a: BenchDaemon
     let b: BenchDaemon
-    private var last: (a: CPUTime, b: CPUTime, apps: CPUTime, switches: Int)
+    private var last: (a: CPUTime, b: CPUTime, apps: CPUTime, switches: Int, machine: MachineTicks?)
     /// Each daemon's CPU per message in the last lap, µs.
     private(set) var lastPerMessage = (a: 0.0, b: 0.0)
 
     init(a: BenchDaemon, b: BenchDaemon) {
         self.a = a
         self.b = b
-        last = (a.cpuSeconds() ?? CPUTime(), b.cpuSeconds() ?? CPUTime(), Self.ownSeconds(), Self.ownSwitches())
+        last = (a.cpuSeconds() ?? CPUTime(), b.cpuSeconds() ?? CPUTime(), Self.ownSeconds(), Self.ownSwitches(), MachineTicks.now())
     }
 
-    /// CPU used since the previous lap, per message (the kernel's share in brackets), as text;
-    /// starts the next lap.
+    /// CPU used since the previous lap, per message (the kernel's share in brackets), as text,
+    /// and the share of the machine's CPU time the hypervisor took; starts the next lap.
     mutating func lap(messages: Int) -> String {
-        let now = (a: a.cpuSeconds() ?? CPUTime(), b: b.cpuSeconds() ?? CPUTime(), apps: Self.ownSeconds(), switches: Self.ownSwitches())
+        let now = (a: a.cpuSeconds() ?? CPUTime(), b: b.cpuSeconds() ?? CPUTime(), apps: Self.ownSeconds(), switches: Self.ownSwitches(),
+                   machine: MachineTicks.now())
         defer { last = now }
         func per(_ seconds: Double) -> Double { seconds * 1e6 / Double(max(1, messages)) }
         func text(_ used: CPUTime, _ before: CPUTime) -> String {
@@ -26,7 +27,11 @@ struct CPUMeter {
         }
         let switches = String(format: "%.2f", Double(now.switches - last.switches) / Double(max(1, messages)))
         lastPerMessage = (per(now.a.total - last.a.total), per(now.b.total - last.b.total))
-        return "A \(text(now.a, last.a)), B \(text(now.b, last.b)), apps \(text(now.apps, last.apps)) (\(switches) thread sleeps in the apps)"
+        var stolen = ""
+        if let before = last.machine, let after = now.machine, let share = after.stealShare(since: before) {
+            stolen = String(format: "; steal %.0f %% of the machine's CPU time", share * 100)
+        }
+        return "A \(text(now.a, last.a)), B \(text(now.b, last.b)), apps \(text(now.apps, last.apps)) (\(switches) thread sleeps in the apps)\(stolen)"
     }
 
     /// The last lap in ARCHITECTURE §10's unit, messages per second per core: how many
@@ -64,4 +69,33 @@ struct CPUTime {
     var user = 0.0
     var system = 0.0
     var total: Double { user + system }
+}
+
+/// The machine's CPU time from the `cpu` line of /proc/stat, in clock ticks: all of it, and the
+/// part the hypervisor gave to other guests while this one wanted to run (steal). On a shared
+/// VM, a lap with much steal is slower for reasons outside both daemons and the apps.
+struct MachineTicks {
+    var total: UInt64
+    var steal: UInt64
+
+    static func now() -> MachineTicks? {
+        guard let stat = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/stat")).readToEnd(),
+              let text = String(data: stat, encoding: .utf8) else { return nil }
+        return parse(text)
+    }
+
+    /// Reads the aggregate `cpu` line: user nice system idle iowait irq softirq steal … (guest
+    /// time is already inside user and nice, so it is not added twice).
+    static func parse(_ text: String) -> MachineTicks? {
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
+        let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
+        guard fields.count >= 8 else { return nil }
+        return MachineTicks(total: fields.prefix(8).reduce(0, +), steal: fields[7])
+    }
+
+    /// Steal's share of the machine's time since `before`, nil when no tick passed.
+    func stealShare(since before: MachineTicks) -> Double? {
+        guard total > before.total, steal >= before.steal else { return nil }
+        return Double(steal - before.steal) / Double(total - before.total)
+    }
 }
