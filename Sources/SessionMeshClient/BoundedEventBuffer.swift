@@ -34,9 +34,26 @@ final class BoundedEventBuffer<Element: Sendable>: @unchecked Sendable {
     private var onRoom: (@Sendable () -> Void)?
     private var onTermination: (@Sendable () -> Void)?
 
+    /// In handler mode (`init(handler:onEnd:)`): what takes each element at once, on the
+    /// producer's thread, and what runs once when no element will come any more.
+    private let handler: (@Sendable (Element) -> Void)?
+    private var onEnd: (@Sendable () -> Void)?
+
     init(capacity: Int, lowWatermark: Int) {
         self.capacity = max(1, capacity)
         self.lowWatermark = min(max(0, lowWatermark), self.capacity - 1)
+        handler = nil
+    }
+
+    /// Handler mode: nothing is buffered. `offer` calls `handler` with the element right away,
+    /// on the producer's thread (the connection's loop), in the order offered, and never
+    /// refuses one; the producer is held back by the handler's own time instead. `finish()`
+    /// runs `onEnd` once; after it nothing reaches `handler`. There is no stream.
+    init(handler: @escaping @Sendable (Element) -> Void, onEnd: (@Sendable () -> Void)?) {
+        capacity = 1
+        lowWatermark = 0
+        self.handler = handler
+        self.onEnd = onEnd
     }
 
     convenience init(_ limits: MeshEventBufferLimits) {
@@ -66,6 +83,12 @@ final class BoundedEventBuffer<Element: Sendable>: @unchecked Sendable {
     /// Hands `event` over; false (and nothing held) when the buffer is full. Accepted and
     /// discarded once the reader is gone or the stream finished. With `force`, never refused.
     func offer(_ event: Element, force: Bool = false) -> Bool {
+        if let handler {
+            // Only the producer calls `handler`, so elements reach it in order, one at a time.
+            guard !lock.withLock({ finished || terminated }) else { return true }
+            handler(event)
+            return true
+        }
         let (accepted, waiter): (Bool, UnsafeContinuation<Element?, Never>?) = lock.withLock {
             if terminated || finished { return (true, nil) }
             if !waiters.isEmpty { return (true, waiters.removeFirst()) }
@@ -100,12 +123,16 @@ final class BoundedEventBuffer<Element: Sendable>: @unchecked Sendable {
 
     /// No more events: the reader gets what is buffered, then the end.
     func finish() {
-        let waiting: [UnsafeContinuation<Element?, Never>] = lock.withLock {
+        let (waiting, end): ([UnsafeContinuation<Element?, Never>], (@Sendable () -> Void)?) = lock.withLock {
             finished = true
-            defer { waiters.removeAll() }
-            return waiters
+            defer {
+                waiters.removeAll()
+                onEnd = nil
+            }
+            return (waiters, onEnd)
         }
         for waiter in waiting { waiter.resume(returning: nil) }
+        end?()
     }
 
     // MARK: - The app's side

@@ -9,6 +9,8 @@ struct LocalAPIClientRequest: Sendable {
         case single(LocalAPIReplySlot<LocalAPIFrame>)
         /// Request `index` of a batch.
         case batch(LocalAPIBatchReplies, index: Int)
+        /// A closure that takes the answer on the connection's loop (`send(…completion:)`).
+        case callback(@Sendable (Result<LocalAPIFrame, MeshClientError>) -> Void)
     }
 
     var operation: LocalAPIOperation
@@ -31,6 +33,7 @@ extension LocalAPIClientRequest.Sink {
         switch self {
         case .single(let slot): slot.complete(answer.mapError { $0 })
         case .batch(let replies, let index): replies.complete(index, answer)
+        case .callback(let completion): completion(answer)
         }
     }
 }
@@ -294,6 +297,13 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
         guard let id = eventSinks.first(where: { $0.value === stream })?.key else { return }
         eventSinks.removeValue(forKey: id)
         resumeDelivery()
+    }
+
+    /// Unregisters a handler attach whose request failed or was cancelled, and ends it (its
+    /// `onEnd` runs here, on the loop, after its last event). Call on the loop.
+    func end(_ handler: LocalAPIEventStream) {
+        forget(handler)
+        handler.finish()
     }
 
     /// No request written on this connection awaits its reply.

@@ -135,6 +135,13 @@ public final class MeshClient: Sendable {
         return reply
     }
 
+    /// Sends one request without a task or a suspension: `completion` gets the reply or error
+    /// frame, or why there is none, once, on the connection's loop.
+    func request(_ operation: LocalAPIOperation, body: ByteBuffer, flags: LocalAPIFrame.Flags,
+                 completion: @escaping @Sendable (Result<LocalAPIFrame, MeshClientError>) -> Void) {
+        enqueue { $0.append(LocalAPIClientRequest(operation: operation, flags: flags, body: body, sink: .callback(completion))) }
+    }
+
     /// Sends several requests with one hop to the loop and one write; returns each one's reply
     /// or error frame (or why there is none), in request order.
     func requests(_ operation: LocalAPIOperation, bodies: [ByteBuffer], flags: LocalAPIFrame.Flags) async throws
@@ -160,6 +167,13 @@ public final class MeshClient: Sendable {
     /// lives as long as the connection.
     static func forgetEvents(_ stream: LocalAPIEventStream, on channel: any Channel) {
         onHandler(of: channel) { $0.forget(stream) }
+    }
+
+    /// Ends a handler attach that failed or was cancelled: unregistered, then its `onEnd`, on
+    /// the loop after any event it was still given. Once the connection is closed its end has
+    /// already run (the connection's end finished every attach).
+    static func endEvents(_ handler: LocalAPIEventStream, on channel: any Channel) {
+        onHandler(of: channel) { $0.end(handler) }
     }
 
     /// An attach's stream has room again (or its reader went away): the handler hands over
