@@ -90,7 +90,10 @@ final class DeliveryBenchRun: @unchecked Sendable {
         Task { await run.ackLoop() }
         let latencyIncoming = try await latencyReceiver.attach(features: ["bench-latency"], app: "bench-latency-receiver")
         Task(executorPreference: settings.appsOnPool ? nil : latencyReceiver.taskExecutor) { await run.receive(latencyIncoming.events) }
-        for feature in ["bench", "bench-latency"] {
+        // The callback phases' receivers: handlers on the same two connections' loops.
+        _ = try await receiver.attach(features: ["bench-callbacks"], app: "bench-callback-receiver") { run.handle($0) }
+        _ = try await latencyReceiver.attach(features: ["bench-latency-callbacks"], app: "bench-callback-latency-receiver") { run.handle($0) }
+        for feature in ["bench", "bench-latency", "bench-callbacks", "bench-latency-callbacks"] {
             try await awaitReachable(feature, from: sender)
         }
         return run
@@ -142,6 +145,85 @@ final class DeliveryBenchRun: @unchecked Sendable {
             if index >= 200 { samples.append(at &- start) }
         }
         return samples
+    }
+
+    /// Like `latency(count:)` with the callback API at both ends: the sender calls
+    /// `send(envelope:mode:to:completion:)` (no task per message) and the receiving app is an
+    /// `attach(…onEvent:)` handler on its connection's loop (no stream, no task to resume).
+    func callbackLatency(count: Int) async throws -> [UInt64] {
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count)
+        for index in 0..<(count + 200) {
+            let sequence = takeSequence()
+            let envelope = makeEnvelope(sequence, feature: "bench-latency-callbacks")
+            let start = DispatchTime.now().uptimeNanoseconds
+            let reply: Result<MeshSendReply, MeshClientError> = await withCheckedContinuation { continuation in
+                do throws(MeshClientError) {
+                    try sender.send(envelope: envelope, mode: .realtimeBestEffort) { continuation.resume(returning: $0) }
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            _ = try reply.get()
+            let at = await arrivalTime(of: sequence)
+            if index >= 200 { samples.append(at &- start) }
+        }
+        return samples
+    }
+
+    /// `count` sends with `window` in flight, one `send(envelope:mode:to:completion:)` call each,
+    /// each completion sending the next (on the sender's loop, no task per message) while fewer
+    /// than `lead` messages are on their way to the receiving app (else it tries again 200 µs
+    /// later: realtime has no flow control of its own, see `batchedThroughput`); the receiving
+    /// app is a handler (`attach(…onEvent:)`). Done when it has all (≤ 60 s). A send that fails
+    /// fails the phase.
+    func callbackThroughput(count: Int, mode: SessionDeliveryMode, window: Int, lead: Int) async throws -> Throughput {
+        let envelopes = (0..<count).map { _ in makeEnvelope(takeSequence(), feature: "bench-callbacks") }
+        let sender = self.sender
+        let seen = self.seen
+        let arrivedBefore = seen.update { $0.arrivals.count }
+        let executor = senderExecutor
+        return try await measureThroughput(envelopes) { envelopes in
+            let progress = LockedBox((next: 0, answered: 0, failure: nil as MeshClientError?))
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                /// Counts one answer; the last one ends the phase (with the first failure, if any).
+                @Sendable func answered(_ failure: MeshClientError?) {
+                    let end: (last: Bool, failure: MeshClientError?) = progress.update { state in
+                        state.answered += 1
+                        if state.failure == nil { state.failure = failure }
+                        return (state.answered == count, state.failure)
+                    }
+                    guard end.last else { return }
+                    if let failure = end.failure { done.resume(throwing: failure) } else { done.resume() }
+                }
+                @Sendable func sendNext() {
+                    let arrived = seen.update { $0.arrivals.count } - arrivedBefore
+                    let index: Int? = progress.update { state in
+                        guard state.next - arrived < lead else { return nil }
+                        defer { state.next += 1 }
+                        return state.next
+                    }
+                    guard let index else {
+                        Task(executorPreference: executor) {
+                            try? await Task.sleep(for: .microseconds(200))
+                            sendNext()
+                        }
+                        return
+                    }
+                    guard index < count else { return }
+                    do throws(MeshClientError) {
+                        try sender.send(envelope: envelopes[index], mode: mode) { result in
+                            if case .failure(let error) = result { answered(error) } else { answered(nil) }
+                            sendNext()
+                        }
+                    } catch {
+                        answered(error)
+                        sendNext()
+                    }
+                }
+                for _ in 0..<min(window, count) { sendNext() }
+            }
+        }
     }
 
     /// `count` sends with `window` in flight, one `send(envelope:mode:)` call each; done when the
@@ -249,32 +331,35 @@ final class DeliveryBenchRun: @unchecked Sendable {
     // MARK: - The receiving app
 
     private func receive(_ events: AsyncStream<MeshClientEvent>) async {
-        for await event in events {
-            if case .eventsDropped(let count) = event { seen.update { $0.shed += count } }
-            guard case .envelope(let received) = event else { continue }
-            let now = DispatchTime.now().uptimeNanoseconds
-            let payload = received.envelope.payload
-            guard payload.count >= 8 else { continue }
-            let sequence = payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let waiter: CheckedContinuation<UInt64, Never>? = seen.update { seen in
-                if seen.arrivals[sequence] == nil {
-                    seen.arrivals[sequence] = now
-                    seen.lastArrival = now
-                } else if received.isRedelivery {
-                    seen.redelivered += 1
-                } else {
-                    seen.duplicates += 1
-                }
-                if received.inboxID == 0 { seen.live += 1 } else {
-                    if received.mode == .realtimeBestEffort { seen.fallback += 1 }
-                    seen.pendingAcks.append(received.inboxID)
-                }
-                guard let waiting = seen.waiter, waiting.sequence == sequence else { return nil }
-                seen.waiter = nil
-                return waiting.continuation
+        for await event in events { handle(event) }
+    }
+
+    /// Notes an event's arrival (the receiving apps, streams and handlers alike).
+    func handle(_ event: MeshClientEvent) {
+        if case .eventsDropped(let count) = event { seen.update { $0.shed += count } }
+        guard case .envelope(let received) = event else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let payload = received.envelope.payload
+        guard payload.count >= 8 else { return }
+        let sequence = payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let waiter: CheckedContinuation<UInt64, Never>? = seen.update { seen in
+            if seen.arrivals[sequence] == nil {
+                seen.arrivals[sequence] = now
+                seen.lastArrival = now
+            } else if received.isRedelivery {
+                seen.redelivered += 1
+            } else {
+                seen.duplicates += 1
             }
-            waiter?.resume(returning: now)
+            if received.inboxID == 0 { seen.live += 1 } else {
+                if received.mode == .realtimeBestEffort { seen.fallback += 1 }
+                seen.pendingAcks.append(received.inboxID)
+            }
+            guard let waiting = seen.waiter, waiting.sequence == sequence else { return nil }
+            seen.waiter = nil
+            return waiting.continuation
         }
+        waiter?.resume(returning: now)
     }
 
     private func ackLoop() async {

@@ -105,9 +105,16 @@ enum DeliveryBenchmark {
         let delta = { (name: String) in (countersAfter[name] ?? 0) &- (countersBefore[name] ?? 0) }
         print("  acks during the latency run: B sent \(delta("delivery.realtime.ack_datagrams")) ack datagrams for "
               + "\(delta("delivery.realtime.received")) realtime items received (those read in one loop turn share a datagram)")
+        _ = cpu.lap(messages: 1)
+        let callbackLatency = try await bench.onSenderLoop { try await bench.callbackLatency(count: settings.latencyMessages) }
+        let callbackLatencyCPU = cpu.lap(messages: settings.latencyMessages + 200)
         let udp = try LoopbackUDPProbe.roundTrips(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
         print("realtime one-way latency (\(latency.count) sequential): p50 \(micros(percentile(latency, 0.50)))  p99 \(micros(percentile(latency, 0.99)))  "
               + "p999 \(micros(percentile(latency, 0.999)))  max \(micros(latency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")
+        print("realtime one-way latency with callbacks (send(…completion:) and an attach(…onEvent:) handler, \(callbackLatency.count) sequential): "
+              + "p50 \(micros(percentile(callbackLatency, 0.50)))  p99 \(micros(percentile(callbackLatency, 0.99)))  "
+              + "p999 \(micros(percentile(callbackLatency, 0.999)))  max \(micros(callbackLatency.max() ?? 0))   target p50 ≤ 60 µs, p99 ≤ 300 µs")
+        print("  CPU per message during the callback latency run: \(callbackLatencyCPU)")
         print("raw loopback UDP round trip (\(udp.count), same timing): p50 \(micros(percentile(udp, 0.50)))  p99 \(micros(percentile(udp, 0.99)))  "
               + "p999 \(micros(percentile(udp, 0.999)))  (one way ≈ half: p50 \(micros(percentile(udp, 0.50) / 2)))")
         let relay = try NIORelayProbe.oneWay(count: settings.latencyMessages, warmup: 200, payloadBytes: settings.payloadBytes)
@@ -135,6 +142,14 @@ enum DeliveryBenchmark {
               + "(\(realtime.live) live datagrams, \(realtime.fallback) via the durable fallback, \(realtime.duplicates) seen twice unmarked, \(realtime.redelivered) redelivered (marked), \(realtime.shed) events shed by the slow-reader policy, \(realtime.missing) missing after \(seconds(realtime.seconds))); "
               + "sender side \(rate(realtime.sentPerSecond))   target ≥ 100000 msgs/s")
         print("  CPU per message during realtime throughput: \(realtimeCPU)")
+        print("  per core: \(cpu.perCore())")
+        let callbacks = try await bench.onSenderLoop { try await bench.callbackThroughput(count: settings.realtimeMessages, mode: .realtimeBestEffort,
+                                                                                            window: settings.window, lead: settings.batchLead) }
+        let callbacksCPU = cpu.lap(messages: settings.realtimeMessages)
+        print("realtime throughput with callbacks (send(…completion:), \(callbacks.sent), \(settings.window) in flight, ≤ \(settings.batchLead) unreceived, an attach(…onEvent:) handler): \(rate(callbacks.receivedPerSecond)) at the receiving app "
+              + "(\(callbacks.live) live datagrams, \(callbacks.fallback) via the durable fallback, \(callbacks.duplicates) seen twice unmarked, \(callbacks.redelivered) redelivered (marked), \(callbacks.shed) events shed by the slow-reader policy, \(callbacks.missing) missing after \(seconds(callbacks.seconds))); "
+              + "sender side \(rate(callbacks.sentPerSecond))   target ≥ 100000 msgs/s")
+        print("  CPU per message during realtime throughput with callbacks: \(callbacksCPU)")
         print("  per core: \(cpu.perCore())")
         let batched = try await bench.onSenderLoop { try await bench.batchedThroughput(count: settings.realtimeMessages, mode: .realtimeBestEffort,
                                                         batch: settings.batch, inFlight: settings.batchesInFlight, lead: settings.batchLead) }
