@@ -24,7 +24,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
 
     /// What the receiving app recorded, keyed by the sequence in the payload's first 8 bytes.
     struct Seen {
-        var arrivals: [UInt64: UInt64] = [:]
+        var arrivals = Arrivals()
         var live = 0
         var fallback = 0
         var duplicates = 0
@@ -401,6 +401,37 @@ final class DeliveryBenchRun: @unchecked Sendable {
             metadata: SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "bench-app", eventID: eventIDs.next(),
                                           sequence: sequence, causalTimestamp: Date(), payloadType: "bench"),
             payload: payload)
+    }
+}
+
+/// When each sequence arrived (monotonic ns), for the bench's own bookkeeping: an array indexed
+/// by sequence, which the bench hands out from 1 upwards, so noting an arrival costs the
+/// receiving app a store rather than a hash-table insert (and its growth); anything beyond
+/// `arrayLimit` (not the bench's) goes to a dictionary.
+struct Arrivals {
+    static let arrayLimit: UInt64 = 1 << 24
+    private var times: [UInt64] = []
+    private var others: [UInt64: UInt64] = [:]
+    /// Sequences that arrived.
+    private(set) var count = 0
+
+    subscript(sequence: UInt64) -> UInt64? {
+        get {
+            guard sequence < Self.arrayLimit else { return others[sequence] }
+            let index = Int(sequence)
+            return index < times.count && times[index] != 0 ? times[index] : nil
+        }
+        set {
+            guard let newValue else { return }
+            guard sequence < Self.arrayLimit else {
+                if others.updateValue(newValue, forKey: sequence) == nil { count += 1 }
+                return
+            }
+            let index = Int(sequence)
+            if index >= times.count { times.append(contentsOf: repeatElement(0, count: max(index + 1 - times.count, times.count))) }
+            if times[index] == 0 { count += 1 }
+            times[index] = max(newValue, 1)
+        }
     }
 }
 
