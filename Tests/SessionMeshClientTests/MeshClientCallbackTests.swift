@@ -180,6 +180,37 @@ struct MeshClientCallbackTests {
         #expect(record.callsOffTheLoop == 0)
     }
 
+    @Test func aHandlerThatSendsFromInsideItselfGetsEveryCompletion() async throws {
+        let daemon = try await FakeDaemon.start(StandardResponder().callAsFunction)
+        defer { Task { await daemon.stop() } }
+        let client = try await MeshClient.connect(socketPath: daemon.socketPath)
+        let record = Record()
+        // An app that answers every envelope event at once, from its handler, on the loop.
+        _ = try await client.attach(features: ["demo"], app: "echo") { event in
+            guard case .envelope(let received) = event else { return }
+            let sequence = received.envelope.metadata.sequence
+            do {
+                try client.send(envelope: Fixtures.envelope(sequence: 1_000 + sequence), mode: .realtimeBestEffort) { result in
+                    record.add((try? result.get()) == nil ? "failed \(sequence)" : "answered \(sequence)", onLoop: client.channel.eventLoop.inEventLoop)
+                }
+            } catch {
+                record.add("threw \(sequence)", onLoop: true)
+            }
+        }
+        let id = try #require(daemon.requests.first { $0.operation == .attach }?.requestID)
+        for sequence in 1...100 {
+            let event = MeshEnvelopeEvent(inboxID: 0, from: "PEERDEV-7654321", mode: .realtimeBestEffort,
+                                          envelope: Fixtures.envelope(sequence: UInt64(sequence)))
+            daemon.push(try LocalAPIDataEvent.envelope(event).frame(requestID: id))
+        }
+        #expect(await eventually { record.all.count == 100 })
+        #expect(Set(record.all) == Set((1...100).map { "answered \($0)" }))
+        #expect(record.callsOffTheLoop == 0)
+        let echoed = try daemon.requests.filter { $0.operation == .send }.map { try MeshSendRequest.decode($0.body).envelope.metadata.sequence }
+        #expect(echoed == (1_001...1_100).map(UInt64.init))
+        await client.close()
+    }
+
     @Test func aFailedOrCancelledHandlerAttachIsUnregisteredAndEnded() async throws {
         // Refuses an attach by the app "refused"; never answers one by "hang".
         let daemon = try await FakeDaemon.start { request in
