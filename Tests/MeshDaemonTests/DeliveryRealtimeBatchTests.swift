@@ -7,7 +7,7 @@ extension DeliveryRouter {
     /// Test hook: several realtime sends in one job on the router's loop (one loop turn, as a
     /// local API read burst produces them).
     func sendImmediatelyInOneTurn(_ sends: [(AnySessionSyncEnvelope, [UInt8])]) -> [String] {
-        sends.map { sendImmediately($0.0, encoded: $0.1, mode: 1, to: nil)?.outcome ?? "none" }
+        sends.map { sendImmediately($0.0.metadata, encoded: $0.1, mode: 1, to: nil)?.outcome ?? "none" }
     }
 }
 

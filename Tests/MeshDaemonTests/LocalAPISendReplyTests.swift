@@ -20,6 +20,19 @@ struct LocalAPISendReplyTests {
         }
     }
 
+    @Test("the reply written in place is as long as it says, for any outcome and peer count", arguments: ["sent", "queued", "pending"])
+    func bodyLengthIsExact(outcome: String) {
+        let eventID = UUID()
+        for peers in [0, 1, 9, 10, 99, 100, 12345, Int(Int32.max), Int.max] {
+            let reply = LocalAPIDispatcher.SendReply(eventID: eventID, outcome: DeliverySendOutcome(outcome: outcome, peers: peers))
+            var buffer = ByteBuffer(string: "frame header")
+            let before = buffer.writerIndex
+            reply.write(to: &buffer)
+            #expect(buffer.writerIndex - before == reply.bodyLength, "peers \(peers)")
+            #expect(Array(buffer.readableBytesView.dropFirst(before)) == Array(reply.body.readableBytesView))
+        }
+    }
+
     @Test("event IDs in lower case read the same")
     func lowerCaseEventIDs() {
         let eventID = UUID()

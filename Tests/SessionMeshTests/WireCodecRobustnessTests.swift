@@ -37,6 +37,46 @@ struct WireCodecRobustnessTests {
         #expect(rejected.count >= 8, "mutations should reach most error paths")
     }
 
+    /// `decodeEnvelopeMetadata` (which skips the payload) against `decodeEnvelope` on the same
+    /// random and mutated inputs: it accepts exactly what `decodeEnvelope` accepts, with the same
+    /// metadata, and throws only `SessionWireError`.
+    @Test func metadataOnlyDecodingAcceptsExactlyWhatTheFullDecoderAccepts() throws {
+        let seed = environmentInteger("MESH_FUZZ_SEED", default: 20_261_121) &+ 1
+        let iterations = Int(environmentInteger("MESH_FUZZ_ITERATIONS", default: 100_000)) / 2
+        print("envelope metadata fuzz: seed \(seed), \(iterations) inputs (MESH_FUZZ_SEED + 1 / MESH_FUZZ_ITERATIONS ÷ 2)")
+        var r = SessionSeededRandom(seed: seed)
+        // Mostly envelopes, so that mutations land in their fields and payloads.
+        let corpus: [[UInt8]] = try (0..<64).map { index in
+            index % 4 == 0 ? try SessionWireCodec.encode(WireSamples.message(&r))
+                           : try SessionWireCodec.encode(AnySessionSyncEnvelope(metadata: WireSamples.metadata(&r), payload: WireSamples.bytes(&r)))
+        }
+        var accepted = 0
+        for i in 0..<iterations {
+            let input = Self.input(i, &r, corpus: corpus)
+            let full = Result { try SessionWireCodec.decodeEnvelope(input) }
+            let metadata = Result { try SessionWireCodec.decodeEnvelopeMetadata(input) }
+            switch (full, metadata) {
+            case (.success(let envelope), .success(let read)):
+                accepted += 1
+                guard read == envelope.metadata else {
+                    Issue.record("seed \(seed) input \(i): metadata \(read) differs from \(envelope.metadata)")
+                    return
+                }
+            case (.failure, .failure(let error)):
+                guard error is SessionWireError else {
+                    Issue.record("seed \(seed) input \(i): unexpected error type \(error)")
+                    return
+                }
+            default:
+                Issue.record("seed \(seed) input \(i): decodeEnvelope \(full), decodeEnvelopeMetadata \(metadata) for \(input)")
+                return
+            }
+        }
+        print("envelope metadata fuzz: \(accepted) envelopes accepted by both, \(iterations - accepted) refused by both")
+        #expect(accepted > iterations / 20, "the corpus should give valid envelopes too")
+        #expect(accepted < iterations)
+    }
+
     static func input(_ i: Int, _ r: inout SessionSeededRandom, corpus: [[UInt8]]) -> [UInt8] {
         var bytes = corpus[Int.random(in: 0..<corpus.count, using: &r)]
         switch i % 8 {

@@ -14,9 +14,16 @@ extension DeliveryRouter {
     /// `queue-full` (nothing queued for any target is lost).
     public func send(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], mode: UInt8,
                      to target: String?) async throws -> DeliverySendOutcome {
+        try await send(metadata: envelope.metadata, encoded: encoded, mode: mode, to: target)
+    }
+
+    /// `send(_:encoded:mode:to:)` with only the envelope's metadata (all the router reads of it
+    /// besides the encoded bytes), as the local API has it.
+    public func send(metadata: SessionSyncMetadata, encoded: [UInt8], mode: UInt8,
+                     to target: String?) async throws -> DeliverySendOutcome {
         let peers = try await targets(target)
-        let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: mode, featureID: envelope.metadata.featureID,
-                                sessionID: envelope.metadata.sessionID, payload: encoded)
+        let item = DeliveryItem(eventID: metadata.eventID, kind: mode, featureID: metadata.featureID,
+                                sessionID: metadata.sessionID, payload: encoded)
         if mode == DeliveryItem.Kind.reliableEnvelope.rawValue {
             try await enqueueReliable(item, for: peers)
             // No paired device: nothing was queued (docs/LOCAL-API.md: `sent`, 0 peers).
@@ -41,11 +48,11 @@ extension DeliveryRouter {
     ///
     /// `atOnce`: a datagram that nothing queued in this loop turn waits before leaves now,
     /// instead of at the end of the turn (the caller knows no other send follows at once).
-    func sendImmediately(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], mode: UInt8,
+    func sendImmediately(_ metadata: SessionSyncMetadata, encoded: [UInt8], mode: UInt8,
                          to target: String?, atOnce: Bool = false) -> DeliverySendOutcome? {
         guard mode != DeliveryItem.Kind.reliableEnvelope.rawValue, let peers = knownTargets(target) else { return nil }
-        let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: mode, featureID: envelope.metadata.featureID,
-                                sessionID: envelope.metadata.sessionID, payload: encoded)
+        let item = DeliveryItem(eventID: metadata.eventID, kind: mode, featureID: metadata.featureID,
+                                sessionID: metadata.sessionID, payload: encoded)
         return sendRealtime(item, to: peers, atOnce: atOnce)
     }
 
@@ -57,13 +64,13 @@ extension DeliveryRouter {
     ///
     /// Must be called on the router's loop. Writes submitted in call order are committed in that
     /// order, so one connection's sends keep their per-peer order.
-    func enqueueReliableNow(_ envelope: AnySessionSyncEnvelope, encoded: [UInt8], to target: String?,
+    func enqueueReliableNow(_ metadata: SessionSyncMetadata, encoded: [UInt8], to target: String?,
                             reply: @escaping (Result<DeliverySendOutcome, ControlError>) -> Void) -> Bool {
         // No paired device: the asynchronous `send` answers (a reply from inside this call would
         // start the connection's next queued request from inside this one, and so on).
         guard let peers = knownTargets(target), !peers.isEmpty else { return false }
-        let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
-                                featureID: envelope.metadata.featureID, sessionID: envelope.metadata.sessionID, payload: encoded)
+        let item = DeliveryItem(eventID: metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
+                                featureID: metadata.featureID, sessionID: metadata.sessionID, payload: encoded)
         let outbox = item.outboxItem(createdAt: wallNow())
         let loop = self.loop
         let waiting = NIOLoopBound(ReliableSendWait(peers: peers, reply: reply), eventLoop: loop)

@@ -113,16 +113,17 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             // The last frame of a read burst sends its realtime datagram before the reply is made;
             // earlier ones leave packed with it, or at the end of the burst.
             let lastOfBurst = !(lookahead?.anotherFrameBuffered ?? false)
-            if tasks.isEmpty, let body = dispatcher.performImmediately(request, uid: credentials?.uid, on: context.eventLoop,
-                                                                       sendNow: lastOfBurst) {
+            if tasks.isEmpty, let reply = dispatcher.performImmediately(request, uid: credentials?.uid, on: context.eventLoop,
+                                                                        sendNow: lastOfBurst) {
                 counters.add(.requests)
-                let reply = LocalAPIFrame(kind: .reply, operation: frame.operation, requestID: frame.requestID, body: body)
                 if let (writer, writerContext) = frameWriter {
-                    // Straight to the frame writer, without a promise (closeIfDrained waits for
-                    // these behind a barrier): no NIOAny, no future per reply.
-                    writer.append(reply, context: writerContext)
+                    // Straight into the frame writer's buffer, without a promise (closeIfDrained
+                    // waits for these behind a barrier): no body buffer, no NIOAny, no future.
+                    writer.appendFrame(kind: .reply, operation: frame.operation, requestID: frame.requestID,
+                                       bodyLength: reply.bodyLength, context: writerContext) { reply.write(to: &$0) }
                 } else {
-                    lastWrite = context.write(wrapOutboundOut(reply))
+                    lastWrite = context.write(wrapOutboundOut(LocalAPIFrame(kind: .reply, operation: frame.operation,
+                                                                            requestID: frame.requestID, body: reply.body)))
                 }
                 flushPending = true
                 sentImmediately = true

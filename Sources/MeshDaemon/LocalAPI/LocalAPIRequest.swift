@@ -25,8 +25,9 @@ public enum LocalAPIRequest: Sendable, Equatable {
     case ping(deviceID: String, count: Int)
     /// `attach` (data operations from here on; docs/LOCAL-API.md § data operations).
     case attach(features: [String], sessionID: UUID?, app: String?)
-    /// `send`: mode byte, target ("" = all), the envelope and its encoded bytes.
-    case send(mode: UInt8, target: String, envelope: AnySessionSyncEnvelope, encoded: [UInt8])
+    /// `send`: mode byte, target ("" = all), the envelope's metadata and its encoded bytes (the
+    /// daemon forwards those; it never needs the payload apart, so it is not copied out).
+    case send(mode: UInt8, target: String, metadata: SessionSyncMetadata, encoded: [UInt8])
     /// `snapshot.publish`: target ("" = all), the snapshot and its encoded bytes.
     case snapshotPublish(target: String, snapshot: AnySessionSyncSnapshot, encoded: [UInt8])
     /// `snapshot.request`.

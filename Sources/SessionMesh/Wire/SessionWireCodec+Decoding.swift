@@ -26,6 +26,23 @@ extension SessionWireCodec {
         return e
     }
 
+    /// Reads an envelope's metadata without copying its payload out: the same checks as
+    /// ``decodeEnvelope(_:limits:)`` (header, every field, the payload's length against
+    /// `limits` and the bytes, nothing after it), so it throws exactly when that does (another
+    /// kind of message is refused right after its header, as `unexpectedKind`), and returns what
+    /// that returns as `metadata`. For code that forwards the encoded bytes and needs only the
+    /// metadata (a relay, a router).
+    public static func decodeEnvelopeMetadata(_ bytes: some ContiguousBytes, limits: SessionWireLimits = .default) throws -> SessionSyncMetadata {
+        try bytes.withUnsafeBytes { buffer in
+            var r = WireReader(buffer, limits: limits)
+            guard try header(&r) == .envelope else { throw unexpected(.envelope) }
+            let metadata = try metadata(&r)
+            try r.skipPayload("payload")
+            try r.expectEnd()
+            return metadata
+        }
+    }
+
     /// Decodes a snapshot; any other kind throws ``SessionWireError/Code/unexpectedKind``.
     public static func decodeSnapshot(_ bytes: some ContiguousBytes, limits: SessionWireLimits = .default) throws -> AnySessionSyncSnapshot {
         guard case let .snapshot(s) = try decode(bytes, limits: limits) else { throw unexpected(.snapshot) }

@@ -109,6 +109,13 @@ struct WireReader {
         return Data(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count]))
     }
 
+    /// Checks and passes over a payload as `payload(_:)` reads it, without copying it.
+    mutating func skipPayload(_ field: String) throws {
+        let count = try length(field, limit: limits.maxPayloadBytes)
+        try need(count, field)
+        offset += count
+    }
+
     mutating func protocolVersion() throws -> Int {
         let start = offset
         let value = try varint("protocolVersion")

@@ -40,9 +40,9 @@ extension LocalAPIDispatcher {
             return try LocalAPIJSON.encode(MeshAttachReply(
                 attachmentID: result.attachmentID, localDeviceID: result.localDeviceID,
                 peers: result.peers.map { MeshAttachedPeer(deviceID: $0.deviceID, name: $0.name, reachable: $0.reachable) }))
-        case .send(let mode, let target, let envelope, let encoded):
-            let outcome = try await router.send(envelope, encoded: encoded, mode: mode, to: target)
-            return LocalAPIDispatcher.sendReplyBody(eventID: envelope.metadata.eventID, outcome: outcome)
+        case .send(let mode, let target, let metadata, let encoded):
+            let outcome = try await router.send(metadata: metadata, encoded: encoded, mode: mode, to: target)
+            return LocalAPIDispatcher.sendReplyBody(eventID: metadata.eventID, outcome: outcome)
         case .snapshotPublish(let target, let snapshot, let encoded):
             let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target)
             // `revision` is the slot's revision after the call: the snapshot's when stored, else the higher one kept.

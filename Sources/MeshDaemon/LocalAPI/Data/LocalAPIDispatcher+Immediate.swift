@@ -13,17 +13,17 @@ extension LocalAPIDispatcher {
     /// once); otherwise they wait for `flushImmediateSends`, packed with what follows.
     ///
     /// Must be called on `loop`.
-    func performImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop, sendNow: Bool = false) -> ByteBuffer? {
-        guard let (router, mode, target, envelope, encoded) = immediateSend(request, uid: uid, on: loop) else { return nil }
+    func performImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop, sendNow: Bool = false) -> SendReply? {
+        guard let (router, mode, target, metadata, encoded) = immediateSend(request, uid: uid, on: loop) else { return nil }
         guard let outcome = router.onLoop({ router in
-            let outcome = router.sendImmediately(envelope, encoded: encoded, mode: mode, to: target, atOnce: sendNow)
+            let outcome = router.sendImmediately(metadata, encoded: encoded, mode: mode, to: target, atOnce: sendNow)
             // What earlier requests of the burst queued leaves now too, with this one's.
             if sendNow, outcome != nil { router.flushRealtimeNow() }
             return outcome
         }) else {
             return nil
         }
-        return Self.sendReplyBody(eventID: envelope.metadata.eventID, outcome: outcome)
+        return SendReply(eventID: metadata.eventID, outcome: outcome)
     }
 
     /// Starts a reliable `send` at once on `loop`, without a task (`DeliveryRouter.enqueueReliableNow`):
@@ -33,12 +33,12 @@ extension LocalAPIDispatcher {
     /// Must be called on `loop`.
     func startReliableImmediately(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop,
                                   reply: @escaping (Result<ByteBuffer, LocalAPIErrorBody>) -> Void) -> Bool {
-        guard let (router, mode, target, envelope, encoded) = immediateSend(request, uid: uid, on: loop),
+        guard let (router, mode, target, metadata, encoded) = immediateSend(request, uid: uid, on: loop),
               mode == DeliveryItem.Kind.reliableEnvelope.rawValue else { return false }
-        let eventID = envelope.metadata.eventID
+        let eventID = metadata.eventID
         let reply = NIOLoopBound(reply, eventLoop: loop)
         return router.onLoop { router in
-            router.enqueueReliableNow(envelope, encoded: encoded, to: target) { result in
+            router.enqueueReliableNow(metadata, encoded: encoded, to: target) { result in
                 switch result {
                 case .success(let outcome): reply.value(.success(Self.sendReplyBody(eventID: eventID, outcome: outcome)))
                 case .failure(let error): reply.value(.failure(LocalAPIErrorBody(code: error.code, message: error.message)))
@@ -51,12 +51,12 @@ extension LocalAPIDispatcher {
     /// router runs on `loop` and the feature is allowed for `uid` (a refused one takes the usual
     /// path, which answers with the error).
     private func immediateSend(_ request: LocalAPIRequest, uid: UInt32?, on loop: any EventLoop)
-        -> (router: DeliveryRouter, mode: UInt8, target: String?, envelope: AnySessionSyncEnvelope, encoded: [UInt8])? {
-        guard let router, router.loop === loop, case .send(let mode, let target, let envelope, let encoded) = request else {
+        -> (router: DeliveryRouter, mode: UInt8, target: String?, metadata: SessionSyncMetadata, encoded: [UInt8])? {
+        guard let router, router.loop === loop, case .send(let mode, let target, let metadata, let encoded) = request else {
             return nil
         }
-        if let list = featureAllowList, !list.allows(uid: uid, feature: envelope.metadata.featureID) { return nil }
-        return (router, mode, target, envelope, encoded)
+        if let list = featureAllowList, !list.allows(uid: uid, feature: metadata.featureID) { return nil }
+        return (router, mode, target, metadata, encoded)
     }
 
     /// Sends the realtime datagrams the immediate sends of this loop turn queued (packed per
@@ -67,19 +67,45 @@ extension LocalAPIDispatcher {
         router.onLoop { $0.flushRealtimeNow() }
     }
 
-    /// The `send` reply, byte for byte what `LocalAPIJSON.encode(MeshSendReply)` writes (sorted
-    /// keys, compact), without a JSON encoder.
+    /// A `send` reply to write: its body is byte for byte what `LocalAPIJSON.encode(MeshSendReply)`
+    /// writes (sorted keys, compact), without a JSON encoder, and is written straight into the
+    /// connection's output (`LocalAPIFrameWriter.appendFrame`) without a buffer of its own.
+    struct SendReply: Equatable {
+        var eventID: UUID
+        var outcome: DeliverySendOutcome
+
+        /// The body's length in bytes: the fixed text, 36 for the event ID, the outcome and the
+        /// peer count in decimal.
+        var bodyLength: Int {
+            Self.fixedBytes + 36 + outcome.outcome.utf8.count + String(outcome.peers).utf8.count
+        }
+
+        /// `{"eventID":"` `","outcome":"` `","peers":` `}`.
+        private static let fixedBytes = 12 + 13 + 10 + 1
+
+        /// Writes the body (exactly `bodyLength` bytes).
+        func write(to body: inout ByteBuffer) {
+            body.writeString("{\"eventID\":\"")
+            writeUUIDString(eventID, to: &body)
+            body.writeString("\",\"outcome\":\"")
+            body.writeString(outcome.outcome)
+            body.writeString("\",\"peers\":")
+            body.writeString(String(outcome.peers))
+            body.writeString("}")
+        }
+
+        /// The body in a buffer of its own (for the paths that hand a body on).
+        var body: ByteBuffer {
+            var body = ByteBuffer()
+            body.reserveCapacity(bodyLength)
+            write(to: &body)
+            return body
+        }
+    }
+
+    /// The `send` reply's body (`SendReply`) in a buffer of its own.
     static func sendReplyBody(eventID: UUID, outcome: DeliverySendOutcome) -> ByteBuffer {
-        var body = ByteBuffer()
-        body.reserveCapacity(80)
-        body.writeString("{\"eventID\":\"")
-        writeUUIDString(eventID, to: &body)
-        body.writeString("\",\"outcome\":\"")
-        body.writeString(outcome.outcome)
-        body.writeString("\",\"peers\":")
-        body.writeString(String(outcome.peers))
-        body.writeString("}")
-        return body
+        SendReply(eventID: eventID, outcome: outcome).body
     }
 
     /// Writes `uuid.uuidString` (upper-case hex, 8-4-4-4-12) without formatting through

@@ -57,11 +57,11 @@ extension LocalAPIRequest {
             let target = try string()
             let encoded = body.readBytes(length: body.readableBytes) ?? []
             try checkLength(encoded, "envelope", operation)
-            guard let envelope = try? SessionWireCodec.decodeEnvelope(encoded) else {
+            guard let metadata = try? SessionWireCodec.decodeEnvelopeMetadata(encoded) else {
                 throw LocalAPIDataError.badRequest(operation, "the envelope does not decode (docs/ENCODING.md)")
             }
-            try LocalAPIFeatureID.validate(envelope.metadata.featureID, operation: operation)
-            return .send(mode: mode, target: target, envelope: envelope, encoded: encoded)
+            try LocalAPIFeatureID.validate(metadata.featureID, operation: operation)
+            return .send(mode: mode, target: target, metadata: metadata, encoded: encoded)
         }
         let target = try string()
         let encoded = body.readBytes(length: body.readableBytes) ?? []
@@ -152,7 +152,7 @@ extension LocalAPIRequest {
     var features: [String] {
         switch self {
         case .attach(let features, _, _): features
-        case .send(_, _, let envelope, _): [envelope.metadata.featureID]
+        case .send(_, _, let metadata, _): [metadata.featureID]
         case .snapshotPublish(_, let snapshot, _): [snapshot.metadata.featureID]
         case .snapshotRequest(_, let featureID, _), .snapshotLatest(let featureID, _, _),
              .anchorSet(_, let featureID, _, _), .sessionAnnounce(_, let featureID, _, _),
