@@ -134,29 +134,17 @@ final class DeliveryBenchRun: @unchecked Sendable {
     /// send (`async let`) was created and first run on the sender's loop before the request was
     /// written, and so counted in every sample.
     func latency(count: Int) async throws -> [UInt64] {
-        var samples: [UInt64] = []
-        samples.reserveCapacity(count)
-        for index in 0..<(count + 200) {
-            let sequence = takeSequence()
-            let envelope = makeEnvelope(sequence, feature: "bench-latency")
-            let start = DispatchTime.now().uptimeNanoseconds
-            try await sender.send(envelope: envelope, mode: .realtimeBestEffort)
-            let at = await arrivalTime(of: sequence)
-            if index >= 200 { samples.append(at &- start) }
+        try await sequentialLatency(count: count, feature: "bench-latency") { envelope in
+            try await self.sender.send(envelope: envelope, mode: .realtimeBestEffort)
         }
-        return samples
     }
 
     /// Like `latency(count:)` with the callback API at both ends: the sender calls
     /// `send(envelope:mode:to:completion:)` (no task per message) and the receiving app is an
     /// `attach(…onEvent:)` handler on its connection's loop (no stream, no task to resume).
     func callbackLatency(count: Int) async throws -> [UInt64] {
-        var samples: [UInt64] = []
-        samples.reserveCapacity(count)
-        for index in 0..<(count + 200) {
-            let sequence = takeSequence()
-            let envelope = makeEnvelope(sequence, feature: "bench-latency-callbacks")
-            let start = DispatchTime.now().uptimeNanoseconds
+        let sender = self.sender
+        return try await sequentialLatency(count: count, feature: "bench-latency-callbacks") { envelope in
             let reply: Result<MeshSendReply, MeshClientError> = await withCheckedContinuation { continuation in
                 do throws(MeshClientError) {
                     try sender.send(envelope: envelope, mode: .realtimeBestEffort) { continuation.resume(returning: $0) }
@@ -165,6 +153,20 @@ final class DeliveryBenchRun: @unchecked Sendable {
                 }
             }
             _ = try reply.get()
+        }
+    }
+
+    /// `count` messages of `feature` (after 200 not counted), each sent by `send` once the one
+    /// before has arrived: nanoseconds from just before `send` to the receiving app's arrival.
+    private func sequentialLatency(count: Int, feature: String,
+                                   send: (AnySessionSyncEnvelope) async throws -> Void) async throws -> [UInt64] {
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count)
+        for index in 0..<(count + 200) {
+            let sequence = takeSequence()
+            let envelope = makeEnvelope(sequence, feature: feature)
+            let start = DispatchTime.now().uptimeNanoseconds
+            try await send(envelope)
             let at = await arrivalTime(of: sequence)
             if index >= 200 { samples.append(at &- start) }
         }
