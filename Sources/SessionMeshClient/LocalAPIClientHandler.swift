@@ -20,10 +20,37 @@ struct LocalAPIClientRequest: Sendable {
     /// For `attach`: where the events carrying this request's id go.
     var events: LocalAPIEventStream? = nil
 
-    /// Fails the request without sending it.
-    func fail(_ error: MeshClientError) {
-        sink.complete(.failure(error))
-        events?.finish()
+    /// Fails the request without sending it, through `failures` (on the connection's loop).
+    func fail(_ error: MeshClientError, via failures: LocalAPIFailureTrampoline) {
+        failures.run {
+            sink.complete(.failure(error))
+            events?.finish()
+        }
+    }
+}
+
+/// Runs the failures of requests that were never sent one after the other, on the connection's
+/// loop. A request fails so from inside the call that made it (the connection is closed and the
+/// call would have written it at once); a completion that sends again — a pipelined sender —
+/// then fails again inside itself. Here that failure waits in a queue for the outermost run to
+/// take it, so a sender with 100 000 envelopes left does not nest 100 000 calls deep.
+final class LocalAPIFailureTrampoline: @unchecked Sendable {
+    // Used on the connection's loop only.
+    private var jobs: [() -> Void] = []
+    private var running = false
+
+    func run(_ job: @escaping () -> Void) {
+        jobs.append(job)
+        guard !running else { return }
+        running = true
+        var index = 0
+        while index < jobs.count {
+            let next = jobs[index]
+            index += 1
+            next()
+        }
+        jobs.removeAll()
+        running = false
     }
 }
 
@@ -90,6 +117,8 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
     /// Writes the request buffers, straight to the socket while the channel holds none of them.
     private let out: LocalAPIDirectWriter
+    /// Where requests that were never sent fail (also `MeshClient`'s, once the channel is closed).
+    let failures = LocalAPIFailureTrampoline()
 
     /// `directOutput`: the connection's socket, for requests written without NIO's write path
     /// (`LocalAPIDirectWriter`); nil: through the channel.
@@ -107,7 +136,7 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let requests = unwrapOutboundIn(data)
         if let closedError {
-            for request in requests { request.fail(closedError) }
+            for request in requests { request.fail(closedError, via: failures) }
             promise?.fail(closedError)
             return
         }

@@ -238,7 +238,7 @@ public final class MeshClient: Sendable {
         guard channel.isActive else {
             // The pipeline may be gone: nothing would answer these.
             let error = MeshClientError.connectionClosed(socketPath: socketPath)
-            for request in requests { request.fail(error) }
+            for request in requests { request.fail(error, via: handler.value.failures) }
             return
         }
         channel.writeAndFlush(requests, promise: nil)

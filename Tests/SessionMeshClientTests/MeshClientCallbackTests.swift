@@ -1,6 +1,7 @@
 import Foundation
 import MeshLocalAPI
 import NIOCore
+import NIOPosix
 import SessionMesh
 @testable import SessionMeshClient
 import Testing
@@ -139,6 +140,43 @@ struct MeshClientCallbackTests {
         }
         #expect(await eventually { record.all.count == 6 })
         #expect(record.all.last == "6 connectionClosed")
+    }
+
+    @Test func aPipelinedSenderWhoseConnectionClosedGetsEveryFailureWithoutRecursing() async throws {
+        let daemon = try await FakeDaemon.start(StandardResponder().callAsFunction)
+        defer { Task { await daemon.stop() } }
+        // A loop of its own: 20 000 sends keep it busy for a while in a debug build, and other
+        // tests running meanwhile share the default group's loops.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { Task { try? await group.shutdownGracefully() } }
+        let client = try await MeshClient.connect(socketPath: daemon.socketPath, eventLoopGroup: group)
+        _ = try await client.send(envelope: Fixtures.envelope(sequence: 0), mode: .realtimeBestEffort)
+        daemon.dropConnections()
+        #expect(await eventually { !client.channel.isActive })
+        // Each completion sends the next, as a pipelined sender does; on a closed connection every
+        // send fails at once. 20 000 of them must not each nest inside the one before (that
+        // overflowed the loop thread's stack).
+        let count = 20_000
+        let record = Record()
+        let failures = Locked(0)
+        @Sendable func sendNext(_ index: Int) {
+            guard index < count else {
+                record.add("done", onLoop: client.channel.eventLoop.inEventLoop)
+                return
+            }
+            do {
+                try client.send(envelope: Fixtures.envelope(sequence: UInt64(index)), mode: .realtimeBestEffort) { result in
+                    if case .failure(let error) = result, error.kind == .connectionClosed { failures.withLock { $0 += 1 } }
+                    sendNext(index + 1)
+                }
+            } catch {
+                record.add("threw", onLoop: true)
+            }
+        }
+        try await client.channel.eventLoop.submit { sendNext(0) }.get()
+        #expect(await eventually(30) { record.all == ["done"] })
+        #expect(failures.withLock { $0 } == count)
+        #expect(record.callsOffTheLoop == 0)
     }
 
     @Test func aHandlerGetsEveryEventInOrderOnTheLoopThenItsEndOnce() async throws {
