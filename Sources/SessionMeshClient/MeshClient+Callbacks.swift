@@ -39,22 +39,11 @@ extension MeshClient {
         let body = MeshAttachRequest(features: features, sessionID: sessionID, app: app)
         try checked { () throws(LocalAPIErrorBody) in try body.validate() }
         let handler = LocalAPIEventStream(handler: onEvent, onEnd: onEnd)
-        let frame: LocalAPIFrame
-        do {
-            frame = try await request(.attach, body: try LocalAPIJSON.encode(body), flags: [], events: handler)
-        } catch {
-            // Events already read for it may still be on their way to `onEvent` on the loop;
-            // the end follows them there.
-            Self.endEvents(handler, on: channel)
-            throw error
-        }
-        do {
-            let reply = try decode(MeshAttachReply.self, frame)
-            return MeshHandlerAttachment(attachmentID: reply.attachmentID, localDeviceID: reply.localDeviceID, peers: reply.peers)
-        } catch {
-            Self.endEvents(handler, on: channel)
-            throw error
-        }
+        // On failure, events already read for it may still be on their way to `onEvent` on the
+        // loop; the end follows them there.
+        let channel = self.channel
+        let reply = try await attachRequest(body, events: handler) { Self.endEvents(handler, on: channel) }
+        return MeshHandlerAttachment(attachmentID: reply.attachmentID, localDeviceID: reply.localDeviceID, peers: reply.peers)
     }
 
     /// Sends an envelope like `send(envelope:mode:to:)`, without a task or a suspension: the
@@ -75,8 +64,7 @@ extension MeshClient {
     ///   one frame carries); nothing was sent and `completion` is not called.
     public func send(envelope: AnySessionSyncEnvelope, mode: SessionDeliveryMode, to peer: String? = nil,
                      completion: @escaping @Sendable (Result<MeshSendReply, MeshClientError>) -> Void) throws(MeshClientError) {
-        let body = try checked { () throws(LocalAPIErrorBody) in try MeshSendRequest(mode: mode, target: peer ?? "", envelope: envelope).encode() }
-        request(.send, body: body, flags: .binaryBody) { answer in
+        request(.send, body: try Self.sendBody(envelope, mode: mode, to: peer), flags: .binaryBody) { answer in
             completion(answer.flatMap(Self.sendReply))
         }
     }

@@ -24,15 +24,21 @@ extension MeshClient {
                                 if let stream { Self.forgetEvents(stream, on: channel) }
                             })
         let events = stream.makeStream()
-        let frame: LocalAPIFrame
+        let reply = try await attachRequest(body, events: stream) { stream.finish() }
+        return MeshAttachment(attachmentID: reply.attachmentID, localDeviceID: reply.localDeviceID, peers: reply.peers, events: events)
+    }
+
+    /// Sends `attach` with `events` registered for the events that carry its request id, and
+    /// reads the reply. When either fails, `abandon` ends `events` before the error is thrown.
+    func attachRequest(_ body: MeshAttachRequest, events: LocalAPIEventStream,
+                       abandon: () -> Void) async throws -> MeshAttachReply {
         do {
-            frame = try await request(.attach, body: try LocalAPIJSON.encode(body), flags: [], events: stream)
+            let frame = try await request(.attach, body: try LocalAPIJSON.encode(body), flags: [], events: events)
+            return try decode(MeshAttachReply.self, frame)
         } catch {
-            stream.finish()
+            abandon()
             throw error
         }
-        let reply = try decode(MeshAttachReply.self, frame)
-        return MeshAttachment(attachmentID: reply.attachmentID, localDeviceID: reply.localDeviceID, peers: reply.peers, events: events)
     }
 
     /// Sends an envelope (`send`) to `peer` (full or short device ID) or to every paired device.
@@ -42,9 +48,13 @@ extension MeshClient {
     /// limit) or `.acknowledgement`. Snapshots go through `publishSnapshot(_:to:)`.
     @discardableResult
     public func send(envelope: AnySessionSyncEnvelope, mode: SessionDeliveryMode, to peer: String? = nil) async throws -> MeshSendReply {
-        let body = try checked { () throws(LocalAPIErrorBody) in try MeshSendRequest(mode: mode, target: peer ?? "", envelope: envelope).encode() }
-        let reply = try await send(.send, body: body, flags: .binaryBody)
+        let reply = try await send(.send, body: try Self.sendBody(envelope, mode: mode, to: peer), flags: .binaryBody)
         return try Self.sendReply(reply).get()
+    }
+
+    /// The binary body of a `send` request; `.invalidArgument` when it cannot be sent.
+    static func sendBody(_ envelope: AnySessionSyncEnvelope, mode: SessionDeliveryMode, to peer: String?) throws(MeshClientError) -> ByteBuffer {
+        try checked { () throws(LocalAPIErrorBody) in try MeshSendRequest(mode: mode, target: peer ?? "", envelope: envelope).encode() }
     }
 
     /// Publishes a snapshot into the outbound latest-state slot (`snapshot.publish`); pushed to

@@ -28,6 +28,18 @@ struct MeshClientCallbackTests {
         var callsOffTheLoop: Int { lock.withLock { offLoop } }
     }
 
+    /// Returns once every task queued on the client's loop so far has run (a completion or an
+    /// end that was still to come would have come by then).
+    static func loopBarrier(_ client: MeshClient) async throws {
+        try await client.channel.eventLoop.submit {}.get()
+    }
+
+    /// One request round trip (`queue`): every frame the daemon wrote before its reply has been
+    /// handled when it returns.
+    static func roundTrip(_ client: MeshClient) async throws {
+        _ = try await client.send(.queue, body: try LocalAPIJSON.encode(EmptyBody()))
+    }
+
     @Test func completionsGetEachOutcomeOnTheLoopAndTheFramesAreThoseOfTheAsyncCall() async throws {
         let daemon = try await FakeDaemon.start(MeshClientBatchTests.queueFullForEvenSequences)
         defer { Task { await daemon.stop() } }
@@ -59,7 +71,7 @@ struct MeshClientCallbackTests {
         #expect(daemon.requests.last?.body == daemon.requests.first?.body)
         #expect(daemon.requests.last?.flags == daemon.requests.first?.flags)
         // Exactly once each: nothing more arrives later.
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.loopBarrier(client)
         #expect(record.all.count == 6)
         await client.close()
     }
@@ -108,8 +120,11 @@ struct MeshClientCallbackTests {
         } catch {
             #expect(error.kind == .invalidArgument)
         }
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(daemon.requests.count == before)
+        // Whatever those calls had written would reach the daemon before this request.
+        try await Self.roundTrip(client)
+        #expect(daemon.requests.count == before + 1)
+        #expect(daemon.requests.last?.operation == .queue)
+        try await Self.loopBarrier(client)
         #expect(!record.all.contains("completed"))
         await client.close()
     }
@@ -213,7 +228,7 @@ struct MeshClientCallbackTests {
         await client.close()
         #expect(await eventually { record.all.count == 202 })
         #expect(record.all.last == "end")
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.loopBarrier(client)
         #expect(record.all.count == 202)
         #expect(record.callsOffTheLoop == 0)
     }
@@ -290,10 +305,10 @@ struct MeshClientCallbackTests {
         if let hung = daemon.requests.last(where: { $0.operation == .attach })?.requestID {
             daemon.push(try LocalAPIDataEvent.eventsDropped(EventsDroppedEvent(dropped: 2)).frame(requestID: hung))
         }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.roundTrip(client)
         #expect(!record.all.contains { $0.hasSuffix("event") })
         await client.close()
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.loopBarrier(client)
         #expect(record.all.count == 11)
     }
 }

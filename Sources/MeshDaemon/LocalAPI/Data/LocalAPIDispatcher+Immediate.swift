@@ -74,24 +74,26 @@ extension LocalAPIDispatcher {
         var eventID: UUID
         var outcome: DeliverySendOutcome
 
+        /// The fixed text around the values, in order: before the event ID, before the outcome,
+        /// before the peer count, at the end.
+        private static let texts: [StaticString] = ["{\"eventID\":\"", "\",\"outcome\":\"", "\",\"peers\":", "}"]
+        private static let textBytes = texts.reduce(0) { $0 + $1.utf8CodeUnitCount }
+
         /// The body's length in bytes: the fixed text, 36 for the event ID, the outcome and the
         /// peer count in decimal.
         var bodyLength: Int {
-            Self.fixedBytes + 36 + outcome.outcome.utf8.count + String(outcome.peers).utf8.count
+            Self.textBytes + 36 + outcome.outcome.utf8.count + String(outcome.peers).utf8.count
         }
-
-        /// `{"eventID":"` `","outcome":"` `","peers":` `}`.
-        private static let fixedBytes = 12 + 13 + 10 + 1
 
         /// Writes the body (exactly `bodyLength` bytes).
         func write(to body: inout ByteBuffer) {
-            body.writeString("{\"eventID\":\"")
+            body.writeStaticString(Self.texts[0])
             writeUUIDString(eventID, to: &body)
-            body.writeString("\",\"outcome\":\"")
+            body.writeStaticString(Self.texts[1])
             body.writeString(outcome.outcome)
-            body.writeString("\",\"peers\":")
+            body.writeStaticString(Self.texts[2])
             body.writeString(String(outcome.peers))
-            body.writeString("}")
+            body.writeStaticString(Self.texts[3])
         }
 
         /// The body in a buffer of its own (for the paths that hand a body on).
