@@ -5,7 +5,7 @@ SWIFT ?= swift
 # delivered message). Every release command uses the same flags, so SwiftPM does not rebuild.
 RELEASE = -c release --static-swift-stdlib
 
-.PHONY: all deps build release run test bench vectors clean lab-test
+.PHONY: all deps build release run test python-test bench vectors clean lab-test
 
 all: build
 
@@ -26,6 +26,20 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --no-parallel
+	$(MAKE) --no-print-directory python-test
+
+# The Python client's tests, against real daemons (.build/debug/meshd), through the install step a
+# user takes: a fresh venv with `pip install ./clients/python` (offline: the package builds with
+# its own standard-library backend). MESH_TEST_SEED reproduces the randomised encoding test.
+PYTHON ?= python3
+PY_VENV = .build/python-venv
+python-test: deps
+	$(SWIFT) build
+	@rm -rf $(PY_VENV)
+	$(PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/python -m pip install --quiet --no-index --disable-pip-version-check ./clients/python
+	cd clients/python/tests && MESHD=$(CURDIR)/.build/debug/meshd MESHCTL=$(CURDIR)/.build/debug/meshctl \
+		$(CURDIR)/$(PY_VENV)/bin/python -m unittest discover -s . -t . -v
 
 # Discovery lab: test hosts in network namespaces (root). Not being able to run it is a failure
 # here (MESH_REQUIRE_LAB=1 unless set otherwise). Prints the measured figures at the end.

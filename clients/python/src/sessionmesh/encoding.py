@@ -86,6 +86,17 @@ class Metadata:
     protocol_version: int = 1
     monotonic_timestamp: Optional[float] = None
     acknowledged_sequence: Optional[int] = None
+    #: The decoded wire value of `causal_timestamp` (seconds since 2001), kept so a decoded
+    #: message re-encodes to exactly its bytes (the 1970/2001 conversion is not exact in binary64).
+    causal_reference_seconds: Optional[float] = field(default=None, repr=False, compare=False)
+
+    @property
+    def wire_causal_timestamp(self) -> float:
+        """`causal_timestamp` as the wire carries it: seconds since 2001-01-01 UTC."""
+        wire = self.causal_reference_seconds
+        if wire is not None and from_reference_seconds(wire) == self.causal_timestamp:
+            return wire
+        return to_reference_seconds(self.causal_timestamp)
 
 
 @dataclass(frozen=True)
@@ -173,7 +184,7 @@ class _Writer:
         self.string(m.source_peer_id, "sourcePeerID")
         self.uuid(m.event_id)
         self.varint(m.sequence, "sequence")
-        self.double(to_reference_seconds(m.causal_timestamp), "causalTimestamp")
+        self.double(m.wire_causal_timestamp, "causalTimestamp")
         if m.monotonic_timestamp is not None:
             self.double(m.monotonic_timestamp, "monotonicTimestamp")
         self.string(m.payload_type, "payloadType")
@@ -327,14 +338,14 @@ class _Reader:
         source = self.string("sourcePeerID")
         event = self.uuid("eventID")
         sequence = self.varint("sequence")
-        causal = from_reference_seconds(self.double("causalTimestamp"))
+        wire_causal = self.double("causalTimestamp")
         monotonic = self.double("monotonicTimestamp") if flags & 1 else None
         payload_type = self.string("payloadType")
         acknowledged = self.varint("acknowledgedSequence") if flags & 2 else None
         return Metadata(session_id=session, feature_id=feature, source_peer_id=source, event_id=event,
-                        sequence=sequence, causal_timestamp=causal, payload_type=payload_type,
+                        sequence=sequence, causal_timestamp=from_reference_seconds(wire_causal), payload_type=payload_type,
                         protocol_version=version, monotonic_timestamp=monotonic,
-                        acknowledged_sequence=acknowledged)
+                        acknowledged_sequence=acknowledged, causal_reference_seconds=wire_causal)
 
     def end(self) -> None:
         if self.pos != len(self.data):
