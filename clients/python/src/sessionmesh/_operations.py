@@ -10,7 +10,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Dict, Generator, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, Generator, Iterable, List, Optional, Tuple, TypeVar, Union
 
 from . import _frames as F
 from .encoding import (Envelope, Metadata, Snapshot, WireFormatError, decode_snapshot, encode_envelope,
@@ -38,7 +38,9 @@ class Call:
         return F.OPS[self.op]
 
 
-Op = Generator[Call, F.Frame, Any]
+T = TypeVar("T")
+#: An operation: yields its requests, receives their reply frames, returns its result.
+Op = Generator[Call, F.Frame, T]
 
 
 def default_session(feature: str) -> uuid.UUID:
@@ -128,7 +130,7 @@ def _json_call(op: str, body: Optional[Dict[str, Any]] = None, retry: bool = Tru
     return Call(op, F.json_body(body or {}), False, retry)
 
 
-def _source(state: ClientState) -> Op:
+def _source(state: ClientState) -> Op[str]:
     if state.device_id is None:
         reply = yield _json_call("status")
         state.device_id = str(reply.json().get("deviceID", "")) or "python"
@@ -137,24 +139,24 @@ def _source(state: ClientState) -> Op:
 
 # --- control operations ---
 
-def hello(state: ClientState) -> Op:
+def hello(state: ClientState) -> Op[Hello]:
     reply = yield _json_call("hello", {"client": state.app or "sessionmesh-python", "protocolVersion": 1})
     return Hello.from_json(reply.json())
 
 
-def status(state: ClientState) -> Op:
+def status(state: ClientState) -> Op[Status]:
     reply = yield _json_call("status")
     result = Status.from_json(reply.json())
     state.device_id = result.device_id or state.device_id
     return result
 
 
-def peers() -> Op:
+def peers() -> Op[List[Peer]]:
     reply = yield _json_call("peers")
     return [Peer.from_json(p) for p in reply.json().get("peers", []) if isinstance(p, dict)]
 
 
-def create_pairing_code(valid_for: Optional[float]) -> Op:
+def create_pairing_code(valid_for: Optional[float]) -> Op[PairingCode]:
     body: Dict[str, Any] = {}
     if valid_for is not None:
         body["validFor"] = valid_for
@@ -163,12 +165,12 @@ def create_pairing_code(valid_for: Optional[float]) -> Op:
     return PairingCode(code=str(data["code"]), expires=float(data["expires"]))
 
 
-def wait_for_pairing(code: str) -> Op:
+def wait_for_pairing(code: str) -> Op[PairedDevice]:
     reply = yield _json_call("pair.wait", {"code": code}, retry=False)
     return PairedDevice.from_json(reply.json())
 
 
-def join_pairing(code: str, address: Optional[str]) -> Op:
+def join_pairing(code: str, address: Optional[str]) -> Op[PairedDevice]:
     body: Dict[str, Any] = {"code": code}
     if address is not None:
         body["address"] = address
@@ -176,15 +178,15 @@ def join_pairing(code: str, address: Optional[str]) -> Op:
     return PairedDevice.from_json(reply.json())
 
 
-def cancel_pairing(code: str) -> Op:
+def cancel_pairing(code: str) -> Op[None]:
     yield _json_call("pair.cancel", {"code": code})
 
 
-def unpair(device_id: str) -> Op:
+def unpair(device_id: str) -> Op[None]:
     yield _json_call("unpair", {"deviceID": device_id}, retry=False)
 
 
-def ping(device_id: str, count: Optional[int]) -> Op:
+def ping(device_id: str, count: Optional[int]) -> Op[PingResult]:
     body: Dict[str, Any] = {"deviceID": device_id}
     if count is not None:
         body["count"] = count
@@ -194,7 +196,7 @@ def ping(device_id: str, count: Optional[int]) -> Op:
 
 # --- data operations ---
 
-def send_envelope(envelope: Envelope, mode: str, to: Optional[str]) -> Op:
+def send_envelope(envelope: Envelope, mode: str, to: Optional[str]) -> Op[SendResult]:
     if mode not in F.MODES:
         raise ValueError(f"mode must be 'realtime', 'reliable' or 'acknowledgement', got {mode!r}")
     try:
@@ -212,7 +214,7 @@ def send_envelope(envelope: Envelope, mode: str, to: Optional[str]) -> Op:
 
 def send(state: ClientState, feature: str, payload: bytes, mode: str, to: Optional[str], session: SessionLike,
          payload_type: str, sequence: Optional[int], event_id: Optional[uuid.UUID],
-         acknowledged_sequence: Optional[int], monotonic_timestamp: Optional[float]) -> Op:
+         acknowledged_sequence: Optional[int], monotonic_timestamp: Optional[float]) -> Op[SendResult]:
     check_feature(feature)
     if not isinstance(payload, (bytes, bytearray, memoryview)):
         raise TypeError(f"payload must be bytes, got {type(payload).__name__} (encode text first, e.g. text.encode())")
@@ -225,7 +227,7 @@ def send(state: ClientState, feature: str, payload: bytes, mode: str, to: Option
     return (yield from send_envelope(Envelope(metadata, bytes(payload)), mode, to))
 
 
-def publish_snapshot_message(snapshot: Snapshot, to: Optional[str]) -> Op:
+def publish_snapshot_message(snapshot: Snapshot, to: Optional[str]) -> Op[PublishResult]:
     try:
         encoded = encode_snapshot(snapshot)
     except WireFormatError as error:
@@ -239,7 +241,7 @@ def publish_snapshot_message(snapshot: Snapshot, to: Optional[str]) -> Op:
 
 
 def publish_snapshot(state: ClientState, feature: str, payload: bytes, to: Optional[str], session: SessionLike,
-                     revision: Optional[int], payload_type: str, reflected_sequences: Optional[Dict[str, int]]) -> Op:
+                     revision: Optional[int], payload_type: str, reflected_sequences: Optional[Dict[str, int]]) -> Op[PublishResult]:
     check_feature(feature)
     if not isinstance(payload, (bytes, bytearray, memoryview)):
         raise TypeError(f"state must be bytes, got {type(payload).__name__}")
@@ -264,7 +266,7 @@ def publish_snapshot(state: ClientState, feature: str, payload: bytes, to: Optio
     return result
 
 
-def request_snapshot(state: ClientState, feature: str, peer: Optional[str], session: SessionLike) -> Op:
+def request_snapshot(state: ClientState, feature: str, peer: Optional[str], session: SessionLike) -> Op[None]:
     check_feature(feature)
     body: Dict[str, Any] = {"featureID": feature, "sessionID": str(state.session_for(feature, session))}
     if peer is not None:
@@ -272,7 +274,7 @@ def request_snapshot(state: ClientState, feature: str, peer: Optional[str], sess
     yield _json_call("snapshot.request", body)
 
 
-def latest_snapshot(feature: str, peer: Optional[str], session: SessionLike) -> Op:
+def latest_snapshot(feature: str, peer: Optional[str], session: SessionLike) -> Op[Optional[LatestSnapshot]]:
     check_feature(feature)
     body: Dict[str, Any] = {"featureID": feature}
     if peer is not None:
@@ -296,7 +298,7 @@ def latest_snapshot(feature: str, peer: Optional[str], session: SessionLike) -> 
 
 
 def set_timer_anchor(state: ClientState, feature: str, anchor: TimerAnchor, revision: Optional[int],
-                     session: SessionLike) -> Op:
+                     session: SessionLike) -> Op[bool]:
     check_feature(feature)
     sid = state.session_for(feature, session)
     chosen = revision if revision is not None else state.next_revision("anchor", sid, feature)
@@ -305,7 +307,7 @@ def set_timer_anchor(state: ClientState, feature: str, anchor: TimerAnchor, revi
     return bool(reply.json().get("stored", False))
 
 
-def announce_session(state: ClientState, feature: str, session: SessionLike, owner: Optional[str], status_text: str) -> Op:
+def announce_session(state: ClientState, feature: str, session: SessionLike, owner: Optional[str], status_text: str) -> Op[uuid.UUID]:
     check_feature(feature)
     sid = state.session_for(feature, session)
     if owner is None:
@@ -315,7 +317,7 @@ def announce_session(state: ClientState, feature: str, session: SessionLike, own
     return sid
 
 
-def close_session(state: ClientState, feature: str, session: SessionLike) -> Op:
+def close_session(state: ClientState, feature: str, session: SessionLike) -> Op[SessionCloseResult]:
     check_feature(feature)
     sid = state.session_for(feature, session)
     reply = yield _json_call("session.close", {"sessionID": str(sid), "featureID": feature})
@@ -323,7 +325,7 @@ def close_session(state: ClientState, feature: str, session: SessionLike) -> Op:
     return SessionCloseResult(delivered=tuple(data.get("delivered", [])), queued=tuple(data.get("queued", [])))
 
 
-def sessions(feature: Optional[str]) -> Op:
+def sessions(feature: Optional[str]) -> Op[List[Session]]:
     body: Dict[str, Any] = {}
     if feature is not None:
         body["featureID"] = check_feature(feature)
@@ -331,13 +333,13 @@ def sessions(feature: Optional[str]) -> Op:
     return [Session.from_json(row) for row in reply.json().get("sessions", []) if isinstance(row, dict)]
 
 
-def set_watermark(state: ClientState, feature: str, peer: str, sequence: int, session: SessionLike) -> Op:
+def set_watermark(state: ClientState, feature: str, peer: str, sequence: int, session: SessionLike) -> Op[None]:
     check_feature(feature)
     sid = state.session_for(feature, session)
     yield _json_call("watermark.set", {"sessionID": str(sid), "featureID": feature, "peer": peer, "sequence": sequence})
 
 
-def ack(ids: Iterable[int]) -> Op:
+def ack(ids: Iterable[int]) -> Op[int]:
     wanted: List[int] = [check_item_id(i, "ids") for i in ids if i != 0]
     acknowledged = 0
     for start in range(0, len(wanted), MAX_ACK_IDS):
@@ -346,11 +348,11 @@ def ack(ids: Iterable[int]) -> Op:
     return acknowledged
 
 
-def queue() -> Op:
+def queue() -> Op[List[QueueItem]]:
     reply = yield _json_call("queue")
     return [QueueItem.from_json(item) for item in reply.json().get("items", []) if isinstance(item, dict)]
 
 
-def cancel_queued(item_id: int) -> Op:
+def cancel_queued(item_id: int) -> Op[None]:
     check_item_id(item_id, "id")
     yield _json_call("queue.cancel", {"id": item_id}, retry=False)

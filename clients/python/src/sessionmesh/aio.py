@@ -15,15 +15,16 @@ import asyncio
 import threading
 import time
 import uuid
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, cast, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _operations as ops
 from ._attachment import AttachmentCore, End, Sink
 from ._connection import Link, live
-from ._operations import Call, SessionLike
-from .client import DEFAULT_EVENT_BUFFER, run_blocking
+from . import _frames as F
+from ._operations import Call, SessionLike, T
+from .client import DEFAULT_EVENT_BUFFER, run_blocking, unreachable_error
 from .encoding import Envelope, Snapshot
-from .errors import ClientTimeoutError, ConnectionLostError, DaemonError, MeshError
+from .errors import ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, MeshError
 from .models import (AttachedPeer, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
                      PublishResult, QueueItem, SendResult, Session, SessionCloseResult, Status, TimerAnchor)
 from .socketpath import default_socket_path
@@ -45,20 +46,24 @@ class AsyncClient:
     def __init__(self, path: Optional[str] = None, *, app: Optional[str] = None, session: SessionLike = None,
                  reconnect_timeout: float = 30.0) -> None:
         self.path: str = path if path is not None else default_socket_path()
+        self._given = path
         self._link = Link(self.path, reconnect_timeout)
         self._state = ops.ClientState(session, app)
         self._attachments: List[AsyncAttachment] = []
 
     async def _open(self) -> None:
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, lambda: self._link.connection(None, patience=0))
+        try:
+            await loop.run_in_executor(None, lambda: self._link.connection(None, patience=0))
+        except DaemonUnreachableError as error:
+            raise unreachable_error(error, self._given) from None
 
-    async def _run(self, op: ops.Op, timeout: Optional[float] = None) -> Any:
+    async def _run(self, op: "ops.Op[T]", timeout: Optional[float] = None) -> T:
         deadline = time.monotonic() + timeout if timeout is not None else None
         try:
             call = next(op)
         except StopIteration as done:
-            return done.value
+            return cast(T, done.value)
         while True:
             try:
                 frame = await self._call(call, deadline)
@@ -66,14 +71,14 @@ class AsyncClient:
                 try:
                     call = op.throw(error)
                 except StopIteration as done:
-                    return done.value
+                    return cast(T, done.value)
                 continue
             try:
                 call = op.send(frame)
             except StopIteration as done:
-                return done.value
+                return cast(T, done.value)
 
-    async def _call(self, call: Call, deadline: Optional[float]) -> Any:
+    async def _call(self, call: Call, deadline: Optional[float]) -> F.Frame:
         loop = asyncio.get_running_loop()
         while True:
             conn = live(self._link)
@@ -289,7 +294,7 @@ class AsyncAttachment:
                 raise ClientTimeoutError(f"no event within {timeout} s", operation="attach") from None
             if not isinstance(item, End):
                 self._sink.room.release()
-                return item
+                return cast(Event, item)
             self._end = item
         if self._end.error is not None:
             raise self._end.error

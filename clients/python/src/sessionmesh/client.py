@@ -6,17 +6,18 @@ import queue as _queue
 import threading
 import time
 import uuid
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, cast, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from . import _operations as ops
 from ._attachment import AttachmentCore, End, Sink
 from ._connection import Link
-from ._operations import Call, SessionLike
+from . import _frames as F
+from ._operations import Call, SessionLike, T
 from .encoding import Envelope, Snapshot
-from .errors import ClientTimeoutError, ConnectionLostError, DaemonError, MeshError
+from .errors import ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, MeshError
 from .models import (AttachedPeer, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
                      PublishResult, QueueItem, SendResult, Session, SessionCloseResult, Status, TimerAnchor)
-from .socketpath import default_socket_path
+from .socketpath import SYSTEM_SOCKET, default_socket_path, user_socket_path
 
 __all__ = ["Client", "Attachment", "connect", "DEFAULT_EVENT_BUFFER"]
 
@@ -53,9 +54,12 @@ class Client:
         self._state = ops.ClientState(session, app)
         self._attachments: List[Attachment] = []
         self._lock = threading.Lock()
-        self._link.connection(None, patience=0)
+        try:
+            self._link.connection(None, patience=0)
+        except DaemonUnreachableError as error:
+            raise unreachable_error(error, path) from None
 
-    def _run(self, op: ops.Op, timeout: Optional[float] = None) -> Any:
+    def _run(self, op: "ops.Op[T]", timeout: Optional[float] = None) -> T:
         return run_blocking(self._link, op, timeout)
 
     def close(self) -> None:
@@ -232,13 +236,22 @@ class Client:
         return attachment
 
 
-def run_blocking(link: Link, op: ops.Op, timeout: Optional[float] = None) -> Any:
+def unreachable_error(error: DaemonUnreachableError, given: Optional[str]) -> DaemonUnreachableError:
+    """Without an explicit path, says both places looked at (as `meshctl` does)."""
+    user = user_socket_path()
+    if given is not None or user is None:
+        return error
+    return DaemonUnreachableError(f"cannot reach meshd: no daemon answers at the user daemon's socket {user} or the "
+                                  f"system daemon's {SYSTEM_SOCKET} (is meshd running? connect(path) names another)")
+
+
+def run_blocking(link: Link, op: "ops.Op[T]", timeout: Optional[float] = None) -> T:
     """Drives an operation's generator over `link`, blocking; errors are thrown into it."""
     deadline = time.monotonic() + timeout if timeout is not None else None
     try:
         call = next(op)
     except StopIteration as done:
-        return done.value
+        return cast(T, done.value)
     while True:
         try:
             frame = _call(link, call, deadline)
@@ -246,15 +259,15 @@ def run_blocking(link: Link, op: ops.Op, timeout: Optional[float] = None) -> Any
             try:
                 call = op.throw(error)
             except StopIteration as done:
-                return done.value
+                return cast(T, done.value)
             continue
         try:
             call = op.send(frame)
         except StopIteration as done:
-            return done.value
+            return cast(T, done.value)
 
 
-def _call(link: Link, call: Call, deadline: Optional[float]) -> Any:
+def _call(link: Link, call: Call, deadline: Optional[float]) -> F.Frame:
     while True:
         future = link.submit(call.code, call.body, call.binary, deadline)
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -346,7 +359,7 @@ class Attachment:
         if isinstance(item, End):
             self._end = item
             return self._ended()
-        return item
+        return cast(Event, item)
 
     def _ended(self) -> Event:
         assert self._end is not None

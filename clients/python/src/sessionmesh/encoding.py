@@ -317,7 +317,7 @@ class _Reader:
 
     def double(self, name: str) -> float:
         start = self.pos
-        (value,) = _F64.unpack(self.take(8, name))
+        value = float(_F64.unpack(self.take(8, name))[0])
         if not math.isfinite(value):
             self.pos = start
             self.fail("nonFiniteTimestamp", name)
