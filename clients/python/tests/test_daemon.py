@@ -256,6 +256,34 @@ class RestartTests(MeshTestCase):
             impatient.status()
 
 
+    def test_attach_waits_for_a_restarting_daemon_and_close_ends_iteration(self):
+        self.pair()
+        a, b = self.client(self.alpha), self.client(self.beta)
+        self.beta.kill(signal.SIGKILL)
+        threading.Timer(0.3, self.beta.start).start()
+        events = b.attach(["notes"])  # the daemon is away when this starts
+        a.send("notes", b"after restart")
+        self.assertEqual(next_of(events, "envelope", timeout=20).payload, b"after restart")
+        for i in range(3):
+            a.send("notes", f"unread-{i}".encode())
+        wait_until("beta's daemon to take the unread items", lambda: a.queue() == [], timeout=20)
+        done = []
+        reader = threading.Thread(target=lambda: done.append(list(events)))
+        b.close()  # closes the attachment too; iteration ends even with unread events
+        reader.start()
+        reader.join(10)
+        self.assertEqual(done, [[]])
+
+    def test_a_small_event_buffer_holds_back_and_loses_nothing(self):
+        self.pair()
+        a, b = self.client(self.alpha), self.client(self.beta)
+        with b.attach(["bulk"], buffer=2) as events:
+            sent = [a.send("bulk", str(i).encode(), mode="reliable").event_id for i in range(60)]
+            got = [next_of(events, "envelope", timeout=20) for _ in range(60)]
+            self.assertEqual([e.event_id for e in got], sent)
+            self.assertEqual(b.ack(e.inbox_id for e in got), 60)
+
+
 class AsyncTests(MeshTestCase):
     def test_the_asyncio_client_sends_attaches_and_acks(self):
         self.pair()
@@ -286,6 +314,35 @@ class AsyncTests(MeshTestCase):
                 await b.close()
 
         asyncio.run(asyncio.wait_for(scenario(), 60))
+
+    def test_the_asyncio_attachment_resumes_after_kill_9(self):
+        self.pair()
+        a = self.client(self.alpha)
+
+        async def scenario():
+            b = await sessionmesh.connect_async(self.beta.socket)
+            try:
+                async with b.attach("notes") as events:
+                    self.beta.kill(signal.SIGKILL)
+                    kinds = []
+                    while "disconnected" not in kinds:
+                        kinds.append((await events.next_event(timeout=10)).kind)
+                    wait_until("alpha to see beta down", lambda: not a.peers()[0].active, timeout=20)
+                    sent = a.send("notes", b"queued meanwhile").event_id
+                    self.beta.start()
+                    while True:
+                        event = await events.next_event(timeout=20)
+                        if event.kind == "envelope":
+                            break
+                        kinds.append(event.kind)
+                    self.assertIn("reattached", kinds)
+                    self.assertEqual((event.event_id, event.redelivery), (sent, False))
+                    self.assertEqual(await b.ack([event.inbox_id]), 1)
+                    self.assertEqual((await b.status()).device_id, self.beta_id)
+            finally:
+                await b.close()
+
+        asyncio.run(asyncio.wait_for(scenario(), 90))
 
 
 if __name__ == "__main__":

@@ -9,14 +9,16 @@ unacknowledged inbox item again (flagged `redelivery`) and everything that arriv
 """
 from __future__ import annotations
 
+import concurrent.futures
 import threading
+import time
 from concurrent.futures import Future
 from typing import Any, Dict, List, Optional
 
 from . import _frames as F
 from ._connection import Connection
 from ._events import Acker, decode_event
-from .errors import (BadRequestError, ConnectionLostError, DaemonError, DaemonUnreachableError, FrameError, MeshError,
+from .errors import (BadRequestError, ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, FrameError, MeshError,
                      ProtocolViolationError, ShuttingDownError, TooManyConnectionsError)
 from .models import AttachedPeer, Event
 
@@ -82,6 +84,28 @@ class AttachmentCore:
         future = conn.submit(F.OPS["attach"], self._body(), False, request_id=rid)
         future.add_done_callback(self._on_reply)
         return future
+
+    def open(self, timeout: float, patience: float) -> None:
+        """Attaches for the first time, blocking: waits up to `patience` seconds for a daemon that
+        is restarting (as other calls do) and `timeout` seconds for the reply."""
+        give_up = time.monotonic() + patience
+        delay = 0.02
+        while True:
+            try:
+                self.start().result(timeout)
+                return
+            except concurrent.futures.TimeoutError:
+                self.close()
+                raise ClientTimeoutError("attach: no answer from meshd within the timeout", operation="attach") from None
+            except (DaemonUnreachableError, ConnectionLostError, ShuttingDownError) as error:
+                if self._stop.is_set() or time.monotonic() + delay > give_up:
+                    self.close()
+                    raise error from None
+            except BaseException:
+                self.close()
+                raise
+            self._stop.wait(delay)
+            delay = min(delay * 2, 0.5)
 
     def _on_reply(self, future: "Future[F.Frame]") -> None:
         # Runs on the reader thread before it reads the next frame, so whatever this puts in the

@@ -230,6 +230,15 @@ class Link:
     def submit(self, op: int, body: bytes, binary: bool, deadline: Optional[float]) -> "Future[F.Frame]":
         return self.connection(deadline).submit(op, body, binary)
 
+    def pause(self, attempt: int) -> None:
+        """Waits before attempt `attempt + 1` (cut short by `close`)."""
+        self._wake.wait(backoff(attempt))
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait after the `attempt`-th try: 20 ms doubling, at most 0.5 s."""
+    return float(min(0.02 * 2 ** min(attempt, 10), 0.5))
+
 
 def remaining(deadline: Optional[float]) -> Optional[float]:
     if deadline is None:

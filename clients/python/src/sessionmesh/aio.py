@@ -19,12 +19,12 @@ from typing import Any, cast, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _operations as ops
 from ._attachment import AttachmentCore, End, Sink
-from ._connection import Link, live
+from ._connection import Link, backoff, live
 from . import _frames as F
 from ._operations import Call, SessionLike, T
-from .client import DEFAULT_EVENT_BUFFER, run_blocking, unreachable_error
+from .client import DEFAULT_EVENT_BUFFER, retry_worth, run_blocking, unreachable_error
 from .encoding import Envelope, Snapshot
-from .errors import ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, MeshError
+from .errors import ClientTimeoutError, DaemonUnreachableError, MeshError
 from .models import (AttachedPeer, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
                      PublishResult, QueueItem, SendResult, Session, SessionCloseResult, Status, TimerAnchor)
 from .socketpath import default_socket_path
@@ -80,7 +80,9 @@ class AsyncClient:
 
     async def _call(self, call: Call, deadline: Optional[float]) -> F.Frame:
         loop = asyncio.get_running_loop()
+        attempt = 0
         while True:
+            attempt += 1
             conn = live(self._link)
             if conn is not None:
                 future = conn.submit(call.code, call.body, call.binary)
@@ -89,14 +91,12 @@ class AsyncClient:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
                 return await asyncio.wait_for(asyncio.wrap_future(future), left)
-            except ConnectionLostError:
-                if not call.retry or (deadline is not None and time.monotonic() >= deadline):
-                    raise
-            except DaemonError as error:
-                if not (error.code == "shutting-down" and call.retry):
-                    raise
             except asyncio.TimeoutError:
                 raise ClientTimeoutError(f"{call.op}: no answer from meshd within the timeout", operation=call.op) from None
+            except MeshError as error:
+                if not retry_worth(error, call, attempt, deadline):
+                    raise
+            await asyncio.sleep(backoff(attempt))
 
     async def close(self) -> None:
         """Closes the connection and every attachment made from this client."""
@@ -259,15 +259,7 @@ class AsyncAttachment:
         self._sink = _AsyncSink(loop, self._buffer)
         self._core = AttachmentCore(self._client.path, self._features, self._session, self._app, self._sink,
                                     self._client._ack_blocking)
-        future = await loop.run_in_executor(None, self._core.start)
-        try:
-            await asyncio.wait_for(asyncio.wrap_future(future), self._timeout)
-        except asyncio.TimeoutError:
-            self._core.close()
-            raise ClientTimeoutError("attach: no answer from meshd within the timeout", operation="attach") from None
-        except BaseException:
-            self._core.close()
-            raise
+        await loop.run_in_executor(None, self._core.open, self._timeout, self._client._link.reconnect_timeout)
         return self
 
     @property

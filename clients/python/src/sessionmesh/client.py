@@ -223,14 +223,7 @@ class Client:
         core = AttachmentCore(self.path, names, str(ops.as_uuid(session)) if session is not None else None,
                               app or self._state.app, sink, self.ack)
         attachment = Attachment(core, sink)
-        try:
-            core.start().result(timeout)
-        except concurrent.futures.TimeoutError:
-            core.close()
-            raise ClientTimeoutError("attach: no answer from meshd within the timeout", operation="attach") from None
-        except BaseException:
-            core.close()
-            raise
+        core.open(timeout, self._link.reconnect_timeout)
         with self._lock:
             self._attachments.append(attachment)
         return attachment
@@ -268,54 +261,57 @@ def run_blocking(link: Link, op: "ops.Op[T]", timeout: Optional[float] = None) -
 
 
 def _call(link: Link, call: Call, deadline: Optional[float]) -> F.Frame:
+    attempt = 0
     while True:
+        attempt += 1
         future = link.submit(call.code, call.body, call.binary, deadline)
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
             return future.result(left)
-        except ConnectionLostError:
-            if not call.retry or (deadline is not None and time.monotonic() >= deadline):
-                raise
-        except DaemonError as error:
-            # `shutting-down` closed the connection: the daemon may be restarting, so a request
-            # that is safe to repeat gets one more try on a new connection.
-            if not (error.code == "shutting-down" and call.retry):
-                raise
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise ClientTimeoutError(f"{call.op}: no answer from meshd within the timeout", operation=call.op) from None
+        except MeshError as error:
+            if not retry_worth(error, call, attempt, deadline):
+                raise
+        link.pause(attempt)
+
+
+#: How often a request that is safe to repeat is sent again after its connection closed.
+MAX_ATTEMPTS = 5
+
+
+def retry_worth(error: MeshError, call: Call, attempt: int, deadline: Optional[float]) -> bool:
+    """Whether to send `call` again on a new connection after `error`.
+
+    Only requests safe to repeat, only when the connection closed under them (`shutting-down`
+    means the daemon may be restarting), a bounded number of times, within the deadline.
+    """
+    lost = isinstance(error, ConnectionLostError) or (isinstance(error, DaemonError) and error.code == "shutting-down")
+    in_time = deadline is None or time.monotonic() < deadline
+    return lost and call.retry and attempt < MAX_ATTEMPTS and in_time
 
 
 class _QueueSink(Sink):
+    """Events for a blocking reader. `room` bounds what is held; the end marker always fits."""
+
     def __init__(self, size: int) -> None:
-        self.queue: "_queue.Queue[Any]" = _queue.Queue(max(1, size))
-        self.ended = threading.Event()
+        self.queue: "_queue.Queue[Any]" = _queue.Queue()
+        self.room = threading.Semaphore(max(1, size))
+        self.ended = False
+        self.closed = False
 
     def put(self, item: Any, stop: threading.Event) -> None:
         while not stop.is_set():
-            try:
-                self.queue.put(item, timeout=0.1)
+            if self.room.acquire(timeout=0.1):
+                self.queue.put(item)
                 return
-            except _queue.Full:
-                continue
 
     def finish(self, error: Optional[MeshError]) -> None:
-        if self.ended.is_set():
-            return
-        self.ended.set()
-        if error is None:
-            # Closed by the app: what it did not read is dropped (the daemon offers unacked inbox
-            # items again on the next attach).
-            while True:
-                try:
-                    self.queue.get_nowait()
-                except _queue.Empty:
-                    break
-        try:
-            self.queue.put_nowait(End(error))
-        except _queue.Full:
-            self.queue.get_nowait()
-            self.queue.put_nowait(End(error))
+        if not self.ended:
+            self.ended = True
+            self.closed = error is None
+            self.queue.put(End(error))
 
 
 class Attachment:
@@ -350,6 +346,8 @@ class Attachment:
 
     def next_event(self, timeout: Optional[float] = None) -> Event:
         """The next event; raises `ClientTimeoutError` after `timeout` seconds, `StopIteration` once closed."""
+        if self._end is None and self._sink.closed:
+            self._end = End(None)  # closed by the app: what it did not read is dropped
         if self._end is not None:
             return self._ended()
         try:
@@ -359,6 +357,7 @@ class Attachment:
         if isinstance(item, End):
             self._end = item
             return self._ended()
+        self._sink.room.release()
         return cast(Event, item)
 
     def _ended(self) -> Event:
