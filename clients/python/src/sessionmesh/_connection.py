@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 from concurrent.futures import Future
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Tuple
 
 from . import _frames as F
 from .errors import (ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, MeshError,
@@ -46,7 +46,7 @@ class Connection:
         self._on_event = on_event
         self._on_close = on_close
         self._ids = itertools.count(1)
-        self._pending: Dict[int, "Future[F.Frame]"] = {}
+        self._pending: Dict[int, Tuple[int, "Future[F.Frame]"]] = {}
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
@@ -70,7 +70,7 @@ class Connection:
             if self._closed:
                 future.set_exception(self._lost(op))
                 return future
-            self._pending[rid] = future
+            self._pending[rid] = (op, future)
         try:
             with self._write_lock:
                 self._sock.sendall(frame)
@@ -138,16 +138,18 @@ class Connection:
                 if kind == F.KIND_ERROR:
                     exc = self._error(frame)
                     with self._lock:
-                        future = self._pending.pop(rid, None) if rid != 0 else None
-                    if future is not None:
-                        future.set_exception(exc)
+                        entry = self._pending.pop(rid, None) if rid != 0 else None
+                    if entry is not None and not entry[1].done():
+                        entry[1].set_exception(exc)
                     if rid == 0 or exc.closes_connection:
                         error = exc
                     continue
                 with self._lock:
-                    future = self._pending.pop(rid, None)
-                if future is not None and not future.done():
-                    future.set_result(frame)
+                    entry = self._pending.pop(rid, None)
+                if entry is not None and not entry[1].done():
+                    entry[1].set_result(frame)
+        except MeshError as failure:  # an event that does not decode ends this connection
+            error = failure
         except BaseException as unexpected:  # a handler's bug must not leave callers waiting forever
             error = ProtocolViolationError(f"the event handler failed: {unexpected!r}")
         finally:
@@ -155,9 +157,9 @@ class Connection:
                 self._closed = True
                 self._close_error = error
                 pending, self._pending = self._pending, {}
-            for rid, future in pending.items():
+            for op, future in pending.values():
                 if not future.done():
-                    future.set_exception(self._lost())
+                    future.set_exception(self._lost(op))
             try:
                 self._sock.close()
             except OSError:

@@ -41,6 +41,9 @@ def decode_event(frame: F.Frame, acker: Optional[Acker]) -> Event:
             request = decode_snapshot_request(r.rest())
             return Event(kind="snapshot_request", feature=request.feature_id, from_device=sender, request=request,
                          session_id=request.session_id)
+        if op not in (F.EVENT_REACHABILITY, F.EVENT_ANCHOR, F.EVENT_SESSION, F.EVENT_WATERMARK, F.EVENT_DROPPED):
+            # An event a newer daemon added: handed on undecoded rather than ending the attachment.
+            return Event(kind=f"unknown-0x{op:04x}", payload=frame.body)
         body = frame.json()
         if op == F.EVENT_REACHABILITY:
             return Event(kind="reachability", feature=body.get("featureID"), from_device=str(body.get("peer", "")),
@@ -56,9 +59,7 @@ def decode_event(frame: F.Frame, acker: Optional[Acker]) -> Event:
         if op == F.EVENT_WATERMARK:
             return Event(kind="watermark", feature=str(body.get("featureID", "")), from_device=body.get("peer"),
                          sequence=int(body.get("sequence", 0)), session_id=uuid.UUID(str(body["sessionID"])), raw=body)
-        if op == F.EVENT_DROPPED:
-            return Event(kind="dropped", dropped=int(body.get("dropped", 0)), raw=body)
-        return Event(kind=f"unknown-0x{op:04x}", payload=frame.body, raw=None)
+        return Event(kind="dropped", dropped=int(body.get("dropped", 0)), raw=body)
     except WireFormatError as error:
         raise ProtocolViolationError(f"an event of kind 0x{op:04x} does not decode: {error}") from None
     except (KeyError, TypeError, ValueError) as error:
