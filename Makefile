@@ -34,7 +34,8 @@ test: deps
 PYTHON ?= python3
 PY_VENV = .build/python-venv
 python-test: deps
-	$(SWIFT) build
+	$(SWIFT) build --product meshd
+	$(SWIFT) build --product meshctl
 	@rm -rf $(PY_VENV)
 	$(PYTHON) -m venv $(PY_VENV)
 	$(PY_VENV)/bin/python -m pip install --quiet --no-index --disable-pip-version-check ./clients/python
