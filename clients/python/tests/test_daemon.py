@@ -207,6 +207,9 @@ class DeliveryTests(MeshTestCase):
         with self.assertRaises(ValueError):
             self.a.ack([-1])
         self.assertEqual(self.a.ack([0, 123456]), 0)
+        with self.assertRaises(TypeError):
+            self.a.send("notes", b"x", to=5)
+        self.assertEqual(self.a.send("notes", b"to a Peer", to=self.a.peers()[0]).peers, 1)
         # The connection is still good after refusals.
         self.assertEqual(self.a.status().device_id, self.alpha_id)
 

@@ -17,7 +17,7 @@ from .client import Attachment, Client, connect
 from .encoding import Envelope, Metadata, Snapshot, SnapshotRequest, WireFormatError
 from .errors import *  # noqa: F401,F403  (every exception class is part of the API)
 from .errors import __all__ as _error_names
-from .models import (AttachedPeer, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PeerAddress,
+from .models import (AttachedPeer, DeviceRef, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PeerAddress,
                      PingPath, PingResult, PublishResult, QueueItem, SendResult, Session, SessionCloseResult, Status,
                      TimerAnchor)
 from ._operations import default_session
@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "connect", "connect_async", "Client", "AsyncClient", "Attachment", "AsyncAttachment",
     "Envelope", "Metadata", "Snapshot", "SnapshotRequest", "WireFormatError",
-    "AttachedPeer", "Event", "Hello", "LatestSnapshot", "PairedDevice", "PairingCode", "Peer", "PeerAddress",
+    "AttachedPeer", "DeviceRef", "Event", "Hello", "LatestSnapshot", "PairedDevice", "PairingCode", "Peer", "PeerAddress",
     "PingPath", "PingResult", "PublishResult", "QueueItem", "SendResult", "Session", "SessionCloseResult", "Status",
     "TimerAnchor", "default_session", "SYSTEM_SOCKET", "default_socket_path", "user_socket_path",
 ] + list(_error_names)

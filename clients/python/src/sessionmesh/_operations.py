@@ -16,7 +16,7 @@ from . import _frames as F
 from .encoding import (Envelope, Metadata, Snapshot, WireFormatError, decode_snapshot, encode_envelope,
                        encode_snapshot)
 from .errors import InvalidArgumentError, NotFoundError, ProtocolViolationError
-from .models import (Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult, PublishResult, QueueItem,
+from .models import (DeviceRef, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult, PublishResult, QueueItem,
                      SendResult, Session, SessionCloseResult, Status, TimerAnchor)
 
 SessionLike = Union[uuid.UUID, str, None]
@@ -84,8 +84,16 @@ def check_item_id(value: int, field: str) -> int:
     return value
 
 
-def _target(to: Optional[str]) -> str:
-    return "" if to is None else to
+def device(value: Any) -> str:
+    """A device ID from a str or anything with a `device_id` (a `Peer`, `PairedDevice`, `AttachedPeer`)."""
+    found = getattr(value, "device_id", value)
+    if not isinstance(found, str):
+        raise TypeError(f"a device must be given by its ID (str) or a Peer, got {type(value).__name__}")
+    return found
+
+
+def _target(to: Any) -> str:
+    return "" if to is None else device(to)
 
 
 class ClientState:
@@ -116,6 +124,11 @@ class ClientState:
 
     def next_sequence(self, session: uuid.UUID, feature: str) -> int:
         return self._next(self._sequences, (session, feature))
+
+    def last_sequence(self, session: uuid.UUID, feature: str) -> int:
+        """The last sequence this client issued for the feature and session (0: none); a snapshot carries it and consumes none."""
+        with self._lock:
+            return self._sequences.get((session, feature), 0)
 
     def next_revision(self, kind: str, session: uuid.UUID, feature: str, at_least: int = 0) -> int:
         return self._next(self._revisions, (kind, session, feature), at_least)
@@ -182,12 +195,12 @@ def cancel_pairing(code: str) -> Op[None]:
     yield _json_call("pair.cancel", {"code": code})
 
 
-def unpair(device_id: str) -> Op[None]:
-    yield _json_call("unpair", {"deviceID": device_id}, retry=False)
+def unpair(device_id: DeviceRef) -> Op[None]:
+    yield _json_call("unpair", {"deviceID": device(device_id)}, retry=False)
 
 
-def ping(device_id: str, count: Optional[int]) -> Op[PingResult]:
-    body: Dict[str, Any] = {"deviceID": device_id}
+def ping(device_id: DeviceRef, count: Optional[int]) -> Op[PingResult]:
+    body: Dict[str, Any] = {"deviceID": device(device_id)}
     if count is not None:
         body["count"] = count
     reply = yield _json_call("ping", body)
@@ -196,7 +209,7 @@ def ping(device_id: str, count: Optional[int]) -> Op[PingResult]:
 
 # --- data operations ---
 
-def send_envelope(envelope: Envelope, mode: str, to: Optional[str]) -> Op[SendResult]:
+def send_envelope(envelope: Envelope, mode: str, to: Optional[DeviceRef]) -> Op[SendResult]:
     if mode not in F.MODES:
         raise ValueError(f"mode must be 'realtime', 'reliable' or 'acknowledgement', got {mode!r}")
     try:
@@ -212,7 +225,7 @@ def send_envelope(envelope: Envelope, mode: str, to: Optional[str]) -> Op[SendRe
     return SendResult.from_json(reply.json())
 
 
-def send(state: ClientState, feature: str, payload: bytes, mode: str, to: Optional[str], session: SessionLike,
+def send(state: ClientState, feature: str, payload: bytes, mode: str, to: Optional[DeviceRef], session: SessionLike,
          payload_type: str, sequence: Optional[int], event_id: Optional[uuid.UUID],
          acknowledged_sequence: Optional[int], monotonic_timestamp: Optional[float]) -> Op[SendResult]:
     check_feature(feature)
@@ -227,7 +240,7 @@ def send(state: ClientState, feature: str, payload: bytes, mode: str, to: Option
     return (yield from send_envelope(Envelope(metadata, bytes(payload)), mode, to))
 
 
-def publish_snapshot_message(snapshot: Snapshot, to: Optional[str]) -> Op[PublishResult]:
+def publish_snapshot_message(snapshot: Snapshot, to: Optional[DeviceRef]) -> Op[PublishResult]:
     try:
         encoded = encode_snapshot(snapshot)
     except WireFormatError as error:
@@ -240,7 +253,7 @@ def publish_snapshot_message(snapshot: Snapshot, to: Optional[str]) -> Op[Publis
     return PublishResult(revision=int(data["revision"]), stored=bool(data["stored"]))
 
 
-def publish_snapshot(state: ClientState, feature: str, payload: bytes, to: Optional[str], session: SessionLike,
+def publish_snapshot(state: ClientState, feature: str, payload: bytes, to: Optional[DeviceRef], session: SessionLike,
                      revision: Optional[int], payload_type: str, reflected_sequences: Optional[Dict[str, int]]) -> Op[PublishResult]:
     check_feature(feature)
     if not isinstance(payload, (bytes, bytearray, memoryview)):
@@ -250,7 +263,7 @@ def publish_snapshot(state: ClientState, feature: str, payload: bytes, to: Optio
 
     def snapshot(rev: int) -> Snapshot:
         metadata = Metadata(session_id=sid, feature_id=feature, source_peer_id=source, event_id=uuid.uuid4(),
-                            sequence=state.next_sequence(sid, feature), causal_timestamp=time.time(),
+                            sequence=state.last_sequence(sid, feature), causal_timestamp=time.time(),
                             payload_type=payload_type)
         return Snapshot(metadata=metadata, revision=rev, state=bytes(payload),
                         reflected_sequences=dict(reflected_sequences or {}))
@@ -266,19 +279,19 @@ def publish_snapshot(state: ClientState, feature: str, payload: bytes, to: Optio
     return result
 
 
-def request_snapshot(state: ClientState, feature: str, peer: Optional[str], session: SessionLike) -> Op[None]:
+def request_snapshot(state: ClientState, feature: str, peer: Optional[DeviceRef], session: SessionLike) -> Op[None]:
     check_feature(feature)
     body: Dict[str, Any] = {"featureID": feature, "sessionID": str(state.session_for(feature, session))}
     if peer is not None:
-        body["peer"] = peer
+        body["peer"] = device(peer)
     yield _json_call("snapshot.request", body)
 
 
-def latest_snapshot(feature: str, peer: Optional[str], session: SessionLike) -> Op[Optional[LatestSnapshot]]:
+def latest_snapshot(feature: str, peer: Optional[DeviceRef], session: SessionLike) -> Op[Optional[LatestSnapshot]]:
     check_feature(feature)
     body: Dict[str, Any] = {"featureID": feature}
     if peer is not None:
-        body["peer"] = peer
+        body["peer"] = device(peer)
     if session is not None:
         body["sessionID"] = str(as_uuid(session))
     try:
@@ -333,10 +346,11 @@ def sessions(feature: Optional[str]) -> Op[List[Session]]:
     return [Session.from_json(row) for row in reply.json().get("sessions", []) if isinstance(row, dict)]
 
 
-def set_watermark(state: ClientState, feature: str, peer: str, sequence: int, session: SessionLike) -> Op[None]:
+def set_watermark(state: ClientState, feature: str, peer: DeviceRef, sequence: int, session: SessionLike) -> Op[None]:
     check_feature(feature)
     sid = state.session_for(feature, session)
-    yield _json_call("watermark.set", {"sessionID": str(sid), "featureID": feature, "peer": peer, "sequence": sequence})
+    yield _json_call("watermark.set", {"sessionID": str(sid), "featureID": feature, "peer": device(peer),
+                                       "sequence": sequence})
 
 
 def ack(ids: Iterable[int]) -> Op[int]:

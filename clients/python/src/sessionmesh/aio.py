@@ -25,7 +25,7 @@ from ._operations import Call, SessionLike, T
 from .client import DEFAULT_EVENT_BUFFER, retry_worth, run_blocking, unreachable_error
 from .encoding import Envelope, Snapshot
 from .errors import ClientTimeoutError, DaemonUnreachableError, MeshError
-from .models import (AttachedPeer, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
+from .models import (AttachedPeer, DeviceRef, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
                      PublishResult, QueueItem, SendResult, Session, SessionCloseResult, Status, TimerAnchor)
 from .socketpath import default_socket_path
 
@@ -138,37 +138,37 @@ class AsyncClient:
     async def cancel_pairing(self, code: str) -> None:
         await self._run(ops.cancel_pairing(code))
 
-    async def unpair(self, device_id: str) -> None:
+    async def unpair(self, device_id: DeviceRef) -> None:
         await self._run(ops.unpair(device_id))
 
-    async def ping(self, device_id: str, count: Optional[int] = None) -> PingResult:
+    async def ping(self, device_id: DeviceRef, count: Optional[int] = None) -> PingResult:
         return await self._run(ops.ping(device_id, count))
 
-    async def send(self, feature: str, payload: bytes, mode: str = "reliable", to: Optional[str] = None, *,
+    async def send(self, feature: str, payload: bytes, mode: str = "reliable", to: Optional[DeviceRef] = None, *,
                    session: SessionLike = None, payload_type: str = "bytes", sequence: Optional[int] = None,
                    event_id: Optional[uuid.UUID] = None, acknowledged_sequence: Optional[int] = None,
                    monotonic_timestamp: Optional[float] = None, timeout: Optional[float] = None) -> SendResult:
         return await self._run(ops.send(self._state, feature, payload, mode, to, session, payload_type, sequence,
                                         event_id, acknowledged_sequence, monotonic_timestamp), timeout)
 
-    async def send_envelope(self, envelope: Envelope, mode: str = "reliable", to: Optional[str] = None) -> SendResult:
+    async def send_envelope(self, envelope: Envelope, mode: str = "reliable", to: Optional[DeviceRef] = None) -> SendResult:
         return await self._run(ops.send_envelope(envelope, mode, to))
 
-    async def publish_snapshot(self, feature: str, state: bytes, *, to: Optional[str] = None,
+    async def publish_snapshot(self, feature: str, state: bytes, *, to: Optional[DeviceRef] = None,
                                session: SessionLike = None, revision: Optional[int] = None,
                                payload_type: str = "bytes",
                                reflected_sequences: Optional[Dict[str, int]] = None) -> PublishResult:
         return await self._run(ops.publish_snapshot(self._state, feature, state, to, session, revision, payload_type,
                                                     reflected_sequences))
 
-    async def publish_snapshot_message(self, snapshot: Snapshot, to: Optional[str] = None) -> PublishResult:
+    async def publish_snapshot_message(self, snapshot: Snapshot, to: Optional[DeviceRef] = None) -> PublishResult:
         return await self._run(ops.publish_snapshot_message(snapshot, to))
 
-    async def latest_snapshot(self, feature: str, peer: Optional[str] = None,
+    async def latest_snapshot(self, feature: str, peer: Optional[DeviceRef] = None,
                               session: SessionLike = None) -> Optional[LatestSnapshot]:
         return await self._run(ops.latest_snapshot(feature, peer, session))
 
-    async def request_snapshot(self, feature: str, peer: Optional[str] = None, session: SessionLike = None) -> None:
+    async def request_snapshot(self, feature: str, peer: Optional[DeviceRef] = None, session: SessionLike = None) -> None:
         await self._run(ops.request_snapshot(self._state, feature, peer, session))
 
     async def set_timer_anchor(self, feature: str, anchor: TimerAnchor, *, revision: Optional[int] = None,
@@ -186,7 +186,7 @@ class AsyncClient:
     async def sessions(self, feature: Optional[str] = None) -> List[Session]:
         return await self._run(ops.sessions(feature))
 
-    async def set_watermark(self, feature: str, peer: str, sequence: int, *, session: SessionLike = None) -> None:
+    async def set_watermark(self, feature: str, peer: DeviceRef, sequence: int, *, session: SessionLike = None) -> None:
         await self._run(ops.set_watermark(self._state, feature, peer, sequence, session))
 
     async def ack(self, inbox_ids: Iterable[int]) -> int:

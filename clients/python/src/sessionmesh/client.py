@@ -15,7 +15,7 @@ from . import _frames as F
 from ._operations import Call, SessionLike, T
 from .encoding import Envelope, Snapshot
 from .errors import ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, MeshError
-from .models import (AttachedPeer, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
+from .models import (AttachedPeer, DeviceRef, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
                      PublishResult, QueueItem, SendResult, Session, SessionCloseResult, Status, TimerAnchor)
 from .socketpath import SYSTEM_SOCKET, default_socket_path, user_socket_path
 
@@ -116,17 +116,17 @@ class Client:
         """Cancels a live code; a `wait_for_pairing` on it ends with `PairingCancelledError`."""
         self._run(ops.cancel_pairing(code))
 
-    def unpair(self, device_id: str) -> None:
+    def unpair(self, device_id: DeviceRef) -> None:
         """Forgets a paired device (full or short ID); raises `UnknownPeerError`."""
         self._run(ops.unpair(device_id))
 
-    def ping(self, device_id: str, count: Optional[int] = None) -> PingResult:
+    def ping(self, device_id: DeviceRef, count: Optional[int] = None) -> PingResult:
         """Round trips to a paired device over both paths (`count` 1-10000, default 10)."""
         return self._run(ops.ping(device_id, count))
 
     # --- data ---
 
-    def send(self, feature: str, payload: bytes, mode: str = "reliable", to: Optional[str] = None, *,
+    def send(self, feature: str, payload: bytes, mode: str = "reliable", to: Optional[DeviceRef] = None, *,
              session: SessionLike = None, payload_type: str = "bytes", sequence: Optional[int] = None,
              event_id: Optional[uuid.UUID] = None, acknowledged_sequence: Optional[int] = None,
              monotonic_timestamp: Optional[float] = None, timeout: Optional[float] = None) -> SendResult:
@@ -142,11 +142,11 @@ class Client:
         return self._run(ops.send(self._state, feature, payload, mode, to, session, payload_type, sequence, event_id,
                                   acknowledged_sequence, monotonic_timestamp), timeout)
 
-    def send_envelope(self, envelope: Envelope, mode: str = "reliable", to: Optional[str] = None) -> SendResult:
+    def send_envelope(self, envelope: Envelope, mode: str = "reliable", to: Optional[DeviceRef] = None) -> SendResult:
         """Sends an envelope whose metadata the caller built (see `sessionmesh.encoding`)."""
         return self._run(ops.send_envelope(envelope, mode, to))
 
-    def publish_snapshot(self, feature: str, state: bytes, *, to: Optional[str] = None, session: SessionLike = None,
+    def publish_snapshot(self, feature: str, state: bytes, *, to: Optional[DeviceRef] = None, session: SessionLike = None,
                          revision: Optional[int] = None, payload_type: str = "bytes",
                          reflected_sequences: Optional[Dict[str, int]] = None) -> PublishResult:
         """Publishes `state` as the feature's latest snapshot (the slot peers read with `latest_snapshot`).
@@ -158,11 +158,11 @@ class Client:
         return self._run(ops.publish_snapshot(self._state, feature, state, to, session, revision, payload_type,
                                               reflected_sequences))
 
-    def publish_snapshot_message(self, snapshot: Snapshot, to: Optional[str] = None) -> PublishResult:
+    def publish_snapshot_message(self, snapshot: Snapshot, to: Optional[DeviceRef] = None) -> PublishResult:
         """Publishes a snapshot whose metadata and revision the caller built."""
         return self._run(ops.publish_snapshot_message(snapshot, to))
 
-    def latest_snapshot(self, feature: str, peer: Optional[str] = None, session: SessionLike = None) -> Optional[LatestSnapshot]:
+    def latest_snapshot(self, feature: str, peer: Optional[DeviceRef] = None, session: SessionLike = None) -> Optional[LatestSnapshot]:
         """The last snapshot received from `peer` (any peer when None) for `feature`, or None.
 
         Of `session` if given, else the most recently received of any session. Works while the
@@ -170,7 +170,7 @@ class Client:
         """
         return self._run(ops.latest_snapshot(feature, peer, session))
 
-    def request_snapshot(self, feature: str, peer: Optional[str] = None, session: SessionLike = None) -> None:
+    def request_snapshot(self, feature: str, peer: Optional[DeviceRef] = None, session: SessionLike = None) -> None:
         """Asks `peer` (every active peer when None) for its snapshot; it arrives as a `snapshot` event."""
         self._run(ops.request_snapshot(self._state, feature, peer, session))
 
@@ -192,7 +192,7 @@ class Client:
         """The session table, most recently updated first (only `feature`'s when given)."""
         return self._run(ops.sessions(feature))
 
-    def set_watermark(self, feature: str, peer: str, sequence: int, *, session: SessionLike = None) -> None:
+    def set_watermark(self, feature: str, peer: DeviceRef, sequence: int, *, session: SessionLike = None) -> None:
         """Tells `peer` the highest sequence of its events in this session this app has processed."""
         self._run(ops.set_watermark(self._state, feature, peer, sequence, session))
 

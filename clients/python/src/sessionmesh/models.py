@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .encoding import Metadata, SnapshotRequest
 
 __all__ = [
     "Hello", "Status", "PeerAddress", "Peer", "PairingCode", "PairedDevice", "PingPath", "PingResult",
     "SendResult", "PublishResult", "LatestSnapshot", "TimerAnchor", "Session", "SessionCloseResult",
-    "QueueItem", "AttachedPeer", "Event",
+    "QueueItem", "AttachedPeer", "DeviceRef", "Event",
 ]
 
 JSON = Dict[str, Any]
@@ -317,6 +317,10 @@ class AttachedPeer:
     device_id: str
     name: str
     reachable: bool
+
+
+#: A device, by ID (full, short or a unique prefix) or as a value that carries one.
+DeviceRef = Union[str, Peer, PairedDevice, AttachedPeer]
 
 
 @dataclass(frozen=True)
