@@ -15,7 +15,7 @@ import asyncio
 import threading
 import time
 import uuid
-from typing import Any, cast, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union, cast
 
 from . import _operations as ops
 from ._attachment import AttachmentCore, End, Sink
@@ -304,6 +304,8 @@ class AsyncAttachment:
             self._core.close()
         if self._sink is not None and self._end is None:
             self._end = End(None)
+        if self in self._client._attachments:
+            self._client._attachments.remove(self)
 
     async def __aenter__(self) -> "AsyncAttachment":
         return await self.start()

@@ -6,7 +6,7 @@ import queue as _queue
 import threading
 import time
 import uuid
-from typing import Any, cast, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union, cast
 
 from . import _operations as ops
 from ._attachment import AttachmentCore, End, Sink
@@ -222,11 +222,16 @@ class Client:
         sink = _QueueSink(buffer)
         core = AttachmentCore(self.path, names, str(ops.as_uuid(session)) if session is not None else None,
                               app or self._state.app, sink, self.ack)
-        attachment = Attachment(core, sink)
+        attachment = Attachment(core, sink, on_close=self._forget)
         core.open(timeout, self._link.reconnect_timeout)
         with self._lock:
             self._attachments.append(attachment)
         return attachment
+
+    def _forget(self, attachment: "Attachment") -> None:
+        with self._lock:
+            if attachment in self._attachments:
+                self._attachments.remove(attachment)
 
 
 def unreachable_error(error: DaemonUnreachableError, given: Optional[str]) -> DaemonUnreachableError:
@@ -321,10 +326,12 @@ class Attachment:
     (for instance `FeatureNotAllowedError` when re-attaching after a restart is refused).
     """
 
-    def __init__(self, core: AttachmentCore, sink: _QueueSink) -> None:
+    def __init__(self, core: AttachmentCore, sink: _QueueSink,
+                 on_close: Optional[Callable[["Attachment"], None]] = None) -> None:
         self._core = core
         self._sink = sink
         self._end: Optional[End] = None
+        self._on_close = on_close
 
     @property
     def features(self) -> List[str]:
@@ -375,6 +382,8 @@ class Attachment:
     def close(self) -> None:
         """Detaches (closes this attachment's connection)."""
         self._core.close()
+        if self._on_close is not None:
+            self._on_close(self)
 
     def __enter__(self) -> "Attachment":
         return self
