@@ -247,6 +247,20 @@ class RestartTests(MeshTestCase):
         self.assertEqual(b.status().device_id, self.beta_id)
         wait_until("alpha's queue to empty", lambda: a.queue() == [], timeout=20)
 
+    def test_a_graceful_stop_is_reported_and_the_attachment_comes_back(self):
+        self.pair()
+        a, b = self.client(self.alpha), self.client(self.beta)
+        with b.attach(["notes"]) as events:
+            self.beta.kill(signal.SIGTERM)
+            gone = next_of(events, "disconnected")
+            self.assertEqual(gone.reason, "shutting-down")
+            sent = a.send("notes", b"while stopped").event_id
+            self.restart_in_background(self.beta)
+            next_of(events, "reattached", timeout=20)
+            event = next_of(events, "envelope", timeout=20)
+            self.assertEqual((event.event_id, event.redelivery), (sent, False))
+            self.assertEqual(event.ack(), 1)
+
     def restart_in_background(self, daemon):
         """Starts `daemon` again on another thread (a killed meshd takes a while to come back)."""
         starter = threading.Thread(target=daemon.start)
