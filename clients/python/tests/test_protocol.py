@@ -127,6 +127,24 @@ class ProtocolTests(unittest.TestCase):
             with self.assertRaises(sessionmesh.ProtocolViolationError):
                 next(events)
 
+    def test_a_connection_lost_while_attaching_is_retried_once_not_twice(self):
+        def script(conn, op, rid, body, number):
+            if op != 0x0100:
+                return None
+            if number == 2:  # 1 is the client's request connection
+                return "close"  # the daemon went away before answering the attach
+            conn.sendall(frame(2, op, rid, {"attachmentID": number, "localDeviceID": "X", "peers": []}))
+            conn.sendall(frame(3, 0x00F0, 0, {"dropped": number}))
+        daemon = self.fake(script)
+        client = sessionmesh.connect(daemon.path, reconnect_timeout=5)
+        self.addCleanup(client.close)
+        with client.attach("f") as events:
+            event = events.next_event(timeout=5)
+            self.assertEqual((event.kind, event.dropped, events.attachment_id), ("dropped", 3, 3))
+            with self.assertRaises(sessionmesh.ClientTimeoutError):
+                events.next_event(timeout=0.5)
+        self.assertEqual(daemon.connections, 3, "one request connection and two attach attempts")
+
     def test_a_call_timeout_and_a_daemon_that_never_answers(self):
         daemon = self.fake(lambda conn, op, rid, body, number: None)
         client = sessionmesh.connect(daemon.path)

@@ -60,6 +60,10 @@ class AttachmentCore:
         self._lock = threading.Lock()
         self._conn: Optional[Connection] = None
         self._rid = 0
+        # The connection events are taken from, and whether its attach succeeded: a connection
+        # that fails before that is retried by whoever started it, not by `_on_close`.
+        self._current: object = None
+        self._established = False
         self._reconnector: Optional[threading.Thread] = None
         self.reattachments = 0
 
@@ -72,18 +76,22 @@ class AttachmentCore:
         return F.json_body(body)
 
     def start(self) -> "Future[F.Frame]":
-        """Opens the connection and sends `attach`; the future resolves with the reply frame."""
-        conn = Connection(self.path, on_event=self._on_event, on_close=self._on_close)
+        """Opens a connection and sends `attach`; the future resolves with the reply frame."""
+        token = object()
+        conn = Connection(self.path, on_event=lambda frame: self._on_event(token, frame),
+                          on_close=lambda error: self._on_close(token, error))
         with self._lock:
             if self._stop.is_set():
                 conn.close()
                 raise ConnectionLostError("the attachment was closed")
-            self._conn = conn
+            previous, self._conn = self._conn, conn
+            self._current, self._established = token, False
             self._rid = conn.next_request_id()
             rid = self._rid
-        future = conn.submit(F.OPS["attach"], self._body(), False, request_id=rid)
-        future.add_done_callback(self._on_reply)
-        return future
+        if previous is not None:
+            previous.close()
+        return conn.submit(F.OPS["attach"], self._body(), False, request_id=rid,
+                           on_done=lambda future: self._on_reply(token, future))
 
     def open(self, timeout: float, patience: float) -> None:
         """Attaches for the first time, blocking: waits up to `patience` seconds for a daemon that
@@ -107,10 +115,10 @@ class AttachmentCore:
             self._stop.wait(delay)
             delay = min(delay * 2, 0.5)
 
-    def _on_reply(self, future: "Future[F.Frame]") -> None:
+    def _on_reply(self, token: object, future: "Future[F.Frame]") -> None:
         # Runs on the reader thread before it reads the next frame, so whatever this puts in the
         # sink comes before the events that follow the reply.
-        if future.cancelled() or future.exception() is not None:
+        if token is not self._current or future.cancelled() or future.exception() is not None:
             return
         try:
             body = future.result().json()
@@ -120,17 +128,22 @@ class AttachmentCore:
         self.local_device_id = str(body.get("localDeviceID", ""))
         self.peers = [AttachedPeer(str(p.get("deviceID", "")), str(p.get("name", "")), bool(p.get("reachable", False)))
                       for p in body.get("peers", []) if isinstance(p, dict)]
+        self._established = True
         if self.reattachments:
             self.sink.put(Event(kind="reattached", raw=body), self._stop)
 
-    def _on_event(self, frame: F.Frame) -> None:
-        if frame.request_id not in (self._rid, 0):
+    def _on_event(self, token: object, frame: F.Frame) -> None:
+        if token is not self._current or frame.request_id not in (self._rid, 0):
             return
         self.sink.put(decode_event(frame, self.acker), self._stop)
 
-    def _on_close(self, error: Optional[MeshError]) -> None:
-        if self._stop.is_set():
+    def _on_close(self, token: object, error: Optional[MeshError]) -> None:
+        if self._stop.is_set() or token is not self._current:
             return
+        if not self._established:
+            if isinstance(error, _FATAL):
+                self._finish(error)
+            return  # its attach fails with this error too; the caller of start() retries
         if isinstance(error, _FATAL):
             self._finish(error)
             return

@@ -61,9 +61,16 @@ class Connection:
     def next_request_id(self) -> int:
         return next(self._ids) & 0xFFFFFFFF or next(self._ids)
 
-    def submit(self, op: int, body: bytes, binary: bool = False, request_id: Optional[int] = None) -> "Future[F.Frame]":
-        """Sends one request; the future resolves with its reply frame or fails with a `MeshError`."""
+    def submit(self, op: int, body: bytes, binary: bool = False, request_id: Optional[int] = None,
+               on_done: Optional[Callable[["Future[F.Frame]"], None]] = None) -> "Future[F.Frame]":
+        """Sends one request; the future resolves with its reply frame or fails with a `MeshError`.
+
+        `on_done` is registered before the request is sent, so it runs on the reader thread
+        before that thread reads the frame after the reply.
+        """
         future: "Future[F.Frame]" = Future()
+        if on_done is not None:
+            future.add_done_callback(on_done)
         rid = request_id if request_id is not None else self.next_request_id()
         frame = F.encode_frame(op, rid, body, binary)
         with self._lock:
