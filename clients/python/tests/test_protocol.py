@@ -5,6 +5,7 @@ import socket
 import struct
 import tempfile
 import threading
+import time
 import unittest
 
 import sessionmesh
@@ -144,6 +145,23 @@ class ProtocolTests(unittest.TestCase):
             with self.assertRaises(sessionmesh.ClientTimeoutError):
                 events.next_event(timeout=0.5)
         self.assertEqual(daemon.connections, 3, "one request connection and two attach attempts")
+
+    def test_closing_the_client_ends_its_threads(self):
+        def script(conn, op, rid, body, number):
+            reply = {"attachmentID": 1, "localDeviceID": "X", "peers": []} if op == 0x0100 else {"peers": []}
+            conn.sendall(frame(2, op, rid, reply))
+        daemon = self.fake(script)
+        before = {t for t in threading.enumerate() if t.name.startswith("sessionmesh")}
+        for _ in range(3):
+            client = sessionmesh.connect(daemon.path)
+            client.peers()
+            client.attach("f")
+            client.attach(["g", "h"])
+            client.close()
+        deadline = time.monotonic() + 10
+        while {t for t in threading.enumerate() if t.name.startswith("sessionmesh")} - before:
+            self.assertLess(time.monotonic(), deadline, "reader threads outlived their client")
+            time.sleep(0.01)
 
     def test_a_call_timeout_and_a_daemon_that_never_answers(self):
         daemon = self.fake(lambda conn, op, rid, body, number: None)
