@@ -137,6 +137,9 @@ class MeshTestCase(unittest.TestCase):
 
     def _outcome_failed(self) -> bool:
         outcome = getattr(self, "_outcome", None)
+        # Python 3.9 and 3.10 collect a test's errors on the outcome, later versions on the result.
+        if any(exc_info is not None for _, exc_info in getattr(outcome, "errors", [])):
+            return True
         result = getattr(outcome, "result", None)
         errors = list(getattr(result, "errors", [])) + list(getattr(result, "failures", []))
         return any(test is self for test, _ in errors)
