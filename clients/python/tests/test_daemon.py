@@ -330,6 +330,11 @@ class AsyncTests(MeshTestCase):
                     while snap.kind != "snapshot":
                         snap = await events.next_event(timeout=10)
                     self.assertEqual((snap.payload, snap.revision), (b"state", published.revision))
+                awaited = await b.attach("other")
+                self.assertTrue(awaited.attachment_id)
+                await awaited.close()
+                with self.assertRaises(StopAsyncIteration):
+                    await awaited.next_event(timeout=1)
                 latest = await b.latest_snapshot("notes", peer=await a.device_id())
                 self.assertEqual(latest.payload, b"state")
                 self.assertEqual([p.device_id for p in await a.peers()], [self.beta_id])

@@ -15,7 +15,7 @@ import asyncio
 import threading
 import time
 import uuid
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union, cast
+from typing import Any, Dict, Generator, Iterable, List, Optional, Sequence, Union, cast
 
 from . import _operations as ops
 from ._attachment import AttachmentCore, End, Sink
@@ -204,7 +204,7 @@ class AsyncClient:
 
     def attach(self, features: Union[str, Sequence[str]], *, session: SessionLike = None, app: Optional[str] = None,
                buffer: int = DEFAULT_EVENT_BUFFER, timeout: float = 10.0) -> "AsyncAttachment":
-        """Returns an `AsyncAttachment`; `async with` (or `await attachment.start()`) attaches."""
+        """Returns an `AsyncAttachment`; `async with client.attach(...)` or `await client.attach(...)` attaches."""
         names = [features] if isinstance(features, str) else list(features)
         for name in names:
             ops.check_feature(name)
@@ -291,6 +291,10 @@ class AsyncAttachment:
         if self._end.error is not None:
             raise self._end.error
         raise StopAsyncIteration
+
+    def __await__(self) -> Generator[Any, None, "AsyncAttachment"]:
+        """`events = await client.attach(...)` attaches as `async with` does (close it yourself)."""
+        return self.start().__await__()
 
     def __aiter__(self) -> "AsyncAttachment":
         return self
