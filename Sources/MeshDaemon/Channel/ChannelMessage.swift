@@ -8,14 +8,15 @@
 ///   2  keepalive reply     t1 i64, t2 i64, t3 i64    (on the path the request came)
 ///   3  ping request        id u32                    (either path)
 ///   4  ping reply          id u32                    (either path)
-///   5  application         bytes                     (either path; issue 5)
+///   5  application         bytes                     (either path; the delivery protocol)
 ///   6  unpaired            —                         (stream; the sender removed the pair)
 ///   7  rekey initiation    Noise message 1           (stream)
 ///   8  rekey response      Noise message 2           (stream)
 ///   9  rekey confirm       —                         (stream; sender now uses the new keys)
 ///  10  confirm             —                         (stream; initiator has the first keys)
 /// ```
-/// Timestamps are wall-clock nanoseconds of the clock that took them.
+/// Timestamps are wall-clock nanoseconds since 1970 of the daemon that took them. Byte layouts
+/// and examples: docs/PROTOCOL.md §7.
 enum ChannelMessage: Sendable, Equatable {
     case keepaliveRequest(t1: Int64)
     case keepaliveReply(t1: Int64, t2: Int64, t3: Int64)

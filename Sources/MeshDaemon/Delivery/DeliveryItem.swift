@@ -1,4 +1,5 @@
 import Foundation
+import MeshLocalAPI
 import SessionMesh
 
 /// One application item as two daemons carry it: on the realtime datagram path, in a reliable
@@ -61,7 +62,8 @@ struct DeliveryItem: Sendable, Equatable {
     init(reading reader: inout WireReader) throws(WireFormatError) {
         eventID = try reader.uuid("item event id")
         kind = try reader.u8("item kind")
-        featureID = try reader.string16("item feature")
+        guard Kind(rawValue: kind) != nil else { throw WireFormatError(what: "item kind (not 1, 2 or 5)") }
+        featureID = try reader.featureID("item feature")
         switch try reader.u8("item session flag") {
         case 0: sessionID = nil
         case 1: sessionID = try reader.uuid("item session")
@@ -123,5 +125,19 @@ extension WireReader {
             guard let text = String(exactUTF8: raw) else { throw WireFormatError(what: what + " (not UTF-8)") }
             return text
         }
+    }
+
+    /// A `str16` of `range` UTF-8 bytes; anything shorter or longer is malformed.
+    mutating func string16(_ what: String, bytes range: ClosedRange<Int>) throws(WireFormatError) -> String {
+        let text = try string16(what)
+        guard range.contains(text.utf8.count) else {
+            throw WireFormatError(what: what + " (\(text.utf8.count) bytes, not \(range.lowerBound)–\(range.upperBound))")
+        }
+        return text
+    }
+
+    /// A feature ID: a `str16` of 1–255 UTF-8 bytes, the local API's limit for feature IDs.
+    mutating func featureID(_ what: String) throws(WireFormatError) -> String {
+        try string16(what, bytes: 1...LocalAPIFeatureID.maximumBytes)
     }
 }

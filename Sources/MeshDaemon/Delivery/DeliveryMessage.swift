@@ -145,13 +145,16 @@ enum DeliveryMessage: Sendable, Equatable {
         case 0x08: self = .anchor(try DeliveryAnchorRecord(reading: &reader))
         case 0x09: self = .session(try DeliverySessionRecord(reading: &reader))
         case 0x0A:
-            self = .watermark(sessionID: try reader.uuid("watermark session"),
-                              featureID: try reader.string16("watermark feature"),
-                              sequence: try reader.u64("watermark sequence"))
+            let sessionID = try reader.uuid("watermark session")
+            let featureID = try reader.featureID("watermark feature")
+            let sequence = try reader.u64("watermark sequence")
+            // The store keeps sequences as SQLite integers, as `watermark.set` does locally.
+            guard sequence <= UInt64(Int64.max) else { throw WireFormatError(what: "watermark sequence (above 2^63 − 1)") }
+            self = .watermark(sessionID: sessionID, featureID: featureID, sequence: sequence)
         case 0x0B:
             let count = Int(try reader.u16("presence count"))
             var features: [String] = []
-            for _ in 0..<count { features.append(try reader.string16("presence feature")) }
+            for _ in 0..<count { features.append(try reader.featureID("presence feature")) }
             self = .presence(features: features)
         case 0x0C:
             let count = Int(try reader.u16("acks count"))

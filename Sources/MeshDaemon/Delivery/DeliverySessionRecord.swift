@@ -6,6 +6,9 @@ import Foundation
 /// sessionID 16 | feature str16 | owner str16 | status str16 | updatedAt i64 (µs since 1970) | revision u64
 /// ```
 struct DeliverySessionRecord: Sendable, Equatable {
+    /// Owner and status: 1–256 UTF-8 bytes, as `session.announce` accepts them.
+    static let textBytes = 1...256
+
     var sessionID: UUID
     var featureID: String
     var owner: String
@@ -33,9 +36,9 @@ struct DeliverySessionRecord: Sendable, Equatable {
 
     init(reading reader: inout WireReader) throws(WireFormatError) {
         sessionID = try reader.uuid("session id")
-        featureID = try reader.string16("session feature")
-        owner = try reader.string16("session owner")
-        status = try reader.string16("session status")
+        featureID = try reader.featureID("session feature")
+        owner = try reader.string16("session owner", bytes: Self.textBytes)
+        status = try reader.string16("session status", bytes: Self.textBytes)
         updatedAtMicros = try reader.i64("session time")
         revision = try reader.u64("session revision")
     }
