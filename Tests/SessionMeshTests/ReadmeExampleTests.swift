@@ -1,10 +1,10 @@
-// The README's example, kept compiling and passing here so the snippet is known to be true.
-// Between the BEGIN/END markers is exactly the text the README shows.
+// The protocol core on its own: two engines of a timer feature over the deterministic in-memory
+// network (seeded, virtual clock), as tests of features drive them. The README's example runs
+// the same engine against real daemons (MeshDaemonTests/ReadmeDaemonExampleTests).
 import Foundation
 import SessionMesh
 import Testing
 
-// BEGIN README EXAMPLE
 // 1. The feature: state, event, reducer, conflict policy.
 struct TimerState: Codable, Sendable, Equatable {
     var anchor: SessionTimerAnchor?
@@ -69,9 +69,8 @@ func readmeExample() async throws -> (TimerEngine, TimerEngine, Date) {
     }
     return (phone, watch, t0)   // both show 1:30 elapsed, paused
 }
-// END README EXAMPLE
 
-@Suite("README example")
+@Suite("Engine example on the in-memory network")
 struct ReadmeExampleTests {
     @Test func twoEnginesAgreeOverTheScenarioNetwork() async throws {
         let (phone, watch, t0) = try await readmeExample()
