@@ -112,7 +112,7 @@ public final class MeshClient: Sendable {
 
     /// Sends one request frame and returns the daemon's reply frame.
     ///
-    /// For operations without a typed method (issue 5's data operations). Throws
+    /// For operations without a typed method (raw frames of any operation; the data operations have typed calls in MeshClient+Data). Throws
     /// `MeshClientError` with kind `.daemon` when the daemon answers with an error frame.
     public func send(_ operation: LocalAPIOperation, body: ByteBuffer,
                      flags: LocalAPIFrame.Flags = []) async throws -> LocalAPIFrame {

@@ -34,7 +34,7 @@ struct CPUMeter {
         return "A \(text(now.a, last.a)), B \(text(now.b, last.b)), apps \(text(now.apps, last.apps)) (\(switches) thread sleeps in the apps)\(stolen)"
     }
 
-    /// The last lap in ARCHITECTURE §10's unit, messages per second per core: how many
+    /// The last lap as messages per second per core (the unit of the realtime throughput target, docs/BENCHMARKS.md): how many
     /// messages each daemon would carry with one core of its own at the CPU it spent per
     /// message (1 s ÷ µs per message). A derived figure, shown next to the measured end-to-end
     /// rate, which here shares two vCPUs among both daemons and both apps.

@@ -50,7 +50,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
     /// which on Linux opens, reads and closes /dev/urandom on every call (≈ 4 µs, more than the
     /// client library spends on a batched message). Random, not ordered: the daemons index event
     /// IDs, and IDs that grow with the sequence would insert at one end of each index and flatter
-    /// the durable store (they did until session 8).
+    /// the durable store.
     private var eventIDs = SessionEventIDGenerator()
     /// The latency receiver's own loop (as a separate app process would have its own thread).
     private let latencyGroup: MultiThreadedEventLoopGroup

@@ -169,7 +169,7 @@ enum DeliveryBenchmark {
               + "\(leanRate.duplicates) seen twice unmarked, \(leanRate.redelivered) redelivered (marked), \(leanProbe.notSent) replies not `sent`, \(leanRate.missing) missing after \(seconds(leanRate.seconds)))   (the daemons' share)")
         print("  CPU per message with lean apps: \(leanRateCPU) (apps: encoding up front included)")
         print("  per core: \(cpu.perCore())")
-        print("  (per core: ARCHITECTURE §10's unit, target ≥ 100 k msgs/s per core; derived, 1 s ÷ each daemon's CPU per message; "
+        print("  (per core: the throughput target's unit, target ≥ 100 k msgs/s per core; derived, 1 s ÷ each daemon's CPU per message; "
               + "the msgs/s above are end to end, both daemons and both apps sharing this machine's \(ProcessInfo.processInfo.activeProcessorCount) CPUs)")
         // The probe's threads have ended: start the next lap without their counts.
         try await Task.sleep(for: .milliseconds(100))

@@ -5,7 +5,7 @@ import Foundation
 import MeshCrypto
 import Testing
 
-/// Issue 4 as a user meets it: real `meshd` processes on 127.0.0.1, driven by real `meshctl`.
+/// Channels as a user meets them: real `meshd` processes on 127.0.0.1, driven by real `meshctl`.
 @Suite("meshd channels between processes", .serialized,
        .enabled(if: ChildProcess.executable("meshd") != nil && ChildProcess.executable("meshctl") != nil,
                 "meshd/meshctl are not built (run `swift build` first)"))

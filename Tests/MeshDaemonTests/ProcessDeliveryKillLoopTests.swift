@@ -7,7 +7,7 @@ import SessionMesh
 import SessionMeshClient
 import Testing
 
-/// The crash test of issue 5: `kill -9` of either daemon at random moments during a 5 000-message
+/// The crash test of reliable delivery: `kill -9` of either daemon at random moments during a 5 000-message
 /// reliable burst. The receiving app (`meshctl watch --json --reconnect`, which acks what it
 /// prints) must get every message, in per-sender order, none twice except those marked as
 /// redeliveries. Seeded from MESH_PROPERTY_SEED_BASE (printed).

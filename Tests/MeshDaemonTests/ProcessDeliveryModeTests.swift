@@ -7,7 +7,7 @@ import SessionMesh
 import SessionMeshClient
 import Testing
 
-/// Issue 5 as a user meets it: two real `meshd` on 127.0.0.1, paired by `meshctl pair`, apps
+/// The delivery modes as a user meets them: two real `meshd` on 127.0.0.1, paired by `meshctl pair`, apps
 /// played by `meshctl send` / `meshctl watch --json` and by in-process `MeshClient`s.
 @Suite("delivery modes between meshd processes", .serialized,
        .enabled(if: ChildProcess.executable("meshd") != nil && ChildProcess.executable("meshctl") != nil,

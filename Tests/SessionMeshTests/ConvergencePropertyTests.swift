@@ -2,7 +2,7 @@ import Foundation
 import SessionMesh
 import Testing
 
-/// §7: for many seeds, engines converge through a lossy, reordering, duplicating, partitioned
+/// For many seeds, engines converge through a lossy, reordering, duplicating, partitioned
 /// network, and no event is applied twice. `MESH_PROPERTY_SEEDS` (default 100) seeds starting at
 /// `MESH_PROPERTY_SEED_BASE` (default 1). A failure prints its seed and how to rerun it alone.
 @Suite("Convergence properties")

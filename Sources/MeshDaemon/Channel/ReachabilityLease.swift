@@ -1,6 +1,6 @@
 /// A peer counts as reachable while its lease, renewed by every authenticated packet, lasts.
 ///
-/// Kept apart from the channel state on purpose (ARCHITECTURE §6): a channel may be active on
+/// Kept apart from the channel state on purpose (docs/ARCHITECTURE.md §5, docs/DELIVERY.md "Presence and watermarks"): a channel may be active on
 /// the stream path while datagrams have stopped arriving, and that is worth seeing.
 struct ReachabilityLease: Sendable, Equatable {
     /// Lease length, nanoseconds.

@@ -7,7 +7,7 @@ import ServiceLifecycle
 import SessionMesh
 
 /// Routes application data between local apps and paired devices: the four delivery modes of
-/// ARCHITECTURE §5, pre-activation buffering, presence, watermarks, sessions and timer anchors.
+/// docs/ARCHITECTURE.md §5, pre-activation buffering, presence, watermarks, sessions and timer anchors.
 ///
 /// Wires a `MeshNode` (channels), a `DeliveryStore` (outbox, inbox, slots, directory, anchors)
 /// and the attached local clients (`DeliveryEventSink`). It is the single consumer of the

@@ -11,7 +11,7 @@
 ///   memory it can pin is bounded by one read's worth of requests plus the watermark.
 /// - A queue longer than `maximumQueued` (which one read cannot produce) closes the connection
 ///   with `too-many-requests`.
-/// - Events (issue 5) are shed while the channel is not writable; the number shed is reported to
+/// - Events are shed while the channel is not writable; the number shed is reported to
 ///   the client in an `events.dropped` event once it catches up.
 public struct LocalAPIFlowControl: Sendable, Equatable {
     /// Requests running at once per connection.

@@ -1,7 +1,7 @@
 import MeshCrypto
 import MeshLocalAPI
 
-/// An application message received on a channel (issue 5's delivery router consumes these).
+/// An application message received on a channel (the delivery router consumes these).
 public struct InboundChannelMessage: Sendable, Equatable {
     /// The paired device that sent it (authenticated by the channel).
     public var peer: DeviceID

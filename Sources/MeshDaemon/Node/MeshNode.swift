@@ -15,7 +15,7 @@ import ServiceLifecycle
 /// the control plane until graceful shutdown or cancellation, then closes every socket.
 /// Several nodes can run in one process (tests). A node runs once.
 ///
-/// Application data (issue 5) goes through `send(_:to:path:)`, `inboundMessages` and
+/// Application data (the delivery router's messages) goes through `send(_:to:path:)`, `inboundMessages` and
 /// `channelEvents`; the local API uses the `MeshControlPlane` methods.
 public actor MeshNode: MeshControlPlane, Service {
     enum Phase { case idle, running, stopped }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Delivery watermarks (seed 002): one row per (peer, session, direction), only ever raised.
+/// Delivery watermarks (docs/DELIVERY.md, "Presence and watermarks"): one row per (peer, session, direction), only ever raised.
 extension DeliveryStore {
     /// Stores a watermark. Returns `true` when it was new or higher than the stored one; a
     /// lower or equal value leaves the row as it is. Sequences above `Int64.max` are refused

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A delivery watermark kept in the store: the highest sequence of a session's events that an
-/// app has processed, per peer and direction (seed 002). Monotonic: a lower value never
+/// app has processed, per peer and direction (docs/DELIVERY.md, "Presence and watermarks"). Monotonic: a lower value never
 /// replaces a higher one.
 public struct WatermarkRecord: Sendable, Equatable {
     /// Which side processed the events.

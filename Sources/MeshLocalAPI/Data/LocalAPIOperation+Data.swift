@@ -1,4 +1,4 @@
-// The data operations and events of issue 5 (docs/LOCAL-API.md § data operations).
+// The data operations and events (docs/LOCAL-API.md §9, data operations).
 
 extension LocalAPIOperation {
     /// Subscribe this connection to features: `MeshAttachRequest` → `MeshAttachReply`; events follow.

@@ -4,7 +4,7 @@ import NIOCore
 ///
 /// The wire layout is drawn on `LocalAPIFrameDecoder`. A frame is a request from a client, or a
 /// reply, an error or an event from the daemon. Replies and errors carry the `requestID` of the
-/// request they answer; events carry the id of the request that subscribed (issue 5), and
+/// request they answer; events carry the id of the request that subscribed (an `attach`), and
 /// connection-level errors that answer no request carry id 0.
 public struct LocalAPIFrame: Sendable, Equatable {
     /// What a frame is.
@@ -27,7 +27,7 @@ public struct LocalAPIFrame: Sendable, Equatable {
         /// Creates flags from their raw value.
         public init(rawValue: UInt16) { self.rawValue = rawValue }
 
-        /// The body is binary (the protocol core's encoding, issue 5) instead of UTF-8 JSON.
+        /// The body is binary (the protocol core's encoding, docs/ENCODING.md) instead of UTF-8 JSON.
         public static let binaryBody = Flags(rawValue: 1 << 0)
         /// Every flag this version defines; a frame with any other bit set is rejected.
         public static let known: Flags = [.binaryBody]

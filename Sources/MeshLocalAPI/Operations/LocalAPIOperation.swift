@@ -6,7 +6,7 @@
 /// |------------------|----------------------------------------------------------------|
 /// | `0x0000`         | reserved: connection-level errors that answer no operation     |
 /// | `0x0001–0x00FF`  | control operations (JSON bodies): hello, status, pairing, ping |
-/// | `0x0100–0x0FFF`  | data operations (issue 5): attach, send, snapshots, sessions;  |
+/// | `0x0100–0x0FFF`  | data operations (docs/LOCAL-API.md §9): attach, send, snapshots, sessions;  |
 /// |                  | JSON or binary bodies (`LocalAPIFrame.Flags.binaryBody`)       |
 /// | `0x1000–0xFFFF`  | reserved for later versions                                    |
 ///
@@ -44,7 +44,7 @@ public struct LocalAPIOperation: RawRepresentable, Sendable, Hashable, CustomStr
 
     /// Codes reserved for control operations.
     public static let controlRange: ClosedRange<UInt16> = 0x0001...0x00FF
-    /// Codes reserved for the data operations of issue 5.
+    /// Codes reserved for the data operations (docs/LOCAL-API.md §9).
     public static let dataRange: ClosedRange<UInt16> = 0x0100...0x0FFF
 
     /// The control operations this version implements, in documentation order.

@@ -4,7 +4,7 @@ import NIOCore
 import SessionMesh
 
 extension LocalAPIRequest {
-    /// Reads a data operation (issue 5). Binary bodies: `send`, `snapshot.publish`; the rest JSON.
+    /// Reads a data operation (docs/LOCAL-API.md §9). Binary bodies: `send`, `snapshot.publish`; the rest JSON.
     static func parseData(_ frame: LocalAPIFrame) throws(Rejection) -> LocalAPIRequest {
         let operation = frame.operation
         let wantsBinary = operation.takesBinaryBody
