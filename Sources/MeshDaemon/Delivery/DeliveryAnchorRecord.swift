@@ -51,7 +51,6 @@ struct DeliveryAnchorRecord: Sendable, Equatable {
         revision = try reader.u64("anchor revision")
         let started = try reader.i64("anchor start")
         let accumulated = try reader.i64("anchor accumulated")
-        guard accumulated >= 0 else { throw WireFormatError(what: "anchor accumulated (negative)") }
         let flags = try reader.u8("anchor flags")
         guard flags & 0xF0 == 0 else { throw WireFormatError(what: "anchor flags") }
         let pause = flags & 2 != 0 ? try reader.i64("anchor pause") : nil

@@ -62,8 +62,7 @@ struct DeliveryItem: Sendable, Equatable {
     init(reading reader: inout WireReader) throws(WireFormatError) {
         eventID = try reader.uuid("item event id")
         kind = try reader.u8("item kind")
-        guard Kind(rawValue: kind) != nil else { throw WireFormatError(what: "item kind (not 1, 2 or 5)") }
-        featureID = try reader.featureID("item feature")
+        featureID = try reader.string16("item feature")
         switch try reader.u8("item session flag") {
         case 0: sessionID = nil
         case 1: sessionID = try reader.uuid("item session")
