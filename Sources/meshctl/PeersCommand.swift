@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import MeshLocalAPI
 
-/// `meshctl peers`: every paired device with its channel, addresses, RTT, clock offset, lease.
+/// `meshctl peers`: every paired device, one line each: name, short ID, channel, path, last
+/// seen, RTT; `--wide` adds clock offset, lease and every known address.
 struct PeersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "peers", abstract: "List paired devices and the state of their channels.")
 
@@ -10,6 +11,9 @@ struct PeersCommand: AsyncParsableCommand {
 
     @Flag(help: "Print a JSON array of peers (keys deviceID, name, channel, addresses, …).")
     var json = false
+
+    @Flag(help: "Also show the clock offset, the reachability lease and every known address.")
+    var wide = false
 
     func run() async throws {
         let peers = try await withDaemon(parent, json: json) { try await $0.peers() }
@@ -21,21 +25,57 @@ struct PeersCommand: AsyncParsableCommand {
             print("no paired devices; pair one with `meshctl pair`")
             return
         }
-        let now = Date().timeIntervalSince1970
-        Output.table(["NAME", "DEVICE", "CHANNEL", "RTT", "CLOCK OFFSET", "LEASE", "ADDRESSES"], peers.map { peer in
-            [
-                peer.name,
-                Output.shortID(peer.deviceID),
-                peer.channel.rawValue,
-                peer.rttMilliseconds.map { String(format: "%.2f ms", $0) } ?? "-",
+        let table = PeersTable(peers: peers, now: Date().timeIntervalSince1970)
+        Output.table(wide ? table.wideHeader : table.header, wide ? table.wideRows : table.rows)
+    }
+}
+
+/// The rows `meshctl peers` prints, worked out at `now` (seconds since 1970).
+struct PeersTable {
+    var peers: [PeerStatus]
+    var now: Double
+
+    let header = ["NAME", "DEVICE", "CHANNEL", "PATH", "LAST SEEN", "RTT"]
+    var wideHeader: [String] { header + ["CLOCK OFFSET", "LEASE", "ADDRESSES"] }
+
+    var rows: [[String]] {
+        peers.map { peer in
+            [peer.name, Output.shortID(peer.deviceID), Self.channel(peer), Self.path(peer), lastSeen(peer),
+             peer.rttMilliseconds.map { String(format: "%.2f ms", $0) } ?? "-"]
+        }
+    }
+
+    var wideRows: [[String]] {
+        zip(peers, rows).map { peer, row in
+            row + [
                 Self.offset(peer),
                 peer.leaseExpires.map { $0 > now ? "\(Output.duration($0 - now)) left" : "expired" } ?? "-",
                 peer.addresses.isEmpty ? "-" : peer.addresses.map { "\($0.address) (\($0.source.rawValue))" }.joined(separator: ", "),
             ]
-        })
+        }
     }
 
-    private static func offset(_ peer: PeerStatus) -> String {
+    /// The channel state; an active channel whose lease ran out says so.
+    static func channel(_ peer: PeerStatus) -> String {
+        peer.channel == .active && !peer.reachable ? "active, silent" : peer.channel.rawValue
+    }
+
+    /// Where the channel's datagrams go, with how that address was learned when known.
+    static func path(_ peer: PeerStatus) -> String {
+        guard peer.channel == .active else { return "-" }
+        guard let path = peer.path else { return "TCP only" }
+        guard let known = peer.addresses.first(where: { $0.address == path }) else { return path }
+        return "\(path) (\(known.source.rawValue))"
+    }
+
+    /// `just now`, `4s ago`, `2m 05s ago`, or `not since start`.
+    func lastSeen(_ peer: PeerStatus) -> String {
+        guard let seen = peer.lastSeen else { return "not since start" }
+        let age = now - seen
+        return age < 1 ? "just now" : "\(Output.duration(age)) ago"
+    }
+
+    static func offset(_ peer: PeerStatus) -> String {
         guard let offset = peer.clockOffsetMilliseconds else { return "-" }
         let error = peer.clockOffsetErrorMilliseconds.map { String(format: " ± %.2f", $0) } ?? ""
         return String(format: "%+.2f", offset) + error + " ms"

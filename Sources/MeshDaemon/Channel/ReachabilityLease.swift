@@ -7,12 +7,18 @@ struct ReachabilityLease: Sendable, Equatable {
     var duration: UInt64
     /// Monotonic instant the lease ends; nil before any renewal.
     private(set) var expiresAt: UInt64?
+    /// Monotonic instant of the latest renewal (the peer's last authenticated packet); kept
+    /// when the lease is revoked, so `meshctl peers` can say when a departed peer was last seen.
+    private(set) var lastRenewedAt: UInt64?
 
     /// Creates a lease of `seconds`.
     init(seconds: Double) { duration = Nanoseconds.from(seconds: seconds) }
 
     /// Renews the lease at monotonic time `now`.
-    mutating func renew(now: UInt64) { expiresAt = max(expiresAt ?? 0, now &+ duration) }
+    mutating func renew(now: UInt64) {
+        expiresAt = max(expiresAt ?? 0, now &+ duration)
+        lastRenewedAt = max(lastRenewedAt ?? 0, now)
+    }
 
     /// Ends the lease (channel closed).
     mutating func revoke() { expiresAt = nil }

@@ -30,8 +30,16 @@ extension MeshNode {
                 clockOffsetMilliseconds: estimate.map { Double($0.offsetNanoseconds) / 1e6 },
                 clockOffsetErrorMilliseconds: estimate.map { Double($0.errorBoundNanoseconds) / 1e6 },
                 leaseExpires: reachable ? runtime.lease.expiresAt.map { clock.wallSeconds(ofMonotonic: $0) } : nil,
-                reachable: reachable)
+                reachable: reachable,
+                lastSeen: runtime.lease.lastRenewedAt.map { clock.wallSeconds(ofMonotonic: $0) },
+                path: runtime.channel == nil ? nil : runtime.datagramEndpoint.flatMap(Self.hostPort))
         }
+    }
+
+    /// `HOST:PORT` of an IP socket address (IPv6 bracketed), as addresses are shown elsewhere.
+    static func hostPort(_ address: SocketAddress) -> String? {
+        guard let ip = address.ipAddress, let port = address.port else { return nil }
+        return DaemonConfiguration.Endpoint(host: ip, port: port).description
     }
 
     /// Finds a paired device by full ID, short ID or unique prefix (case and dashes ignored).

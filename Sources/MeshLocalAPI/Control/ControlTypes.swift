@@ -89,12 +89,17 @@ public struct PeerStatus: Codable, Sendable, Equatable {
     public var leaseExpires: Double?
     /// Whether the peer counts as reachable now.
     public var reachable: Bool
+    /// When the last authenticated packet of the peer arrived (seconds since 1970), if any
+    /// arrived since the daemon started; absent from replies of daemons that predate it.
+    public var lastSeen: Double?
+    /// The peer's `HOST:PORT` the active channel sends datagrams to; nil without a channel.
+    public var path: String?
 
     /// Creates a peer status value.
     public init(deviceID: String, name: String, addresses: [PeerAddress], channel: ChannelState,
                 lastHandshake: Double? = nil, rttMilliseconds: Double? = nil,
                 clockOffsetMilliseconds: Double? = nil, clockOffsetErrorMilliseconds: Double? = nil,
-                leaseExpires: Double? = nil, reachable: Bool = false) {
+                leaseExpires: Double? = nil, reachable: Bool = false, lastSeen: Double? = nil, path: String? = nil) {
         self.deviceID = deviceID
         self.name = name
         self.addresses = addresses
@@ -105,6 +110,8 @@ public struct PeerStatus: Codable, Sendable, Equatable {
         self.clockOffsetErrorMilliseconds = clockOffsetErrorMilliseconds
         self.leaseExpires = leaseExpires
         self.reachable = reachable
+        self.lastSeen = lastSeen
+        self.path = path
     }
 }
 

@@ -11,19 +11,24 @@ actor FakeControlPlane: MeshControlPlane {
     private(set) var cancelledCodes: [String] = []
     private(set) var unpaired: [String] = []
     private(set) var createdLifetimes: [Double] = []
+    /// What `status` reports as counters; tests replace it.
+    var counters: [String: UInt64] = ["handshakes": 3]
+    /// What `peers` reports; tests replace it.
+    var peerList = [PeerStatus(deviceID: peerID, name: "laptop",
+                               addresses: [PeerAddress(address: "127.0.0.1:47002", source: .pairing)],
+                               channel: .active, lastHandshake: 1_700_000_000, rttMilliseconds: 0.08,
+                               clockOffsetMilliseconds: 2500.2, clockOffsetErrorMilliseconds: 0.04,
+                               leaseExpires: 1_700_000_004, reachable: true)]
 
     func status() async -> DaemonStatus {
         DaemonStatus(deviceID: "ZZZZZZZ-YYYYYYY-XXXXXXX-WWWWWWW", name: "fake", listen: "127.0.0.1:47470",
-                     socket: "/tmp/fake.sock", uptimeSeconds: 12.5, counters: ["handshakes": 3])
+                     socket: "/tmp/fake.sock", uptimeSeconds: 12.5, counters: counters)
     }
 
-    func peers() async -> [PeerStatus] {
-        [PeerStatus(deviceID: Self.peerID, name: "laptop",
-                    addresses: [PeerAddress(address: "127.0.0.1:47002", source: .pairing)],
-                    channel: .active, lastHandshake: 1_700_000_000, rttMilliseconds: 0.08,
-                    clockOffsetMilliseconds: 2500.2, clockOffsetErrorMilliseconds: 0.04,
-                    leaseExpires: 1_700_000_004, reachable: true)]
-    }
+    func peers() async -> [PeerStatus] { peerList }
+
+    func setCounters(_ counters: [String: UInt64]) { self.counters = counters }
+    func setPeers(_ peers: [PeerStatus]) { peerList = peers }
 
     func createPairingCode(validFor seconds: Double) async throws -> PairingInvitation {
         createdLifetimes.append(seconds)
