@@ -5,7 +5,7 @@ SWIFT ?= swift
 # delivered message). Every release command uses the same flags, so SwiftPM does not rebuild.
 RELEASE = -c release --static-swift-stdlib
 
-.PHONY: all deps build release run test python-test bench vectors clean lab-test
+.PHONY: all deps build release run install test python-test bench vectors clean lab-test
 
 all: build
 
@@ -20,6 +20,12 @@ release: deps
 
 run: release
 	.build/release/meshd --user
+
+# PREFIX (default /usr/local) and DESTDIR as usual; completions and man pages are generated from
+# the binaries here. scripts/install lists the folders it writes and their variables.
+PREFIX ?= /usr/local
+install: release
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install .build/release
 
 # Tests run one at a time: many start real daemons, child processes and network namespaces, and
 # on a 2-core machine parallel runs starve each other's deadlines. About four minutes in all.
