@@ -24,7 +24,10 @@ struct NodeSilenceTests {
             ("garbage", Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
             ("preamble only", ConnectionKind.channel.preamble),
             ("bad version", [0x53, 0x4D, 9, 1, 0, 1, 0]),
-            ("handshake from an unpaired key", ConnectionKind.channel.preamble + (try WireFrame.encode(bogusHandshake))),
+            ("handshake from an unpaired key", ConnectionKind.channel.preamble + (try WireFrame.encode(HandshakeMac.append(
+                to: bogusHandshake, key: HandshakeMac.key(pairKey: SecretBytes.random(count: 32),
+                                                          responderPublicKey: alice.node.identity.keyPair.publicKey))))),
+            ("handshake without its MAC", ConnectionKind.channel.preamble + (try WireFrame.encode(bogusHandshake))),
             ("random handshake bytes", ConnectionKind.channel.preamble + (try WireFrame.encode(Array(repeating: 7, count: 96)))),
             ("pairing with no live code", ConnectionKind.pairing.preamble + (try WireFrame.encode([1, 2, 3]))),
         ]
@@ -65,7 +68,8 @@ struct NodeSilenceTests {
                 localStatic: bob.node.identity.keyPair, peerPublicKey: alice.node.identity.keyPair.publicKey,
                 pairKey: record.pairKey,
                 payload: HandshakePayload(sessionIndex: 7, udpPort: 1, wallNanoseconds: wallNanoseconds, isRekey: false))
-            return ConnectionKind.channel.preamble + (try WireFrame.encode(message))
+            let macKey = HandshakeMac.key(pairKey: record.pairKey, responderPublicKey: alice.node.identity.keyPair.publicKey)
+            return ConnectionKind.channel.preamble + (try WireFrame.encode(HandshakeMac.append(to: message, key: macKey)))
         }
         let port = alice.port
         // An old timestamp (a replay of an earlier message 1): silence.
@@ -119,14 +123,18 @@ struct NodeSilenceTests {
         defer { Task { await bed.shutdown() } }
         let alice = try await bed.start(name: "alice") { configuration in
             configuration.channelTuning.maximumUnauthenticatedConnections = 4
-            configuration.channelTuning.handshakeTimeout = 0.5
+            configuration.channelTuning.maximumUnauthenticatedPerSource = 8
+            configuration.channelTuning.unauthenticatedSlotsReservedForPaired = 0
+            configuration.channelTuning.firstMessageTimeout = 0.5
         }
-        // Hold 8 idle connections open at once: 4 are admitted, 4 are closed at once.
+        // Hold 8 idle connections open at once: 4 hold slots, 4 are closed at once (refused,
+        // or an older one evicted for them once it waited the eviction age).
         let port = alice.port
         let descriptors = await offPool { (0..<8).map { _ in RawSocketProbe.openIdle(port: port) } }
         #expect(descriptors.allSatisfy { $0 >= 0 })
-        try await waitUntil("4 connections refused over the cap", timeout: 3) {
-            (await alice.node.status().counters["connections.over_cap"] ?? 0) >= 4
+        try await waitUntil("4 connections closed over the cap", timeout: 3) {
+            let counters = await alice.node.status().counters
+            return (counters["connections.over_cap"] ?? 0) + (counters["connections.evicted"] ?? 0) >= 4
         }
         let replies = await offPool { descriptors.map { RawSocketProbe.drainAndClose($0, waitMilliseconds: 2000) } }
         #expect(replies.allSatisfy { $0 == 0 })

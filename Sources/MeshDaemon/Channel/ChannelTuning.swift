@@ -19,6 +19,18 @@ public struct ChannelTuning: Sendable, Equatable {
     public var handshakeBurstPerSource: Double = 40
     /// Connections that have not authenticated yet, at most, across all sources.
     public var maximumUnauthenticatedConnections: Int = 64
+    /// Unauthenticated connections one source address may hold at once.
+    public var maximumUnauthenticatedPerSource: Int = 4
+    /// Of `maximumUnauthenticatedConnections`, slots only addresses of paired devices may use.
+    public var unauthenticatedSlotsReservedForPaired: Int = 16
+    /// Seconds an accepted connection has for its preamble and first handshake or pairing
+    /// message.
+    public var firstMessageTimeout: Double = 1
+    /// Handshake message 1s (two X25519 each) answered per second across all sources, once
+    /// their MAC showed a paired device's key.
+    public var handshakesPerSecond: Double = 50
+    /// Handshake message 1s that may be answered at once before `handshakesPerSecond` applies.
+    public var handshakeBurst: Double = 50
     /// First reconnect delay in seconds; doubles per failure up to `reconnectMaximum`.
     public var reconnectInitial: Double = 0.1
     /// Upper bound of the reconnect delay in seconds (before ±25 % jitter).

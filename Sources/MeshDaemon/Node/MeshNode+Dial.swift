@@ -152,8 +152,9 @@ extension MeshNode {
             armDeadline(channel, seconds: tuning.handshakeTimeout, connection: id)
             runtime.outgoingHandshakeInFlight = true
             peers[peer] = runtime
-            return (try WireFrame.encode(message1), PendingInitiator(peer: peer, handshake: handshake, localIndex: index,
-                                                                     connectionID: id, startedAt: started))
+            let macKey = HandshakeMac.key(pairKey: runtime.record.pairKey, responderPublicKey: runtime.record.publicKey)
+            return (try WireFrame.encode(HandshakeMac.append(to: message1, key: macKey)),
+                    PendingInitiator(peer: peer, handshake: handshake, localIndex: index, connectionID: id, startedAt: started))
         } catch {
             indexTable.removeValue(forKey: index)
             return nil

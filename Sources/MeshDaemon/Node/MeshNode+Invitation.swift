@@ -94,8 +94,15 @@ extension MeshNode {
         }
     }
 
-    /// Per-message deadline, never past the whole attempt's deadline.
+    /// Per-message deadline, never past the whole attempt's deadline. Before the first
+    /// message the first-message deadline armed at accept stays; once it was answered the
+    /// connection is engaged (no longer evictable).
     func rearmPairingDeadline(_ admission: InboundAdmission) {
+        if !unauthenticated.isEngaged(admission.id) {
+            guard !pairingFirstMessagePending.insert(admission.id).inserted else { return }
+            pairingFirstMessagePending.remove(admission.id)
+            unauthenticated.engage(admission.id)
+        }
         let now = clock.monotonicNanoseconds()
         let end = pairingAttemptEnds[admission.id] ?? now
         let left = end > now ? Double(end - now) / 1e9 : 0

@@ -121,24 +121,61 @@ extension MeshNode {
         await connectionEnded(admission.id)
     }
 
-    /// Rate limit and cap for a new connection; registers it and arms its deadline.
+    /// Rate limit and slots (`UnauthenticatedSlots`) for a new connection; registers it and
+    /// arms its first-message deadline. A stranger connection evicted to make room is closed.
     func admitInbound(_ channel: any Channel) -> InboundAdmission? {
         guard phase == .running else { return nil }
         let source = channel.remoteAddress?.ipAddress ?? "?"
-        guard rateLimiter.allow(source: source, now: clock.monotonicNanoseconds()) else {
+        let now = clock.monotonicNanoseconds()
+        guard rateLimiter.allow(source: source, now: now) else {
             counters.connectionsRateLimited += 1
             return nil
         }
-        guard unauthenticated.count < tuning.maximumUnauthenticatedConnections else {
+        let id = nextConnectionID
+        switch unauthenticated.admit(id, source: source, known: isPairedDeviceAddress(source), now: now) {
+        case .refuse(.sourceFull):
+            counters.connectionsOverSourceCap += 1
+            return nil
+        case .refuse(.full):
             counters.connectionsOverCap += 1
             return nil
+        case .admit(let evicting):
+            if let evicting {
+                counters.connectionsEvicted += 1
+                deadlines.removeValue(forKey: evicting)?.cancel()
+                openConnections[evicting]?.close(promise: nil)
+            }
         }
-        let id = nextConnectionID
         nextConnectionID += 1
         openConnections[id] = channel
-        unauthenticated.insert(id)
-        armDeadline(channel, seconds: tuning.handshakeTimeout, connection: id)
+        armDeadline(channel, seconds: tuning.firstMessageTimeout, connection: id)
         return InboundAdmission(id: id, channel: channel, sourceIP: source)
+    }
+
+    /// Whether `host` (an IP address as sockets report it) is an address a paired device was
+    /// seen at, was paired or configured with, or advertises over mDNS now.
+    func isPairedDeviceAddress(_ host: String) -> Bool {
+        for (peer, runtime) in peers {
+            if runtime.connection?.channel.remoteAddress?.ipAddress == host || runtime.datagramEndpoint?.ipAddress == host {
+                return true
+            }
+            for address in runtime.record.addresses where EndpointParser.parse(address.address).map({ DiscoveredPeerTable.unscoped($0.host) }) == host {
+                return true
+            }
+            for endpoint in discovered.mdnsEndpoints[peer] ?? [] where DiscoveredPeerTable.unscoped(endpoint.host) == host {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// The first message of an accepted connection passed (a handshake from a paired key, a
+    /// pairing attempt under the live code): it is no longer evictable, and `seconds` is its
+    /// deadline from now.
+    func engage(_ id: UInt64, channel: any Channel, deadline seconds: Double) {
+        guard unauthenticated.contains(id) else { return }
+        unauthenticated.engage(id)
+        armDeadline(channel, seconds: seconds, connection: id)
     }
 
     /// Closes `channel` after `seconds` unless the connection authenticates or ends first
@@ -164,15 +201,16 @@ extension MeshNode {
     /// Forgets a connection that closed.
     func connectionEnded(_ id: UInt64) {
         openConnections.removeValue(forKey: id)
-        unauthenticated.remove(id)
+        unauthenticated.release(id)
         deadlines.removeValue(forKey: id)?.cancel()
         pairingAttemptEnds.removeValue(forKey: id)
+        pairingFirstMessagePending.remove(id)
     }
 
     /// The connection authenticated: it no longer counts against the cap or has a deadline.
     func markAuthenticated(_ id: UInt64) {
         deadlines.removeValue(forKey: id)?.cancel()
-        unauthenticated.remove(id)
+        unauthenticated.release(id)
     }
 
     /// Mutates the counters (for nonisolated callers).

@@ -26,10 +26,26 @@ extension MeshNode {
         try await pumpStream(peer: pending.peer, connectionID: admission.id, frames: &frames)
     }
 
-    /// Reads message 1: unknown key, replay, a losing simultaneous connect or any failure
-    /// returns nil (the caller closes without a byte). Otherwise returns framed message 2.
-    func answerHandshake(_ message1: [UInt8], admission: InboundAdmission) -> ([UInt8], PendingResponder)? {
+    /// Reads the first frame (message 1 and its `HandshakeMac`): a MAC no paired device's key
+    /// makes, an exhausted handshake budget, replay, a losing simultaneous connect or any
+    /// failure returns nil (the caller closes without a byte). Otherwise returns framed
+    /// message 2. The MAC is checked before any X25519 is spent.
+    func answerHandshake(_ firstFrame: [UInt8], admission: InboundAdmission) -> ([UInt8], PendingResponder)? {
         guard phase == .running else { return nil }
+        guard let (message1, mac) = HandshakeMac.split(firstFrame) else {
+            counters.handshakesFailed += 1
+            return nil
+        }
+        guard let claimed = pairedDevice(madeMac: mac, of: message1) else {
+            counters.handshakesRefusedUnknownKey += 1
+            logger.debug("refused a handshake no paired device's key made", metadata: ["source": "\(admission.sourceIP)"])
+            return nil
+        }
+        guard handshakeBudget.allow(source: "all", now: clock.monotonicNanoseconds()) else {
+            counters.handshakesRefusedBusy += 1
+            logger.debug("refused a handshake: the handshake budget is spent", metadata: ["source": "\(admission.sourceIP)"])
+            return nil
+        }
         let responder: ChannelHandshake.Responder
         do {
             responder = try ChannelHandshake.respond(localStatic: identity.keyPair, message: message1)
@@ -38,9 +54,8 @@ extension MeshNode {
             return nil
         }
         let peerID = DeviceID(publicKey: responder.initiatorPublicKey)
-        guard var runtime = peers[peerID] else {
-            counters.handshakesRefusedUnknownKey += 1
-            logger.debug("refused a handshake from an unpaired key", metadata: ["source": "\(admission.sourceIP)"])
+        guard peerID == claimed, var runtime = peers[peerID] else {
+            counters.handshakesFailed += 1
             return nil
         }
         guard responder.payload.wallNanoseconds > runtime.lastInitiationTimestamp else {
@@ -66,12 +81,33 @@ extension MeshNode {
                                         locallyInitiated: false, now: clock.monotonicNanoseconds(), tuning: tuning)
             let pending = PendingResponder(peer: peerID, channel: channel, udpPort: responder.payload.udpPort,
                                            connectionID: admission.id)
+            engage(admission.id, channel: admission.channel, deadline: tuning.handshakeTimeout)
             return (try WireFrame.encode(message2), pending)
         } catch {
             indexTable.removeValue(forKey: localIndex)
             counters.handshakesFailed += 1
             return nil
         }
+    }
+
+    /// The paired device whose key made `mac` over `message1`; nil when none did. Costs one
+    /// HMAC per paired device (their MAC keys are derived once and kept).
+    func pairedDevice(madeMac mac: [UInt8], of message1: [UInt8]) -> DeviceID? {
+        for id in peers.keys {
+            guard let key = handshakeMacKey(of: id) else { continue }
+            if HandshakeMac.verify(mac, of: message1, key: key) { return id }
+        }
+        return nil
+    }
+
+    /// The `HandshakeMac` key for message 1s from `peer` to this device (derived on first use
+    /// and kept with the pair key it came from, so a new pairing gets a new one).
+    func handshakeMacKey(of peer: DeviceID) -> SecretBytes? {
+        guard let runtime = peers[peer] else { return nil }
+        if let cached = runtime.handshakeMacKey, cached.pairKey == runtime.record.pairKey { return cached.key }
+        let key = HandshakeMac.key(pairKey: runtime.record.pairKey, responderPublicKey: identity.keyPair.publicKey)
+        peers[peer]?.handshakeMacKey = (runtime.record.pairKey, key)
+        return key
     }
 
     /// Who initiated the live channel or in-flight attempt with this peer (nil: none).

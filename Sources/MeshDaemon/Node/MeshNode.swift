@@ -41,9 +41,13 @@ public actor MeshNode: MeshControlPlane, Service {
     var indexTable: [UInt32: DeviceID] = [:]
     var openConnections: [UInt64: any Channel] = [:]
     var nextConnectionID: UInt64 = 1
-    var unauthenticated: Set<UInt64> = []
+    var unauthenticated: UnauthenticatedSlots
+    /// Pairing connections whose first message is awaited under the first-message deadline.
+    var pairingFirstMessagePending: Set<UInt64> = []
     var deadlines: [UInt64: Scheduled<Void>] = [:]
     var rateLimiter: HandshakeRateLimiter
+    /// The global budget of message 1s answered (one bucket shared by every source).
+    var handshakeBudget: HandshakeRateLimiter
     var counters = NodeCounters()
     var random = SystemRandomNumberGenerator()
     var invitation: PairingInvitationState?
@@ -126,6 +130,12 @@ public actor MeshNode: MeshControlPlane, Service {
         }
         rateLimiter = HandshakeRateLimiter(ratePerSecond: configuration.channelTuning.handshakesPerSecondPerSource,
                                            burst: configuration.channelTuning.handshakeBurstPerSource)
+        handshakeBudget = HandshakeRateLimiter(ratePerSecond: configuration.channelTuning.handshakesPerSecond,
+                                               burst: configuration.channelTuning.handshakeBurst, maximumSources: 1)
+        unauthenticated = UnauthenticatedSlots(limits: .init(
+            total: configuration.channelTuning.maximumUnauthenticatedConnections,
+            perSource: configuration.channelTuning.maximumUnauthenticatedPerSource,
+            reservedForKnown: configuration.channelTuning.unauthenticatedSlotsReservedForPaired))
         (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
         (inboundMessageStream, inboundMessageQueue) = AsyncStream.makeStream(
             of: InboundChannelMessage.self, bufferingPolicy: .bufferingOldest(MeshNode.inboundBufferLimit))

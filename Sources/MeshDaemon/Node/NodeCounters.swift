@@ -7,6 +7,9 @@ struct NodeCounters: Sendable {
     var simultaneousConnectsResolved: UInt64 = 0
     var connectionsRateLimited: UInt64 = 0
     var connectionsOverCap: UInt64 = 0
+    var connectionsOverSourceCap: UInt64 = 0
+    var connectionsEvicted: UInt64 = 0
+    var handshakesRefusedBusy: UInt64 = 0
     var connectionsBadPreamble: UInt64 = 0
     var connectionsTimedOut: UInt64 = 0
     var datagramsReceived: UInt64 = 0
@@ -36,6 +39,9 @@ struct NodeCounters: Sendable {
             "handshakes.simultaneous_resolved": simultaneousConnectsResolved,
             "connections.rate_limited": connectionsRateLimited,
             "connections.over_cap": connectionsOverCap,
+            "connections.over_source_cap": connectionsOverSourceCap,
+            "connections.evicted": connectionsEvicted,
+            "handshakes.refused.busy": handshakesRefusedBusy,
             "connections.bad_preamble": connectionsBadPreamble,
             "connections.timed_out": connectionsTimedOut,
             "datagrams.received": datagramsReceived,

@@ -1,3 +1,4 @@
+import MeshCrypto
 import MeshLocalAPI
 import NIOCore
 
@@ -38,6 +39,9 @@ struct PeerRuntime: Sendable {
     var lastInitiationTimestamp: Int64 = .min
     /// Monotonic instant the next keepalive is due.
     var nextKeepaliveAt: UInt64 = 0
+    /// Key of the `HandshakeMac` on message 1s this device receives from the peer, with the
+    /// pair key it was derived from (on first use).
+    var handshakeMacKey: (pairKey: SecretBytes, key: SecretBytes)?
 
     init(record: PairedPeer, tuning: ChannelTuning, leaseSeconds: Double) {
         self.record = record
