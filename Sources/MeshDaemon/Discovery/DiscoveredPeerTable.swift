@@ -41,6 +41,12 @@ struct DiscoveredPeerTable: Sendable {
     private(set) var publishedName: String?
     /// Channels re-handshaken because a device (or this one) moved; counted by the node.
     var moves: UInt64 = 0
+    /// Handshakes tried next to a live channel because its address was no longer advertised,
+    /// and how many of them did not authenticate (the channel stayed); counted by the node.
+    var probes: UInt64 = 0
+    var probesFailed: UInt64 = 0
+    /// Per device, the addresses (`HOST:PORT`) a probe is trying now; kept by the node.
+    var probedAddresses: [DeviceID: Set<String>] = [:]
     /// Per device, the addresses (`HOST:PORT`) of the dial under way, so a new mDNS address
     /// can be tried next to it; kept by the node.
     var dialedAddresses: [DeviceID: Set<String>] = [:]

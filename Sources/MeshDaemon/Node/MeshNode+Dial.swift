@@ -54,6 +54,8 @@ extension MeshNode {
             for address in addresses {
                 guard case .failed = await dial(peer, at: address) else { break }
             }
+        case .probeAddresses(let peer, let addresses):
+            await probe(peer, at: addresses)
         }
     }
 
@@ -101,7 +103,10 @@ extension MeshNode {
     }
 
     /// One outgoing attempt: connect, handshake, and on success serve the channel until it closes.
-    nonisolated func dial(_ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint) async -> DialResult {
+    /// With `replacingLiveChannel` the attempt runs next to an active channel (an address
+    /// discovery reported), and the channel switches to it only once it authenticated.
+    nonisolated func dial(_ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint,
+                          replacingLiveChannel: Bool = false) async -> DialResult {
         let connection: WireConnection
         do {
             connection = try await connectWire(to: endpoint, timeout: .seconds(2))
@@ -113,7 +118,8 @@ extension MeshNode {
         var result = DialResult.failed
         do {
             result = try await connection.executeThenClose { inbound, _ -> DialResult in
-                guard let (message1, pending) = await self.startHandshake(peer, channel: connection.channel) else {
+                guard let (message1, pending) = await self.startHandshake(peer, channel: connection.channel,
+                                                                          replacingLiveChannel: replacingLiveChannel) else {
                     return .notNeeded
                 }
                 pendingHandshake = pending
@@ -123,7 +129,7 @@ extension MeshNode {
                 let outcome = await self.finishHandshake(pending, message2: message2, channel: connection.channel)
                 guard case .ranAndClosed = outcome else { return outcome }
                 pendingHandshake = nil
-                await self.dialSucceeded(peer, at: endpoint)
+                await self.dialSucceeded(peer, at: endpoint, replacedLiveChannel: replacingLiveChannel)
                 try? await self.pumpStream(peer: peer, connectionID: pending.connectionID, frames: &frames)
                 return .ranAndClosed
             }
@@ -137,9 +143,10 @@ extension MeshNode {
         return result
     }
 
-    /// Builds message 1 (framed) for `peer`; nil when the dial is no longer needed.
-    func startHandshake(_ peer: DeviceID, channel: any Channel) -> ([UInt8], PendingInitiator)? {
-        guard phase == .running, var runtime = peers[peer], runtime.channel == nil else { return nil }
+    /// Builds message 1 (framed) for `peer`; nil when the dial is no longer needed (a channel
+    /// is active, unless `replacingLiveChannel`).
+    func startHandshake(_ peer: DeviceID, channel: any Channel, replacingLiveChannel: Bool = false) -> ([UInt8], PendingInitiator)? {
+        guard phase == .running, var runtime = peers[peer], runtime.channel == nil || replacingLiveChannel else { return nil }
         let started = clock.monotonicNanoseconds()
         let index = allocateIndex(for: peer)
         let payload = HandshakePayload(sessionIndex: index, udpPort: UInt16(boundListenAddress?.port ?? 0),

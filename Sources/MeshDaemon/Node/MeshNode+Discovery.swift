@@ -124,8 +124,10 @@ extension MeshNode {
         for change in discovered.setPaired(Set(peers.keys)) { discoveredAddressesChanged(change) }
     }
 
-    /// A paired device's mDNS addresses changed: dial it if it has no channel; if its channel
-    /// runs over an address the device no longer advertises, it moved: re-handshake now.
+    /// A paired device's mDNS addresses changed: dial it if it has no channel. If its channel
+    /// runs over an address the device no longer advertises, it may have moved: handshake with
+    /// it at the advertised addresses next to the live channel, which is replaced only by a
+    /// connection that authenticates. mDNS is unauthenticated: it never closes a channel.
     func discoveredAddressesChanged(_ change: DiscoveredPeerTable.Change) {
         guard let runtime = peers[change.peer], !change.current.isEmpty else { return }
         logger.debug("mDNS addresses of a paired device", metadata: [
@@ -137,12 +139,38 @@ extension MeshNode {
         }
         guard let remote = runtime.connection?.channel.remoteAddress?.ipAddress.map(DiscoveredPeerTable.unscoped),
               change.previousHosts.contains(remote), !change.currentHosts.contains(remote) else { return }
-        logger.info("paired device moved to a new address; reconnecting", metadata: [
-            "peer.id": "\(change.peer.short)", "addresses": "\(change.current.map(\.description).joined(separator: " "))",
+        let probing = discovered.probedAddresses[change.peer, default: []]
+        let fresh = change.current.filter { !probing.contains($0.description) }
+        guard !fresh.isEmpty else { return }
+        logger.info("paired device advertises another address; trying it next to the live channel", metadata: [
+            "peer.id": "\(change.peer.short)", "addresses": "\(fresh.map(\.description).joined(separator: " "))",
         ])
-        discovered.moves += 1
-        dropChannel(change.peer, reason: "the device moved to another address (mDNS)", redial: false)
-        kickDial(change.peer)
+        discovered.probedAddresses[change.peer, default: []].formUnion(fresh.map(\.description))
+        discovered.probes += 1
+        jobQueue.yield(.probeAddresses(peer: change.peer, addresses: fresh))
+    }
+
+    /// Handshakes with `peer` at `addresses` in turn, next to its live channel, until one
+    /// authenticates (the channel switches to it and is then served here) or all failed.
+    nonisolated func probe(_ peer: DeviceID, at addresses: [DaemonConfiguration.Endpoint]) async {
+        var switched = false
+        for address in addresses where !switched {
+            switch await dial(peer, at: address, replacingLiveChannel: true) {
+            case .ranAndClosed: switched = true
+            case .notNeeded, .failed: continue
+            }
+        }
+        await probeEnded(peer, addresses: addresses, switched: switched)
+    }
+
+    /// A probe ended: its addresses may be probed again on the next change.
+    func probeEnded(_ peer: DeviceID, addresses: [DaemonConfiguration.Endpoint], switched: Bool) {
+        discovered.probedAddresses[peer]?.subtract(addresses.map(\.description))
+        if discovered.probedAddresses[peer]?.isEmpty == true { discovered.probedAddresses.removeValue(forKey: peer) }
+        guard !switched else { return }
+        discovered.probesFailed += 1
+        logger.info("no authenticated answer at the advertised address; the channel stays as it is",
+                    metadata: ["peer.id": "\(peer.short)", "addresses": "\(addresses.map(\.description).joined(separator: " "))"])
     }
 
     /// This machine's addresses changed: channels bound to an address that is gone are dead
@@ -210,7 +238,13 @@ extension MeshNode {
 
     /// A dial at `endpoint` activated the channel: a configured static address that reached
     /// this device is remembered as its address, so `meshctl peers` shows where it came from.
-    func dialSucceeded(_ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint) {
+    /// A probe that replaced a live channel counts as a move.
+    func dialSucceeded(_ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint, replacedLiveChannel: Bool = false) {
+        if replacedLiveChannel {
+            discovered.moves += 1
+            logger.info("paired device moved; the channel now runs over its new address",
+                        metadata: ["peer.id": "\(peer.short)", "address": "\(endpoint)"])
+        }
         let statics = Set((discovered.staticEndpoints + configuration.staticPeers).map(\.description))
         guard statics.contains(endpoint.description),
               peers[peer]?.record.learn(address: endpoint.description, source: .static) == true else { return }
@@ -236,6 +270,8 @@ extension MeshNode {
             "discovery.mdns_services": UInt64(discovered.mdnsServices.count),
             "discovery.paired_found": UInt64(discovered.mdnsEndpoints.count),
             "discovery.moves_total": discovered.moves,
+            "discovery.move_probes_total": discovered.probes,
+            "discovery.move_probes_failed_total": discovered.probesFailed,
         ]
     }
 }

@@ -7,4 +7,7 @@ enum NodeJob: Sendable {
     /// Try these addresses of the peer now, next to a dial already under way (discovery found
     /// them while that dial was still waiting on older addresses).
     case dialAddresses(peer: DeviceID, addresses: [DaemonConfiguration.Endpoint])
+    /// Handshake with the peer at these addresses while its channel stays up (discovery says
+    /// it moved); the channel switches only to a connection that authenticates.
+    case probeAddresses(peer: DeviceID, addresses: [DaemonConfiguration.Endpoint])
 }
