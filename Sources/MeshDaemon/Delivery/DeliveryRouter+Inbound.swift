@@ -128,22 +128,26 @@ extension DeliveryRouter {
     /// Takes everything received meanwhile and stores it per peer in one transaction each, so
     /// a slow disk commits many batches per fsync; arrival order is kept per peer.
     func consumeInboxWork() async {
-        for await _ in inboxSignal {
-            // `while`, not `for … where`: a `where` clause skips an iteration but does not end the
-            // loop, and spinning through the rest of a large bound held the actor for milliseconds.
-            var rounds = 0
-            while !inboxBacklog.isEmpty, rounds < 1_000_000 {
-                rounds += 1
-                let taken = inboxBacklog
-                inboxBacklog = []
-                var order: [DeviceID] = []
-                var byPeer: [DeviceID: [DeliveryInboxWork]] = [:]
-                for (peer, work) in taken {
-                    if byPeer[peer] == nil { order.append(peer) }
-                    byPeer[peer, default: []].append(work)
-                }
-                for peer in order { await store(byPeer[peer] ?? [], from: peer) }
+        for await _ in inboxSignal { await storeInboxBacklog() }
+    }
+
+    /// Stores everything in `inboxBacklog` (and what arrives while it does), per peer in
+    /// arrival order. The fuzz harness calls it directly to process a message completely.
+    func storeInboxBacklog() async {
+        // `while`, not `for … where`: a `where` clause skips an iteration but does not end the
+        // loop, and spinning through the rest of a large bound held the actor for milliseconds.
+        var rounds = 0
+        while !inboxBacklog.isEmpty, rounds < 1_000_000 {
+            rounds += 1
+            let taken = inboxBacklog
+            inboxBacklog = []
+            var order: [DeviceID] = []
+            var byPeer: [DeviceID: [DeliveryInboxWork]] = [:]
+            for (peer, work) in taken {
+                if byPeer[peer] == nil { order.append(peer) }
+                byPeer[peer, default: []].append(work)
             }
+            for peer in order { await store(byPeer[peer] ?? [], from: peer) }
         }
     }
 
