@@ -10,7 +10,7 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
-let package = Package(
+var package = Package(
     name: "SessionMesh",
     platforms: [.macOS(.v14)],
     products: [
@@ -177,3 +177,30 @@ let package = Package(
         ),
     ]
 )
+
+// The libFuzzer harnesses (Fuzz/, docs/FUZZING.md): one executable holding every harness, declared
+// only when MESH_FUZZ=1 so plain `swift build` / `swift test` never compile it; scripts/fuzz builds
+// it in its own scratch folder (.build-fuzz). This package's modules are compiled with coverage and
+// AddressSanitizer as one flag, `-sanitize=fuzzer,address` (swiftc keeps only the last of several
+// `-sanitize=` flags, so SwiftPM's `--sanitize` options, passed one by one, would drop one of them);
+// the dependencies are not instrumented. libFuzzer supplies `main`.
+if Context.environment["MESH_FUZZ"] == "1" {
+    let sanitize: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]
+    let fuzzed: Set<String> = ["SessionMesh", "MeshCrypto", "MeshLocalAPI", "MeshDaemon", "MeshDiscovery"]
+    for target in package.targets where fuzzed.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + sanitize
+    }
+    package.targets.append(.executableTarget(
+        name: "mesh-fuzz",
+        dependencies: [
+            "SessionMesh", "MeshCrypto", "MeshLocalAPI", "MeshDaemon", "MeshDiscovery",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ],
+        path: "Fuzz",
+        exclude: ["seeds"],
+        swiftSettings: strict + sanitize + [.unsafeFlags(["-parse-as-library"])],
+        linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])]
+    ))
+}

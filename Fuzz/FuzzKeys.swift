@@ -1,3 +1,5 @@
+@testable import MeshCrypto
+
 // Shared fixed keys for the fuzz harnesses (never used outside fuzzing).
 enum FuzzKeys {
     static let datagram = SecretBytes([UInt8](repeating: 0x31, count: 32))

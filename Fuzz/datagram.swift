@@ -1,18 +1,18 @@
+@testable import MeshCrypto
+
 // libFuzzer harness: datagram open and the replay window.
 //
 // Input layout: the first byte picks a mode.
 //   even: the rest is one datagram handed to DatagramOpener.open (must fail cleanly or open).
 //   odd:  the rest is a list of little-endian UInt16 counter deltas; the window must accept
 //         each fresh counter once, reject duplicates, and never accept anything too old.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzDatagram(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let mode = bytes.first else { return 0 }
+func fuzzDatagram(_ bytes: [UInt8]) {
+    guard let mode = bytes.first else { return }
     if mode & 1 == 0 {
         var opener = DatagramOpener(key: FuzzKeys.datagram)
         _ = try? opener.open(Array(bytes.dropFirst()), associatedData: [1, 2])
         _ = try? opener.open(Array(bytes.dropFirst()), associatedData: [])
-        return 0
+        return
     }
     var window = ReplayWindow()
     var seen = Set<UInt64>()
@@ -36,5 +36,4 @@ public func fuzzDatagram(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         base = counter
         index += 2
     }
-    return 0
 }

@@ -1,13 +1,13 @@
+@testable import MeshCrypto
+
 // libFuzzer harness: Noise handshake message parsing.
 //
 // The first byte picks a pattern (and psk modifier) from the table; the rest is handed to a
 // responder as message 1. For IKpsk2 (the channel's protocol) the input is also read as
 // message 2 by an initiator that has sent a genuine message 1. Every outcome must be a payload
 // or a CryptoError — never a crash, a hang or a leak.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzHandshake(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let selector = bytes.first else { return 0 }
+func fuzzHandshake(_ bytes: [UInt8]) {
+    guard let selector = bytes.first else { return }
     let message = Array(bytes.dropFirst())
     let names = FuzzHandshake.names
     let name = names[Int(selector) % names.count]
@@ -24,7 +24,6 @@ public func fuzzHandshake(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
        (try? initiator.writeMessage(payload: [])) != nil {
         _ = try? initiator.readMessage(message)
     }
-    return 0
 }
 
 enum FuzzHandshake {

@@ -1,11 +1,11 @@
+@testable import MeshCrypto
+
 // libFuzzer harness: pairing inputs from people and from the network.
 //
 // The input is parsed as a typed pairing code (must return a code or a CryptoError; a parsed
 // code must round-trip through its description), and its first 32 bytes are used as a peer's
 // CPace share (must give an ISK or a CryptoError; invalid and identity shares must be refused).
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzPairing(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+func fuzzPairing(_ bytes: [UInt8]) {
     let text = String(decoding: bytes, as: UTF8.self)
     if let code = try? PairingCode.parse(text) {
         guard let again = try? PairingCode.parse(code.description), again == code else {
@@ -20,7 +20,6 @@ public func fuzzPairing(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } else {
         _ = try? FuzzPairing.party.finish(peerShare: bytes, peerAssociatedData: [])
     }
-    return 0
 }
 
 enum FuzzPairing {

@@ -1,3 +1,5 @@
+@testable import MeshCrypto
+
 // libFuzzer harness: stream frame opening and reassembly.
 //
 // The first byte picks a mode.
@@ -5,10 +7,8 @@
 //         input itself (must open, wait or throw — never crash or buffer without bound).
 //   odd:  the rest describes genuine messages (sizes) and split points; they are sealed, the
 //         wire is fed in those splits, and what comes out must equal what went in.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let mode = bytes.first else { return 0 }
+func fuzzStream(_ bytes: [UInt8]) {
+    guard let mode = bytes.first else { return }
     var opener = StreamOpener(key: FuzzKeys.stream, maximumMessageSize: 200_000)
     if mode & 1 == 0 {
         var offset = 1
@@ -18,7 +18,7 @@ public func fuzzStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             if offset + 1 < end, (try? opener.feed(Array(bytes[(offset + 1)..<end]))) == nil { break }
             offset = end
         }
-        return 0
+        return
     }
     var sealer = StreamSealer(key: FuzzKeys.stream)
     var messages: [[UInt8]] = []
@@ -43,5 +43,4 @@ public func fuzzStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         offset = end
     }
     if received != messages { fatalError("stream reassembly changed the messages") }
-    return 0
 }

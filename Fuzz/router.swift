@@ -1,0 +1,185 @@
+import Foundation
+import Logging
+import MeshLocalAPI
+import SessionMesh
+import NIOCore
+import NIOPosix
+@testable import MeshCrypto
+@testable import MeshDaemon
+
+// libFuzzer harness `router`: a paired peer's authenticated messages, in sequence, into a real
+// node and delivery router.
+//
+// Each input gets a fresh state folder (a fixed identity, one paired peer P), a `MeshNode`
+// (not listening: the channel's encryption is what the crypto harnesses cover; what comes out
+// of it arrives here as plaintext), a `DeliveryStore` and a `DeliveryRouter` over them, with an
+// app attached to features "a" and "b". Time is a fake clock that only the input moves, so a
+// run is a function of its input. The input is a list of steps; each starts with a byte:
+//   0, 1: a record is a delivery message from P on the stream (0) or datagram path (1), handed
+//         to `DeliveryRouter.handle` as the node's inbound queue would, then stored as the
+//         router's inbox worker would (`storeInboxBacklog`).
+//   2:    a record is a channel message (`ChannelMessage(decoding:)`) from P to the node's
+//         stream dispatch (keepalives, pings, rekeys, unpair, ...).
+//   3:    time passes (next byte × 50 ms) and the router ticks (estimates, presence, leases).
+//   4:    the app acknowledges the inbox items it was handed so far.
+//   5, 6: P's channel comes up / goes down (the router's channel events).
+//   7:    the app sends a reliable envelope to P (the record is its payload).
+// Nothing may crash, trap or grow without bound (libFuzzer's -rss_limit_mb and
+// -malloc_limit_mb), whatever P sends.
+func fuzzRouter(_ bytes: [UInt8]) {
+    FuzzRouterBed.run(bytes)
+}
+
+enum FuzzRouterBed {
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    static let peerKey: X25519KeyPair = fixedKey(0x61)
+    static let peer = DeviceID(publicKey: peerKey.publicKey)
+    static let ownKeyFile: [UInt8] = KeyFile.encode(fixedKey(0x62))
+    static let logger: Logger = {
+        var logger = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    static func fixedKey(_ fill: UInt8) -> X25519KeyPair {
+        guard let pair = try? X25519KeyPair(privateKey: SecretBytes([UInt8](repeating: fill, count: 32))) else {
+            fuzzFailure("fixture key")
+        }
+        return pair
+    }
+
+    static func run(_ bytes: [UInt8]) {
+        let folder = FuzzFiles.path("router")
+        try? FileManager.default.removeItem(atPath: folder)
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false,
+                                                    attributes: [.posixPermissions: 0o700])
+            guard FileManager.default.createFile(atPath: folder + "/identity.key", contents: Data(ownKeyFile),
+                                                 attributes: [.posixPermissions: 0o600]) else {
+                fuzzFailure("cannot write the identity key")
+            }
+            let record = PairedPeer(publicKey: peerKey.publicKey, name: "peer",
+                                    pairKey: SecretBytes([UInt8](repeating: 0x63, count: 32)),
+                                    addresses: [PeerAddress(address: "127.0.0.1:9", source: .pairing)],
+                                    pairedAt: 1_700_000_000)
+            try PairedDeviceStore(stateDirectory: folder).save([record])
+        } catch {
+            fuzzFailure("cannot prepare the state folder: \(error)")
+        }
+        let clock = FuzzClock()
+        let configuration = DaemonConfiguration(name: "fuzz", stateDirectory: folder, socketPath: folder + "/meshd.sock",
+                                                listen: .init(host: "127.0.0.1", port: 0))
+        let node: MeshNode
+        let store: DeliveryStore
+        do {
+            node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: group, clock: clock)
+            var storeOptions = DeliveryStoreOptions()
+            storeOptions.synchronous = .normal
+            storeOptions.spaceReserveBytes = 0
+            store = try DeliveryRouter.openStore(stateDirectory: folder, options: storeOptions)
+        } catch {
+            fuzzFailure("cannot start the node or open the store: \(error)")
+        }
+        let router = DeliveryRouter(node: node, store: store, options: DeliveryRouterOptions(), logger: logger)
+        // On the node's event loop, as the router's own tasks run: no thread switch per step.
+        let done = DispatchSemaphore(value: 0)
+        Task(executorPreference: node.taskExecutor) {
+            await steps(bytes, node: node, router: router, clock: clock)
+            done.signal()
+        }
+        done.wait()
+        store.close()
+    }
+
+    static func steps(_ bytes: [UInt8], node: MeshNode, router: DeliveryRouter, clock: FuzzClock) async {
+        let app = FuzzApp()
+        _ = await router.attach(features: ["a", "b"], sink: app)
+        await router.settleReplays()
+
+        var input = FuzzInput(bytes)
+        var steps = 0
+        while !input.isEmpty, steps < 64 {
+            steps += 1
+            let step = input.byte() % 8
+            switch step {
+            case 0, 1:
+                let path: PingPath = step == 0 ? .stream : .datagram
+                await router.handle(InboundChannelMessage(peer: peer, path: path, bytes: input.record()))
+                await router.storeInboxBacklog()
+            case 2:
+                guard let message = try? ChannelMessage(decoding: input.record()) else { continue }
+                _ = await node.handleStreamMessage(message, from: peer, receivedAt: clock.wallNanoseconds())
+            case 3:
+                clock.advance(nanoseconds: UInt64(input.byte()) * 50_000_000)
+                await router.tick(round: UInt64(steps))
+            case 4:
+                _ = try? await router.acknowledgeInbox(ids: app.takeInboxIDs())
+            case 5:
+                await router.activated(peer)
+            case 6:
+                await router.deactivated(peer)
+            default:
+                await FuzzApp.send(input.record(), via: router)
+            }
+            await router.settleReplays()
+        }
+        await router.stopForFuzzing()
+    }
+}
+
+extension DeliveryRouter {
+    /// Lets the inbox replays that `attach` started finish (bounded), so what follows sees a
+    /// settled router.
+    func settleReplays() async {
+        for _ in 0..<10_000 where !replaying.isEmpty { await Task.yield() }
+    }
+
+    /// What `run()` does when it stops, for a router that never ran.
+    func stopForFuzzing() async {
+        await flushSeen()
+        let committer = self.committer
+        _ = try? await worker.run { committer.shutdown() }
+    }
+}
+
+/// Wall and monotonic time that move only when the harness says so.
+final class FuzzClock: MeshClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var wall: Int64 = 1_750_000_000 * 1_000_000_000
+    private var monotonic: UInt64 = 1_000_000_000
+
+    func wallNanoseconds() -> Int64 { lock.withLock { wall } }
+    func monotonicNanoseconds() -> UInt64 { lock.withLock { monotonic } }
+
+    func advance(nanoseconds: UInt64) {
+        lock.withLock {
+            monotonic &+= nanoseconds
+            wall &+= Int64(truncatingIfNeeded: nanoseconds)
+        }
+    }
+}
+
+/// The attached app: remembers the inbox IDs it was handed, to acknowledge them.
+final class FuzzApp: DeliveryEventSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var inboxIDs: [Int64] = []
+
+    func emit(_ event: DeliveryEvent) {
+        guard case .envelope(_, let inboxID, _, _, _) = event, inboxID != 0 else { return }
+        lock.withLock { if inboxIDs.count < 10_000 { inboxIDs.append(inboxID) } }
+    }
+
+    func takeInboxIDs() -> [Int64] { lock.withLock { defer { inboxIDs = [] }; return inboxIDs } }
+
+    static func send(_ payload: [UInt8], via router: DeliveryRouter) async {
+        let metadata = SessionSyncMetadata(sessionID: UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)),
+                                           featureID: "a", sourcePeerID: "app",
+                                           eventID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                                UInt8(truncatingIfNeeded: payload.count), 1)),
+                                           sequence: 1, causalTimestamp: Date(timeIntervalSince1970: 1_700_000_000),
+                                           payloadType: "fuzz")
+        let envelope = AnySessionSyncEnvelope(metadata: metadata, payload: Data(payload))
+        guard let encoded = try? SessionWireCodec.encode(envelope) else { return }
+        _ = try? await router.send(envelope, encoded: encoded, mode: 2, to: FuzzRouterBed.peer.description)
+    }
+}
