@@ -11,11 +11,17 @@
 /// - *UDP port*: where the sender listens (TCP uses the same port), so the peer can learn an
 ///   address to reconnect to from an inbound connection.
 /// - *wall time*: the initiator's timestamp makes a replayed first message useless (the
-///   responder only accepts a timestamp newer than the last one it saw from that peer).
+///   responder only accepts a timestamp newer than the last confirmed one from that peer, and
+///   none more than `maximumLeadNanoseconds` ahead of its own clock; the timestamp is recorded
+///   only once the initiator confirmed the handshake).
 /// - *flags*: bit 0 marks a rekey over an existing channel.
 struct HandshakePayload: Sendable, Equatable {
     static let version: UInt8 = 1
     static let encodedSize = 16
+    /// How far ahead of the responder's wall clock an initiator's timestamp may be: one hour.
+    /// Beyond it the handshake is refused (`handshakes.refused.future`), so no timestamp can
+    /// lock a peer's later handshakes out as replays for longer than that.
+    static let maximumLeadNanoseconds: Int64 = 3_600_000_000_000
 
     var sessionIndex: UInt32
     var udpPort: UInt16

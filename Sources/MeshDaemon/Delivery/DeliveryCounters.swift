@@ -49,6 +49,20 @@ struct DeliveryCounters: Sendable {
     var sessionsReceived: UInt64 = 0
     var malformed: UInt64 = 0
     var storeErrors: UInt64 = 0
+    /// Reliable acks (0x04) for a sequence this daemon never sent to that peer: refused.
+    var reliableAcksRefused: UInt64 = 0
+    /// Received items whose event ID, feature, session or kind disagree with their envelope.
+    var itemsRefused: UInt64 = 0
+    /// Received items not taken because the inbox pipeline held its byte limit (unacked: the
+    /// sender keeps them).
+    var inboxBacklogDropped: UInt64 = 0
+    /// Received timer anchors refused (a negative accumulated time, a start out of range).
+    var anchorsRefused: UInt64 = 0
+    /// Watermarks from a peer refused because it already has the maximum of sessions with one.
+    var watermarksRefused: UInt64 = 0
+    /// Acks of received reliable batches not sent because the peer's connection does not drain
+    /// (the peer's resend gets a later ack).
+    var reliableAcksSkipped: UInt64 = 0
 
     /// Changes whenever items move (sent, received, stored, handed out, acknowledged).
     var traffic: UInt64 {
@@ -95,6 +109,12 @@ struct DeliveryCounters: Sendable {
             "delivery.anchors.received": anchorsReceived,
             "delivery.sessions.received": sessionsReceived,
             "delivery.malformed": malformed,
+            "delivery.reliable.acks_refused": reliableAcksRefused,
+            "delivery.reliable.acks_skipped": reliableAcksSkipped,
+            "delivery.items_refused": itemsRefused,
+            "delivery.inbox.backlog_dropped": inboxBacklogDropped,
+            "delivery.anchors.refused": anchorsRefused,
+            "delivery.watermarks.refused": watermarksRefused,
             "delivery.store_errors": storeErrors,
         ]
     }

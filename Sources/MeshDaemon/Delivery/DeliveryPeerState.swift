@@ -15,6 +15,8 @@ struct DeliveryPeerState: Sendable {
     var lastSent: UInt64 = 0
     /// Highest outbox sequence the peer acknowledged (cumulative).
     var lastAcked: UInt64 = 0
+    /// Highest outbox sequence sent to the peer in this daemon run: an ack above it is refused.
+    var highestSent: UInt64 = 0
     /// Bumped on activation and retry, so a pump running across it does not advance `lastSent`.
     var epoch: UInt64 = 0
     /// The node's stream connection that carried the items sent after `lastAcked` (nil: none

@@ -137,6 +137,7 @@ extension DeliveryRouter {
             retryIfStalled(peer)
         }
         retryHandOuts()
+        summariseHeldWarnings()
         await flushSeen()
         if idleMemory.tick(fingerprint: counters.traffic) {
             let store = self.store

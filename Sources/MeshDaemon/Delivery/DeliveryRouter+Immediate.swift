@@ -23,8 +23,8 @@ extension DeliveryRouter {
 
     /// One message taken from `inboundMessages` was handled (the direct path may resume once
     /// none is left, so a peer's messages keep their order).
-    func inboundConsumed() {
-        node.onLoop { $0.inboundConsumed() }
+    func inboundConsumed(bytes: Int) {
+        node.onLoop { $0.inboundConsumed(bytes: bytes) }
     }
 
     /// Handles a datagram-path realtime item or ack at once; false for anything else (the

@@ -1,14 +1,80 @@
 import Foundation
 import MeshCrypto
 import MeshLocalAPI
+import SessionMesh
 
 /// Messages from peer daemons.
 extension DeliveryRouter {
     func consumeInbound() async {
         for await message in node.inboundMessages {
             await handle(message)
-            inboundConsumed()
+            // The node counts this message as queued until it is consumed: while the inbox
+            // pipeline is full, its stream readers pause, and TCP slows the senders down.
+            await waitForInboxRoom()
+            inboundConsumed(bytes: message.bytes.count)
         }
+    }
+
+    /// Returns once the inbox pipeline holds less than `options.inboxBacklogBytes` (or the
+    /// router stops).
+    func waitForInboxRoom() async {
+        guard inboxBacklogBytes >= options.inboxBacklogBytes, !stoppingInbound else { return }
+        await withCheckedContinuation { inboxRoomWaiters.append($0) }
+    }
+
+    /// Resumes the inbound consumer when the pipeline has room (or always, when `force`).
+    func releaseInboxRoom(force: Bool = false) {
+        guard !inboxRoomWaiters.isEmpty, force || inboxBacklogBytes < options.inboxBacklogBytes else { return }
+        let waiters = inboxRoomWaiters
+        inboxRoomWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The router stops: nothing waits for inbox room any more.
+    func stopInboundWaits() {
+        stoppingInbound = true
+        releaseInboxRoom(force: true)
+    }
+
+    /// Whether a received item is what its item header says: a known kind, an envelope that
+    /// decodes, with the item's event ID, feature and session. A peer's item that is not is
+    /// refused (counted): an app never gets an envelope of a feature it did not attach, nor one
+    /// envelope under two event IDs.
+    static func itemMatchesEnvelope(_ item: DeliveryItem) -> Bool {
+        guard item.kind == DeliveryItem.Kind.realtimeEnvelope.rawValue || item.kind == DeliveryItem.Kind.reliableEnvelope.rawValue
+                || item.kind == DeliveryItem.Kind.acknowledgementEnvelope.rawValue,
+              let metadata = try? SessionWireCodec.decodeEnvelopeMetadata(item.payload) else { return false }
+        return metadata.eventID == item.eventID && metadata.featureID == item.featureID && item.sessionID == metadata.sessionID
+    }
+
+    /// Counts a refused item and warns (rate-limited).
+    func refuseItem(_ item: DeliveryItem, from peer: DeviceID) {
+        counters.itemsRefused &+= 1
+        warnPeerFault("refused a received item whose header disagrees with its envelope", peer: peer)
+    }
+
+    /// From the tick: one line for each kind of warning held back since it was last written
+    /// (so the last burst of a fault is reported too, not only when it happens again).
+    func summariseHeldWarnings() {
+        let now = now()
+        if let held = peerFaultWarning.summary(now: now) {
+            logger.warning("more refused messages from peers (warnings held back)", metadata: ["suppressed": "\(held)"])
+        }
+        if let held = inboxFullWarning.summary(now: now) {
+            logger.warning("inbox still full: more received items refused (warnings held back)", metadata: ["suppressed": "\(held)"])
+        }
+        if let held = inboxRefusedWarning.summary(now: now) {
+            logger.warning("inbox still refusing received items (warnings held back)", metadata: ["suppressed": "\(held)"])
+        }
+        if let held = storeErrorWarning.summary(now: now) {
+            logger.error("more store errors (held back)", metadata: ["suppressed": "\(held)"])
+        }
+    }
+
+    /// A warning about something a peer sent, at most once per 10 s (with how many were held back).
+    func warnPeerFault(_ message: String, peer: DeviceID) {
+        guard let suppressed = peerFaultWarning.admit(now: now()) else { return }
+        logger.warning("\(message)", metadata: ["peer.id": "\(peer.short)", "suppressed": "\(suppressed)"])
     }
 
     func handle(_ inbound: InboundChannelMessage) async {
@@ -67,6 +133,10 @@ extension DeliveryRouter {
     /// inbox when none is attached; acked either way once it is safe.
     func realtimeReceived(_ item: DeliveryItem, from peer: DeviceID, path: PingPath) {
         counters.realtimeReceived &+= 1
+        guard Self.itemMatchesEnvelope(item) else {
+            refuseItem(item, from: peer)
+            return
+        }
         let sinks = sinks(for: item.featureID)
         // Handed live only with an app attached here and no earlier item of this feature on its
         // way to the inbox. A live item is looked up and remembered in one pass over the set.
@@ -80,7 +150,12 @@ extension DeliveryRouter {
             return
         }
         guard live else {
-            // Keep it in the inbox, in order; acked once stored.
+            // Keep it in the inbox, in order; acked once stored. Not taken (and not acked: the
+            // sender falls back to its outbox) while the pipeline is full.
+            guard inboxBacklogBytes < options.inboxBacklogBytes else {
+                counters.inboxBacklogDropped &+= 1
+                return
+            }
             queueForInbox(.realtime(item, path: path), from: peer)
             return
         }
@@ -119,6 +194,8 @@ extension DeliveryRouter {
     // MARK: - Inbox transactions
 
     func queueForInbox(_ work: DeliveryInboxWork, from peer: DeviceID) {
+        inboxBacklogBytes += work.byteCount
+        inboxBacklogPeakBytes = max(inboxBacklogPeakBytes, inboxBacklogBytes)
         for eventID in work.eventIDs { inboxInFlight[eventID, default: 0] += 1 }
         if case .realtime(let item, _) = work { realtimeInPipeline[peer, default: [:]][item.featureID, default: 0] += 1 }
         inboxBacklog.append((peer, work))
@@ -147,7 +224,13 @@ extension DeliveryRouter {
                 if byPeer[peer] == nil { order.append(peer) }
                 byPeer[peer, default: []].append(work)
             }
-            for peer in order { await store(byPeer[peer] ?? [], from: peer) }
+            for peer in order {
+                let works = byPeer.removeValue(forKey: peer) ?? []
+                await store(works, from: peer)
+                // Counted until stored: the items are in memory until then.
+                inboxBacklogBytes = max(0, inboxBacklogBytes - works.reduce(0) { $0 + $1.byteCount })
+                releaseInboxRoom()
+            }
         }
     }
 
@@ -168,9 +251,10 @@ extension DeliveryRouter {
         // index in `fresh` (nil: a duplicate, not stored again).
         var received: [(sequence: UInt64?, ack: (UUID, PingPath)?, fresh: Int?)] = []
         var refusable = false    // a batch is among the items (a refusal then stops later ones)
+        var freshIDs = Set<UUID>()   // one event ID is stored once, even when it comes twice here
         /// Notes one received item in order: fresh, or a duplicate when the router saw its ID.
         func receive(_ eventID: UUID, sequence: UInt64?, ack: (UUID, PingPath)?, as item: () -> InboxItem) -> Bool {
-            guard !realtimeSeen.contains(eventID) else {
+            guard !realtimeSeen.contains(eventID), freshIDs.insert(eventID).inserted else {
                 received.append((sequence, ack, nil))
                 return false
             }
@@ -189,6 +273,12 @@ extension DeliveryRouter {
                 }
                 refusable = true
                 for (sequence, item) in items {
+                    guard Self.itemMatchesEnvelope(item) else {
+                        // Refused, and acked with the rest: resending it would not make it valid.
+                        refuseItem(item, from: peer)
+                        received.append((sequence, nil, nil))
+                        continue
+                    }
                     if !receive(item.eventID, sequence: sequence, ack: nil, as: { item.inboxItem(senderSequence: sequence) }) {
                         counters.inboxDuplicates &+= 1
                     }
@@ -214,7 +304,10 @@ extension DeliveryRouter {
             }
         } catch {
             counters.inboxRefused &+= UInt64(fresh.count)
-            logger.warning("inbox refused received items; the sender will retry", metadata: ["error": "\(error)"])
+            if let suppressed = inboxRefusedWarning.admit(now: now()) {
+                logger.warning("inbox refused received items; the sender will retry",
+                               metadata: ["error": "\(error)", "suppressed": "\(suppressed)"])
+            }
             if refusable { peerStates[peer]?.refusedBatch() }
             return
         }
@@ -224,12 +317,15 @@ extension DeliveryRouter {
         let realtimeAcks = received[..<cut].compactMap(\.ack)
         if cut < received.count {
             counters.inboxRefused &+= UInt64(fresh.count - receipts.count)
-            logger.warning("inbox full: stored the first received items, the sender will resend the rest",
-                           metadata: ["stored": "\(receipts.count)", "refused": "\(fresh.count - receipts.count)"])
+            if let suppressed = inboxFullWarning.admit(now: now()) {
+                logger.warning("inbox full: stored the first received items, the sender will resend the rest",
+                               metadata: ["stored": "\(receipts.count)", "refused": "\(fresh.count - receipts.count)",
+                                          "suppressed": "\(suppressed)"])
+            }
             if received[cut...].contains(where: { $0.sequence != nil }) { peerStates[peer]?.refusedBatch() }
             fresh.removeLast(fresh.count - receipts.count)
         }
-        if let lastSequence { await transmit(.reliableAck(upTo: lastSequence), to: peer, path: .stream) }
+        if let lastSequence { sendReliableAck(upTo: lastSequence, to: peer) }
         for (eventID, path) in realtimeAcks { queueAckNow(eventID, to: peer, path: path) }
         var stored: [InboxEntry] = []
         for (item, receipt) in zip(fresh, receipts) {
@@ -258,6 +354,15 @@ enum DeliveryInboxWork: Sendable {
     /// The sender starts its stream over from its last ack (in order with the batches: those
     /// sent before it were dropped or stored already).
     case resend
+
+    /// Bytes it holds in memory (payloads and a fixed share per item), for the pipeline's bound.
+    var byteCount: Int {
+        switch self {
+        case .batch(let items): items.reduce(0) { $0 + $1.item.payload.count + $1.item.featureID.utf8.count + 96 }
+        case .realtime(let item, _): item.payload.count + item.featureID.utf8.count + 96
+        case .resend: 0
+        }
+    }
 
     var eventIDs: [UUID] {
         switch self {

@@ -55,6 +55,7 @@ extension DeliveryRouter {
             peerStates[peer]?.sentOnConnection = connection
             if current.lastSent <= current.lastAcked { peerStates[peer]?.lastProgressAt = now() }
             peerStates[peer]?.lastSent = last.sequence
+            if last.sequence > current.highestSent { peerStates[peer]?.highestSent = last.sequence }
             peerStates[peer]?.countAttempts(of: entries)
             if current.announceResend {
                 // Before the first batch of a new start: a receiver that refused a batch stores
@@ -141,9 +142,30 @@ extension DeliveryRouter {
         }
     }
 
+    /// Acks a received reliable batch without waiting for the write: a peer that does not read
+    /// its connection must not hold up the inbox pipeline of every peer. When the connection
+    /// does not drain (over NIO's high-water mark), the ack is skipped and counted; the
+    /// sender's resend gets a later, cumulative one.
+    func sendReliableAck(upTo: UInt64, to peer: DeviceID) {
+        let bytes = DeliveryMessage.reliableAck(upTo: upTo).encode()
+        let sent = node.onLoop { $0.sendStreamIfDraining(bytes, to: peer) }
+        if !sent { counters.reliableAcksSkipped &+= 1 }
+    }
+
     /// The peer stored everything up to `upTo` durably: forget it here and send more.
+    ///
+    /// An ack above the highest sequence sent to the peer in this run is refused and counted
+    /// (`delivery.reliable.acks_refused`): it would delete items the peer never got and, stored
+    /// as the stream's position, stop the reliable stream to that peer. (An ack in flight across
+    /// a restart of this daemon is refused too; the items stay queued and the peer acks them
+    /// again after the resend.)
     func reliableAcked(upTo: UInt64, from peer: DeviceID) {
         guard var state = peerStates[peer], upTo > state.lastAcked else { return }
+        guard upTo <= state.highestSent else {
+            counters.reliableAcksRefused &+= 1
+            warnPeerFault("refused a reliable ack for items never sent to the peer", peer: peer)
+            return
+        }
         counters.reliableAcked &+= upTo - state.lastAcked
         state.lastAcked = upTo
         if state.lastSent < upTo { state.lastSent = upTo }

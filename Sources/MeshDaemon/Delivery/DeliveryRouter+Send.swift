@@ -241,7 +241,9 @@ extension DeliveryRouter {
 
     func noteStoreError(_ error: any Error, _ message: Logger.Message) {
         counters.storeErrors &+= 1
-        logger.error(message, metadata: ["error": "\(error)"])
+        // A full disk fails every write: one line per 10 s, with how many were held back.
+        guard let suppressed = storeErrorWarning.admit(now: now()) else { return }
+        logger.error(message, metadata: ["error": "\(error)", "suppressed": "\(suppressed)"])
     }
 
     // MARK: - Acks of realtime items

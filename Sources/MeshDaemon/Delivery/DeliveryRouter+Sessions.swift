@@ -130,8 +130,17 @@ extension DeliveryRouter {
 
     /// A peer's anchor: rewritten into this clock with the estimated offset (peer minus local),
     /// stored if newer, handed to the apps of the feature.
+    ///
+    /// An anchor with a negative or non-finite accumulated time is refused (counted): an app
+    /// must never compute a negative elapsed time from it. The offset is the estimator's, which
+    /// believes at most an hour either way.
     func anchorReceived(_ record: DeliveryAnchorRecord, from peer: DeviceID) async {
         counters.anchorsReceived &+= 1
+        guard record.anchor.accumulatedElapsedBeforeAnchor.isFinite, record.anchor.accumulatedElapsedBeforeAnchor >= 0 else {
+            counters.anchorsRefused &+= 1
+            warnPeerFault("refused a timer anchor with a negative accumulated time", peer: peer)
+            return
+        }
         await refreshEstimate(peer)
         let offset = Double(peerStates[peer]?.offsetNanoseconds ?? 0) / 1e9
         var local = record
@@ -171,6 +180,12 @@ extension DeliveryRouter {
     func watermarkReceived(sessionID: UUID, featureID: String, sequence: UInt64, from peer: DeviceID) {
         guard let state = peerStates[peer] else { return }
         if let known = state.watermarksReceived[sessionID], known.sequence >= sequence { return }
+        guard state.watermarksReceived[sessionID] != nil
+                || state.watermarksReceived.count < options.maximumWatermarkSessionsPerPeer else {
+            counters.watermarksRefused &+= 1
+            warnPeerFault("refused a watermark: the peer has the maximum of sessions with one", peer: peer)
+            return
+        }
         peerStates[peer]?.watermarksReceived[sessionID] = (featureID, sequence)
         persistWatermark(peer: peer, sessionID: sessionID, direction: .received, featureID: featureID, sequence: sequence)
         emit(.watermark(peer: key(peer), sessionID: sessionID, featureID: featureID, sequence: sequence), feature: featureID)

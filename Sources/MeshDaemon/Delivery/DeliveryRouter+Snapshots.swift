@@ -59,7 +59,8 @@ extension DeliveryRouter {
     /// A snapshot from a peer: into its inbound slot (a lower revision never replaces a higher
     /// one; a closed session is not revived), then to the attached apps of the feature.
     func snapshotReceived(_ bytes: [UInt8], from peer: DeviceID, isReply: Bool) async {
-        guard let snapshot = try? SessionWireCodec.decodeSnapshot(bytes) else {
+        // A revision the store cannot hold is malformed here, not a store error per message.
+        guard let snapshot = try? SessionWireCodec.decodeSnapshot(bytes), snapshot.revision <= UInt64(Int64.max) else {
             counters.malformed &+= 1
             return
         }

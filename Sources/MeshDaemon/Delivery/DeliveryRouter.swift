@@ -80,6 +80,20 @@ public actor DeliveryRouter: Service {
 
     /// Received items waiting for their inbox transaction, in arrival order.
     var inboxBacklog: [(peer: DeviceID, work: DeliveryInboxWork)] = []
+    /// Payload bytes in `inboxBacklog` (bounded by `options.inboxBacklogBytes`).
+    var inboxBacklogBytes = 0
+    /// Highest `inboxBacklogBytes` seen (for tests and `meshctl status`).
+    var inboxBacklogPeakBytes = 0
+    /// The inbound consumer waiting for `inboxBacklogBytes` to fall below its limit.
+    var inboxRoomWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Set when the router stops: the inbound consumer no longer waits for inbox room.
+    var stoppingInbound = false
+    /// Warnings a peer can cause over and over, each at most once per 10 s with a count of
+    /// the ones held back.
+    var inboxFullWarning = RateLimitedWarning()
+    var inboxRefusedWarning = RateLimitedWarning()
+    var peerFaultWarning = RateLimitedWarning()
+    var storeErrorWarning = RateLimitedWarning()
     /// Event IDs queued for or inside an inbox transaction (a realtime copy arriving meanwhile
     /// is a duplicate: the stored copy will be handed out).
     var inboxInFlight: [UUID: Int] = [:]
@@ -150,6 +164,7 @@ public actor DeliveryRouter: Service {
                     group.addTask { await self.consumeInboxWork() }
                     group.addTask { await self.runTicks() }
                     for await _ in stop {}
+                    await self.stopInboundWaits()
                     group.cancelAll()
                 }
             } onGracefulShutdown: {
@@ -244,6 +259,8 @@ public actor DeliveryRouter: Service {
         values["pending.queued"] = UInt64(peerStates.values.reduce(0) { $0 + $1.pending.count })
         values["delivery.realtime.awaiting_ack"] = UInt64(awaitingAck.count)
         values["delivery.attachments"] = UInt64(attachments.count)
+        values["delivery.inbox.backlog_bytes"] = UInt64(inboxBacklogBytes)
+        values["delivery.inbox.backlog_peak_bytes"] = UInt64(inboxBacklogPeakBytes)
         let store = self.store
         // Through the worker: the store's lock may be held by a commit (an fsync).
         if let (counts, reserve) = try? await worker.run({ (try store.counts(), store.spaceReserve()) }) {

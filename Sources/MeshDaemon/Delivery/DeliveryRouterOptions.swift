@@ -34,6 +34,15 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     /// (a full disk) is offered its inbox again (from 250 ms, doubling).
     public var handOutRetryMaximum = 5.0
 
+    /// Bytes of received items waiting for their inbox transaction. At this level the router
+    /// takes no further message from its peers until a transaction made room (their TCP
+    /// connections then push back), and realtime items that would wait for the inbox are not
+    /// taken (unacked: their sender falls back to its outbox).
+    public var inboxBacklogBytes = 8 << 20
+    /// Sessions per peer whose watermark the router keeps in memory; a watermark for one more
+    /// is refused (`delivery.watermarks.refused`).
+    public var maximumWatermarkSessionsPerPeer = 4096
+
     /// The defaults.
     public init() {}
 }

@@ -34,7 +34,9 @@ extension MeshNode {
         case .keepaliveRequest(let t1):
             sendDatagram(.keepaliveReply(t1: t1, t2: receivedAt, t3: clock.wallNanoseconds()), to: peer)
         case .keepaliveReply(let t1, let t2, let t3):
-            peers.values[slot].estimator.add(t1: t1, t2: t2, t3: t3, t4: receivedAt, now: now)
+            if peers.values[slot].estimator.addSample(t1: t1, t2: t2, t3: t3, t4: receivedAt, now: now) != nil {
+                counters.keepaliveRepliesRefused += 1
+            }
         case .pingRequest(let id):
             sendDatagram(.pingReply(id: id), to: peer)
         case .pingReply(let id):

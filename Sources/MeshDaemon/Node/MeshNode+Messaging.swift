@@ -95,6 +95,16 @@ extension MeshNode {
         guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
     }
 
+    /// Sends `message` as an application message on `peer`'s stream without waiting for the
+    /// write; false (nothing sent) when there is no active channel or its connection is not
+    /// writable (the peer does not read: NIO's outbound buffer is over its high-water mark).
+    func sendStreamIfDraining(_ message: [UInt8], to peer: DeviceID) -> Bool {
+        guard let connection = peers[peer]?.connection, peers[peer]?.channel != nil, connection.channel.isWritable else {
+            return false
+        }
+        return sendStream(.application(message), to: peer) != nil
+    }
+
     /// The TCP connection that carries `peer`'s active channel now, or nil when none is active.
     /// A new channel (after a reconnect) has a new one, possibly before the delivery router has
     /// consumed its activation event.
@@ -110,14 +120,45 @@ extension MeshNode {
     ///
     /// While nothing waits in the stream, `directInbound` (the delivery router, on this loop)
     /// may take the message at once; otherwise it queues behind the earlier ones, in order.
+    ///
+    /// The queue is bounded in messages and bytes. A datagram message beyond half of either
+    /// bound is dropped and counted (datagrams are best effort). A stream message is never
+    /// dropped for room: its reader pauses after it until the consumer made room
+    /// (`waitForInboundRoom`), so a peer sending faster than this daemon stores is slowed down
+    /// by TCP instead of growing the daemon's memory, and cannot crowd out other peers.
     func deliver(_ bytes: [UInt8], from peer: DeviceID, path: PingPath) {
         let message = InboundChannelMessage(peer: peer, path: path, bytes: bytes)
         if inboundQueued == 0, let directInbound, directInbound(message) { return }
+        if path == .datagram, inboundQueued >= Self.inboundBufferLimit / 2 || inboundQueuedBytes >= Self.inboundBufferBytes / 2 {
+            counters.inboundMessagesDropped += 1
+            return
+        }
         if case .dropped = inboundMessageQueue.yield(message) {
             counters.inboundMessagesDropped += 1
         } else {
             inboundQueued += 1
+            inboundQueuedBytes += bytes.count
         }
+    }
+
+    /// Whether a stream reader should pause before reading more: the queue is past its stream
+    /// bounds and someone consumes it (without a consumer nothing would make room).
+    var inboundQueueFull: Bool {
+        directInbound != nil
+            && (inboundQueued >= Self.inboundBufferLimit * 3 / 4 || inboundQueuedBytes >= Self.inboundBufferBytes)
+    }
+
+    /// Returns once the inbound queue has room for stream messages again (at once when it has).
+    func waitForInboundRoom() async {
+        guard inboundQueueFull else { return }
+        await withCheckedContinuation { inboundRoomWaiters.append($0) }
+    }
+
+    /// Resumes the stream readers waiting for room (the queue drained, or the node stops).
+    func releaseInboundRoomWaiters() {
+        let waiters = inboundRoomWaiters
+        inboundRoomWaiters = []
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Installs the synchronous consumer tried before the `inboundMessages` stream: it runs on
@@ -125,6 +166,7 @@ extension MeshNode {
     func setDirectInbound(_ consumer: (@Sendable (InboundChannelMessage) -> Bool)?, burstEnd: (@Sendable () -> Void)? = nil) {
         directInbound = consumer
         directBurstEnd = burstEnd
+        if consumer == nil { releaseInboundRoomWaiters() }
     }
 
     /// The datagrams of one socket read (up to 32) have all been handled: the synchronous
@@ -132,5 +174,9 @@ extension MeshNode {
     func datagramBurstEnded() { directBurstEnd?() }
 
     /// The consumer of `inboundMessages` finished one message taken from the stream.
-    func inboundConsumed() { inboundQueued = max(0, inboundQueued - 1) }
+    func inboundConsumed(bytes: Int = 0) {
+        inboundQueued = max(0, inboundQueued - 1)
+        inboundQueuedBytes = max(0, inboundQueuedBytes - bytes)
+        if !inboundRoomWaiters.isEmpty, !inboundQueueFull { releaseInboundRoomWaiters() }
+    }
 }

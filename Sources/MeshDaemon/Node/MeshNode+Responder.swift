@@ -9,6 +9,8 @@ struct PendingResponder: Sendable {
     /// Initiator's announced UDP port.
     let udpPort: UInt16
     let connectionID: UInt64
+    /// The initiator's timestamp: recorded as the peer's latest only once it confirmed.
+    let initiatorTimestamp: Int64
 }
 
 extension MeshNode {
@@ -54,12 +56,21 @@ extension MeshNode {
             return nil
         }
         let peerID = DeviceID(publicKey: responder.initiatorPublicKey)
-        guard peerID == claimed, var runtime = peers[peerID] else {
+        guard peerID == claimed, let runtime = peers[peerID] else {
             counters.handshakesFailed += 1
             return nil
         }
         guard responder.payload.wallNanoseconds > runtime.lastInitiationTimestamp else {
             counters.handshakesRefusedReplay += 1
+            return nil
+        }
+        let (latest, overflow) = clock.wallNanoseconds().addingReportingOverflow(HandshakePayload.maximumLeadNanoseconds)
+        guard overflow || responder.payload.wallNanoseconds <= latest else {
+            counters.handshakesRefusedFuture += 1
+            if let suppressed = futureHandshakeWarning.admit(now: clock.monotonicNanoseconds()) {
+                logger.warning("refused a handshake stamped more than an hour ahead of this device's clock; check both clocks",
+                               metadata: ["peer.id": "\(peerID.short)", "suppressed": "\(suppressed)"])
+            }
             return nil
         }
         if let existingIsLocal = existingAttemptInitiator(runtime),
@@ -75,12 +86,11 @@ extension MeshNode {
             let payload = HandshakePayload(sessionIndex: localIndex, udpPort: UInt16(boundListenAddress?.port ?? 0),
                                            wallNanoseconds: clock.wallNanoseconds(), isRekey: false)
             let (message2, keys) = try accepting.accept(pairKey: runtime.record.pairKey, payload: payload)
-            runtime.lastInitiationTimestamp = responder.payload.wallNanoseconds
-            peers[peerID] = runtime
             let channel = ActiveChannel(keys: keys, localIndex: localIndex, remoteIndex: responder.payload.sessionIndex,
                                         locallyInitiated: false, now: clock.monotonicNanoseconds(), tuning: tuning)
             let pending = PendingResponder(peer: peerID, channel: channel, udpPort: responder.payload.udpPort,
-                                           connectionID: admission.id)
+                                           connectionID: admission.id,
+                                           initiatorTimestamp: responder.payload.wallNanoseconds)
             engage(admission.id, channel: admission.channel, deadline: tuning.handshakeTimeout)
             return (try WireFrame.encode(message2), pending)
         } catch {
@@ -125,6 +135,14 @@ extension MeshNode {
             counters.handshakesFailed += 1
             return false
         }
+        // Confirmed: only now is the timestamp the peer's (a replayed message 1 never gets
+        // here), and a later handshake must be newer. A replay of the same message 1 that was
+        // answered meanwhile is refused here too.
+        guard pending.initiatorTimestamp > runtime.lastInitiationTimestamp else {
+            counters.handshakesRefusedReplay += 1
+            return false
+        }
+        peers[pending.peer]?.lastInitiationTimestamp = pending.initiatorTimestamp
         if let existingIsLocal = existingAttemptInitiator(runtime),
            !SimultaneousConnectRule.candidateWins(candidateIsLocal: false, existingIsLocal: existingIsLocal,
                                                    localKey: identity.keyPair.publicKey, peerKey: runtime.record.publicKey) {

@@ -9,6 +9,7 @@ extension MeshNode {
         do {
             while case .frame(let body)? = try await frames.next() {
                 guard await handleStreamFrame(body, from: peer, connectionID: connectionID) else { break }
+                await waitForInboundRoom()
             }
         } catch {
             await connectionClosed(peer: peer, connectionID: connectionID)
@@ -64,7 +65,9 @@ extension MeshNode {
         case .keepaliveRequest(let t1):
             sendStream(.keepaliveReply(t1: t1, t2: receivedAt, t3: clock.wallNanoseconds()), to: peer)
         case .keepaliveReply(let t1, let t2, let t3):
-            peers[peer]?.estimator.add(t1: t1, t2: t2, t3: t3, t4: receivedAt, now: clock.monotonicNanoseconds())
+            let refusal = peers[peer]?.estimator.addSample(t1: t1, t2: t2, t3: t3, t4: receivedAt,
+                                                           now: clock.monotonicNanoseconds())
+            if refusal != nil { counters.keepaliveRepliesRefused += 1 }
         case .confirm:
             break
         }

@@ -24,14 +24,19 @@ extension MeshNode {
             }
             if now >= runtime.nextKeepaliveAt {
                 peers[peer]?.nextKeepaliveAt = now &+ keepalive
-                if sendDatagram(.keepaliveRequest(t1: clock.wallNanoseconds()), to: peer) {
+                let t1 = clock.wallNanoseconds()
+                if sendDatagram(.keepaliveRequest(t1: t1), to: peer) {
+                    peers[peer]?.estimator.requestSent(t1: t1)
                     counters.keepalivesSent += 1
                 }
                 // Datagrams may be filtered where TCP passes: when the lease is about to run
                 // out, ask over the stream too, so a UDP-less network keeps a (slower) channel.
                 if let expiry = runtime.lease.expiresAt, expiry > now, expiry - now < 2 * keepalive {
-                    sendStream(.keepaliveRequest(t1: clock.wallNanoseconds()), to: peer)
-                    counters.keepalivesSent += 1
+                    let t1 = clock.wallNanoseconds()
+                    if sendStream(.keepaliveRequest(t1: t1), to: peer) != nil {
+                        peers[peer]?.estimator.requestSent(t1: t1)
+                        counters.keepalivesSent += 1
+                    }
                 }
             }
             guard var channel = peers[peer]?.channel else { continue }

@@ -60,6 +60,13 @@ public actor MeshNode: MeshControlPlane, Service {
     var ignoresDatagrams = false
     /// Messages yielded to `inboundMessages` and not yet consumed (see `deliver`).
     var inboundQueued = 0
+    /// Bytes of those messages.
+    var inboundQueuedBytes = 0
+    /// Stream readers waiting until the consumer of `inboundMessages` made room (see
+    /// `waitForInboundRoom`).
+    var inboundRoomWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Warns about handshakes stamped too far ahead, at most once per 10 s.
+    var futureHandshakeWarning = RateLimitedWarning()
     /// The synchronous inbound consumer (see `setDirectInbound`).
     var directInbound: (@Sendable (InboundChannelMessage) -> Bool)?
     /// Told when a burst of received datagrams has been handled (see `datagramBurstEnded`).
@@ -222,6 +229,7 @@ public actor MeshNode: MeshControlPlane, Service {
         for (id, _) in pingWaiters { finishPing(id, at: nil) }
         inboundMessageQueue.finish()
         channelEventQueue.finish()
+        releaseInboundRoomWaiters()
     }
 
     /// Allocates a fresh, unused, random session index.
@@ -241,4 +249,8 @@ public actor MeshNode: MeshControlPlane, Service {
     }
 
     static let inboundBufferLimit = 8192
+    /// Bytes of queued inbound messages beyond which stream readers pause (TCP then pushes back
+    /// on the sender) and datagram messages are dropped already at half of it. One stream
+    /// message per peer connection may still join a full queue (at most 16 MiB each).
+    static let inboundBufferBytes = 8 << 20
 }

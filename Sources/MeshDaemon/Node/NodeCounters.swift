@@ -22,6 +22,10 @@ struct NodeCounters: Sendable {
     var channelsExpired: UInt64 = 0
     var leasesExpired: UInt64 = 0
     var keepalivesSent: UInt64 = 0
+    /// Keepalive replies not used for the clock estimate (unsolicited, impossible, out of bounds).
+    var keepaliveRepliesRefused: UInt64 = 0
+    /// Handshakes whose initiator timestamp lies too far ahead of this device's clock.
+    var handshakesRefusedFuture: UInt64 = 0
     var pairingsCompleted: UInt64 = 0
     var pairingAttemptsFailed: UInt64 = 0
     var pairingAttemptsRefused: UInt64 = 0
@@ -54,6 +58,8 @@ struct NodeCounters: Sendable {
             "channels.expired": channelsExpired,
             "leases.expired": leasesExpired,
             "keepalives.sent": keepalivesSent,
+            "keepalives.replies_refused": keepaliveRepliesRefused,
+            "handshakes.refused.future": handshakesRefusedFuture,
             "pairings.completed": pairingsCompleted,
             "pairing.attempts_failed": pairingAttemptsFailed,
             "pairing.attempts_refused": pairingAttemptsRefused,
