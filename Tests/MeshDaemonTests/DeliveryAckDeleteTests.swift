@@ -5,8 +5,10 @@ import Testing
 
 extension DeliveryRouter {
     /// Hands the router `upTos` as acks from `peer`, all within one turn of its executor (as a
-    /// burst of ack messages read together would).
+    /// burst of ack messages read together would), as if those sequences had been sent (an ack
+    /// above what was sent is refused).
     func receiveAckBurst(_ upTos: [UInt64], from peer: DeviceID) {
+        if let highest = upTos.max(), (peerStates[peer]?.highestSent ?? 0) < highest { peerStates[peer]?.highestSent = highest }
         for upTo in upTos { reliableAcked(upTo: upTo, from: peer) }
     }
 }

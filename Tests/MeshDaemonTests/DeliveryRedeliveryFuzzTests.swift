@@ -47,7 +47,8 @@ extension DeliveryIntegration {
             let items = try (1...count).map { index in
                 let (envelope, encoded) = try RouterFixtures.envelope("f\(index)", sequence: UInt64(index), feature: "fuzz")
                 return (sequence: UInt64(index),
-                        item: DeliveryItem(eventID: envelope.metadata.eventID, kind: 2, featureID: "fuzz", sessionID: nil, payload: encoded))
+                        item: DeliveryItem(eventID: envelope.metadata.eventID, kind: 2, featureID: "fuzz",
+                                           sessionID: envelope.metadata.sessionID, payload: encoded))
             }
             let app = RedeliveryCheckingApp()
             var sink = SheddingSink(app: app, router: daemon.router, seed: rng.next())

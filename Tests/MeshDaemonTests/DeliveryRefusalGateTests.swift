@@ -142,28 +142,29 @@ struct DeliveryRefusalGateTests {
         let daemon = try await bed.start(name: "gate", stateDirectory: folder)
         let database = folder + "/delivery.sqlite"
         let peer = DeviceID(publicKey: [UInt8](repeating: 7, count: 32))
-        func batch(_ range: ClosedRange<Int>) -> DeliveryInboxWork {
-            .batch(range.map { index in
-                (sequence: UInt64(index), item: DeliveryItem(eventID: UUID(), kind: 2, featureID: "demo", sessionID: nil,
-                                                             payload: [UInt8(index)]))
+        func batch(_ range: ClosedRange<Int>) throws -> DeliveryInboxWork {
+            .batch(try range.map { index in
+                let (envelope, encoded) = try RouterFixtures.envelope("g\(index)", sequence: UInt64(index))
+                return (sequence: UInt64(index), item: DeliveryItem(eventID: envelope.metadata.eventID, kind: 2, featureID: "demo",
+                                                                    sessionID: envelope.metadata.sessionID, payload: encoded))
             })
         }
         func counter(_ name: String) async -> UInt64 { await daemon.router.counterValues()[name, default: 0] }
 
         await daemon.router.ensurePeer(peer)    // as for any peer whose message arrives
         try Self.refuse(database, 1...5)
-        await daemon.router.queueForInbox(batch(1...5), from: peer)
+        await daemon.router.queueForInbox(try batch(1...5), from: peer)
         try await waitUntil("refused", timeout: 5) { await counter("delivery.inbox.refused") >= 5 }
         try Self.allow(database)
-        await daemon.router.queueForInbox(batch(6...8), from: peer)
+        await daemon.router.queueForInbox(try batch(6...8), from: peer)
         try await waitUntil("dropped", timeout: 5) { await counter("delivery.inbox.dropped_after_refusal") >= 3 }
-        await daemon.router.queueForInbox(batch(1...8), from: peer)
+        await daemon.router.queueForInbox(try batch(1...8), from: peer)
         try await waitUntil("dropped too", timeout: 5) { await counter("delivery.inbox.dropped_after_refusal") >= 11 }
         #expect(await counter("delivery.inbox.stored") == 0)
 
         // The sender cancelled 1...5 and starts over after its last ack (0): 6... comes.
         await daemon.router.queueForInbox(.resend, from: peer)
-        await daemon.router.queueForInbox(batch(6...8), from: peer)
+        await daemon.router.queueForInbox(try batch(6...8), from: peer)
         try await waitUntil("stored", timeout: 5) { await counter("delivery.inbox.stored") >= 3 }
         #expect(try daemon.store.counts().inbox.items == 3)
     }

@@ -64,7 +64,8 @@ extension DeliveryIntegration {
             let items = try (1...count).map { index in
                 let (envelope, encoded) = try RouterFixtures.envelope(text, sequence: UInt64(index), feature: "slow")
                 return (sequence: UInt64(index),
-                        item: DeliveryItem(eventID: envelope.metadata.eventID, kind: 2, featureID: "slow", sessionID: nil, payload: encoded))
+                        item: DeliveryItem(eventID: envelope.metadata.eventID, kind: 2, featureID: "slow",
+                                           sessionID: envelope.metadata.sessionID, payload: encoded))
             }
             for start in stride(from: 0, to: count, by: 20) {
                 await daemon.router.queueForInbox(.batch(Array(items[start..<min(start + 20, count)])), from: peer)

@@ -1,4 +1,5 @@
 import Foundation
+import SessionMesh
 
 /// Outbox: reliable items for peer daemons, per-peer FIFO, deleted only when the peer acks.
 extension DeliveryStore {
@@ -35,9 +36,10 @@ extension DeliveryStore {
     /// Items queued for `peer` with a sequence above `after`, oldest first, at most `limit`.
     ///
     /// A row whose event or session ID was damaged in the file (altered behind our back) is
-    /// repaired in place rather than stopping the peer's queue at it: a fresh random event ID
-    /// (the transport's dedup key; the envelope in the payload keeps the app's own), no
-    /// session. ``OutboxEntry/repairedID`` marks it so the router can count and log it.
+    /// repaired in place rather than stopping the peer's queue at it: the event and session ID of
+    /// the envelope in the payload (a receiver refuses an item whose IDs differ from its
+    /// envelope's), or, when the payload does not decode, a fresh random event ID and no session.
+    /// ``OutboxEntry/repairedID`` marks it so the router can count and log it.
     public func pendingOutbox(peer: String, after sequence: UInt64 = 0, limit: Int = 100) throws -> [OutboxEntry] {
         try withConnection { db in
             let operation = "read outbox for peer \(peer)"
@@ -58,7 +60,9 @@ extension DeliveryStore {
             guard entries.contains(where: \.repairedID) else { return entries }
             try db.transaction("repair damaged ids in the outbox of peer \(peer)") {
                 for index in entries.indices where entries[index].repairedID {
-                    if entries[index].item.eventID == StoreColumns.damagedID { entries[index].item.eventID = UUID() }
+                    let envelope = try? SessionWireCodec.decodeEnvelopeMetadata(entries[index].item.payload)
+                    if entries[index].item.eventID == StoreColumns.damagedID { entries[index].item.eventID = envelope?.eventID ?? UUID() }
+                    if let envelope { entries[index].item.sessionID = envelope.sessionID }
                     try db.run("UPDATE outbox SET event_id = ?, session = ? WHERE id = ?",
                                [.blob(StoreColumns.blob(entries[index].item.eventID)), StoreColumns.value(entries[index].item.sessionID),
                                 .integer(entries[index].id.rawValue)], operation)
