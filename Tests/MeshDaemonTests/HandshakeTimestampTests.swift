@@ -75,7 +75,8 @@ struct HandshakeTimestampTests {
         let (handshake, message) = try ChannelHandshake.initiate(localStatic: peer.node.identity.keyPair,
                                                                  peerPublicKey: record.publicKey, pairKey: record.pairKey,
                                                                  payload: payload)
-        return (ConnectionKind.channel.preamble + (try WireFrame.encode(message)), handshake)
+        let macKey = HandshakeMac.key(pairKey: record.pairKey, responderPublicKey: record.publicKey)
+        return (ConnectionKind.channel.preamble + (try WireFrame.encode(HandshakeMac.append(to: message, key: macKey))), handshake)
     }
 
     static func counter(_ node: MeshNode, _ name: String) async -> UInt64 { await node.status().counters[name] ?? 0 }
