@@ -140,6 +140,10 @@ extension DeliveryRouter {
         }
         guard let found = slot ?? nil else { return }
         counters.snapshotRequestsAnsweredFromSlot &+= 1
-        await transmit(.snapshotReply(found.bytes), to: peer, path: .stream)
+        // Not awaited: this runs on the path that takes every peer's messages, and a peer that
+        // does not read its connection must not hold that up. When its connection does not
+        // drain, the reply is skipped (the requester may ask again).
+        let reply = DeliveryMessage.snapshotReply(found.bytes).encode()
+        _ = node.onLoop { $0.sendStreamIfDraining(reply, to: peer) }
     }
 }
