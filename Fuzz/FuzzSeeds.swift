@@ -30,6 +30,7 @@ enum FuzzSeeds {
         try put("txt", "advertised", txt(["v=1", "id=ABCDEFGH", "pair=3MH4"]))
         try put("txt", "odd", txt(["v=1", "ID=x", "junk", "=novalue", "v=2"]))
         try put("router", "conversation", try routerConversation())
+        try put("router", "keepalive-reply-extremes", keepaliveExtremes())
     }
 
     static let channelMessages: [ChannelMessage] = [
@@ -182,6 +183,12 @@ enum FuzzSeeds {
 
     static func txt(_ strings: [String]) -> [UInt8] {
         strings.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }
+    }
+
+    /// Keepalive replies with extreme timestamps (the first once crashed the clock-offset estimate).
+    static func keepaliveExtremes() -> [UInt8] {
+        [(Int64.max, 0, Int64.max), (Int64.min, Int64.max, Int64.min), (0, Int64.min, Int64.max), (-1, -1, -1)]
+            .flatMap { t1, t2, t3 in [2] + record(ChannelMessage.keepaliveReply(t1: t1, t2: t2, t3: t3).encode()) }
     }
 
     /// Channel up, a reliable batch, time, the app's ack, realtime items, keepalives, every other
