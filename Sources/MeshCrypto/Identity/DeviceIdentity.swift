@@ -21,7 +21,8 @@ public struct DeviceIdentity: Sendable {
         // Two rounds: if another process creates the file between our read and our create,
         // load theirs instead of replacing it.
         for _ in 0..<2 {
-            if let bytes = try KeyFile.read(path: path) {
+            if var bytes = try KeyFile.read(path: path) {
+                defer { Sodium.zero(&bytes) }
                 return DeviceIdentity(keyPair: try KeyFile.decode(bytes, path: path))
             }
             let pair = X25519KeyPair.generate()

@@ -28,11 +28,20 @@ enum KeyFile {
     static let version: UInt8 = 1
     static let length = 4 + 1 + 32 + 32 + 4
 
+    /// The file's bytes. The caller zeroes them after writing. Built in one buffer of the final
+    /// size, so no temporary copy of the private key is left behind.
     static func encode(_ pair: X25519KeyPair) -> [UInt8] {
-        var body = magic + [version] + pair.privateKey.unsafeCopy + pair.publicKey
-        let check = Array(Sodium.sha256(body)[0..<4])
-        defer { Sodium.zero(&body) }
-        return body + check
+        var out = [UInt8](repeating: 0, count: length)
+        out.withUnsafeMutableBytes { buffer in
+            buffer.copyBytes(from: magic)
+            buffer[4] = version
+            pair.privateKey.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[5..<37]).copyMemory(from: $0) }
+            pair.publicKey.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[37..<69]).copyMemory(from: $0) }
+            var digest = [UInt8](repeating: 0, count: 32)
+            digest.withUnsafeMutableBytes { Sodium.sha256([UnsafeRawBufferPointer(rebasing: buffer[0..<69])], into: $0) }
+            UnsafeMutableRawBufferPointer(rebasing: buffer[69..<73]).copyBytes(from: digest[0..<4])
+        }
+        return out
     }
 
     static func decode(_ bytes: [UInt8], path: String) throws -> X25519KeyPair {
@@ -49,12 +58,18 @@ enum KeyFile {
         guard bytes[4] == version else {
             throw CryptoError(.corruptKeyFile, "device key file \(path) has unknown version \(bytes[4]); \(advice)")
         }
-        guard Array(Sodium.sha256(Array(bytes[0..<69]))[0..<4]) == Array(bytes[69..<73]) else {
+        // Hashed in place: a copy of the first 69 bytes would be a copy of the private key.
+        var digest = [UInt8](repeating: 0, count: 32)
+        bytes.withUnsafeBytes { buffer in
+            digest.withUnsafeMutableBytes { Sodium.sha256([UnsafeRawBufferPointer(rebasing: buffer[0..<69])], into: $0) }
+        }
+        guard Array(digest[0..<4]) == Array(bytes[69..<73]) else {
             throw CryptoError(.corruptKeyFile, "device key file \(path) is corrupt (checksum mismatch); \(advice)")
         }
-        var privateBytes = Array(bytes[5..<37])
-        defer { Sodium.zero(&privateBytes) }
-        let pair = try X25519KeyPair(privateKey: SecretBytes(privateBytes))
+        let privateKey = SecretBytes(count: 32) { out in
+            bytes.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[5..<37])) }
+        }
+        let pair = try X25519KeyPair(privateKey: privateKey)
         guard pair.publicKey == Array(bytes[37..<69]) else {
             throw CryptoError(.corruptKeyFile, "device key file \(path) is corrupt (public key does not match); \(advice)")
         }
@@ -73,7 +88,8 @@ enum KeyFile {
     }
 
     /// The file's bytes, or nil when it does not exist. Refuses links, non-regular files and
-    /// files readable or writable by group or others, or owned by another user.
+    /// files readable or writable by group or others, or owned by another user. The bytes hold
+    /// the private key: the caller zeroes them (`Sodium.zero`) once decoded.
     static func read(path: String) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if fd == -1 {
@@ -100,17 +116,23 @@ enum KeyFile {
         }
         var bytes = [UInt8](repeating: 0, count: length + 1)
         var total = 0
-        while total < bytes.count {
-            let count = try bytes.withUnsafeMutableBytes { buffer in
-                try system("cannot read device key file \(path)") {
-                    posixRead(fd, buffer.baseAddress! + total, buffer.count - total)
+        do {
+            while total < bytes.count {
+                let count = try bytes.withUnsafeMutableBytes { buffer in
+                    try system("cannot read device key file \(path)") {
+                        posixRead(fd, buffer.baseAddress! + total, buffer.count - total)
+                    }
                 }
+                if count == 0 { break }
+                total += count
             }
-            if count == 0 { break }
-            total += count
+        } catch {
+            Sodium.zero(&bytes)
+            throw error
         }
-        defer { Sodium.zero(&bytes) }
-        return Array(bytes[0..<total])
+        // Shortened in place (no copy): the caller zeroes the one buffer.
+        bytes.removeLast(bytes.count - total)
+        return bytes
     }
 
     /// Writes `bytes` to a new file at `path` (mode 0600) atomically: a temporary file in the same

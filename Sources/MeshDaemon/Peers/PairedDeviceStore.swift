@@ -49,16 +49,23 @@ struct PairedDeviceStore: Sendable {
             throw PeerStoreError(code: .io, path: path, detail: error.description)
         }
         guard var bytes = contents else { return [] }
-        defer { for i in bytes.indices { bytes[i] = 0 } }
+        defer { PairingSupport.zero(&bytes) }
         if let mode, mode & 0o077 != 0 {
             throw PeerStoreError(code: .insecurePermissions, path: path,
                                  detail: "its mode is \(String(mode, radix: 8)), not 600")
         }
+        // The pair keys are taken out of the bytes (and blanked there) before JSONDecoder
+        // turns the rest into Strings.
+        let pairKeys = PairKeyFields.extract(from: &bytes)
         let body: FileBody
         do {
             body = try JSONDecoder().decode(FileBody.self, from: Data(bytes))
         } catch {
             throw PeerStoreError(code: .corrupt, path: path, detail: "not valid JSON for a paired-device list")
+        }
+        guard pairKeys.count == body.devices.count else {
+            throw PeerStoreError(code: .corrupt, path: path,
+                                 detail: "\(pairKeys.count) pairKey fields for \(body.devices.count) devices")
         }
         guard body.version == 1 else {
             throw PeerStoreError(code: .corrupt, path: path, detail: "unsupported version \(body.version)")
@@ -68,12 +75,11 @@ struct PairedDeviceStore: Sendable {
             guard let publicKey = Data(base64Encoded: device.publicKey), publicKey.count == 32 else {
                 throw PeerStoreError(code: .corrupt, path: path, detail: "device \(index + 1) has a bad public key")
             }
-            guard var pairKey = Data(base64Encoded: device.pairKey).map({ [UInt8]($0) }), pairKey.count == 32 else {
+            guard let pairKey = pairKeys[index], pairKey.count == 32 else {
                 throw PeerStoreError(code: .corrupt, path: path, detail: "device \(index + 1) has a bad pair key")
             }
-            let peer = PairedPeer(publicKey: [UInt8](publicKey), name: device.name, pairKey: SecretBytes(pairKey),
+            let peer = PairedPeer(publicKey: [UInt8](publicKey), name: device.name, pairKey: pairKey,
                                   addresses: device.addresses, pairedAt: device.pairedAt)
-            for i in pairKey.indices { pairKey[i] = 0 }
             guard peer.deviceID.description == device.deviceID else {
                 throw PeerStoreError(code: .corrupt, path: path,
                                      detail: "device \(index + 1)'s ID does not match its public key")
@@ -85,10 +91,12 @@ struct PairedDeviceStore: Sendable {
 
     /// Replaces the file with `peers`.
     func save(_ peers: [PairedPeer]) throws(PeerStoreError) {
-        let body = FileBody(version: 1, devices: peers.map { peer in
+        // Each pairKey is a random placeholder here; the keys' base64 is written over them in
+        // the final byte buffer (PairKeyFields), so it never exists as a String.
+        let placeholders = peers.indices.map { PairKeyFields.placeholder(index: $0, random: PairingSupport.randomBytes(count: 16)) }
+        let body = FileBody(version: 1, devices: zip(peers, placeholders).map { peer, placeholder in
             Device(deviceID: peer.deviceID.description, publicKey: Data(peer.publicKey).base64EncodedString(),
-                   name: peer.name,
-                   pairKey: peer.pairKey.withUnsafeBytes { Data($0).base64EncodedString() },
+                   name: peer.name, pairKey: placeholder,
                    addresses: peer.addresses, pairedAt: peer.pairedAt)
         })
         let encoder = JSONEncoder()
@@ -101,7 +109,10 @@ struct PairedDeviceStore: Sendable {
         }
         var bytes = [UInt8](data)
         data.resetBytes(in: 0..<data.count)
-        defer { for i in bytes.indices { bytes[i] = 0 } }
+        defer { PairingSupport.zero(&bytes) }
+        guard PairKeyFields.splice(peers.map(\.pairKey), placeholders: placeholders, into: &bytes) else {
+            throw PeerStoreError(code: .io, path: path, detail: "could not place the pair keys in the device list")
+        }
         do {
             try AtomicFile.write(bytes, to: path)
         } catch {
