@@ -79,6 +79,28 @@ public enum PairingSupport {
         return try? Sodium.aeadOpen(key: key, counter: 0, associatedData: associatedData, ciphertext: ciphertext)
     }
 
+    /// X25519(`privateKey`, `publicKey`): the shared secret the proof of possession in pairing
+    /// is keyed with. `nil` when a key is not 32 bytes or the result is all zero (a low-order
+    /// public key, which would let anyone "prove" a key without holding its private half).
+    public static func x25519(privateKey: SecretBytes, publicKey: [UInt8]) -> SecretBytes? {
+        try? Sodium.x25519(privateKey: privateKey, publicKey: publicKey)
+    }
+
+    /// The secrets `parts` one after another, written straight into zeroing storage (an HKDF
+    /// input built from two secrets never exists in an ordinary array).
+    public static func concatenated(_ parts: [SecretBytes]) -> SecretBytes {
+        let total = parts.reduce(0) { $0 + $1.count }
+        return SecretBytes(count: total) { out in
+            var offset = 0
+            for part in parts {
+                part.withUnsafeBytes { source in
+                    UnsafeMutableRawBufferPointer(rebasing: out[offset ..< offset + source.count]).copyMemory(from: source)
+                }
+                offset += part.count
+            }
+        }
+    }
+
     /// `count` random bytes from libsodium's CSPRNG (for non-secret values such as session ids).
     public static func randomBytes(count: Int) -> [UInt8] {
         Sodium.randomBytes(count: max(0, count))

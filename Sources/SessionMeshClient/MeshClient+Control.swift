@@ -18,8 +18,10 @@ extension MeshClient {
 
     /// Creates a pairing code valid for `seconds` (the daemon's default when nil), replacing any
     /// live one (`pair.create`). The code is a secret: show it to the user, never log it.
-    public func createPairingCode(validFor seconds: Double? = nil) async throws -> PairingInvitation {
-        try await call(.pairCreate, PairCreateRequest(validFor: seconds), as: PairingInvitation.self)
+    /// With `replace`, a device that is already paired may pair again with the code (its
+    /// pairing is replaced); without, it is refused with `already-paired`.
+    public func createPairingCode(validFor seconds: Double? = nil, replace: Bool = false) async throws -> PairingInvitation {
+        try await call(.pairCreate, PairCreateRequest(validFor: seconds, replace: replace ? true : nil), as: PairingInvitation.self)
     }
 
     /// Waits until a device pairs with `code` (`pair.wait`). Throws the daemon's
@@ -37,8 +39,10 @@ extension MeshClient {
     /// Pairs with the daemon that shows `code` (`pair.join`): the one at `address`
     /// (`HOST:PORT`), or, when nil, the one the daemon finds over mDNS by the code's public hint
     /// (fails with `inviter-not-found` after a few seconds when there is none).
-    public func joinPairing(code: String, address: String? = nil) async throws -> PairedDevice {
-        try await call(.pairJoin, PairJoinRequest(code: code, address: address), as: PairedDevice.self)
+    /// With `replace`, an inviter this daemon is already paired with replaces its pairing;
+    /// without, the daemon refuses with `already-paired` and keeps the old one.
+    public func joinPairing(code: String, address: String? = nil, replace: Bool = false) async throws -> PairedDevice {
+        try await call(.pairJoin, PairJoinRequest(code: code, address: address, replace: replace ? true : nil), as: PairedDevice.self)
     }
 
     /// Removes a paired device by full or short ID (`unpair`).

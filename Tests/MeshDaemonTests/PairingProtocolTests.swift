@@ -15,7 +15,7 @@ import Testing
         var joiner = try PairingJoiner(code: try PairingCode.parse(code.description), identity: bob)
 
         let run = try PairingFixture.run(joiner: &joiner, responder: &responder)
-        let consumed = invitation.attemptSucceeded()
+        let consumed = invitation.attemptSucceeded(responder.attempt)
         #expect(consumed)
 
         #expect(run.joinerOutcome.pairKey == run.inviterOutcome.pairKey)
@@ -54,7 +54,7 @@ import Testing
         // The honest joiner learns of the wrong code from the inviter's confirmation and sends
         // nothing more: its identity never leaves the device.
         #expect(throws: PairingError.wrongCode) { try joiner.receive(m2) }
-        invitation.attemptFailed()
+        invitation.attemptFailed(responder.attempt)
         #expect(invitation.failedAttempts == 1)
         #expect(invitation.state == .live)
     }
@@ -70,7 +70,7 @@ import Testing
         }
         let m3 = try guesser.ignoreConfirmationAndReply(to: m2)
         #expect(throws: PairingError.wrongCode) { try responder.receive(m3) }
-        invitation.attemptFailed()
+        invitation.attemptFailed(responder.attempt)
         #expect(invitation.failedAttempts == 1)
     }
 
@@ -85,7 +85,7 @@ import Testing
                 Issue.record("responder finished early"); return
             }
             #expect(throws: PairingError.wrongCode) { try joiner.receive(m2) }
-            invitation.attemptFailed()
+            invitation.attemptFailed(responder.attempt)
         }
         #expect(invitation.failedAttempts == 3)
         #expect(invitation.state == .invalidated)
@@ -97,12 +97,11 @@ import Testing
 
     @Test func runningAttemptsCountAgainstTheLimitSoParallelGuessesGainNothing() throws {
         var invitation = PairingInvitationState(code: PairingCode.generate(), issuedAt: PairingFixture.start, lifetime: 300)
-        for _ in 1 ... 3 { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: alice) }
+        var running: [PairingAttemptID] = []
+        for _ in 1 ... 3 { running.append(try invitation.beginAttempt(at: PairingFixture.start, identity: alice).attempt) }
         #expect(!invitation.isUsable(at: PairingFixture.start))
         #expect(throws: ControlError.pairingBusy) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: alice) }
-        invitation.attemptFailed()
-        invitation.attemptFailed()
-        invitation.attemptFailed()
+        for attempt in running { invitation.attemptFailed(attempt) }
         #expect(invitation.state == .invalidated)
     }
 
@@ -127,7 +126,7 @@ import Testing
         var joiner = try PairingJoiner(code: code, identity: bob)
         var other = try PairingJoiner(code: code, identity: PairingFixture.identity("carol"))
         _ = try PairingFixture.run(joiner: &joiner, responder: &first)
-        let firstConsumed = invitation.attemptSucceeded()
+        let firstConsumed = invitation.attemptSucceeded(first.attempt)
         #expect(firstConsumed)
 
         // A second attempt already running when the first succeeded must not pair as well.
@@ -135,7 +134,7 @@ import Testing
         guard case .send(let m2) = try racing.receive(m1), case .send(let m3) = try other.receive(m2),
               case .finished = try racing.receive(m3)
         else { Issue.record("racing attempt did not reach its end"); return }
-        let secondConsumed = invitation.attemptSucceeded()
+        let secondConsumed = invitation.attemptSucceeded(racing.attempt)
         #expect(!secondConsumed)
 
         #expect(invitation.state == .used)
@@ -167,7 +166,9 @@ import Testing
         #expect(throws: PairingError.self) { _ = try twice.start() }
 
         var fresh = PairingResponder(code: code, identity: alice)
-        let early = try #require(throws: PairingError.self) { try fresh.receive([1, 3] + [UInt8](repeating: 0, count: 145)) }
+        let early = try #require(throws: PairingError.self) {
+            try fresh.receive([PairingProtocol.version, 3] + [UInt8](repeating: 0, count: 177))
+        }
         #expect(early.code == .protocolViolation)
 
         var mirror = try PairingJoiner(code: code, identity: bob)
@@ -185,7 +186,7 @@ import Testing
 
     @Test func aPeerPresentingOurOwnKeyIsRefused() throws {
         let code = PairingCode.generate()
-        var joiner = try PairingJoiner(code: code, identity: PairingIdentity(publicKey: alice.publicKey, name: "impostor"))
+        var joiner = try PairingJoiner(code: code, identity: PairingLocalIdentity(keyPair: alice.keyPair, name: "impostor"))
         var responder = PairingResponder(code: code, identity: alice)
         let error = try #require(throws: PairingError.self) { try PairingFixture.run(joiner: &joiner, responder: &responder) }
         #expect(error.code == .protocolViolation)
@@ -211,7 +212,7 @@ import Testing
     @Test func errorsNeverShowTheCode() throws {
         let code = PairingCode.generate()
         let errors: [PairingError] = [.wrongCode, .unsupportedVersion, .malformed("message 1 (hello): x"),
-                                      .protocolViolation("y"), .invalidIdentity("z")]
+                                      .protocolViolation("y"), .invalidIdentity("z"), .unprovenKey]
         for error in errors {
             #expect(!error.description.contains(code.description))
             #expect(error.controlError.code == "pairing-failed")

@@ -61,20 +61,20 @@ import Testing
         ("nul\u{0}", "NUL"),
     ])
     func badLocalNamesAreRefusedBeforeAnyMessage(name: String, why: String) {
-        let identity = PairingIdentity(publicKey: PairingSupport.randomBytes(count: 32), name: name)
+        let identity = PairingLocalIdentity(keyPair: X25519KeyPair.generate(), name: name)
         #expect(PairingIdentity.problem(withName: name) != nil, "\(why)")
         let error = #expect(throws: PairingError.self) { _ = try PairingJoiner(code: PairingCode.generate(), identity: identity) }
         #expect(error?.code == .invalidIdentity)
     }
 
-    @Test func badLocalKeysAreRefused() {
+    @Test func badKeysAreRefused() {
         for key in [[UInt8](repeating: 1, count: 31), [UInt8](repeating: 0, count: 32), []] {
-            let identity = PairingIdentity(publicKey: key, name: "ok")
-            #expect(throws: PairingError.self) { _ = try PairingJoiner(code: PairingCode.generate(), identity: identity) }
-            var invitation = PairingInvitationState(code: PairingCode.generate(), issuedAt: PairingFixture.start, lifetime: 60)
-            #expect(throws: PairingError.self) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: identity) }
-            #expect(invitation.attemptsInProgress == 0)
+            #expect(PairingIdentity.problem(withPublicKey: key) != nil)
         }
+        var invitation = PairingInvitationState(code: PairingCode.generate(), issuedAt: PairingFixture.start, lifetime: 60)
+        let badName = PairingLocalIdentity(keyPair: X25519KeyPair.generate(), name: "")
+        #expect(throws: PairingError.self) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: badName) }
+        #expect(invitation.attemptsInProgress == 0)
     }
 
     @Test func longestNamesRoundTripAndMessagesStayWithinTheirFixedSizes() throws {
@@ -86,9 +86,10 @@ import Testing
         let run = try PairingFixture.run(joiner: &joiner, responder: &responder)
         #expect(run.inviterOutcome.peerName == longName)
         #expect(run.joinerOutcome.peerName == "a")
-        let hello = 2 + 16 + 32 + 1 + PairingProtocol.joinerAssociatedData.count
-        let reply = 2 + 32 + 1 + PairingProtocol.inviterAssociatedData.count + 32
-        #expect(run.messages.map(\.count) == [hello, reply, 2 + 32 + 113, 2 + 113])
+        let hello = 2 + 16 + 32 + 1 + PairingProtocol.joinerAssociatedData.count + 32
+        let reply = 2 + 32 + 1 + PairingProtocol.inviterAssociatedData.count + 32 + 32
+        #expect(run.messages.map(\.count) == [hello, reply, 2 + 32 + 113 + 32, 2 + 113 + 32])
+        #expect(run.messages.map(\.count) == [101, 118, 179, 147])  // as docs/PAIRING.md states
         #expect(run.messages.allSatisfy { $0.count <= PairingProtocol.maximumMessageSize })
     }
 }

@@ -3,7 +3,7 @@
 /// Seven random Crockford base32 characters (35 bits from libsodium's random generator) and
 /// one check character, in two groups of four. The first ``publicHintLength`` characters are
 /// the code's *public hint* (``publicHint``, `7K` above): the inviting daemon advertises them
-/// on the local network (mDNS TXT `pair=7K`) so that `meshctl pair CODE` can find the inviter
+/// on the local network (mDNS TXT `pair=7K`) so that `meshctl pair -` can find the inviter
 /// without an address. They are independent random characters, so the hint reveals nothing
 /// about the other five, which stay secret: 25 bits, above the project's 24-bit floor, behind a
 /// PAKE that allows one online guess per attempt and three attempts per code. The check (see

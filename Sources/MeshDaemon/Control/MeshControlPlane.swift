@@ -12,16 +12,18 @@ public protocol MeshControlPlane: Sendable {
     /// Every paired device with its channel state.
     func peers() async -> [PeerStatus]
     /// Creates a pairing code valid for `validFor` seconds. Only one code is live at a time;
-    /// creating another replaces the previous one.
-    func createPairingCode(validFor seconds: Double) async throws -> PairingInvitation
+    /// creating another replaces the previous one. With `replace` false, a device that is
+    /// already paired cannot pair again with this code (it would replace its pairing).
+    func createPairingCode(validFor seconds: Double, replace: Bool) async throws -> PairingInvitation
     /// Waits until a device pairs using `code`, the code expires (throws `.pairingExpired`), is
     /// cancelled, or fails too many times (throws `.pairingCodeInvalidated`).
     func awaitPairing(code: String) async throws -> PairedDevice
     /// Withdraws a live code. Unknown codes are ignored.
     func cancelPairing(code: String) async
     /// Pairs with the daemon that shows `code`: the one at `address` (`HOST:PORT`), or, when
-    /// `address` is nil, the one discovery finds advertising the code's public hint.
-    func joinPairing(code: String, address: String?) async throws -> PairedDevice
+    /// `address` is nil, the one discovery finds advertising the code's public hint. With
+    /// `replace` false, an inviter this daemon is already paired with is not stored again.
+    func joinPairing(code: String, address: String?, replace: Bool) async throws -> PairedDevice
     /// Removes a paired device (full or short ID), closing a live channel at once.
     func unpair(deviceID: String) async throws
     /// Measures `count` round trips over each path to a paired device with an active channel.

@@ -107,15 +107,16 @@ public struct LocalAPIDispatcher: Sendable {
             return try LocalAPIJSON.encode(status)
         case .peers:
             return try LocalAPIJSON.encode(PeersReply(peers: await controlPlane.peers()))
-        case .pairCreate(let validFor):
-            return try LocalAPIJSON.encode(try await controlPlane.createPairingCode(validFor: validFor ?? defaultPairingLifetime))
+        case .pairCreate(let validFor, let replace):
+            return try LocalAPIJSON.encode(try await controlPlane.createPairingCode(validFor: validFor ?? defaultPairingLifetime,
+                                                                                    replace: replace))
         case .pairWait(let code):
             return try LocalAPIJSON.encode(try await controlPlane.awaitPairing(code: code))
         case .pairCancel(let code):
             await controlPlane.cancelPairing(code: code)
             return try LocalAPIJSON.encode(EmptyBody())
-        case .pairJoin(let code, let address):
-            return try LocalAPIJSON.encode(try await controlPlane.joinPairing(code: code, address: address))
+        case .pairJoin(let code, let address, let replace):
+            return try LocalAPIJSON.encode(try await controlPlane.joinPairing(code: code, address: address, replace: replace))
         case .unpair(let deviceID):
             try await controlPlane.unpair(deviceID: deviceID)
             return try LocalAPIJSON.encode(EmptyBody())

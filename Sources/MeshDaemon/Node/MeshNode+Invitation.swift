@@ -7,16 +7,20 @@ import NIOCore
 /// connections (see docs/PAIRING.md for the messages; this file only moves them).
 extension MeshNode {
     /// Creates a code valid for `seconds` (1…3600), replacing (and failing the waiters of) any
-    /// previous code.
-    public func createPairingCode(validFor seconds: Double) async throws -> PairingInvitation {
+    /// previous code; attempts still running under the previous code can no longer succeed or
+    /// count against this one. With `replace` false a device that is already paired cannot
+    /// pair again with this code (`already-paired`).
+    public func createPairingCode(validFor seconds: Double, replace: Bool = false) async throws -> PairingInvitation {
         guard seconds.isFinite, seconds >= 1, seconds <= 3600 else {
             throw ControlError.invalidArgument("a pairing code must be valid for 1 to 3600 seconds")
         }
         endInvitation(with: ControlError(code: "pairing-replaced", message: "a newer pairing code replaced this one"))
         let code = PairingCode.generate()
-        let state = PairingInvitationState(code: code, issuedAt: wallDate(), lifetime: seconds)
+        invitationSerial &+= 1
+        let state = PairingInvitationState(code: code, issuedAt: wallDate(), lifetime: seconds,
+                                           serial: invitationSerial, allowsReplacing: replace)
         invitation = state
-        logger.info("pairing code created", metadata: ["expires.in": "\(Int(seconds))s"])
+        logger.info("pairing code created", metadata: ["expires.in": "\(Int(seconds))s", "replace": "\(replace)"])
         return PairingInvitation(code: code.description, expires: state.expiresAt.timeIntervalSince1970)
     }
 
@@ -52,19 +56,35 @@ extension MeshNode {
     func wallDate() -> Date { Date(timeIntervalSince1970: clock.wallSeconds()) }
 
     /// Serves one pairing attempt on an accepted kind=2 connection.
+    ///
+    /// The attempt counts against the code only once the first message is a well-formed hello
+    /// (`PairingResponder.checkHello`): a connection that sends nothing, closes, or sends
+    /// garbage is closed in silence and costs the code nothing (the connection's admission
+    /// deadline bounds how long it may take).
     nonisolated func servePairing(_ admission: InboundAdmission,
                                   frames: inout NIOAsyncChannelInboundStream<WireFrame>.AsyncIterator) async throws {
+        guard case .frame(let hello)? = try await frames.next() else { return }
+        do {
+            try PairingResponder.checkHello(hello)
+        } catch {
+            await count { $0.pairingHellosMalformed += 1 }
+            logger.debug("closed a pairing connection whose first message is not a hello", metadata: ["error": "\(error)"])
+            return
+        }
         guard var responder = await beginPairingAttempt(admission) else { return }
+        let attempt = responder.attempt
         var succeeded = false
         do {
+            var next = hello
             exchange: while true {
-                await rearmPairingDeadline(admission)
-                guard case .frame(let message)? = try await frames.next() else { break }
-                switch try responder.receive(message) {
+                switch try responder.receive(next) {
                 case .send(let reply):
                     try await admission.channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(reply)))
+                    await rearmPairingDeadline(admission)
+                    guard case .frame(let message)? = try await frames.next() else { break exchange }
+                    next = message
                 case .finished(let outcome, let last):
-                    guard await pairingSucceeded(outcome, admission: admission) else { break exchange }
+                    guard await pairingSucceeded(outcome, attempt: attempt, admission: admission) else { break exchange }
                     succeeded = true
                     if let last { try await admission.channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(last))) }
                     break exchange
@@ -73,7 +93,7 @@ extension MeshNode {
         } catch {
             logger.debug("pairing attempt failed", metadata: ["error": "\(error)"])
         }
-        if !succeeded { await pairingAttemptFailed() }
+        if !succeeded { await pairingAttemptFailed(attempt) }
     }
 
     /// Starts a responder when the code accepts an attempt; nil closes the connection silently.
@@ -83,9 +103,10 @@ extension MeshNode {
             return nil
         }
         do {
-            let identity = PairingIdentity(publicKey: identity.keyPair.publicKey, name: configuration.name)
-            let responder = try invitation?.beginAttempt(at: wallDate(), identity: identity)
+            let own = PairingLocalIdentity(keyPair: identity.keyPair, name: configuration.name)
+            let responder = try invitation?.beginAttempt(at: wallDate(), identity: own)
             pairingAttemptEnds[admission.id] = clock.monotonicNanoseconds() &+ Nanoseconds.from(seconds: tuning.pairingAttemptTimeout)
+            rearmPairingDeadline(admission)
             return responder
         } catch {
             counters.pairingAttemptsRefused += 1
@@ -109,11 +130,11 @@ extension MeshNode {
         armDeadline(admission.channel, seconds: min(tuning.pairingMessageTimeout, left), connection: admission.id)
     }
 
-    /// Counts a failed attempt; the last allowed failure invalidates the code.
-    func pairingAttemptFailed() {
+    /// Counts a failed attempt; the last allowed failure invalidates the code. An attempt of a
+    /// code since replaced is counted in the node's counters only, never against the live code.
+    func pairingAttemptFailed(_ attempt: PairingAttemptID) {
         counters.pairingAttemptsFailed += 1
-        guard invitation != nil else { return }
-        invitation?.attemptFailed()
+        guard invitation?.attemptFailed(attempt) == true else { return }
         if invitation?.state == .invalidated {
             logger.warning("pairing code invalidated after too many failed attempts")
             let waiters = invitationWaiters
@@ -123,9 +144,20 @@ extension MeshNode {
     }
 
     /// Stores the new peer (before the last message goes out, so its first handshake finds
-    /// the key) and tells the waiters. False when the code was used meanwhile.
-    func pairingSucceeded(_ outcome: PairingOutcome, admission: InboundAdmission) -> Bool {
-        guard invitation?.attemptSucceeded() == true else { return false }
+    /// the key) and tells the waiters. False when the attempt may not end in a pairing: its
+    /// code was replaced or used meanwhile, or the device is already paired and the code was
+    /// created without `replace` (that ends the code: whoever sent it knew the code).
+    func pairingSucceeded(_ outcome: PairingOutcome, attempt: PairingAttemptID, admission: InboundAdmission) -> Bool {
+        guard let current = invitation, current.serial == attempt.invitation else { return false }
+        if let existing = peers[outcome.peerDeviceID], !current.allowsReplacing {
+            counters.pairingsRefusedAlreadyPaired += 1
+            logger.warning("refused to pair again a device that is already paired (the code was created without --replace)",
+                           metadata: ["peer.id": "\(outcome.peerDeviceID.short)"])
+            endInvitation(with: .alreadyPaired(name: existing.record.name, id: outcome.peerDeviceID,
+                                               advice: "the code was withdrawn; to pair it again and replace its pairing, create a code with `meshctl pair --replace` (or unpair it first with `meshctl unpair \(outcome.peerDeviceID.short)`)"))
+            return false
+        }
+        guard invitation?.attemptSucceeded(attempt) == true else { return false }
         pairingAttemptEnds.removeValue(forKey: admission.id)
         markAuthenticated(admission.id)
         let device = storePairing(outcome, address: nil)

@@ -8,8 +8,9 @@ import NIOPosix
 extension MeshNode {
     /// Pairs with the daemon that shows `code`: at `address` (`HOST:PORT`), or, when `address`
     /// is nil, the one discovery finds advertising the code's public hint (see
-    /// `joinPairingByDiscovery`).
-    public func joinPairing(code: String, address: String?) async throws -> PairedDevice {
+    /// `joinPairingByDiscovery`). With `replace` false, an inviter this daemon is already
+    /// paired with is not stored again (`already-paired`).
+    public func joinPairing(code: String, address: String?, replace: Bool = false) async throws -> PairedDevice {
         let parsed: PairingCode
         do {
             parsed = try PairingCode.parse(code)
@@ -29,15 +30,16 @@ extension MeshNode {
         guard phase == .running else {
             throw ControlError(code: "not-running", message: "the daemon is not running its network service")
         }
-        guard let endpoint else { return try await joinPairingByDiscovery(parsed) }
-        return try await joinPairing(parsed, at: endpoint)
+        guard let endpoint else { return try await joinPairingByDiscovery(parsed, replace: replace) }
+        return try await joinPairing(parsed, at: endpoint, replace: replace)
     }
 
     /// Runs pairing with the daemon at `endpoint`, stores it and dials it. Throws
-    /// `ControlError` (wrong code, refused, unreachable, that is this daemon).
-    func joinPairing(_ parsed: PairingCode, at endpoint: DaemonConfiguration.Endpoint) async throws -> PairedDevice {
-        let joiner = try PairingJoiner(code: parsed, identity: PairingIdentity(publicKey: identity.keyPair.publicKey,
-                                                                              name: configuration.name))
+    /// `ControlError` (wrong code, refused, unreachable, that is this daemon, already paired).
+    func joinPairing(_ parsed: PairingCode, at endpoint: DaemonConfiguration.Endpoint,
+                     replace: Bool) async throws -> PairedDevice {
+        let joiner = try PairingJoiner(code: parsed, identity: PairingLocalIdentity(keyPair: identity.keyPair,
+                                                                                   name: configuration.name))
         let outcome: PairingOutcome
         do {
             outcome = try await exchangePairing(joiner, with: endpoint)
@@ -50,6 +52,12 @@ extension MeshNode {
         }
         guard outcome.peerPublicKey != identity.keyPair.publicKey else {
             throw ControlError.invalidArgument("that address is this daemon itself")
+        }
+        if let existing = peers[outcome.peerDeviceID], !replace {
+            counters.pairingsRefusedAlreadyPaired += 1
+            throw ControlError.alreadyPaired(
+                name: existing.record.name, id: outcome.peerDeviceID,
+                advice: "its pairing here was kept. If the other device stored this new pairing, the channel between them fails until both hold the same one: pair again with a new code and `meshctl pair - --replace` (the other device needs `meshctl pair --replace` when it already knows this one)")
         }
         let device = storePairing(outcome, address: PeerAddress(address: endpoint.description, source: .pairing))
         scheduleDial(outcome.peerDeviceID, immediately: true)
@@ -75,16 +83,25 @@ extension MeshNode {
             code: "pairing-refused",
             message: "the daemon at \(endpoint) ended the pairing without completing it: the code is wrong, "
                 + "expired, already used, or was invalidated after too many failed attempts; create a new code")
+        // After message 3 the inviter knows this device proved the code: what is left is its
+        // own decision (another device used the code first, or this one is already paired there).
+        let droppedAfterProof = ControlError(
+            code: "pairing-refused",
+            message: "the daemon at \(endpoint) checked the code and then ended the pairing: another device used the code "
+                + "first, or that daemon is already paired with this one and created its code without --replace "
+                + "(it says so there); create a new code")
         return try await connection.executeThenClose { inbound, _ in
             var frames = inbound.makeAsyncIterator()
             try await channel.writeAndFlush(ByteBuffer(bytes: ConnectionKind.pairing.preamble + (try WireFrame.encode(joiner.start()))))
+            var provedCode = false
             for _ in 0..<8 {
                 let next: WireFrame?
-                do { next = try await frames.next() } catch { throw refused }
-                guard case .frame(let message)? = next else { throw refused }
+                do { next = try await frames.next() } catch { throw provedCode ? droppedAfterProof : refused }
+                guard case .frame(let message)? = next else { throw provedCode ? droppedAfterProof : refused }
                 switch try joiner.receive(message) {
                 case .send(let reply):
                     try await channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(reply)))
+                    provedCode = true
                 case .finished(let outcome, let last):
                     if let last { try await channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(last))) }
                     return outcome

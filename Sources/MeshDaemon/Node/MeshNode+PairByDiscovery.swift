@@ -10,10 +10,18 @@ extension MeshNode {
     /// How long the joiner looks for an inviter advertising the hint, in seconds.
     static let inviterSearchSeconds: Double = 5
 
+    /// Inviters (services advertising the code's hint) tried before the joiner asks for
+    /// `--address`. The hint is public, so anyone on the LAN can advertise it; each service
+    /// tried gives whoever runs it one online guess at the code, so N fake services must not
+    /// buy N guesses.
+    static let maximumInvitersTried = 2
+
     /// Finds the inviter advertising `code.publicHint` and pairs with it. With several matches
-    /// (two live codes with the same first two characters) each is tried in turn; a wrong one
-    /// costs that inviter one failed attempt and learns nothing about `code`.
-    func joinPairingByDiscovery(_ code: PairingCode) async throws -> PairedDevice {
+    /// (two live codes with the same first two characters, or copies of the hint) at most
+    /// ``maximumInvitersTried`` are tried in turn; a wrong one costs that inviter one failed
+    /// attempt and learns nothing about `code`. When they fail and more services carry the
+    /// hint, the error lists them and asks for `--address`.
+    func joinPairingByDiscovery(_ code: PairingCode, replace: Bool) async throws -> PairedDevice {
         // meshd always has a discovery (static peers at least); with mdns off nothing would
         // ever show the hint, so say so at once instead of "searching" 5 s.
         guard discovery != nil, configuration.mdns else {
@@ -22,22 +30,54 @@ extension MeshNode {
         }
         let inviters = try await findInviters(hint: code.publicHint)
         var lastError: (any Error)?
-        for inviter in inviters {
+        for inviter in inviters.prefix(Self.maximumInvitersTried) {
             for endpoint in DiscoveredPeerTable.endpoints(of: inviter) {
                 do {
-                    let device = try await joinPairing(code, at: endpoint)
+                    let device = try await joinPairing(code, at: endpoint, replace: replace)
                     logger.info("paired by code over mDNS", metadata: ["service.name": "\(inviter.instanceName)",
                                                                       "address": "\(endpoint)"])
                     return device
                 } catch let error as ControlError where error.code == "unreachable" {
                     lastError = error   // try the inviter's next address
+                } catch let error as ControlError where error.code == "already-paired" {
+                    throw error         // the right inviter: nothing to gain from the next one
                 } catch {
                     lastError = error   // wrong inviter (same hint by chance) or refused: next one
                     break
                 }
             }
         }
+        if inviters.count > 1 { throw Self.ambiguousInviters(inviters, hint: code.publicHint, lastError: lastError) }
         throw lastError ?? Self.noInviter(hint: code.publicHint, reason: nil)
+    }
+
+    /// The error after the tried inviters failed while several services carry the hint: names
+    /// them (addresses, and instance names made safe to print: they come from the network).
+    static func ambiguousInviters(_ inviters: [DiscoveredService], hint: String, lastError: (any Error)?) -> ControlError {
+        let shown = 8
+        var lines = inviters.prefix(shown).map { service -> String in
+            let addresses = DiscoveredPeerTable.endpoints(of: service).prefix(3).map(\.description).joined(separator: ", ")
+            return "\(printableServiceName(service.instanceName)) at \(addresses.isEmpty ? "no address" : addresses)"
+        }
+        if inviters.count > shown { lines.append("and \(inviters.count - shown) more") }
+        let tried = min(inviters.count, maximumInvitersTried)
+        let why = (lastError as? ControlError)?.message ?? lastError.map { "\($0)" } ?? "no answer"
+        return ControlError(code: "inviter-ambiguous",
+                            message: "\(inviters.count) services on this network show a pairing code starting with \(hint); "
+                                + "the first \(tried) did not pair (last: \(why)). Each one tried could guess at the code, so no more are tried: "
+                                + "pass --address HOST:PORT of the device that shows the code. Candidates: "
+                                + lines.joined(separator: "; "))
+    }
+
+    /// An mDNS instance name as one printable line of at most 64 characters: control, line
+    /// separator and bidirectional characters become "?".
+    static func printableServiceName(_ name: String) -> String {
+        var out = ""
+        for scalar in name.unicodeScalars.prefix(64) {
+            let forbidden = PairingIdentity.problem(withName: String(scalar)) != nil
+            out.unicodeScalars.append(forbidden ? "?" : scalar)
+        }
+        return "\"" + out + "\""
     }
 
     /// Services advertising `hint`, awaited (polling the table) up to `inviterSearchSeconds`.

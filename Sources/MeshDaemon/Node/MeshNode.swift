@@ -51,6 +51,8 @@ public actor MeshNode: MeshControlPlane, Service {
     var counters = NodeCounters()
     var random = SystemRandomNumberGenerator()
     var invitation: PairingInvitationState?
+    /// Numbers invitations, so an attempt of a replaced code is told from the live code's.
+    var invitationSerial: UInt64 = 0
     var invitationWaiters: [CheckedContinuation<PairedDevice, any Error>] = []
     var pairingAttemptEnds: [UInt64: UInt64] = [:]
     var lastPairing: PairedDevice?

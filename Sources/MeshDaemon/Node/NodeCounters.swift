@@ -29,6 +29,11 @@ struct NodeCounters: Sendable {
     var pairingsCompleted: UInt64 = 0
     var pairingAttemptsFailed: UInt64 = 0
     var pairingAttemptsRefused: UInt64 = 0
+    /// Pairing connections closed because the first message was not a well-formed hello
+    /// (they do not count against the code).
+    var pairingHellosMalformed: UInt64 = 0
+    /// Pairings refused because the device was already paired and `replace` was not asked for.
+    var pairingsRefusedAlreadyPaired: UInt64 = 0
     var inboundMessagesDropped: UInt64 = 0
     /// Duration of the last handshake this side initiated (message 1 built → keys), µs.
     var lastHandshakeMicroseconds: UInt64 = 0
@@ -63,6 +68,8 @@ struct NodeCounters: Sendable {
             "pairings.completed": pairingsCompleted,
             "pairing.attempts_failed": pairingAttemptsFailed,
             "pairing.attempts_refused": pairingAttemptsRefused,
+            "pairing.hellos_malformed": pairingHellosMalformed,
+            "pairing.refused_already_paired": pairingsRefusedAlreadyPaired,
             "messages.inbound_dropped": inboundMessagesDropped,
             "handshake.last_initiated_us": lastHandshakeMicroseconds,
         ]

@@ -22,6 +22,9 @@ public struct PairingError: Error, CustomStringConvertible, Sendable, Equatable 
         public static let protocolViolation = Code("protocol violation")
         /// The peer speaks a pairing protocol version this build does not.
         public static let unsupportedVersion = Code("unsupported version")
+        /// The other device knew the code but did not prove that it holds the private key of the
+        /// public key it presented.
+        public static let unprovenKey = Code("unproven key")
         /// This device's own identity (key or name) cannot be sent.
         public static let invalidIdentity = Code("invalid identity")
     }
@@ -39,6 +42,10 @@ public struct PairingError: Error, CustomStringConvertible, Sendable, Equatable 
     /// The other side's key confirmation did not verify: the codes differ (a typo that the
     /// check character missed is impossible, so: a different code, or someone guessing).
     public static let wrongCode = PairingError(.wrongCode, "")
+
+    /// The other side's proof of possession of its static key did not verify: whoever knew the
+    /// code presented a public key whose private key it does not hold (another device's key).
+    public static let unprovenKey = PairingError(.unprovenKey, "")
 
     /// The peer speaks a different pairing protocol version.
     public static let unsupportedVersion = PairingError(.unsupportedVersion, "")
@@ -65,6 +72,8 @@ public struct PairingError: Error, CustomStringConvertible, Sendable, Equatable 
             return "pairing failed: the pairing code did not match on the other device; check the code and try again"
         case .unsupportedVersion:
             return "pairing failed: the other device speaks a pairing protocol version this one does not support; update SessionMesh on both devices"
+        case .unprovenKey:
+            return "pairing failed: the other device knew the code but did not prove that it holds the private key of the identity it presented (it may be posing as another device); nothing was stored"
         case .malformed:
             return "pairing failed: malformed pairing message: \(detail)"
         case .protocolViolation:

@@ -4,9 +4,10 @@ import MeshCrypto
 ///
 /// Use: `start()` → send; for each reply `receive(_:)` → `.send` (write it, wait) or
 /// `.finished` (store the outcome, close). Any thrown error ends the attempt: close the
-/// connection and report it; ``PairingError/wrongCode`` means the inviter shows another code.
-/// Parse what the user typed with `PairingCode.parse` first: a typo fails there, before any
-/// message is sent.
+/// connection and report it; ``PairingError/wrongCode`` means the inviter shows another code,
+/// ``PairingError/unprovenKey`` that it knew the code but could not prove it holds the private
+/// key of the identity it sent. Parse what the user typed with `PairingCode.parse` first: a typo
+/// fails there, before any message is sent.
 public struct PairingJoiner: Sendable {
     private enum Stage: Sendable {
         case ready(CPace, hello: [UInt8])
@@ -16,7 +17,9 @@ public struct PairingJoiner: Sendable {
         case failed
     }
 
-    private let identity: PairingIdentity
+    private let identity: PairingLocalIdentity
+    /// Fresh per attempt; the inviter proves its static key against its public half (E_J).
+    private let ephemeral: X25519KeyPair
     private var stage: Stage
 
     /// Prepares an attempt with `code` (already parsed) for this device's `identity`.
@@ -24,8 +27,9 @@ public struct PairingJoiner: Sendable {
     /// Throws ``PairingError/invalidIdentity(_:)`` when the key is not 32 bytes or the name is
     /// empty, longer than 64 UTF-8 bytes or contains control characters; rethrows a
     /// `CryptoError` when CPace cannot start.
-    public init(code: PairingCode, identity: PairingIdentity) throws {
+    public init(code: PairingCode, identity: PairingLocalIdentity) throws {
         self.identity = try identity.validated()
+        ephemeral = X25519KeyPair.generate()
         let sessionID = PairingSupport.randomBytes(count: PairingProtocol.sessionIDBytes)
         var password = code.secret.withUnsafeBytes { Array($0) }
         defer { PairingSupport.zero(&password) }
@@ -33,7 +37,8 @@ public struct PairingJoiner: Sendable {
                               channelIdentifier: PairingProtocol.channelIdentifier,
                               sessionID: sessionID, associatedData: PairingProtocol.joinerAssociatedData)
         let hello = PairingHello(sessionID: sessionID, share: cpace.publicShare,
-                                 associatedData: PairingProtocol.joinerAssociatedData).encoded()
+                                 associatedData: PairingProtocol.joinerAssociatedData,
+                                 ephemeral: ephemeral.publicKey).encoded()
         stage = .ready(cpace, hello: hello)
     }
 
@@ -52,8 +57,9 @@ public struct PairingJoiner: Sendable {
     ///
     /// After message 2 returns `.send(message 3)`; after message 4 returns `.finished` with
     /// nothing left to send. Throws ``PairingError/wrongCode`` when the inviter's confirmation
-    /// does not verify, `.malformed` / `.protocolViolation` / `.unsupportedVersion` for a bad
-    /// or unexpected message. After a throw, the joiner refuses everything.
+    /// does not verify, ``PairingError/unprovenKey`` when its proof of possession does not,
+    /// `.malformed` / `.protocolViolation` / `.unsupportedVersion` for a bad or unexpected
+    /// message. After a throw, the joiner refuses everything.
     public mutating func receive(_ message: [UInt8]) throws -> PairingStep {
         do {
             return try advance(message)
@@ -70,15 +76,7 @@ public struct PairingJoiner: Sendable {
         case .awaitingConfirmation(let cpace, let hello):
             return try receiveConfirmation(message, cpace: cpace, hello: hello)
         case .awaitingIdentity(let keys, let hello, let reply, let joinerMessage):
-            let decoded = try PairingInviterIdentity(decoding: message)
-            let ad = PairingKeySchedule.inviterIdentityAssociatedData(
-                messagePrefix: decoded.encodedPrefix(), hello: hello, reply: reply, joinerMessage: joinerMessage)
-            let peer = try keys.openInviterIdentity(decoded.sealedIdentity, associatedData: ad)
-            guard peer.publicKey != identity.publicKey else {
-                throw .protocolViolation("the inviter presented this device's own public key")
-            }
-            stage = .finished
-            return .finished(PairingOutcome(peer: peer, own: identity, isk: keys.isk, transcript: hello + reply), send: nil)
+            return try receiveIdentity(message, keys: keys, hello: hello, reply: reply, joinerMessage: joinerMessage)
         case .finished:
             throw .protocolViolation("received a message after pairing finished")
         case .failed:
@@ -103,12 +101,36 @@ public struct PairingJoiner: Sendable {
         guard PairingSupport.constantTimeEqual(expected, decoded.confirmation) else { throw .wrongCode }
 
         let reply = message  // strict decoding: the bytes as received are the canonical encoding
+        guard let shared = PairingSupport.x25519(privateKey: identity.keyPair.privateKey, publicKey: decoded.ephemeral) else {
+            throw .protocolViolation("\(PairingMessageType.inviterConfirmation): the inviter's ephemeral key is a low-order point")
+        }
         let confirmation = keys.joinerConfirmation(hello: hello, reply: reply)
-        let prefix = PairingJoinerConfirmation(confirmation: confirmation, sealedIdentity: []).encodedPrefix()
+        let prefix = PairingJoinerConfirmation(confirmation: confirmation, sealedIdentity: [], proof: []).encodedPrefix()
         let ad = PairingKeySchedule.joinerIdentityAssociatedData(messagePrefix: prefix, hello: hello, reply: reply)
-        let sealed = try keys.sealJoinerIdentity(identity, associatedData: ad)
-        let outgoing = PairingJoinerConfirmation(confirmation: confirmation, sealedIdentity: sealed).encoded()
+        let sealed = try keys.sealJoinerIdentity(identity.presented, associatedData: ad)
+        let proof = keys.joinerProof(sharedSecret: shared, staticKey: identity.publicKey, hello: hello, reply: reply)
+        let outgoing = PairingJoinerConfirmation(confirmation: confirmation, sealedIdentity: sealed, proof: proof).encoded()
         stage = .awaitingIdentity(keys, hello: hello, reply: reply, joinerMessage: outgoing)
         return .send(outgoing)
+    }
+
+    private mutating func receiveIdentity(_ message: [UInt8], keys: PairingKeySchedule, hello: [UInt8],
+                                          reply: [UInt8], joinerMessage: [UInt8]) throws(PairingError) -> PairingStep {
+        let decoded = try PairingInviterIdentity(decoding: message)
+        let ad = PairingKeySchedule.inviterIdentityAssociatedData(
+            messagePrefix: decoded.encodedPrefix(), hello: hello, reply: reply, joinerMessage: joinerMessage)
+        let peer = try keys.openInviterIdentity(decoded.sealedIdentity, associatedData: ad)
+        guard peer.publicKey != identity.publicKey else {
+            throw .protocolViolation("the inviter presented this device's own public key")
+        }
+        // X25519(e_J, S_I): equals the inviter's X25519(s_I, E_J) only if it holds s_I.
+        guard let shared = PairingSupport.x25519(privateKey: ephemeral.privateKey, publicKey: peer.publicKey) else {
+            throw .unprovenKey
+        }
+        let expected = keys.inviterProof(sharedSecret: shared, staticKey: peer.publicKey, hello: hello,
+                                         reply: reply, joinerMessage: joinerMessage)
+        guard PairingSupport.constantTimeEqual(expected, decoded.proof) else { throw .unprovenKey }
+        stage = .finished
+        return .finished(PairingOutcome(peer: peer, own: identity.presented, isk: keys.isk, transcript: hello + reply), send: nil)
     }
 }

@@ -3,7 +3,7 @@ import MeshCrypto
 /// The keys both sides derive from CPace's session key, and the transcript-bound operations
 /// that use them (docs/PAIRING.md, "Key schedule").
 ///
-///     k = HKDF-SHA-256(salt: ci, ikm: ISK, info: "SessionMesh pairing v1 " + label), 32 bytes
+///     k = HKDF-SHA-256(salt: ci, ikm: ISK, info: "SessionMesh pairing v2 " + label), 32 bytes
 ///
 /// with one label per purpose and direction, so no key is ever used twice and a message of one
 /// direction can never be accepted in the other.
@@ -21,7 +21,7 @@ struct PairingKeySchedule: Sendable {
         self.isk = isk
         func derive(_ label: String) -> SecretBytes {
             PairingSupport.hkdfSHA256(secret: isk, salt: PairingProtocol.channelIdentifier,
-                                      info: Array("SessionMesh pairing v1 \(label)".utf8))
+                                      info: Array((PairingProtocol.labelPrefix + label).utf8))
         }
         inviterConfirmationKey = derive("confirm inviter")
         joinerConfirmationKey = derive("confirm joiner")
@@ -39,6 +39,32 @@ struct PairingKeySchedule: Sendable {
     func joinerConfirmation(hello: [UInt8], reply: [UInt8]) -> [UInt8] {
         let transcriptHash = PairingSupport.sha256(hello + reply)
         return PairingSupport.hmacSHA256(key: joinerConfirmationKey, message: Array("joiner".utf8) + transcriptHash)
+    }
+
+    /// proofJ = HMAC(k_prove_joiner, "joiner" || S_J || SHA-256(m1 || m2)) with
+    /// k_prove_joiner = HKDF(salt: ci, ikm: ISK || dh, info: prefix + "prove joiner") and
+    /// dh = X25519(s_J, E_I) = X25519(e_I, S_J): only the holder of S_J's private key and the
+    /// holder of E_I's private key (the inviter, fresh per attempt) can compute it.
+    func joinerProof(sharedSecret dh: SecretBytes, staticKey: [UInt8], hello: [UInt8], reply: [UInt8]) -> [UInt8] {
+        proof(label: "prove joiner", role: "joiner", sharedSecret: dh, staticKey: staticKey,
+              transcript: hello + reply)
+    }
+
+    /// proofI = HMAC(k_prove_inviter, "inviter" || S_I || SHA-256(m1 || m2 || m3)) with
+    /// k_prove_inviter = HKDF(salt: ci, ikm: ISK || dh, info: prefix + "prove inviter") and
+    /// dh = X25519(s_I, E_J) = X25519(e_J, S_I).
+    func inviterProof(sharedSecret dh: SecretBytes, staticKey: [UInt8], hello: [UInt8], reply: [UInt8],
+                      joinerMessage: [UInt8]) -> [UInt8] {
+        proof(label: "prove inviter", role: "inviter", sharedSecret: dh, staticKey: staticKey,
+              transcript: hello + reply + joinerMessage)
+    }
+
+    private func proof(label: String, role: String, sharedSecret dh: SecretBytes, staticKey: [UInt8],
+                       transcript: [UInt8]) -> [UInt8] {
+        let key = PairingSupport.hkdfSHA256(secret: PairingSupport.concatenated([isk, dh]),
+                                            salt: PairingProtocol.channelIdentifier,
+                                            info: Array((PairingProtocol.labelPrefix + label).utf8))
+        return PairingSupport.hmacSHA256(key: key, message: Array(role.utf8) + staticKey + PairingSupport.sha256(transcript))
     }
 
     /// Associated data of message 3's seal: its header and confirmJ, then SHA-256(m1 || m2).

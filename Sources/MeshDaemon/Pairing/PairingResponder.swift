@@ -2,36 +2,54 @@ import MeshCrypto
 
 /// The inviter's side of one pairing attempt (CPace responder; it accepted the connection).
 ///
-/// Obtain one from ``PairingInvitationState/beginAttempt(at:identity:)``. Feed each message
-/// from the joiner to ``receive(_:)``: message 1 returns `.send(message 2)`, message 3 returns
+/// Obtain one from ``PairingInvitationState/beginAttempt(at:identity:)`` once the joiner's
+/// first message passed ``checkHello(_:)``. Feed each message from the joiner to
+/// ``receive(_:)``: message 1 returns `.send(message 2)`, message 3 returns
 /// `.finished(outcome, send: message 4)`. Before writing message 4, call
-/// ``PairingInvitationState/attemptSucceeded()`` and write it only when that returns `true`.
-/// When `receive` throws, or the joiner goes silent or disconnects, close the connection and
-/// call ``PairingInvitationState/attemptFailed()``.
+/// ``PairingInvitationState/attemptSucceeded(_:)`` with ``attempt`` and write it only when that
+/// returns `true`. When `receive` throws, or the joiner goes silent or disconnects, close the
+/// connection and call ``PairingInvitationState/attemptFailed(_:)``.
 public struct PairingResponder: Sendable {
     private enum Stage: Sendable {
         case awaitingHello(PairingCode)
-        case awaitingConfirmation(PairingKeySchedule, hello: [UInt8], reply: [UInt8])
+        case awaitingConfirmation(PairingKeySchedule, ephemeral: X25519KeyPair, joinerEphemeral: [UInt8],
+                                  hello: [UInt8], reply: [UInt8])
         case finished
         case failed
     }
 
-    private let identity: PairingIdentity
+    /// The invitation and attempt this responder counts against.
+    public let attempt: PairingAttemptID
+    private let identity: PairingLocalIdentity
     private var stage: Stage
 
     /// A responder for `code`, answering as `identity` (already validated).
-    init(code: PairingCode, identity: PairingIdentity) {
+    init(code: PairingCode, identity: PairingLocalIdentity, attempt: PairingAttemptID = PairingAttemptID(invitation: 0, number: 0)) {
         self.identity = identity
+        self.attempt = attempt
         stage = .awaitingHello(code)
+    }
+
+    /// Throws the ``PairingError`` that ``receive(_:)`` would throw for `message` as a first
+    /// message before any cryptography: malformed, wrong version, wrong type or associated data.
+    /// A pure function of the bytes; the inviter calls it before an attempt counts against the
+    /// code, so connections that send nothing or garbage cost the code nothing.
+    public static func checkHello(_ message: [UInt8]) throws(PairingError) {
+        let hello = try PairingHello(decoding: message)
+        guard hello.associatedData == PairingProtocol.joinerAssociatedData else {
+            throw .protocolViolation("\(PairingMessageType.hello): unexpected CPace associated data")
+        }
     }
 
     /// Feeds the joiner's next message.
     ///
     /// Throws ``PairingError/wrongCode`` when the joiner's confirmation (message 3) does not
-    /// verify — the joiner used another code, or someone is guessing — and `.malformed` /
-    /// `.protocolViolation` / `.unsupportedVersion` for a bad or unexpected message. Either way
-    /// the attempt is over: close the connection and count a failed attempt. After a throw,
-    /// the responder refuses everything.
+    /// verify — the joiner used another code, or someone is guessing —,
+    /// ``PairingError/unprovenKey`` when the joiner knew the code but its proof of possession
+    /// of the key it presented does not verify, and `.malformed` / `.protocolViolation` /
+    /// `.unsupportedVersion` for a bad or unexpected message. Either way the attempt is over:
+    /// close the connection and count a failed attempt. After a throw, the responder refuses
+    /// everything.
     public mutating func receive(_ message: [UInt8]) throws -> PairingStep {
         do {
             return try advance(message)
@@ -45,8 +63,9 @@ public struct PairingResponder: Sendable {
         switch stage {
         case .awaitingHello(let code):
             return try receiveHello(message, code: code)
-        case .awaitingConfirmation(let keys, let hello, let reply):
-            return try receiveConfirmation(message, keys: keys, hello: hello, reply: reply)
+        case .awaitingConfirmation(let keys, let ephemeral, let joinerEphemeral, let hello, let reply):
+            return try receiveConfirmation(message, keys: keys, ephemeral: ephemeral, joinerEphemeral: joinerEphemeral,
+                                           hello: hello, reply: reply)
         case .finished:
             throw .protocolViolation("received a message after pairing finished")
         case .failed:
@@ -55,10 +74,8 @@ public struct PairingResponder: Sendable {
     }
 
     private mutating func receiveHello(_ message: [UInt8], code: PairingCode) throws(PairingError) -> PairingStep {
+        try Self.checkHello(message)
         let hello = try PairingHello(decoding: message)
-        guard hello.associatedData == PairingProtocol.joinerAssociatedData else {
-            throw .protocolViolation("\(PairingMessageType.hello): unexpected CPace associated data")
-        }
         var password = code.secret.withUnsafeBytes { Array($0) }
         defer { PairingSupport.zero(&password) }
         let cpace: CPace
@@ -72,17 +89,20 @@ public struct PairingResponder: Sendable {
             throw .protocolViolation("\(PairingMessageType.hello): the joiner's CPace share is not acceptable")
         }
         let keys = PairingKeySchedule(isk: isk)
+        let ephemeral = X25519KeyPair.generate()
         var reply = PairingInviterConfirmation(share: cpace.publicShare,
                                                associatedData: PairingProtocol.inviterAssociatedData,
-                                               confirmation: [])
+                                               ephemeral: ephemeral.publicKey, confirmation: [])
         reply.confirmation = keys.inviterConfirmation(hello: message, replyPrefix: reply.encodedPrefix())
         let outgoing = reply.encoded()
-        stage = .awaitingConfirmation(keys, hello: message, reply: outgoing)
+        stage = .awaitingConfirmation(keys, ephemeral: ephemeral, joinerEphemeral: hello.ephemeral,
+                                      hello: message, reply: outgoing)
         return .send(outgoing)
     }
 
-    private mutating func receiveConfirmation(_ message: [UInt8], keys: PairingKeySchedule,
-                                              hello: [UInt8], reply: [UInt8]) throws(PairingError) -> PairingStep {
+    private mutating func receiveConfirmation(_ message: [UInt8], keys: PairingKeySchedule, ephemeral: X25519KeyPair,
+                                              joinerEphemeral: [UInt8], hello: [UInt8],
+                                              reply: [UInt8]) throws(PairingError) -> PairingStep {
         let decoded = try PairingJoinerConfirmation(decoding: message)
         let expected = keys.joinerConfirmation(hello: hello, reply: reply)
         guard PairingSupport.constantTimeEqual(expected, decoded.confirmation) else { throw .wrongCode }
@@ -93,13 +113,24 @@ public struct PairingResponder: Sendable {
         guard peer.publicKey != identity.publicKey else {
             throw .protocolViolation("the joiner presented this device's own public key")
         }
+        // X25519(e_I, S_J): equals the joiner's X25519(s_J, E_I) only if it holds s_J.
+        guard let joinerShared = PairingSupport.x25519(privateKey: ephemeral.privateKey, publicKey: peer.publicKey) else {
+            throw .unprovenKey
+        }
+        let expectedProof = keys.joinerProof(sharedSecret: joinerShared, staticKey: peer.publicKey, hello: hello, reply: reply)
+        guard PairingSupport.constantTimeEqual(expectedProof, decoded.proof) else { throw .unprovenKey }
 
-        let prefix = PairingInviterIdentity(sealedIdentity: []).encodedPrefix()
+        guard let ownShared = PairingSupport.x25519(privateKey: identity.keyPair.privateKey, publicKey: joinerEphemeral) else {
+            throw .protocolViolation("\(PairingMessageType.hello): the joiner's ephemeral key is a low-order point")
+        }
+        let prefix = PairingInviterIdentity(sealedIdentity: [], proof: []).encodedPrefix()
         let ownAD = PairingKeySchedule.inviterIdentityAssociatedData(
             messagePrefix: prefix, hello: hello, reply: reply, joinerMessage: message)
-        let sealed = try keys.sealInviterIdentity(identity, associatedData: ownAD)
+        let sealed = try keys.sealInviterIdentity(identity.presented, associatedData: ownAD)
+        let proof = keys.inviterProof(sharedSecret: ownShared, staticKey: identity.publicKey, hello: hello,
+                                      reply: reply, joinerMessage: message)
         stage = .finished
-        let outcome = PairingOutcome(peer: peer, own: identity, isk: keys.isk, transcript: hello + reply)
-        return .finished(outcome, send: PairingInviterIdentity(sealedIdentity: sealed).encoded())
+        let outcome = PairingOutcome(peer: peer, own: identity.presented, isk: keys.isk, transcript: hello + reply)
+        return .finished(outcome, send: PairingInviterIdentity(sealedIdentity: sealed, proof: proof).encoded())
     }
 }

@@ -54,8 +54,14 @@ public struct PeersReply: Codable, Sendable, Equatable {
 public struct PairCreateRequest: Codable, Sendable, Equatable {
     /// Seconds the code stays valid; the daemon's `pairing_code_lifetime` when absent.
     public var validFor: Double?
+    /// `true`: a device that is already paired may pair again with this code, replacing its
+    /// pairing. Absent or `false`: such a device is refused (`already-paired`).
+    public var replace: Bool?
     /// Creates a request.
-    public init(validFor: Double? = nil) { self.validFor = validFor }
+    public init(validFor: Double? = nil, replace: Bool? = nil) {
+        self.validFor = validFor
+        self.replace = replace
+    }
 }
 
 /// `pair.wait` and `pair.cancel` request.
@@ -73,10 +79,14 @@ public struct PairJoinRequest: Codable, Sendable, Equatable {
     /// The other daemon's `HOST:PORT` (IPv6 as `[addr]:port`); absent: find it over mDNS by
     /// the code's public hint.
     public var address: String?
+    /// `true`: when this daemon is already paired with the inviter, replace that pairing.
+    /// Absent or `false`: refuse (`already-paired`) and keep the existing one.
+    public var replace: Bool?
     /// Creates a request.
-    public init(code: String, address: String?) {
+    public init(code: String, address: String?, replace: Bool? = nil) {
         self.code = code
         self.address = address
+        self.replace = replace
     }
 }
 

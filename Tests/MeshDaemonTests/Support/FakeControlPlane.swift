@@ -30,7 +30,7 @@ actor FakeControlPlane: MeshControlPlane {
     func setCounters(_ counters: [String: UInt64]) { self.counters = counters }
     func setPeers(_ peers: [PeerStatus]) { peerList = peers }
 
-    func createPairingCode(validFor seconds: Double) async throws -> PairingInvitation {
+    func createPairingCode(validFor seconds: Double, replace: Bool) async throws -> PairingInvitation {
         createdLifetimes.append(seconds)
         return PairingInvitation(code: Self.code, expires: 1_700_000_000 + seconds)
     }
@@ -49,7 +49,7 @@ actor FakeControlPlane: MeshControlPlane {
         }
     }
 
-    func joinPairing(code: String, address: String?) async throws -> PairedDevice {
+    func joinPairing(code: String, address: String?, replace: Bool) async throws -> PairedDevice {
         guard code == Self.code else { throw ControlError.pairingFailed }
         return PairedDevice(deviceID: Self.peerID, name: "laptop", verification: "4821 0375")
     }
