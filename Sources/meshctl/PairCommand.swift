@@ -3,8 +3,9 @@ import Foundation
 import MeshLocalAPI
 import SessionMeshClient
 
-/// `meshctl pair`: show a code and wait for a device, or `meshctl pair CODE [--address HOST:PORT]`
-/// to join the device that shows CODE (found over mDNS when no address is given).
+/// `meshctl pair`: show a code and wait for a device, or `meshctl pair - [--address HOST:PORT]`
+/// to join the device that shows the code typed at the prompt (found over mDNS when no address
+/// is given).
 struct PairCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pair",
@@ -12,15 +13,21 @@ struct PairCommand: AsyncParsableCommand {
         discussion: """
             Without CODE: asks the daemon for a code, prints it and waits (with a countdown on a terminal) \
             until a device pairs or the code expires. Ctrl-C cancels the code and exits 130.
-            With CODE: pairs with the device that shows CODE. Without --address the daemon finds it over mDNS \
+            With CODE: pairs with the device that shows the code. Give CODE as `-` to type the code at a prompt \
+            (or pipe it in on standard input); a code given as an argument works but other local users can read \
+            it in the process list, so meshctl warns. Without --address the daemon finds the device over mDNS \
             (the code's first two characters are announced by the other device while the code is live; the rest \
-            stays secret). Use --address on networks without multicast.
+            stays secret); when more than two devices announce them, it asks for --address and lists them. \
+            Use --address on networks without multicast.
+            A device that is already paired is not paired again unless --replace is given (on the device that \
+            shows the code when it already knows the joining device, on the joining device when it already knows \
+            the inviting one); --replace replaces the old pairing and its key.
             With --json: JSON lines; first {"code": …, "expires": …}, last {"paired": {…}} or {"error": {…}}.
             """)
 
     @ParentCommand var parent: Meshctl
 
-    @Argument(help: "The code the other device shows (join mode).")
+    @Argument(help: "The code the other device shows (join mode); `-` reads it from a prompt or standard input.")
     var code: String?
 
     @Option(help: ArgumentHelp("The other daemon's address (join mode); default: find it over mDNS.", valueName: "HOST:PORT"))
@@ -29,6 +36,9 @@ struct PairCommand: AsyncParsableCommand {
     // .unconditional: a negative number is this option's (bad) value, not an unknown option.
     @Option(parsing: .unconditional, help: ArgumentHelp("Seconds the new code stays valid (default: the daemon's, 300).", valueName: "SECONDS"))
     var expires: Double?
+
+    @Flag(help: "Allow pairing with a device that is already paired, replacing its pairing.")
+    var replace = false
 
     @Flag(help: "Print JSON lines.")
     var json = false
@@ -43,8 +53,23 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let code {
-            let device = try await withDaemon(parent, json: json) { try await $0.joinPairing(code: code, address: address) }
+        if let given = code {
+            let typed: String
+            if given == "-" {
+                do {
+                    typed = try PairCodeInput.readFromStandardInput()
+                } catch var failure as CLIFailure {
+                    failure.json = json
+                    throw failure
+                }
+            } else {
+                FileHandle.standardError.write(Data((PairCodeInput.argumentWarning + "\n").utf8))
+                typed = given
+            }
+            let replace = replace
+            let device = try await withDaemon(parent, json: json) {
+                try await $0.joinPairing(code: typed, address: address, replace: replace)
+            }
             report(device)
         } else {
             try await withDaemon(parent, json: json) { try await createAndWait($0) }
@@ -53,14 +78,14 @@ struct PairCommand: AsyncParsableCommand {
 
     private func createAndWait(_ client: MeshClient) async throws {
         let interrupts = InterruptSignal.stream()
-        let invitation = try await client.createPairingCode(validFor: expires)
+        let invitation = try await client.createPairingCode(validFor: expires, replace: replace)
         if json {
             Output.jsonLine(invitation)
         } else {
             let listen = (try? await client.status().listen) ?? "HOST:PORT"
             print("Pairing code: \(invitation.code)")
-            print("On the other device run:  meshctl pair \(invitation.code)")
-            print("  (without mDNS on the network: meshctl pair \(invitation.code) --address \(Self.hint(listen)))")
+            print("On the other device run:  meshctl pair -     and type the code at the prompt")
+            print("  (without mDNS on the network: meshctl pair - --address \(Self.hint(listen)))")
         }
         let showCountdown = !json && Output.stdoutIsTerminal
         let outcome = await withTaskGroup(of: Outcome?.self) { group in

@@ -75,8 +75,9 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Runs `meshctl --socket <this daemon> ARGS…` and returns its exit status and stdout.
-    func meshctl(_ arguments: [String], timeout: Double = 15) async throws -> (status: Int32, output: String) {
-        try await Self.run("meshctl", ["--socket", socketPath] + arguments, timeout: timeout)
+    /// With `stdin`, that text is its standard input (else it inherits none).
+    func meshctl(_ arguments: [String], timeout: Double = 15, stdin: String? = nil) async throws -> (status: Int32, output: String) {
+        try await Self.run("meshctl", ["--socket", socketPath] + arguments, timeout: timeout, stdin: stdin)
     }
 
     /// `status --json` as a dictionary.
@@ -122,16 +123,18 @@ final class DaemonProcess: @unchecked Sendable {
         throw DaemonProcessError("\(name): channel to \(peer.prefix(7)) not \(state) within \(timeout) s")
     }
 
-    /// Creates a code on `self` and joins it from `other`; returns both sides' JSON results.
-    func pair(with other: DaemonProcess) async throws -> (inviter: [String: Any], joiner: String) {
-        let waiter = try ChildProcess("meshctl", ["--socket", socketPath, "pair", "--json"])
+    /// Creates a code on `self` and joins it from `other` (the code typed on `meshctl pair -`'s
+    /// standard input, as a user would); returns both sides' JSON results.
+    func pair(with other: DaemonProcess, replace: Bool = false) async throws -> (inviter: [String: Any], joiner: String) {
+        let flags = replace ? ["--replace"] : []
+        let waiter = try ChildProcess("meshctl", ["--socket", socketPath, "pair", "--json"] + flags)
         defer { waiter.terminate(); waiter.process.waitUntilExit() }
         guard let first = try await waiter.readLine(timeout: 10),
               let codeLine = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any],
               let code = codeLine["code"] as? String
         else { throw DaemonProcessError("pair --json printed no code line") }
-        let join = try await other.meshctl(["pair", code, "--address", listen])
-        guard join.status == 0 else { throw DaemonProcessError("pair CODE failed: \(join.output)") }
+        let join = try await other.meshctl(["pair", "-", "--address", listen] + flags, stdin: code + "\n")
+        guard join.status == 0 else { throw DaemonProcessError("pair - failed: \(join.output)") }
         guard let last = try await waiter.readLine(timeout: 10),
               let paired = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
         else { throw DaemonProcessError("pair --json printed no result line") }
@@ -142,7 +145,8 @@ final class DaemonProcess: @unchecked Sendable {
     /// completion (bounded by `timeout`), with `environment` instead of this process's and in
     /// `directory` when given.
     static func run(_ executable: String, _ arguments: [String], timeout: Double = 15,
-                    environment: [String: String]? = nil, directory: String? = nil) async throws -> (status: Int32, output: String) {
+                    environment: [String: String]? = nil, directory: String? = nil,
+                    stdin: String? = nil) async throws -> (status: Int32, output: String) {
         guard let path = executable.hasPrefix("/") ? executable : ChildProcess.executable(executable) else {
             throw DaemonProcessError("\(executable) is not built")
         }
@@ -155,7 +159,13 @@ final class DaemonProcess: @unchecked Sendable {
             if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
             process.standardOutput = pipe
             process.standardError = pipe
+            let input = Pipe()
+            if stdin != nil { process.standardInput = input }
             try process.run()
+            if let stdin {
+                input.fileHandleForWriting.write(Data(stdin.utf8))
+                try? input.fileHandleForWriting.close()
+            }
             let data = PipeReader.readToEnd(pipe.fileHandleForReading, timeout: timeout)
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
