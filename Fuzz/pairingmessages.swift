@@ -63,10 +63,10 @@ enum FuzzPairingFixtures {
     static let inviter = identity(0x51, name: "inviter")
     static let joiner = identity(0x52, name: "joiner")
 
-    static func identity(_ fill: UInt8, name: String) -> PairingIdentity {
+    static func identity(_ fill: UInt8, name: String) -> PairingLocalIdentity {
         guard let pair = try? X25519KeyPair(privateKey: SecretBytes([UInt8](repeating: fill, count: 32))) else {
             fuzzFailure("fixture key")
         }
-        return PairingIdentity(publicKey: pair.publicKey, name: name)
+        return PairingLocalIdentity(keyPair: pair, name: name)
     }
 }
