@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+@testable import MeshDaemon
 import Synchronization
 
 /// A flood of idle and garbage TCP connections from one loopback source address (e.g.
@@ -10,14 +11,26 @@ import Synchronization
 /// one every `interval`, and counts the reply bytes it ever got (a daemon owes it none).
 ///
 /// Kinds, in turn: idle; garbage bytes; a channel preamble alone; a channel preamble with a
-/// frame of random bytes the size of a message 1 and its MAC. Bytes come from `seed`.
+/// frame of random bytes the size of a message 1 and its MAC; then pairing (kind 2) preambles:
+/// alone (idle), followed by random bytes, by an empty frame, by a genuine-looking first
+/// pairing message (hello) cut short, and by a whole hello with a wrong protocol version. None
+/// of them is a well-formed hello, so none may count as an attempt against a live code.
+/// Bytes come from `seed`.
 final class ConnectionFlood: Sendable {
     struct Figures: Sendable {
         var connected = 0
         var refusedOrFailed = 0
         var closedByDaemon = 0
         var replyBytes = 0
+        /// Connections that opened with a pairing preamble (kinds 4 to 8).
+        var pairingPreambles = 0
+        /// Of those, connections that sent a complete frame that is not a well-formed hello
+        /// (an empty frame, a truncated hello, a hello of a wrong version).
+        var malformedHellos = 0
     }
+
+    /// How many payload kinds the flood cycles through.
+    static let kinds = 9
 
     private let source: String
     private let port: UInt16
@@ -77,9 +90,13 @@ final class ConnectionFlood: Sendable {
             }
             if open.count < maximumOpen {
                 if let fd = connectFromSource() {
-                    figures.withLock { $0.connected += 1 }
+                    figures.withLock {
+                        $0.connected += 1
+                        if kind >= 4 { $0.pairingPreambles += 1 }
+                        if kind >= 6 { $0.malformedHellos += 1 }
+                    }
                     let bytes = payload(kind: kind, random: &random)
-                    kind = (kind + 1) % 4
+                    kind = (kind + 1) % Self.kinds
                     if !bytes.isEmpty { _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
                     open.append(fd)
                 } else {
@@ -97,8 +114,37 @@ final class ConnectionFlood: Sendable {
         case 0: return []
         case 1: return bytes(Int.random(in: 1...300, using: &random))
         case 2: return [0x53, 0x4D, 1, 1]
-        default: return [0x53, 0x4D, 1, 1, 0, 128] + bytes(128)
+        case 3: return [0x53, 0x4D, 1, 1, 0, 128] + bytes(128)
+        case 4: return pairing
+        case 5: return pairing + bytes(Int.random(in: 1...300, using: &random))
+        case 6: return pairing + [0, 0]
+        case 7:
+            // A hello cut anywhere from its bare header to one byte short.
+            let hello = wellFormedHello(random: &random)
+            return pairing + Self.framed(Array(hello.prefix(Int.random(in: 2..<hello.count, using: &random))))
+        default:
+            var hello = wellFormedHello(random: &random)
+            hello[0] = Bool.random(using: &random) ? PairingProtocol.version - 1 : PairingProtocol.version + 1
+            return pairing + Self.framed(hello)
         }
+    }
+
+    /// The preamble of a pairing connection.
+    private let pairing: [UInt8] = [0x53, 0x4D, 1, 2]
+
+    /// A first pairing message of the right shape and associated data with random session id,
+    /// share and ephemeral key: `checkHello` accepts it, so the flood only ever sends it cut
+    /// short or with its version changed (a whole one would be a genuine guess at the code).
+    private func wellFormedHello(random: inout SeededRandom) -> [UInt8] {
+        func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) } }
+        return PairingHello(sessionID: bytes(PairingProtocol.sessionIDBytes), share: bytes(PairingProtocol.shareBytes),
+                            associatedData: PairingProtocol.joinerAssociatedData,
+                            ephemeral: bytes(PairingProtocol.ephemeralBytes)).encoded()
+    }
+
+    /// `len(2, BE) | body`, as the daemons frame every pre-channel message.
+    private static func framed(_ body: [UInt8]) -> [UInt8] {
+        [UInt8(body.count >> 8), UInt8(body.count & 0xFF)] + body
     }
 
     private func connectFromSource() -> Int32? {

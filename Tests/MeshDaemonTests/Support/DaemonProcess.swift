@@ -124,8 +124,10 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Creates a code on `self` and joins it from `other` (the code typed on `meshctl pair -`'s
-    /// standard input, as a user would); returns both sides' JSON results.
-    func pair(with other: DaemonProcess, replace: Bool = false) async throws -> (inviter: [String: Any], joiner: String) {
+    /// standard input, as a user would); returns both sides' JSON results. `whileCodeIsLive`
+    /// runs once the code exists and before `other` joins (the time a user takes to type it).
+    func pair(with other: DaemonProcess, replace: Bool = false,
+              whileCodeIsLive: (() async throws -> Void)? = nil) async throws -> (inviter: [String: Any], joiner: String) {
         let flags = replace ? ["--replace"] : []
         let waiter = try ChildProcess("meshctl", ["--socket", socketPath, "pair", "--json"] + flags)
         defer { waiter.terminate(); waiter.process.waitUntilExit() }
@@ -133,6 +135,7 @@ final class DaemonProcess: @unchecked Sendable {
               let codeLine = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any],
               let code = codeLine["code"] as? String
         else { throw DaemonProcessError("pair --json printed no code line") }
+        try await whileCodeIsLive?()
         let join = try await other.meshctl(["pair", "-", "--address", listen] + flags, stdin: code + "\n")
         guard join.status == 0 else { throw DaemonProcessError("pair - failed: \(join.output)") }
         guard let last = try await waiter.readLine(timeout: 10),
