@@ -105,6 +105,8 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     private let socketPath: String
     private let replyReserveBytes: Int
     private var closedError: MeshClientError?
+    /// Why the connection ended (the daemon's connection-level error, or closed), once it did.
+    var endedWith: MeshClientError? { closedError }
     private var eventSinks: [UInt32: LocalAPIEventStream] = [:]
     /// Frames read and not yet handed over, in arrival order from `queueHead`; nil where an
     /// answer was handed over ahead of blocked events.

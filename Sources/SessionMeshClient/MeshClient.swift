@@ -72,22 +72,27 @@ public final class MeshClient: Sendable {
         if let problem = SocketPathCheck.problem(socketPath) {
             throw MeshClientError.unreachable(socketPath: socketPath, detail: problem)
         }
+        // Kept from the initializer: a daemon that refuses the connection (too many) may close it
+        // before `connect` returns, and a closed pipeline no longer lists its handlers.
+        let created = Locked<NIOLoopBound<LocalAPIClientHandler>?>(nil)
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 16 << 20)))
                     // Requests go out with one send(2) on the socket while NIO holds none.
-                    try sync.addHandler(LocalAPIClientHandler(socketPath: socketPath,
-                                                              replyReserveBytes: eventBufferLimits.replyReserveBytes,
-                                                              directOutput: SocketDirectOutput(channel: channel)))
+                    let handler = LocalAPIClientHandler(socketPath: socketPath,
+                                                        replyReserveBytes: eventBufferLimits.replyReserveBytes,
+                                                        directOutput: SocketDirectOutput(channel: channel))
+                    try sync.addHandler(handler)
+                    created.withLock { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
                 }
             }
         do {
             let channel = try await bootstrap.connect(unixDomainSocketPath: socketPath).get()
-            let handler = try await channel.eventLoop.submit {
-                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: LocalAPIClientHandler.self), eventLoop: channel.eventLoop)
-            }.get()
+            guard let handler = created.withLock({ $0 }) else {
+                throw MeshClientError.connectionClosed(socketPath: socketPath)
+            }
             return MeshClient(socketPath: socketPath, channel: channel, handler: handler, eventBufferLimits: eventBufferLimits)
         } catch let error as IOError {
             let detail: String
@@ -236,8 +241,9 @@ public final class MeshClient: Sendable {
             return queue
         }
         guard channel.isActive else {
-            // The pipeline may be gone: nothing would answer these.
-            let error = MeshClientError.connectionClosed(socketPath: socketPath)
+            // The pipeline may be gone: nothing would answer these. When the daemon said why it
+            // ended the connection (e.g. too many connections), that is the error.
+            let error = handler.value.endedWith ?? MeshClientError.connectionClosed(socketPath: socketPath)
             for request in requests { request.fail(error, via: handler.value.failures) }
             return
         }

@@ -26,12 +26,19 @@ public struct ConfigFile: Sendable, Equatable {
     public var mdns: Bool?
     /// `feature_allow`: per-uid feature allow-list.
     public var featureAllowList: FeatureAllowList?
+    /// `control_allow`: uids and groups that may pair and unpair besides root and the daemon's user.
+    public var controlAllowList: ControlAllowList?
+    /// `api_max_connections_per_uid`.
+    public var apiConnectionsPerUID: Int?
+    /// `api_max_request_bytes_per_uid`.
+    public var apiRequestBytesPerUID: Int?
     /// Store limits, durability and the pre-activation buffer (`outbox_max_items_per_peer` …).
     public var delivery = DeliveryLimitsConfig()
 
     /// Every key the file may contain.
     public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
-                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "feature_allow", "mdns"]
+                                   "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "feature_allow", "control_allow", "mdns",
+                                   "api_max_connections_per_uid", "api_max_request_bytes_per_uid"]
         + DeliveryLimitsConfig.keys
     /// Accepted `log_level` values.
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -110,6 +117,17 @@ public struct ConfigFile: Sendable, Equatable {
             var texts: [String] = []
             for item in items { texts.append(try string(item)) }
             featureAllowList = try FeatureAllowList(parsing: texts)
+        case "control_allow":
+            guard case .array(let items) = value else {
+                throw ConfigurationError(message: "must be an array of \"UID\" or \"@GROUP\" strings, got \(value.typeName)")
+            }
+            var texts: [String] = []
+            for item in items { texts.append(try string(item)) }
+            controlAllowList = try ControlAllowList(parsing: texts)
+        case "api_max_connections_per_uid":
+            apiConnectionsPerUID = try integer(value, in: 1...LocalAPIServer.Limits().maximumConnections, "connections")
+        case "api_max_request_bytes_per_uid":
+            apiRequestBytesPerUID = try integer(value, in: (1 << 20)...(1 << 30), "bytes")
         default:
             guard try delivery.apply(key: entry.key, value: value) else {
                 throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
@@ -122,6 +140,16 @@ public struct ConfigFile: Sendable, Equatable {
             throw ConfigurationError(message: "must be a quoted string, got \(value.typeName)")
         }
         return text
+    }
+
+    private func integer(_ value: ConfigFileParser.Value, in range: ClosedRange<Int>, _ unit: String) throws(ConfigurationError) -> Int {
+        guard case .integer(let number) = value else {
+            throw ConfigurationError(message: "must be an integer number of \(unit) (e.g. \(range.lowerBound)), got \(value.typeName)")
+        }
+        guard number >= Int64(range.lowerBound), number <= Int64(range.upperBound) else {
+            throw ConfigurationError(message: "\(number) is out of range; use \(range.lowerBound) to \(range.upperBound) \(unit)")
+        }
+        return Int(number)
     }
 
     private func absolutePath(_ value: ConfigFileParser.Value) throws(ConfigurationError) -> String {

@@ -117,6 +117,9 @@ public struct ConfigurationLoader: Sendable {
         if let seconds = file.pairingCodeLifetime { configuration.pairingCodeLifetime = seconds }
         if let seconds = file.keepaliveInterval { configuration.keepaliveInterval = seconds }
         if let list = file.featureAllowList { configuration.featureAllowList = list }
+        if let list = file.controlAllowList { configuration.controlAllowList = list }
+        if let count = file.apiConnectionsPerUID { configuration.localAPIConnectionsPerUID = count }
+        if let bytes = file.apiRequestBytesPerUID { configuration.localAPIRequestBytesPerUID = bytes }
         if let seconds = file.reachabilityLease { configuration.reachabilityLease = seconds }
         if let mdns = file.mdns { configuration.mdns = mdns }
         configuration.storeOptions = file.delivery.storeOptions(configuration.storeOptions)

@@ -52,6 +52,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var channelTuning = ChannelTuning()
     /// Per-uid feature allow-list for the local API's data operations; nil = no restriction.
     public var featureAllowList: FeatureAllowList?
+    /// Uids and groups that may pair and unpair over the local API besides root and the
+    /// daemon's own user (`control_allow`); empty = only those two.
+    public var controlAllowList = ControlAllowList()
+    /// Open local API connections per uid (`api_max_connections_per_uid`).
+    public var localAPIConnectionsPerUID = LocalAPIServer.Limits().maximumConnectionsPerUID
+    /// Body bytes of running local API requests per uid (`api_max_request_bytes_per_uid`).
+    public var localAPIRequestBytesPerUID = LocalAPIServer.Limits().maximumInFlightBytesPerUID
     /// Limits and durability of the delivery store (`delivery.sqlite`); the config file's
     /// `outbox_*`, `inbox_*`, `dedup_horizon_per_peer` and `store_*` keys set them.
     public var storeOptions = DeliveryStoreOptions()

@@ -54,14 +54,66 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     /// Whether another whole frame follows the one being read (set by the decoder; nil: unknown,
     /// treated as none).
     private let lookahead: LocalAPIFrameLookahead?
+    /// The client's uid's share of the server (bytes of running requests), when limited.
+    private let budget: LocalAPIUIDBudget?
+    /// Bytes this connection holds of `budget` now (given back when it closes).
+    private var budgetBytes = 0
+    /// Registered with `budget` to be woken when room frees up.
+    private var waitingForBudget = false
 
+    /// Creates the handler. `credentials`, when the server read them before the handler was
+    /// added, are used from the first request on (else they are read when the channel is active).
     init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl,
-         lookahead: LocalAPIFrameLookahead? = nil, logger: Logger) {
+         lookahead: LocalAPIFrameLookahead? = nil, credentials: PeerCredentials? = nil,
+         budget: LocalAPIUIDBudget? = nil, logger: Logger) {
         self.dispatcher = dispatcher
         self.counters = counters
         self.flow = flow
         self.lookahead = lookahead
+        self.credentials = credentials
+        self.budget = budget
         self.logger = logger
+        if let credentials {
+            self.logger[metadataKey: "client.pid"] = "\(credentials.pid)"
+            self.logger[metadataKey: "client.uid"] = "\(credentials.uid)"
+        }
+    }
+
+    private var budgetUID: UInt32 { credentials?.uid ?? LocalAPIUIDBudget.unknownUID }
+
+    /// Asks the uid's budget for a request's bytes (the flow control's `admit`).
+    private func admit(_ bytes: Int) -> Bool {
+        guard let budget else { return true }
+        guard budget.reserve(uid: budgetUID, bytes: bytes) else { return false }
+        budgetBytes += bytes
+        return true
+    }
+
+    /// Gives a finished request's bytes back to the uid's budget.
+    private func releaseBudget(_ bytes: Int) {
+        guard let budget, bytes > 0 else { return }
+        let given = min(bytes, budgetBytes)
+        budgetBytes -= given
+        budget.release(uid: budgetUID, bytes: given)
+    }
+
+    /// After the flow control said `waitingForRoom`: be woken (on this loop) when the uid's
+    /// other requests give bytes back.
+    private func waitForBudget(context: ChannelHandlerContext) {
+        guard let budget, flow.waitingForRoom, !waitingForBudget, !closing else { return }
+        waitingForBudget = true
+        counters.add(.uidBudgetWaits)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        budget.waitForRoom(uid: budgetUID, waiter: ObjectIdentifier(self)) {
+            loop.execute {
+                let this = handler.value
+                this.waitingForBudget = false
+                guard !this.closing else { return }
+                this.apply(this.flow.roomFreed(admit: this.admit), context: boundContext.value)
+            }
+        }
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -72,7 +124,11 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             frameWriter = (writer, writerContext)
             connection?.eventWriter = self
         }
-        readCredentials(context: context)
+        if credentials == nil {
+            readCredentials(context: context)
+        } else {
+            logger.debug("local API client connected")
+        }
         context.fireChannelActive()
     }
 
@@ -81,6 +137,11 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         frameWriter = nil
         for task in tasks.values { task.cancel() }
         tasks.removeAll()
+        if let budget {
+            if waitingForBudget { budget.stopWaiting(uid: budgetUID, waiter: ObjectIdentifier(self)) }
+            waitingForBudget = false
+            releaseBudget(budgetBytes)
+        }
         if let ids = connection?.close(), !ids.isEmpty, let router = dispatcher.router {
             Task { for id in ids { await router.detach(id) } }
         }
@@ -106,7 +167,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             }
             return
         }
-        switch flow.requestArrived(bytes: bytes) {
+        switch flow.requestArrived(bytes: bytes, admit: admit) {
         case .start:
             // Hot operations finish here, on the router's loop, with no task; only while no other
             // request of this connection runs, so replies and side effects keep arrival order.
@@ -127,12 +188,14 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                 }
                 flushPending = true
                 sentImmediately = true
-                apply(flow.requestFinished(bytes: bytes), context: context)
+                releaseBudget(bytes)
+                apply(flow.requestFinished(bytes: bytes, admit: admit), context: context)
                 return
             }
             begin(request, operation: frame.operation, requestID: frame.requestID, bytes: bytes, context: context)
         case .queue:
             queue.append((request, frame.operation, frame.requestID, bytes))
+            waitForBudget(context: context)
         case .reject:
             counters.add(.slowReaderCloses)
             logger.warning("local API client exceeded the request queue limit; closing",
@@ -196,7 +259,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        apply(flow.writabilityChanged(to: context.channel.isWritable), context: context)
+        apply(flow.writabilityChanged(to: context.channel.isWritable, admit: admit), context: context)
         context.fireChannelWritabilityChanged()
     }
 
@@ -306,6 +369,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             queueHead = 0
         }
         if progress.resumeReading { context.read() }
+        waitForBudget(context: context)
     }
 
     private func start(_ request: LocalAPIRequest, operation: LocalAPIOperation, requestID: UInt32, bytes: Int,
@@ -385,7 +449,8 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         case .failure(let error):
             write(context: context, error: error, operation: operation, requestID: requestID)
         }
-        apply(flow.requestFinished(bytes: bytes), context: context)
+        releaseBudget(bytes)
+        apply(flow.requestFinished(bytes: bytes, admit: admit), context: context)
         closeIfDrained(context: context)
     }
 

@@ -9,6 +9,11 @@ public final class LocalAPICounters: @unchecked Sendable {
         case connectionsAccepted = "api.connections.accepted"
         /// Connections refused because too many were open.
         case connectionsRefused = "api.connections.refused"
+        /// Connections refused because their uid already had its maximum open.
+        case connectionsRefusedPerUID = "api.connections.refused_per_uid"
+        /// Times a connection's next request waited because its uid's requests running on other
+        /// connections already held the uid's bytes.
+        case uidBudgetWaits = "api.uid_budget.waits"
         /// Requests answered (reply or error).
         case requests = "api.requests"
         /// Connections closed for malformed input.

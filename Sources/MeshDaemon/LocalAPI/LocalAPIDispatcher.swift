@@ -21,6 +21,8 @@ public struct LocalAPIDispatcher: Sendable {
     public let router: DeliveryRouter?
     /// Who may use which feature in data operations; nil = everyone who can open the socket.
     public let featureAllowList: FeatureAllowList?
+    /// Who may pair and unpair (the control role).
+    public let controlRole: ControlRole
     /// The `hello` reply without its `uid`, encoded once (see `helloBody(uid:)`).
     private let helloWithoutUID: [UInt8]
 
@@ -29,7 +31,8 @@ public struct LocalAPIDispatcher: Sendable {
                 maximumBodyLength: Int = LocalAPIWireFormat.defaultMaximumBodyLength,
                 daemonVersion: String = LocalAPIDispatcher.currentDaemonVersion,
                 counters: LocalAPICounters? = nil, router: DeliveryRouter? = nil,
-                featureAllowList: FeatureAllowList? = nil) {
+                featureAllowList: FeatureAllowList? = nil, controlRole: ControlRole = ControlRole()) {
+        self.controlRole = controlRole
         self.counters = counters
         self.router = router
         self.featureAllowList = featureAllowList
@@ -93,6 +96,9 @@ public struct LocalAPIDispatcher: Sendable {
     }
 
     private func reply(to request: LocalAPIRequest, credentials: PeerCredentials?) async throws -> ByteBuffer {
+        if let operation = request.controlRoleOperation {
+            try controlRole.check(operation, credentials: credentials)
+        }
         switch request {
         case .hello:
             return helloBody(uid: credentials?.uid)

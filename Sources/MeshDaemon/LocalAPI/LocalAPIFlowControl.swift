@@ -11,6 +11,10 @@
 ///   memory it can pin is bounded by one read's worth of requests plus the watermark.
 /// - A queue longer than `maximumQueued` (which one read cannot produce) closes the connection
 ///   with `too-many-requests`.
+/// - A request also needs room in a budget shared with other connections (the uid's bytes in
+///   flight, `LocalAPIUIDBudget`), asked through the `admit` closure the caller passes. When it
+///   says no, the request waits in the queue (reading pauses) and `waitingForRoom` is set until
+///   `roomFreed` is called.
 /// - Events are shed while the channel is not writable; the number shed is reported to
 ///   the client in an `events.dropped` event once it catches up.
 public struct LocalAPIFlowControl: Sendable, Equatable {
@@ -35,6 +39,9 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
     public private(set) var readHeld = false
     /// Events shed since the last report.
     public private(set) var shedSinceReport: UInt64 = 0
+    /// The next request fits this connection's limits but not the shared budget: wait for
+    /// `roomFreed`.
+    public private(set) var waitingForRoom = false
 
     /// Creates the policy with its limits.
     public init(maximumInFlight: Int, maximumQueued: Int, maximumInFlightBytes: Int = 8 << 20) {
@@ -78,13 +85,17 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
         case reject
     }
 
-    /// A request with a body of `bytes` was read.
-    public mutating func requestArrived(bytes: Int = 0) -> Arrival {
+    /// A request with a body of `bytes` was read. `admit` asks the shared budget for its bytes
+    /// (and takes them when it says yes); it is called only when the request could start.
+    public mutating func requestArrived(bytes: Int = 0, admit: (Int) -> Bool = { _ in true }) -> Arrival {
         let bytes = max(0, bytes)
         if queued == 0, canStart(bytes) {
-            inFlight += 1
-            inFlightBytes += bytes
-            return .start
+            if admit(bytes) {
+                inFlight += 1
+                inFlightBytes += bytes
+                return .start
+            }
+            waitingForRoom = true
         }
         guard queued < maximumQueued else { return .reject }
         queued += 1
@@ -109,15 +120,16 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
         }
     }
 
-    /// A request with a body of `bytes` was answered.
-    public mutating func requestFinished(bytes: Int = 0) -> Progress {
+    /// A request with a body of `bytes` was answered (the caller gives its bytes back to the
+    /// shared budget).
+    public mutating func requestFinished(bytes: Int = 0, admit: (Int) -> Bool = { _ in true }) -> Progress {
         inFlight = max(0, inFlight - 1)
         inFlightBytes = inFlight == 0 ? 0 : max(0, inFlightBytes - max(0, bytes))
-        return progress(reportShed: nil)
+        return progress(reportShed: nil, admit: admit)
     }
 
     /// The channel's writability changed.
-    public mutating func writabilityChanged(to writable: Bool) -> Progress {
+    public mutating func writabilityChanged(to writable: Bool, admit: (Int) -> Bool = { _ in true }) -> Progress {
         self.writable = writable
         guard writable else { return Progress(startQueued: 0, resumeReading: false, reportShed: nil) }
         var report: UInt64? = nil
@@ -125,7 +137,13 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
             report = shedSinceReport
             shedSinceReport = 0
         }
-        return progress(reportShed: report)
+        return progress(reportShed: report, admit: admit)
+    }
+
+    /// The shared budget has room again (after `waitingForRoom`): start what fits now.
+    public mutating func roomFreed(admit: (Int) -> Bool) -> Progress {
+        waitingForRoom = false
+        return progress(reportShed: nil, admit: admit)
     }
 
     /// `count` events for this connection were shed before they reached it (by the router, or
@@ -148,9 +166,14 @@ public struct LocalAPIFlowControl: Sendable, Equatable {
         return true
     }
 
-    private mutating func progress(reportShed: UInt64?) -> Progress {
+    private mutating func progress(reportShed: UInt64?, admit: (Int) -> Bool) -> Progress {
         var start = 0
+        waitingForRoom = false
         while queued > 0, canStart(queuedBytes[queuedHead]) {
+            guard admit(queuedBytes[queuedHead]) else {
+                waitingForRoom = true
+                break
+            }
             queued -= 1
             inFlight += 1
             inFlightBytes += queuedBytes[queuedHead]

@@ -132,6 +132,18 @@ public enum LocalAPIRequest: Sendable, Equatable {
         }
     }
 
+    /// The operation of a request that needs the control role (`ControlRole`); nil for others.
+    var controlRoleOperation: LocalAPIOperation? {
+        switch self {
+        case .pairCreate: return .pairCreate
+        case .pairWait: return .pairWait
+        case .pairCancel: return .pairCancel
+        case .pairJoin: return .pairJoin
+        case .unpair: return .unpair
+        default: return nil
+        }
+    }
+
     static func invalid(_ message: String) -> LocalAPIErrorBody {
         LocalAPIErrorBody(code: LocalAPIErrorBody.Code.invalidArgument, message: message)
     }

@@ -26,6 +26,13 @@ public final class LocalAPIServer: Sendable {
         public var maximumQueued = 8192
         /// Open connections beyond which new ones are refused.
         public var maximumConnections = 128
+        /// Open connections per uid beyond which that uid's new ones are refused
+        /// (`api_max_connections_per_uid`).
+        public var maximumConnectionsPerUID = 32
+        /// Body bytes of the requests running at once over all connections of one uid
+        /// (`api_max_request_bytes_per_uid`); a request of a uid with nothing running may always
+        /// start. Further requests wait, their connections' reading paused.
+        public var maximumInFlightBytesPerUID = 16 << 20
         /// Outbound bytes buffered per connection below which it counts as writable again.
         public var writeBufferLowWatermark = 64 * 1024
         /// Outbound bytes buffered per connection above which reading pauses and events are shed.
@@ -68,6 +75,8 @@ public final class LocalAPIServer: Sendable {
         let socketFile = SocketFile(path: socketPath)
         try socketFile.prepare()
         let registry = LocalAPIConnectionRegistry(limit: limits.maximumConnections)
+        let budget = LocalAPIUIDBudget(limits: .init(maximumConnections: limits.maximumConnectionsPerUID,
+                                                     maximumInFlightBytes: limits.maximumInFlightBytesPerUID))
         // Connections are served on the delivery router's loop (its node's): request → router →
         // node → socket then runs on one thread, with no hop between threads.
         let bootstrap = ServerBootstrap(group: eventLoopGroup, childGroup: dispatcher.router?.loop ?? eventLoopGroup)
@@ -83,8 +92,8 @@ public final class LocalAPIServer: Sendable {
                                 value: .init(low: limits.writeBufferLowWatermark, high: limits.writeBufferHighWatermark))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try Self.configure(channel, registry: registry, dispatcher: dispatcher, limits: limits,
-                                       counters: counters, logger: logger)
+                    try Self.configure(channel, registry: registry, budget: budget, dispatcher: dispatcher,
+                                       limits: limits, counters: counters, logger: logger)
                 }
             }
         let channel: any Channel
@@ -125,7 +134,7 @@ public final class LocalAPIServer: Sendable {
     }
 
     private static func configure(_ channel: any Channel, registry: LocalAPIConnectionRegistry,
-                                  dispatcher: LocalAPIDispatcher, limits: Limits,
+                                  budget: LocalAPIUIDBudget, dispatcher: LocalAPIDispatcher, limits: Limits,
                                   counters: LocalAPICounters, logger: Logger) throws {
         let sync = channel.pipeline.syncOperations
         let lookahead = LocalAPIFrameLookahead()
@@ -133,17 +142,31 @@ public final class LocalAPIServer: Sendable {
                                                                       lookahead: lookahead)))
         let writer = LocalAPIFrameWriter()
         try sync.addHandler(writer)
-        guard registry.add(channel) else {
+        // Read now (on the channel's loop the socket option is read at once), so the uid is
+        // known before the first request and counts against its own connection limit.
+        let credentials = PeerCredentials.read(from: channel)
+        let uid = credentials?.uid ?? LocalAPIUIDBudget.unknownUID
+        var refusal: String?
+        if !budget.openConnection(uid: uid) {
+            counters.add(.connectionsRefusedPerUID)
+            logger.warning("local API connection refused: too many open for this uid",
+                           metadata: ["client.uid": "\(uid)", "api.limit": "\(limits.maximumConnectionsPerUID)"])
+            refusal = "uid \(uid) already has \(limits.maximumConnectionsPerUID) local connections open to meshd; close some and retry"
+        } else if !registry.add(channel) {
+            budget.closeConnection(uid: uid)
             counters.add(.connectionsRefused)
             logger.warning("local API connection refused: too many open", metadata: ["api.limit": "\(limits.maximumConnections)"])
-            let body = (try? LocalAPIJSON.encode(LocalAPIErrorBody(
-                code: LocalAPIErrorBody.Code.tooManyConnections,
-                message: "meshd already serves \(limits.maximumConnections) local connections; close some and retry"))) ?? ByteBuffer()
-            channel.writeAndFlush(LocalAPIFrame(kind: .error, operation: .unspecified, requestID: 0, body: body))
-                .whenComplete { _ in channel.close(promise: nil) }
+            refusal = "meshd already serves \(limits.maximumConnections) local connections; close some and retry"
+        }
+        if let refusal {
+            try sync.addHandler(LocalAPIRefusedConnectionHandler(
+                error: LocalAPIErrorBody(code: LocalAPIErrorBody.Code.tooManyConnections, message: refusal)))
             return
         }
-        channel.closeFuture.whenComplete { _ in registry.remove(channel) }
+        channel.closeFuture.whenComplete { _ in
+            registry.remove(channel)
+            budget.closeConnection(uid: uid)
+        }
         // Found by probing this process's descriptors: only for connections that are served.
         writer.directOutput = SocketDirectOutput(channel: channel)
         try sync.addHandler(LocalAPIConnectionHandler(
@@ -151,6 +174,6 @@ public final class LocalAPIServer: Sendable {
             flow: LocalAPIFlowControl(maximumInFlight: limits.maximumInFlight,
                                       maximumQueued: limits.maximumQueued,
                                       maximumInFlightBytes: limits.maximumInFlightBytes),
-            lookahead: lookahead, logger: logger))
+            lookahead: lookahead, credentials: credentials, budget: budget, logger: logger))
     }
 }

@@ -33,7 +33,8 @@ public struct LocalAPIService: Service {
                                              defaultPairingLifetime: configuration.pairingCodeLifetime,
                                              maximumBodyLength: limits.maximumBodyLength,
                                              counters: counters, router: router,
-                                             featureAllowList: configuration.featureAllowList)
+                                             featureAllowList: configuration.featureAllowList,
+                                             controlRole: ControlRole(allowList: configuration.controlAllowList))
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.limits = limits

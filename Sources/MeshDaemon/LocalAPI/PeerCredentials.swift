@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+
 /// The process at the other end of a local API connection, as the kernel reports it
 /// (`SO_PEERCRED`).
 ///
@@ -20,4 +25,22 @@ public struct PeerCredentials: Sendable, Equatable, CustomStringConvertible {
 
     /// `pid=… uid=… gid=…`.
     public var description: String { "pid=\(pid) uid=\(uid) gid=\(gid)" }
+}
+
+extension PeerCredentials {
+    /// The credentials of `channel`'s peer (`SO_PEERCRED`), read at once; nil when the channel
+    /// is not a socket, the option cannot be read, or this is called off the channel's loop.
+    static func read(from channel: any Channel) -> PeerCredentials? {
+        #if canImport(Glibc)
+        guard channel.eventLoop.inEventLoop, let provider = channel as? any SocketOptionProvider else { return nil }
+        let credentials = NIOLoopBoundBox<PeerCredentials?>(nil, eventLoop: channel.eventLoop)
+        // On the channel's loop the future is already complete, so the callback runs here.
+        let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        future.whenSuccess { credentials.value = $0 }
+        return credentials.value
+        #else
+        return nil
+        #endif
+    }
 }

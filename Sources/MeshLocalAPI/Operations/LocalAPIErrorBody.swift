@@ -46,5 +46,8 @@ public struct LocalAPIErrorBody: Codable, Sendable, Equatable, Error, CustomStri
         public static let internalError = "internal"
         /// A request argument is out of range or malformed. The connection stays open.
         public static let invalidArgument = "invalid-argument"
+        /// The client's uid lacks the role the operation needs (pairing and unpairing need the
+        /// control role; docs/LOCAL-API.md § roles). The connection stays open.
+        public static let notPermitted = "not-permitted"
     }
 }

@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import MeshLocalAPI
+
+/// Who may change the set of paired devices over the local API: create, wait for, cancel and
+/// join pairing codes, and unpair.
+///
+/// Allowed: uid 0, the daemon's own uid, and the uids and groups of `control_allow`
+/// (`ControlAllowList`). Everyone else who can open the socket keeps the read operations
+/// (`hello`, `status`, `peers`, `ping`) and the data operations (`feature_allow` scopes those),
+/// and gets `not-permitted` for these. A connection whose credentials are unknown is refused.
+public struct ControlRole: Sendable {
+    /// The operations that need the role.
+    public static let operations: Set<LocalAPIOperation> = [.pairCreate, .pairWait, .pairCancel, .pairJoin, .unpair]
+
+    /// The daemon's effective uid.
+    public let daemonUID: UInt32
+    /// Extra uids and groups.
+    public let allowList: ControlAllowList
+    /// Where group memberships are looked up.
+    public let directory: any UserDirectory
+
+    /// Creates the role check.
+    public init(daemonUID: UInt32 = UInt32(geteuid()), allowList: ControlAllowList = ControlAllowList(),
+                directory: any UserDirectory = SystemUserDirectory()) {
+        self.daemonUID = daemonUID
+        self.allowList = allowList
+        self.directory = directory
+    }
+
+    /// Whether the client with `credentials` (nil: unknown) may perform `operation`.
+    public func permits(_ operation: LocalAPIOperation, credentials: PeerCredentials?) -> Bool {
+        guard Self.operations.contains(operation) else { return true }
+        guard let credentials else { return false }
+        let uid = credentials.uid
+        if uid == 0 || uid == daemonUID || allowList.uids.contains(uid) { return true }
+        guard !allowList.groups.isEmpty else { return false }
+        var member = directory.groups(ofUID: uid)
+        member.insert(credentials.gid)
+        for group in allowList.groups {
+            switch group {
+            case .gid(let gid):
+                if member.contains(gid) { return true }
+            case .name(let name):
+                if let gid = directory.gid(ofGroupNamed: name), member.contains(gid) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Throws `not-permitted` naming `operation` unless `permits` says yes.
+    public func check(_ operation: LocalAPIOperation, credentials: PeerCredentials?) throws(ControlError) {
+        guard !permits(operation, credentials: credentials) else { return }
+        throw ControlError.notPermitted(operation.name, uid: credentials?.uid)
+    }
+}
+
+extension ControlError {
+    /// The client lacks the control role for `operation`.
+    public static func notPermitted(_ operation: String, uid: UInt32?) -> ControlError {
+        let who = uid.map { "uid \($0)" } ?? "a client whose uid is unknown"
+        return ControlError(code: LocalAPIErrorBody.Code.notPermitted,
+                            message: "not permitted: \(operation) changes the paired devices and \(who) may not; run it as root or the daemon's user, or add the uid or a group of it to control_allow in the daemon's config")
+    }
+}
