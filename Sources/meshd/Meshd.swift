@@ -46,6 +46,13 @@ struct Meshd: AsyncParsableCommand {
     var clockOffsetMilliseconds: Int64?
 
     func run() async throws {
+        // First: nothing secret is in memory yet, and from here on none of it reaches a core file.
+        do {
+            try ProcessHardening.disableCoreDumps()
+        } catch {
+            FileHandle.standardError.write(Data("meshd: cannot turn core dumps off: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
         let configuration: DaemonConfiguration
         do {
             configuration = try ConfigurationLoader().load(mode: user ? .user : .system, overrides: overrides)
@@ -68,13 +75,17 @@ struct Meshd: AsyncParsableCommand {
             logger.critical("cannot use the state folder", metadata: ["state.dir": "\(configuration.stateDirectory)",
                                                                        "error": "\(error.message)"])
             // A user's first run without --user meets the system daemon's folders.
-            if error.code != .inUse, !user, stateDirectory == nil, geteuid() != 0 {
+            if error.code == .cannotCreate, !user, stateDirectory == nil, geteuid() != 0 {
                 logger.notice("""
                     the system daemon's state folder needs root (systemd/meshd.service runs it); \
                     for a daemon of your own, run meshd --user (state in ~/.local/state/sessionmesh)
                     """)
             }
-            throw error.code == .inUse ? ExitCode.failure : ExitCode(73)  // EX_CANTCREAT
+            switch error.code {
+            case .inUse: throw ExitCode.failure
+            case .cannotCreate: throw ExitCode(73)  // EX_CANTCREAT
+            case .unsafe: throw ExitCode(77)        // EX_NOPERM: systemd does not restart on it
+            }
         }
         defer { withExtendedLifetime(stateLock) {} }
         // First, before anything else logs: where the state and the socket are (README promises it).
@@ -82,6 +93,12 @@ struct Meshd: AsyncParsableCommand {
                                                  "daemon.listen": "\(configuration.listen)",
                                                  "api.socket": "\(configuration.socketPath)",
                                                  "state.dir": "\(configuration.stateDirectory)"])
+
+        let directory = SystemUserDirectory()
+        for group in configuration.controlAllowList.groupNames where directory.gid(ofGroupNamed: group) == nil {
+            logger.warning("control_allow names a group this system does not have; it grants nothing until it exists",
+                           metadata: ["config.group": "\(group)"])
+        }
 
         // One loop: the node, the delivery router and every local API connection run on it (no
         // thread hops on the delivery path); SQLite work has its own threads. One thread also keeps
@@ -95,8 +112,11 @@ struct Meshd: AsyncParsableCommand {
                                                      options: configuration.storeOptions)
             defer { store.close() }
             let router = DeliveryRouter(node: node, store: store, options: configuration.routerOptions, logger: logger)
+            var limits = LocalAPIServer.Limits()
+            limits.maximumConnectionsPerUID = configuration.localAPIConnectionsPerUID
+            limits.maximumInFlightBytesPerUID = configuration.localAPIRequestBytesPerUID
             let api = LocalAPIService(configuration: configuration, controlPlane: node, eventLoopGroup: group,
-                                      logger: logger, router: router, onListening: {
+                                      logger: logger, limits: limits, router: router, onListening: {
                 do {
                     try notifier.notify("READY=1")
                 } catch {

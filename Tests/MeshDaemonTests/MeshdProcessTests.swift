@@ -171,12 +171,13 @@ struct MeshdProcessTests {
     static let canRunMeshdAsNobody = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
         && ChildProcess.executable("meshd") != nil
 
-    /// Makes `directory` enterable by others (0755) and creates `state` in it, owned by
+    /// Makes `directory` enterable by others (0755) and creates `state` in it (0700), owned by
     /// `nobody`; nil when this system has no such user.
     static func stateFolderOwnedByNobody(in directory: String) throws -> (state: String, nobody: uid_t)? {
         #expect(chmod(directory, 0o755) == 0)
         let state = directory + "/state"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        #expect(chmod(state, 0o700) == 0)
         guard let nobody = getpwnam("nobody") else { return nil }
         #expect(chown(state, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0)
         return (state, nobody.pointee.pw_uid)

@@ -30,8 +30,30 @@ extension MeshNode {
             throw ControlError.invalidArgument("no live pairing code matches; create one with `meshctl pair`")
         }
         if case .used = current.state, let result = lastPairing { return result }
-        return try await withCheckedThrowingContinuation { invitationWaiters.append($0) }
+        let waiter = nextInvitationWaiter
+        nextInvitationWaiter &+= 1
+        // A waiter whose request is cancelled (its client closed the connection) is removed and
+        // resumed at once, so clients that come and go leave nothing behind.
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    invitationWaiters[waiter] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.abandonPairingWait(waiter) }
+        }
     }
+
+    /// Ends the `pair.wait` `waiter` (its client left).
+    func abandonPairingWait(_ waiter: UInt64) {
+        invitationWaiters.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
+    }
+
+    /// `pair.wait` requests waiting now.
+    public var pairingWaiterCount: Int { invitationWaiters.count }
 
     /// Withdraws the live code when it is `code`.
     public func cancelPairing(code: String) async {
@@ -42,7 +64,7 @@ extension MeshNode {
     /// Drops the live code and fails its waiters with `error`.
     func endInvitation(with error: ControlError) {
         invitation = nil
-        let waiters = invitationWaiters
+        let waiters = invitationWaiters.values
         invitationWaiters.removeAll()
         for waiter in waiters { waiter.resume(throwing: error) }
     }
@@ -137,7 +159,7 @@ extension MeshNode {
         guard invitation?.attemptFailed(attempt) == true else { return }
         if invitation?.state == .invalidated {
             logger.warning("pairing code invalidated after too many failed attempts")
-            let waiters = invitationWaiters
+            let waiters = invitationWaiters.values
             invitationWaiters.removeAll()
             for waiter in waiters { waiter.resume(throwing: ControlError.pairingCodeInvalidated) }
         }
@@ -162,7 +184,7 @@ extension MeshNode {
         markAuthenticated(admission.id)
         let device = storePairing(outcome, address: nil)
         lastPairing = device
-        let waiters = invitationWaiters
+        let waiters = invitationWaiters.values
         invitationWaiters.removeAll()
         for waiter in waiters { waiter.resume(returning: device) }
         return true

@@ -53,7 +53,10 @@ public actor MeshNode: MeshControlPlane, Service {
     var invitation: PairingInvitationState?
     /// Numbers invitations, so an attempt of a replaced code is told from the live code's.
     var invitationSerial: UInt64 = 0
-    var invitationWaiters: [CheckedContinuation<PairedDevice, any Error>] = []
+    /// The `pair.wait` requests of the live code, by waiter number (a waiter whose client left
+    /// is removed, see `awaitPairing`).
+    var invitationWaiters: [UInt64: CheckedContinuation<PairedDevice, any Error>] = [:]
+    var nextInvitationWaiter: UInt64 = 0
     var pairingAttemptEnds: [UInt64: UInt64] = [:]
     var lastPairing: PairedDevice?
     var pingWaiters: [UInt32: PingWaiter] = [:]
@@ -226,7 +229,7 @@ public actor MeshNode: MeshControlPlane, Service {
         udpChannel?.close(promise: nil)
         for channel in openConnections.values { channel.close(promise: nil) }
         for id in Array(peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
-        for waiter in invitationWaiters { waiter.resume(throwing: ControlError(code: "stopping", message: "the daemon is stopping")) }
+        for waiter in invitationWaiters.values { waiter.resume(throwing: ControlError(code: "stopping", message: "the daemon is stopping")) }
         invitationWaiters.removeAll()
         for (id, _) in pingWaiters { finishPing(id, at: nil) }
         inboundMessageQueue.finish()

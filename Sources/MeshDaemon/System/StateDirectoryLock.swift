@@ -18,14 +18,20 @@ public final class StateDirectoryLock: Sendable {
     public let path: String
     private let descriptor: Int32
 
-    /// Creates `stateDirectory` (mode `0700`) if missing and takes its lock, or throws an error
-    /// that names the folder and, when known, the pid of the daemon holding it.
+    /// Creates `stateDirectory` (mode `0700`) if missing, checks that it belongs to this user
+    /// with no access for group or others, and takes its lock; or throws an error that names
+    /// the folder and what to do (the pid of the daemon holding it, the chmod or chown to run).
     public init(stateDirectory: String) throws(StateDirectoryLockError) {
         path = StateDirectory.path(stateDirectory, Self.fileName)
         do {
             try StateDirectory.prepare(stateDirectory)
         } catch {
             throw StateDirectoryLockError(.cannotCreate, path: stateDirectory, message: error.message)
+        }
+        do {
+            try StateDirectory.checkOwnership(stateDirectory)
+        } catch {
+            throw StateDirectoryLockError(.unsafe, path: stateDirectory, message: error.message)
         }
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd != -1 else {

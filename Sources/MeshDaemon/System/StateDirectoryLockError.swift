@@ -1,5 +1,5 @@
-/// Why `meshd` cannot claim its state folder: another daemon uses it, or the folder or its lock
-/// file cannot be made.
+/// Why `meshd` cannot claim its state folder: another daemon uses it, the folder or its lock
+/// file cannot be made, or the folder's owner or mode is unsafe.
 public struct StateDirectoryLockError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, for callers that pick an exit status.
     public enum Code: Sendable, Equatable {
@@ -7,6 +7,8 @@ public struct StateDirectoryLockError: Error, Sendable, CustomStringConvertible 
         case inUse
         /// The folder or the lock file could not be created or locked.
         case cannotCreate
+        /// The folder belongs to another user, or group or others may access it.
+        case unsafe
     }
 
     /// What went wrong.
