@@ -24,6 +24,7 @@ var package = Package(
         .executable(name: "mesh-vectors", targets: ["mesh-vectors"]),
         .executable(name: "mesh-bench", targets: ["mesh-bench"]),
         .executable(name: "mesh-discovery-probe", targets: ["mesh-discovery-probe"]),
+        .executable(name: "shared-timer", targets: ["SharedTimer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -123,6 +124,17 @@ var package = Package(
                 "SessionMeshClient", "MeshLocalAPI", "SessionMesh",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strict
+        ),
+        // Example app: a stopwatch shared by paired devices (Examples/SharedTimer/README.md).
+        .executableTarget(
+            name: "SharedTimer",
+            dependencies: [
+                "SessionMesh", "SessionMeshClient", "MeshLocalAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/SharedTimer",
+            exclude: ["README.md"],
             swiftSettings: strict
         ),
         .executableTarget(name: "mesh-vectors", dependencies: ["MeshCrypto"], swiftSettings: strict),
