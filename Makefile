@@ -5,7 +5,7 @@ SWIFT ?= swift
 # delivered message). Every release command uses the same flags, so SwiftPM does not rebuild.
 RELEASE = -c release --static-swift-stdlib
 
-.PHONY: all deps build release run install test python-test bench vectors clean lab-test
+.PHONY: all deps build release run demo install test python-test bench vectors clean lab-test
 
 all: build
 
@@ -20,6 +20,11 @@ release: deps
 
 run: release
 	.build/release/meshd --user
+
+# Two devices, a shared timer (Swift app on one, Python app on the other) and notes sent while
+# one device is down; in network namespaces with Avahi as root, else on loopback.
+demo: build
+	@bash scripts/demo .build/debug
 
 # PREFIX (default /usr/local) and DESTDIR as usual; completions and man pages are generated from
 # the binaries here. scripts/install lists the folders it writes and their variables.
