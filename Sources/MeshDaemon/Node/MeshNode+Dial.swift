@@ -92,7 +92,7 @@ extension MeshNode {
     nonisolated func connectWire(to endpoint: DaemonConfiguration.Endpoint, timeout: TimeAmount) async throws -> WireConnection {
         try await ClientBootstrap(group: loop)
             .connectTimeout(timeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connect(host: endpoint.host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(

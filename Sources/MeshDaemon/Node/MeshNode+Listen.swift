@@ -35,7 +35,7 @@ extension MeshNode {
                             try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
                         }
                     }
-                    .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                    .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                     .bind(host: host, port: configuration.listen.port) { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
