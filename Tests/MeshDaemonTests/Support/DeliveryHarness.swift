@@ -53,10 +53,15 @@ final class WatchProcess: @unchecked Sendable {
     private var buffer: [UInt8] = []
     private var ended = false
 
-    init(_ daemon: DaemonProcess, feature: String, extra: [String] = []) throws {
+    convenience init(_ daemon: DaemonProcess, feature: String, extra: [String] = []) throws {
+        try self.init(socket: daemon.socketPath, feature: feature, extra: extra)
+    }
+
+    /// A watch on the daemon whose local API socket is `socket` (one not started as a DaemonProcess).
+    init(socket: String, feature: String, extra: [String] = []) throws {
         guard let path = ChildProcess.executable("meshctl") else { throw DaemonProcessError("meshctl is not built") }
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--socket", daemon.socketPath, "watch", "--feature", feature, "--json"] + extra
+        process.arguments = ["--socket", socket, "watch", "--feature", feature, "--json"] + extra
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
