@@ -20,6 +20,7 @@ __all__ = [
     "PairingError", "PairingExpiredError", "PairingCodeInvalidatedError", "PairingCancelledError",
     "PairingReplacedError", "PairingCodeUsedError", "PairingBusyError", "PairingFailedError", "InvalidCodeError",
     "UnreachableError", "PairingRefusedError", "InviterNotFoundError", "DiscoveryOffError",
+    "AlreadyPairedError", "InviterAmbiguousError",
     "DeliveryError", "QueueFullError", "NotFoundError", "SessionClosedError", "StoreFailedError",
     "DeliveryUnavailableError", "TooManyAttachmentsError", "FeatureNotAllowedError", "NotAttachedError",
     "ERROR_CLASSES", "error_for_code",
@@ -246,6 +247,22 @@ class DiscoveryOffError(PairingError):
     code = "discovery-off"
 
 
+class AlreadyPairedError(PairingError):
+    """The other device is already paired with this one and `replace` was not given (`already-paired`).
+
+    The message names the device; pair again with `replace=True` on the side that must replace it.
+    """
+
+    code = "already-paired"
+
+
+class InviterAmbiguousError(PairingError):
+    """More than two services advertise the code's hint; the message lists them; pass an address
+    (`inviter-ambiguous`)."""
+
+    code = "inviter-ambiguous"
+
+
 class DeliveryError(DaemonError):
     """Base of the data-operation errors."""
 
@@ -309,7 +326,7 @@ for _cls in (BadRequestError, TooManyRequestsError, TooManyConnectionsError, Shu
              PairingCodeInvalidatedError, PairingCancelledError, PairingReplacedError,
              PairingCodeUsedError, PairingBusyError, PairingFailedError, InvalidCodeError,
              UnreachableError, PairingRefusedError, InviterNotFoundError, DiscoveryOffError,
-             QueueFullError, NotFoundError, SessionClosedError, StoreFailedError,
+             AlreadyPairedError, InviterAmbiguousError, QueueFullError, NotFoundError, SessionClosedError, StoreFailedError,
              DeliveryUnavailableError, TooManyAttachmentsError, FeatureNotAllowedError, NotAttachedError):
     ERROR_CLASSES[_cls.code] = _cls
 del _cls
