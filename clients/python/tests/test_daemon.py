@@ -61,6 +61,30 @@ class PairingTests(MeshTestCase):
         with self.assertRaises(sessionmesh.UnknownPeerError):
             a.ping("ZZZZZZZ")
 
+    def test_pairing_again_needs_replace_on_both_sides(self):
+        self.pair()
+        a, b = self.client(self.alpha), self.client(self.beta)
+        address = f"127.0.0.1:{self.alpha.port}"
+        code = a.create_pairing_code(valid_for=60).code
+        outcome = []
+        waiter = threading.Thread(target=lambda: outcome.append(self._wait_error(a, code)))
+        waiter.start()
+        with self.assertRaises(sessionmesh.PairingError):
+            b.join_pairing(code, address=address, timeout=30)
+        waiter.join(35)
+        self.assertEqual(len(outcome), 1)
+        self.assertIsInstance(outcome[0], sessionmesh.AlreadyPairedError)
+        # With replace on both sides the devices pair again and agree on the verification string.
+        code = a.create_pairing_code(valid_for=60, replace=True).code
+        waited = []
+        waiter = threading.Thread(target=lambda: waited.append(a.wait_for_pairing(code, timeout=30)))
+        waiter.start()
+        joined = b.join_pairing(code, address=address, timeout=30, replace=True)
+        waiter.join(35)
+        self.assertEqual(len(waited), 1)
+        self.assertEqual(waited[0].verification, joined.verification)
+        self.assertEqual(joined.device_id, self.alpha_id)
+
     @staticmethod
     def _wait_error(client, code):
         try:

@@ -97,9 +97,13 @@ class Client:
         """The paired devices (`.device_id`, `.name`, `.active`, addresses, RTT, clock offset)."""
         return self._run(ops.peers())
 
-    def create_pairing_code(self, valid_for: Optional[float] = None) -> PairingCode:
-        """A new pairing code (replacing any live one), valid `valid_for` seconds (1-3600; default the daemon's)."""
-        return self._run(ops.create_pairing_code(valid_for))
+    def create_pairing_code(self, valid_for: Optional[float] = None, replace: bool = False) -> PairingCode:
+        """A new pairing code (replacing any live one), valid `valid_for` seconds (1-3600; default the daemon's).
+
+        `replace=True` lets a device that is already paired pair again and replace its record;
+        without it such a device is refused and `wait_for_pairing` raises `AlreadyPairedError`.
+        """
+        return self._run(ops.create_pairing_code(valid_for, replace))
 
     def wait_for_pairing(self, code: str, timeout: Optional[float] = None) -> PairedDevice:
         """Waits until a device pairs with `code`; raises `PairingExpiredError`, `PairingCancelledError`, ...
@@ -108,9 +112,13 @@ class Client:
         """
         return self._run(ops.wait_for_pairing(code), timeout)
 
-    def join_pairing(self, code: str, address: Optional[str] = None, timeout: Optional[float] = None) -> PairedDevice:
-        """Pairs with the device that created `code`, at `address` (`HOST:PORT`) or found over mDNS."""
-        return self._run(ops.join_pairing(code, address), timeout)
+    def join_pairing(self, code: str, address: Optional[str] = None, timeout: Optional[float] = None,
+                     replace: bool = False) -> PairedDevice:
+        """Pairs with the device that created `code`, at `address` (`HOST:PORT`) or found over mDNS.
+
+        `replace=True` replaces this daemon's existing record of that device (`AlreadyPairedError` without it).
+        """
+        return self._run(ops.join_pairing(code, address, replace), timeout)
 
     def cancel_pairing(self, code: str) -> None:
         """Cancels a live code; a `wait_for_pairing` on it ends with `PairingCancelledError`."""
