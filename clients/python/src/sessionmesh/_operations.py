@@ -43,6 +43,27 @@ T = TypeVar("T")
 Op = Generator[Call, F.Frame, T]
 
 
+@dataclass(frozen=True)
+class Finished:
+    """An operation's result, once its generator has returned."""
+
+    value: Any
+
+
+def advance(op: "Op[T]", frame: Optional[F.Frame] = None, error: Optional[BaseException] = None) -> Union[Call, Finished]:
+    """Moves an operation one step: starts it (neither argument), sends it a reply frame, or throws
+    a request's error into it. Returns its next request, or `Finished` with its result. The blocking
+    and the asyncio client both drive operations through this; only how they wait differs."""
+    try:
+        if error is not None:
+            return op.throw(error)
+        if frame is not None:
+            return op.send(frame)
+        return next(op)
+    except StopIteration as done:
+        return Finished(done.value)
+
+
 def default_session(feature: str) -> uuid.UUID:
     """The fixed session of a feature when none is given: the same name-based UUID `meshctl send` uses.
 
@@ -213,16 +234,22 @@ def ping(device_id: DeviceRef, count: Optional[int]) -> Op[PingResult]:
 
 # --- data operations ---
 
+def _encoded(what: str, encode: Any, value: Any, operation: str) -> bytes:
+    """`value` encoded for the wire, as `InvalidArgumentError` when it cannot be or is over one frame."""
+    try:
+        encoded: bytes = encode(value)
+    except WireFormatError as error:
+        raise InvalidArgumentError(f"the {what} cannot be encoded: {error}", operation=operation) from None
+    if len(encoded) > F.MAX_MESSAGE:
+        raise InvalidArgumentError(f"the {what} is {len(encoded)} bytes encoded, over the {F.MAX_MESSAGE} bytes one "
+                                   "local API frame may carry; send a smaller payload", operation=operation)
+    return encoded
+
+
 def send_envelope(envelope: Envelope, mode: str, to: Optional[DeviceRef]) -> Op[SendResult]:
     if mode not in F.MODES:
         raise ValueError(f"mode must be 'realtime', 'reliable' or 'acknowledgement', got {mode!r}")
-    try:
-        encoded = encode_envelope(envelope)
-    except WireFormatError as error:
-        raise InvalidArgumentError(f"the envelope cannot be encoded: {error}", operation="send") from None
-    if len(encoded) > F.MAX_MESSAGE:
-        raise InvalidArgumentError(f"the envelope is {len(encoded)} bytes encoded, over the {F.MAX_MESSAGE} bytes one "
-                                   "local API frame may carry; send a smaller payload", operation="send")
+    encoded = _encoded("envelope", encode_envelope, envelope, "send")
     body = bytes([F.MODES[mode]]) + F.pack_str(_target(to), "to") + encoded
     # Safe to resend: the event ID is the dedup key on every daemon.
     reply = yield Call("send", body, binary=True, retry=True)
@@ -245,13 +272,7 @@ def send(state: ClientState, feature: str, payload: bytes, mode: str, to: Option
 
 
 def publish_snapshot_message(snapshot: Snapshot, to: Optional[DeviceRef]) -> Op[PublishResult]:
-    try:
-        encoded = encode_snapshot(snapshot)
-    except WireFormatError as error:
-        raise InvalidArgumentError(f"the snapshot cannot be encoded: {error}", operation="snapshot.publish") from None
-    if len(encoded) > F.MAX_MESSAGE:
-        raise InvalidArgumentError(f"the snapshot is {len(encoded)} bytes encoded, over the {F.MAX_MESSAGE} bytes one "
-                                   "local API frame may carry", operation="snapshot.publish")
+    encoded = _encoded("snapshot", encode_snapshot, snapshot, "snapshot.publish")
     reply = yield Call("snapshot.publish", F.pack_str(_target(to), "to") + encoded, binary=True, retry=True)
     data = reply.json()
     return PublishResult(revision=int(data["revision"]), stored=bool(data["stored"]))

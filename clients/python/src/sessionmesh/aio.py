@@ -60,23 +60,15 @@ class AsyncClient:
 
     async def _run(self, op: "ops.Op[T]", timeout: Optional[float] = None) -> T:
         deadline = time.monotonic() + timeout if timeout is not None else None
-        try:
-            call = next(op)
-        except StopIteration as done:
-            return cast(T, done.value)
-        while True:
+        step = ops.advance(op)
+        while isinstance(step, Call):
             try:
-                frame = await self._call(call, deadline)
+                frame = await self._call(step, deadline)
             except MeshError as error:
-                try:
-                    call = op.throw(error)
-                except StopIteration as done:
-                    return cast(T, done.value)
+                step = ops.advance(op, error=error)
                 continue
-            try:
-                call = op.send(frame)
-            except StopIteration as done:
-                return cast(T, done.value)
+            step = ops.advance(op, frame)
+        return cast(T, step.value)
 
     async def _call(self, call: Call, deadline: Optional[float]) -> F.Frame:
         loop = asyncio.get_running_loop()

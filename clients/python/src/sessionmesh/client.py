@@ -254,23 +254,15 @@ def unreachable_error(error: DaemonUnreachableError, given: Optional[str]) -> Da
 def run_blocking(link: Link, op: "ops.Op[T]", timeout: Optional[float] = None) -> T:
     """Drives an operation's generator over `link`, blocking; errors are thrown into it."""
     deadline = time.monotonic() + timeout if timeout is not None else None
-    try:
-        call = next(op)
-    except StopIteration as done:
-        return cast(T, done.value)
-    while True:
+    step = ops.advance(op)
+    while isinstance(step, Call):
         try:
-            frame = _call(link, call, deadline)
+            frame = _call(link, step, deadline)
         except MeshError as error:
-            try:
-                call = op.throw(error)
-            except StopIteration as done:
-                return cast(T, done.value)
+            step = ops.advance(op, error=error)
             continue
-        try:
-            call = op.send(frame)
-        except StopIteration as done:
-            return cast(T, done.value)
+        step = ops.advance(op, frame)
+    return cast(T, step.value)
 
 
 def _call(link: Link, call: Call, deadline: Optional[float]) -> F.Frame:
