@@ -49,6 +49,26 @@ extension DeliveryIntegration {
             return Victim(running: running, router: router, store: store, task: task, app: app)
         }
 
+        /// Runs `body` with a victim (its router logging into `log`) and a bare hostile node
+        /// paired with it, their channel active; stops both whatever `body` does.
+        static func withHostilePeer(log: CountingLogHandler, storeOptions: DeliveryStoreOptions = DeliveryStoreOptions(),
+                                    _ body: (Victim, RunningNode) async throws -> Void) async throws {
+            let bed = DeliveryTestBed()
+            let victim = try await startVictim(bed, log: log, storeOptions: storeOptions)
+            do {
+                let hostile = try await bed.nodes.start(name: "hostile")
+                _ = try await bed.nodes.pair(victim.running, hostile)
+                try await waitUntil("channel active", timeout: 15) { await victim.node.isActive(hostile.node.deviceID) }
+                try await body(victim, hostile)
+            } catch {
+                await victim.stop()
+                await bed.shutdown()
+                throw error
+            }
+            await victim.stop()
+            await bed.shutdown()
+        }
+
         /// Sends `messages` from the hostile node until all went out (reconnecting after the
         /// channel closed); returns how many were sent.
         static func send(_ messages: [(ChannelMessage, PingPath)], from hostile: MeshNode, to victim: DeviceID) async throws -> Int {
@@ -202,14 +222,9 @@ extension DeliveryIntegration {
         /// An ack for more than was sent (2^63) is refused and counted; the stream to that peer
         /// goes on, and a true ack still deletes the items.
         @Test func ackBeyondWhatWasSentIsRefused() async throws {
-            let bed = DeliveryTestBed()
             let log = CountingLogHandler()
-            let victim = try await Self.startVictim(bed, log: log)
-            do {
-                let hostile = try await bed.nodes.start(name: "hostile")
-                _ = try await bed.nodes.pair(victim.running, hostile)
+            try await Self.withHostilePeer(log: log) { victim, hostile in
                 let victimID = victim.node.deviceID, hostileID = hostile.node.deviceID
-                try await waitUntil("channel active", timeout: 15) { await victim.node.isActive(hostileID) }
                 // What the victim sends the hostile node arrives in its inbound stream (no router there).
                 let highest = Task {
                     var highest: UInt64 = 0
@@ -242,26 +257,15 @@ extension DeliveryIntegration {
                                         from: hostile.node, to: victimID)
                 try await waitUntil("outbox drained by the true ack", timeout: 5) { try await victim.router.queue().isEmpty }
                 #expect(log.lines["refused a reliable ack for items never sent to the peer"] == 1)
-            } catch {
-                await victim.stop()
-                await bed.shutdown()
-                throw error
             }
-            await victim.stop()
-            await bed.shutdown()
         }
 
         /// Items whose header disagrees with their envelope are refused; one envelope in two
         /// items reaches the app once.
         @Test func itemsMustMatchTheirEnvelope() async throws {
-            let bed = DeliveryTestBed()
             let log = CountingLogHandler()
-            let victim = try await Self.startVictim(bed, log: log)
-            do {
-                let hostile = try await bed.nodes.start(name: "hostile")
-                _ = try await bed.nodes.pair(victim.running, hostile)
+            try await Self.withHostilePeer(log: log) { victim, hostile in
                 let victimID = victim.node.deviceID, hostileID = hostile.node.deviceID
-                try await waitUntil("channel active", timeout: 15) { await victim.node.isActive(hostileID) }
                 let (other, otherEncoded) = try RouterFixtures.envelope("other feature", sequence: 1, feature: "other")
                 let (twice, twiceEncoded) = try RouterFixtures.envelope("one envelope, two items", sequence: 2)
                 let disguised = DeliveryItem(eventID: other.metadata.eventID, kind: 2, featureID: Self.feature,
@@ -291,28 +295,17 @@ extension DeliveryIntegration {
                 #expect(victim.app.snapshot.otherFeatures == 0)
                 #expect(victim.app.eventIDs(from: hostileID.description) == [twice.metadata.eventID])
                 #expect(victim.app.eventIDsHandedTwice == 0)
-            } catch {
-                await victim.stop()
-                await bed.shutdown()
-                throw error
             }
-            await victim.stop()
-            await bed.shutdown()
         }
 
         /// Datagrams into a full inbox: the sender keeps what was refused, and the victim writes
         /// a few summarised warnings, not one per item.
         @Test func fullInboxWarningsAreRateLimited() async throws {
-            let bed = DeliveryTestBed()
             let log = CountingLogHandler()
             var storeOptions = DeliveryStoreOptions()
             storeOptions.maxInboxItems = 20
-            let victim = try await Self.startVictim(bed, log: log, storeOptions: storeOptions)
-            do {
-                let hostile = try await bed.nodes.start(name: "hostile")
-                _ = try await bed.nodes.pair(victim.running, hostile)
+            try await Self.withHostilePeer(log: log, storeOptions: storeOptions) { victim, hostile in
                 let victimID = victim.node.deviceID, hostileID = hostile.node.deviceID
-                try await waitUntil("channel active", timeout: 15) { await victim.node.isActive(hostileID) }
                 var factory = HostileMessageFactory(seed: 7, attachedFeature: Self.feature)
                 var sent = 0
                 for _ in 0..<40 {
@@ -332,13 +325,7 @@ extension DeliveryIntegration {
                 let refused = await victim.router.counterValues()["delivery.inbox.refused"] ?? 0
                 print("full inbox: \(sent) datagrams sent, \(refused) items refused, \(log.total) warning lines: \(log.lines)")
                 #expect(log.total <= 4)
-            } catch {
-                await victim.stop()
-                await bed.shutdown()
-                throw error
             }
-            await victim.stop()
-            await bed.shutdown()
         }
     }
 }
