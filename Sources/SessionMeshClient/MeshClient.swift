@@ -80,10 +80,8 @@ public final class MeshClient: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: 16 << 20)))
-                    // Requests go out with one send(2) on the socket while NIO holds none.
                     let handler = LocalAPIClientHandler(socketPath: socketPath,
-                                                        replyReserveBytes: eventBufferLimits.replyReserveBytes,
-                                                        directOutput: SocketDirectOutput(channel: channel))
+                                                        replyReserveBytes: eventBufferLimits.replyReserveBytes)
                     try sync.addHandler(handler)
                     created.withLock { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
                 }

@@ -167,8 +167,6 @@ public final class LocalAPIServer: Sendable {
             registry.remove(channel)
             budget.closeConnection(uid: uid)
         }
-        // Found by probing this process's descriptors: only for connections that are served.
-        writer.directOutput = SocketDirectOutput(channel: channel)
         try sync.addHandler(LocalAPIConnectionHandler(
             dispatcher: dispatcher, counters: counters,
             flow: LocalAPIFlowControl(maximumInFlight: limits.maximumInFlight,

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import MeshCrypto
 import MeshLocalAPI
 import NIOCore
@@ -93,30 +90,11 @@ extension MeshNode {
             // and no move in and out of an Optional as `peers[peer]?.…` makes).
             guard let endpoint = try peers.values[slot].sealDatagram(message, into: &buffer) else { return false }
             counters.datagramsSent += 1
-            if !sendDirectly(buffer, to: endpoint, on: udp) {
-                udp.writeAndFlush(AddressedEnvelope(remoteAddress: endpoint, data: buffer), promise: nil)
-            }
+            udp.writeAndFlush(AddressedEnvelope(remoteAddress: endpoint, data: buffer), promise: nil)
             return true
         } catch {
             dropChannel(peer, reason: "datagram keys exhausted", redial: true)
             return false
         }
-    }
-
-    /// One `sendto` on the UDP socket, skipping NIO's write path (about half the instructions of
-    /// a datagram send). Only on the channel's loop while it is active — the descriptor is NIO's
-    /// and is closed, on this loop, when the channel closes. False when NIO must send it instead:
-    /// not on the loop, not active, or the socket buffer is full (NIO queues and retries).
-    /// Other errors drop the datagram, as NIO's write path does for datagrams.
-    func sendDirectly(_ buffer: ByteBuffer, to endpoint: SocketAddress, on udp: any Channel) -> Bool {
-        guard let descriptor = udpDescriptor, udp.eventLoop.inEventLoop, udp.isActive else { return false }
-        let sent = buffer.withUnsafeReadableBytes { bytes in
-            endpoint.withSockAddr { address, length in
-                sendto(descriptor, bytes.baseAddress, bytes.count, CInt(MSG_DONTWAIT), address, socklen_t(length))
-            }
-        }
-        if sent >= 0 { return true }
-        let code = errno
-        return !(code == EAGAIN || code == EWOULDBLOCK || code == ENOBUFS || code == EINTR)
     }
 }

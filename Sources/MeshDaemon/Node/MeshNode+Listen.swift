@@ -15,13 +15,11 @@ typealias ListenerSocket = NIOAsyncChannel<WireConnection, Never>
 extension MeshNode {
     /// Binds TCP, then UDP on the port TCP got. With port 0 a few ports are tried until UDP's
     /// is free too.
-    /// Returns the UDP socket's descriptor too (owned by NIO; nil if it cannot be found), for
-    /// `sendDatagram`'s direct path.
     ///
     /// The UDP channel is a plain channel, not an `NIOAsyncChannel`: `DatagramReceiveHandler`
     /// takes every read, and the async wrapper's end-of-read handling alone cost ≈ 3 000
     /// instructions per datagram received.
-    func bindListeners() async throws -> (ListenerSocket, any Channel, CInt?) {
+    func bindListeners() async throws -> (ListenerSocket, any Channel) {
         let host = configuration.listen.host
         var lastError: (any Error)?
         for _ in 0..<8 {
@@ -66,7 +64,7 @@ extension MeshNode {
                     }
                     .bind(host: host, port: port).get()
                 boundListenAddress = DaemonConfiguration.Endpoint(host: host, port: port)
-                return (server, udp, SocketDescriptor.of(udp))
+                return (server, udp)
             } catch {
                 try? await server.executeThenClose { _ in }
                 lastError = error

@@ -78,9 +78,6 @@ public actor MeshNode: MeshControlPlane, Service {
     var directBurstEnd: (@Sendable () -> Void)?
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
-    /// The UDP socket's descriptor (owned and closed by `udpChannel`): datagrams are sent on it
-    /// directly while the channel is active (see `sendDatagram`).
-    var udpDescriptor: CInt?
     /// The address UDP and TCP are bound to, once `run()` has bound them.
     public internal(set) var boundListenAddress: DaemonConfiguration.Endpoint?
 
@@ -171,10 +168,9 @@ public actor MeshNode: MeshControlPlane, Service {
     private func serve() async throws {
         guard phase == .idle else { throw NodeError(code: .alreadyRan, message: "this node already ran; create a new MeshNode") }
         phase = .running
-        let (server, udp, descriptor) = try await bindListeners()
+        let (server, udp) = try await bindListeners()
         tcpServer = server.channel
         udpChannel = udp
-        udpDescriptor = descriptor
         logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
                                                      "device.id": "\(identity.deviceID.short)"])
         await noteDatagramReceiveBuffer(udp)
