@@ -6,8 +6,9 @@ import MeshLocalAPI
 import NIOCore
 import SessionMesh
 
-/// Realtime throughput with lean apps: plain blocking Unix sockets on both sides (no NIO, no
-/// Swift concurrency), so the figure is what the daemons manage when the apps cost little.
+/// Throughput with lean apps: plain blocking Unix sockets on both sides (no NIO, no Swift
+/// concurrency), so the figure is what the daemons manage when the apps cost little. Realtime by
+/// default; with `.reliableEventually` every item is durable at both ends and acked by B's app.
 ///
 /// Three threads: one writes `send` frames to A, `batch` frames per `write(2)`, starting a
 /// batch only while fewer than `lead` messages are on their way to B's app; one reads (and
@@ -37,14 +38,16 @@ struct BlockingThroughputProbe {
         init(count: Int) { seen = [Bool](repeating: false, count: count) }
     }
 
+    /// `feature`: the receiving app's feature; a run that reuses a pair of daemons takes a new
+    /// one, so no item of an earlier run is offered to it again.
     static func run(sender: String, receiver: String, count: Int, payloadBytes: Int,
-                    batch: Int, lead: Int) throws -> Result {
+                    batch: Int, lead: Int, mode: SessionDeliveryMode = .realtimeBestEffort,
+                    feature: String = "bench-lean-rate") throws -> Result {
         let a = try BlockingSocket(path: sender)
         defer { a.close() }
         let b = try BlockingSocket(path: receiver)
         defer { b.close() }
-        let feature = "bench-lean-rate"
-        try LeanAppPair.attach(b, app: "bench-lean-rate", feature: feature, reachableFrom: a)
+        try LeanAppPair.attach(b, app: feature, feature: feature, reachableFrom: a)
 
         // Every frame encoded up front, `batch` per buffer.
         let session = UUID(), prefix = UInt64.random(in: .min ... .max)
@@ -60,7 +63,7 @@ struct BlockingThroughputProbe {
                                               sequence: UInt64(index + 1), causalTimestamp: Date(), payloadType: "bench"),
                 payload: payload)
             LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .request, operation: .send, flags: .binaryBody, requestID: UInt32(index + 1),
-                                                     body: try MeshSendRequest(mode: .realtimeBestEffort, envelope: envelope).encode()),
+                                                     body: try MeshSendRequest(mode: mode, envelope: envelope).encode()),
                                        to: &buffer)
             if (index + 1) % batch == 0 || index == count - 1 {
                 buffers.append(Array(buffer.readableBytesView))
@@ -73,7 +76,8 @@ struct BlockingThroughputProbe {
         let start = DispatchTime.now().uptimeNanoseconds
         let deadline = start + 60_000_000_000
         run(on: done) { receive(b, progress: progress, count: count, deadline: deadline) }
-        run(on: done) { readReplies(a, progress: progress, count: count, deadline: deadline) }
+        let expected: MeshSendReply.Outcome = mode == .realtimeBestEffort ? .sent : .queued
+        run(on: done) { readReplies(a, progress: progress, count: count, expected: expected, deadline: deadline) }
         var written = 0
         for bytes in buffers {
             // Flow control of the app: at most `lead` messages on their way to B's app.
@@ -139,13 +143,14 @@ struct BlockingThroughputProbe {
         progress.lock.withLock { progress.failure = "B's app stopped reading after \(progress.distinct) of \(count)" }
     }
 
-    /// A's side: reads every reply (counting those that are not `sent`).
-    private static func readReplies(_ a: BlockingSocket, progress: Progress, count: Int, deadline: UInt64) {
+    /// A's side: reads every reply (counting those whose outcome is not `expected`).
+    private static func readReplies(_ a: BlockingSocket, progress: Progress, count: Int,
+                                    expected: MeshSendReply.Outcome, deadline: UInt64) {
         var replies = 0, notSent = 0
         while replies < count, DispatchTime.now().uptimeNanoseconds < deadline {
             guard let frame = try? a.read(until: { $0.kind != .event }) else { break }
             replies += 1
-            if frame.kind != .reply || MeshSendReply(compactBody: frame.body)?.outcome != .sent { notSent += 1 }
+            if frame.kind != .reply || MeshSendReply(compactBody: frame.body)?.outcome != expected { notSent += 1 }
         }
         progress.lock.withLock { progress.notSent = notSent }
     }

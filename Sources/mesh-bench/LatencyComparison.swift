@@ -1,8 +1,9 @@
 import Foundation
 
-/// `mesh-bench compare OTHER_MESHD`: realtime one-way latency with lean apps through two pairs
-/// of daemons running at the same time — this build's `meshd` (next to mesh-bench) and
-/// `OTHER_MESHD` — one message through each pair in turn.
+/// `mesh-bench compare OTHER_MESHD`: realtime one-way latency, then realtime and reliable
+/// throughput (`ThroughputComparison`), with lean apps through two pairs of daemons running at
+/// the same time — this build's `meshd` (next to mesh-bench) and `OTHER_MESHD` — one message
+/// (or one burst) through each pair in turn.
 ///
 /// On a shared VM the latency of one minute can differ from the next by more than a change to
 /// meshd does; two runs one after the other then compare the minutes, not the builds. Here both
@@ -13,15 +14,20 @@ enum LatencyComparison {
         var other = ""
         var rounds = 20_000
         var payloadBytes = 128
+        var throughput = ThroughputComparison.Settings()
     }
 
     static func run(arguments: [String]) {
         guard let settings = parse(arguments) else {
             print("""
-                usage: mesh-bench compare OTHER_MESHD [--rounds N] [--payload BYTES]
+                usage: mesh-bench compare OTHER_MESHD [--rounds N] [--payload BYTES] [--bursts N] [--realtime N] [--reliable N]
                   OTHER_MESHD  the meshd build to compare with this one's (the meshd next to mesh-bench)
-                  --rounds     messages through each pair, one at a time, alternating (default 20000)
+                  --rounds     latency: messages through each pair, one at a time, alternating (default 20000)
                   --payload    payload bytes (default 128)
+                  --bursts     throughput: rounds of one realtime and one reliable burst through each pair,
+                               alternating (default 5; 0 measures latency only)
+                  --realtime   messages per realtime burst (default 50000)
+                  --reliable   messages per reliable burst, durable at both ends and acked (default 10000)
                 """)
             exit(2)
         }
@@ -39,10 +45,13 @@ enum LatencyComparison {
                 index += 1
                 continue
             }
-            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0 else { return nil }
+            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value >= 0, value <= 10_000_000 else { return nil }
             switch argument {
-            case "--rounds": settings.rounds = value
-            case "--payload": settings.payloadBytes = max(8, value)
+            case "--rounds" where value > 0: settings.rounds = value
+            case "--payload" where value > 0: settings.payloadBytes = max(8, value)
+            case "--bursts": settings.throughput.rounds = value
+            case "--realtime" where value > 0: settings.throughput.realtimeMessages = value
+            case "--reliable" where value > 0: settings.throughput.reliableMessages = value
             default: return nil
             }
             index += 2
@@ -57,6 +66,7 @@ enum LatencyComparison {
         var daemons: [BenchDaemon] = []
         defer { for daemon in daemons { daemon.stop() } }
         var pairs: [LeanAppPair] = []
+        var sockets: [(sender: String, receiver: String)] = []
         defer { for pair in pairs { pair.close() } }
         for (label, executable) in builds {
             let a = try await BenchDaemon(name: "cmp-\(label)-a", executable: executable)
@@ -65,6 +75,7 @@ enum LatencyComparison {
             daemons.append(b)
             try await BenchMain.pair(a, b)
             pairs.append(try LeanAppPair(sender: a.socketPath, receiver: b.socketPath, payloadBytes: settings.payloadBytes))
+            sockets.append((a.socketPath, b.socketPath))
         }
         print("mesh-bench compare: lean apps, \(settings.payloadBytes)-byte payloads, \(settings.rounds) rounds of one message through each pair in turn")
         print("  this:  \(here)")
@@ -90,6 +101,8 @@ enum LatencyComparison {
             let s = samples[which]
             print("  \(label): p50 \(micros(s, 0.50))  p90 \(micros(s, 0.90))  p99 \(micros(s, 0.99))  p999 \(micros(s, 0.999))   (\(s.count) live, \(notLive[which]) not live)")
         }
+        let p50s = samples.map { DeliveryBenchmark.percentile($0, 0.50) }
+        print("  p50 this ÷ other: " + String(format: "%.3f", p50s[0] / max(p50s[1], 1e-9)))
         let sorted = differences.sorted()
         func difference(_ p: Double) -> String {
             guard !sorted.isEmpty else { return "?" }
@@ -97,6 +110,10 @@ enum LatencyComparison {
         }
         print("  this − other, per round: p10 \(difference(0.10))  p50 \(difference(0.50))  p90 \(difference(0.90));  this build faster in "
               + String(format: "%.1f %%", 100 * Double(thisFaster) / Double(max(1, differences.count))) + " of \(differences.count) rounds")
+        guard settings.throughput.rounds > 0 else { return }
+        var throughput = settings.throughput
+        throughput.payloadBytes = settings.payloadBytes
+        _ = try ThroughputComparison.measure(throughput, pairs: sockets, labels: builds.map(\.0))
     }
 
     private static func micros(_ samples: [UInt64], _ p: Double) -> String {

@@ -14,8 +14,9 @@ usage: mesh-bench <subcommand> [options]
   store    durable store commit rates (single, group commit, inbox) and database size
   delivery two meshd on loopback, app → A → B → app: realtime latency and throughput, reliable
            throughput durable at both ends, raw loopback UDP for scale, daemon RSS
-  compare  realtime latency of this build's meshd against another meshd binary, both pairs running
-           at once and messages alternating between them (A/B on a machine whose speed drifts)
+  compare  realtime latency, realtime and reliable throughput of this build's meshd against another
+           meshd binary, both pairs running at once and messages (bursts) alternating between them
+           (A/B on a machine whose speed drifts), with this ÷ other ratios
 """
 
 switch arguments.first {
