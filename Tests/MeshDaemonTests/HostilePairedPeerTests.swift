@@ -228,8 +228,7 @@ extension DeliveryIntegration {
                 // What the victim sends the hostile node arrives in its inbound stream (no router there).
                 let highest = Task {
                     var highest: UInt64 = 0
-                    for await message in hostile.node.inboundMessages {
-                        await hostile.node.inboundConsumed(bytes: message.bytes.count)
+                    for await message in await hostile.node.recordInbound().messages {
                         if case .reliableBatch(let items)? = try? DeliveryMessage(decoding: message.bytes),
                            let last = items.map(\.sequence).max() {
                             highest = max(highest, last)

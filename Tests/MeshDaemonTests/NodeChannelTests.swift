@@ -150,7 +150,7 @@ struct NodeChannelTests {
         let bed = NodeTestBed()
         defer { Task { await bed.shutdown() } }
         let (alice, bob) = try await pairedPair(bed)
-        var inbound = bob.node.inboundMessages.makeAsyncIterator()
+        var inbound = await bob.node.recordInbound().messages.makeAsyncIterator()
         try await alice.node.send(Array("over udp".utf8), to: bob.node.deviceID, path: .datagram)
         try await alice.node.send(Array(repeating: 0xAB, count: 200_000), to: bob.node.deviceID, path: .stream)
         var received: [InboundChannelMessage] = []
@@ -175,7 +175,7 @@ struct NodeChannelTests {
             try await alice.node.send(Array("stale".utf8), to: bob.node.deviceID, path: .stream, connection: current &+ 1)
         }
         try await alice.node.send(Array("current".utf8), to: bob.node.deviceID, path: .stream, connection: current)
-        var inbound = bob.node.inboundMessages.makeAsyncIterator()
+        var inbound = await bob.node.recordInbound().messages.makeAsyncIterator()
         let first = await inbound.next()
         #expect(first?.bytes == Array("current".utf8), "the refused message never went out")
         await bed.shutdown()
@@ -199,7 +199,7 @@ struct NodeMeshTests {
             let peers = await node.node.peers()
             #expect(peers.count == 2 && peers.allSatisfy { $0.channel == .active && $0.reachable })
         }
-        var events = c.node.channelEvents.makeAsyncIterator()
+        var events = await c.node.recordInbound().events.makeAsyncIterator()
         try await a.node.unpair(deviceID: c.node.deviceID.short)
         var sawUnpaired = false
         for _ in 0..<32 {

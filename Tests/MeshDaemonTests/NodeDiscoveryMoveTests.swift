@@ -50,7 +50,7 @@ struct NodeDiscoveryMoveTests {
                 }
             }
             let receiving = Task {
-                for await message in receiver.node.inboundMessages where message.bytes.count == 4 {
+                for await message in await receiver.node.recordInbound().messages where message.bytes.count == 4 {
                     let n = message.bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
                     received.withLock { $0.append(n) }
                 }

@@ -150,3 +150,36 @@ func bothActive(_ a: RunningNode, _ b: RunningNode) async -> Bool {
     let backward = await b.node.channelState(of: a.node.deviceID)
     return forward == .active && backward == .active
 }
+
+/// A node's inbound handler for tests of a node without a router: messages and channel events
+/// become streams (each message counts as handled at once).
+final class InboundRecorder: DeliveryInbound {
+    let messages: AsyncStream<InboundChannelMessage>
+    let events: AsyncStream<PeerChannelEvent>
+    private let messageQueue: AsyncStream<InboundChannelMessage>.Continuation
+    private let eventQueue: AsyncStream<PeerChannelEvent>.Continuation
+
+    init() {
+        (messages, messageQueue) = AsyncStream.makeStream()
+        (events, eventQueue) = AsyncStream.makeStream()
+    }
+
+    func receive(_ message: InboundChannelMessage) -> Bool {
+        messageQueue.yield(message)
+        return true
+    }
+
+    func channelEvent(_ event: PeerChannelEvent) { eventQueue.yield(event) }
+
+    func inboundBurstEnded() {}
+}
+
+extension MeshNode {
+    /// Installs a fresh `InboundRecorder` as this node's inbound handler (what arrived before
+    /// goes to it first).
+    func recordInbound() -> InboundRecorder {
+        let recorder = InboundRecorder()
+        setInbound(recorder)
+        return recorder
+    }
+}

@@ -17,11 +17,10 @@ extension DeliveryRouter {
         if replaying[ObjectIdentifier(sink)] == nil { replaying[ObjectIdentifier(sink)] = SinkReplay() }
         await announcePresenceIfChanged()
         let now = now()
-        let statuses = await node.peers()
-        let peers = statuses.map { status in
-            let state = peersByKey[status.deviceID].flatMap { peerStates[$0] }
+        let peers = channels.pairedDevices().map { device in
+            let state = peerStates[device.deviceID]
             let reachable = state.map { state in features.contains { state.isReachable($0, now: now) } } ?? false
-            return DeliveryAttachResult.Peer(deviceID: status.deviceID, name: status.name, reachable: reachable)
+            return DeliveryAttachResult.Peer(deviceID: device.deviceID.description, name: device.name, reachable: reachable)
         }
         await pairedPeersReady()
         // The peers' current watermarks first (the sink holds events until the reply is out).

@@ -5,17 +5,6 @@ import SessionMesh
 
 /// Channel events: activation drains the pending buffer and resends what peers need.
 extension DeliveryRouter {
-    func consumeChannelEvents() async {
-        for await event in node.channelEvents {
-            switch event {
-            case .activated(let peer): await activated(peer)
-            case .deactivated(let peer, _): deactivated(peer)
-            case .paired(let peer): ensurePeer(peer)
-            case .unpaired(let peer): await unpaired(peer)
-            }
-        }
-    }
-
     func activated(_ peer: DeviceID) async {
         ensurePeer(peer)
         guard var state = peerStates[peer] else { return }
@@ -102,7 +91,7 @@ extension DeliveryRouter {
     /// Sends already-encoded delivery message bytes on the stream.
     func transmitRaw(_ bytes: [UInt8], to peer: DeviceID) async -> Bool {
         do {
-            try await node.send(bytes, to: peer, path: .stream)
+            try await send(bytes, to: peer, path: .stream)
             return true
         } catch {
             return false
@@ -110,7 +99,7 @@ extension DeliveryRouter {
     }
 
     func refreshEstimate(_ peer: DeviceID) async {
-        let estimate = await node.linkEstimate(of: peer)
+        let estimate = channels.linkEstimate(of: peer)
         peerStates[peer]?.roundTripNanoseconds = estimate.roundTripNanoseconds
         peerStates[peer]?.offsetNanoseconds = estimate.offsetNanoseconds
     }

@@ -2,33 +2,12 @@ import Foundation
 import MeshCrypto
 import MeshLocalAPI
 
-/// The synchronous path of inbound realtime traffic: realtime items and their acks arriving
-/// by datagram are handled as the node reads them, on the shared loop, without a stream or a
-/// task in between. Everything else goes through `inboundMessages` as before.
+/// Inbound realtime traffic handled at once: realtime items and their acks arriving by datagram
+/// are handled as the node reads them (`receive`, on the shared loop), without a queue or a
+/// task in between, while nothing waits in the inbound queue.
 extension DeliveryRouter {
-    /// Registers `handleImmediately` with the node (call once, from `run()`).
-    func attachDirectInbound() {
-        let router = self
-        node.onLoop { node in
-            node.setDirectInbound({ message in router.onLoop { $0.handleImmediately(message) } },
-                                  burstEnd: { router.onLoop { $0.datagramBurstEnded() } })
-        }
-    }
-
-    /// Detaches the synchronous consumer (the router stops), writing out what a burst left.
-    func detachDirectInbound() {
-        node.onLoop { $0.setDirectInbound(nil) }
-        datagramBurstEnded()
-    }
-
-    /// One message taken from `inboundMessages` was handled (the direct path may resume once
-    /// none is left, so a peer's messages keep their order).
-    func inboundConsumed(bytes: Int) {
-        node.onLoop { $0.inboundConsumed(bytes: bytes) }
-    }
-
-    /// Handles a datagram-path realtime item or ack at once; false for anything else (the
-    /// node queues it on `inboundMessages`).
+    /// Handles a datagram-path realtime item or ack at once; false for anything else (it is
+    /// queued, see `receive`).
     func handleImmediately(_ inbound: InboundChannelMessage) -> Bool {
         guard inbound.path == .datagram, let tag = inbound.bytes.first, tag == 0x01 || tag == 0x02 || tag == 0x0C || tag == 0x0D else {
             return false
@@ -92,11 +71,9 @@ extension DeliveryRouter {
     /// Sends `message` without waiting for the write: the node shares this loop.
     func transmitNow(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath) {
         let bytes = message.encode()
-        node.onLoop { node in
-            switch path {
-            case .datagram: _ = try? node.sendApplicationDatagram(bytes, to: peer)
-            case .stream: _ = node.sendStream(.application(bytes), to: peer)
-            }
+        switch path {
+        case .datagram: _ = try? channels.sendDatagram(bytes, to: peer)
+        case .stream: _ = try? channels.sendStream(bytes, to: peer, connection: nil)
         }
     }
 }

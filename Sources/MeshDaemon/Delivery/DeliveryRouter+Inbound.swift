@@ -5,16 +5,6 @@ import SessionMesh
 
 /// Messages from peer daemons.
 extension DeliveryRouter {
-    func consumeInbound() async {
-        for await message in node.inboundMessages {
-            await handle(message)
-            // The node counts this message as queued until it is consumed: while the inbox
-            // pipeline is full, its stream readers pause, and TCP slows the senders down.
-            await waitForInboxRoom()
-            inboundConsumed(bytes: message.bytes.count)
-        }
-    }
-
     /// Returns once the inbox pipeline holds less than `options.inboxBacklogBytes` (or the
     /// router stops).
     func waitForInboxRoom() async {
@@ -34,6 +24,7 @@ extension DeliveryRouter {
     func stopInboundWaits() {
         stoppingInbound = true
         releaseInboxRoom(force: true)
+        resumeInboundConsumers()
     }
 
     /// Whether a received item is what its item header says: a known kind, an envelope that

@@ -72,7 +72,7 @@ extension DeliveryRouter {
     func sendRealtimeDatagram(_ bytes: [UInt8], items: Int, to peer: DeviceID, or eventIDs: some Sequence<UUID>) {
         do {
             // The node shares the router's loop (see `unownedExecutor`): a direct call, no hop.
-            try node.onLoop { try $0.sendApplicationDatagram(bytes, to: peer) }
+            try channels.sendDatagram(bytes, to: peer)
             counters.realtimeDatagrams &+= 1
             if items > 1 { counters.realtimeBatches &+= 1 }
         } catch {

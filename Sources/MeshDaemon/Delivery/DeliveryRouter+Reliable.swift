@@ -74,7 +74,7 @@ extension DeliveryRouter {
 
     /// The node's connection for `peer` now (the node shares this loop: read without a hop).
     func streamConnection(of peer: DeviceID) -> UInt64? {
-        node.onLoop { $0.streamConnection(of: peer) }
+        channels.streamConnection(of: peer)
     }
 
     /// Starts a pump for `peer` unless one runs (it then loops once more) or is about to start.
@@ -148,7 +148,7 @@ extension DeliveryRouter {
     /// sender's resend gets a later, cumulative one.
     func sendReliableAck(upTo: UInt64, to peer: DeviceID) {
         let bytes = DeliveryMessage.reliableAck(upTo: upTo).encode()
-        let sent = node.onLoop { $0.sendStreamIfDraining(bytes, to: peer) }
+        let sent = channels.sendStreamIfDraining(bytes, to: peer)
         if !sent { counters.reliableAcksSkipped &+= 1 }
     }
 

@@ -166,7 +166,7 @@ extension DeliveryRouter {
         guard sequence <= UInt64(Int64.max) else {
             throw ControlError(code: LocalAPIErrorBody.Code.invalidArgument, message: "watermark.set: sequence must be at most \(Int64.max)")
         }
-        let target = try await node.resolvePairedPeer(peer)
+        let target = try resolvePairedPeer(peer)
         ensurePeer(target)
         guard let state = peerStates[target] else { return }
         if let known = state.watermarksSent[sessionID], known.sequence >= sequence { return }
@@ -222,7 +222,7 @@ extension DeliveryRouter {
     /// Registers every paired peer and merges its stored watermarks into its state (only ever
     /// raising them).
     private func loadPairedPeers() async {
-        for peer in await node.pairedDeviceIDs() { ensurePeer(peer) }
+        for device in channels.pairedDevices() { ensurePeer(device.deviceID) }
         let store = self.store
         let records: [WatermarkRecord]
         do {

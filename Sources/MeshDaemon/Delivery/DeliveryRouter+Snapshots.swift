@@ -91,7 +91,7 @@ extension DeliveryRouter {
     /// readable while the peer is off. Without a session: the most recently updated slot.
     public func latestSnapshot(featureID: String, peer: String?, sessionID: UUID?) async throws
         -> (peer: String, encoded: [UInt8])? {
-        let key: String? = if let peer, !peer.isEmpty { try await node.resolvePairedPeer(peer).description } else { nil }
+        let key: String? = if let peer, !peer.isEmpty { try resolvePairedPeer(peer).description } else { nil }
         let store = self.store
         let slots: [SnapshotSlot]
         do { slots = try await worker.run { try store.listInboundSlots(peer: key) } } catch { throw DeliveryError.store(error) }
@@ -144,6 +144,6 @@ extension DeliveryRouter {
         // does not read its connection must not hold that up. When its connection does not
         // drain, the reply is skipped (the requester may ask again).
         let reply = DeliveryMessage.snapshotReply(found.bytes).encode()
-        _ = node.onLoop { $0.sendStreamIfDraining(reply, to: peer) }
+        _ = channels.sendStreamIfDraining(reply, to: peer)
     }
 }

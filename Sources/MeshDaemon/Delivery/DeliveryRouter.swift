@@ -9,13 +9,14 @@ import SessionMesh
 /// Routes application data between local apps and paired devices: the four delivery modes of
 /// docs/ARCHITECTURE.md §5, pre-activation buffering, presence, watermarks, sessions and timer anchors.
 ///
-/// Wires a `MeshNode` (channels), a `DeliveryStore` (outbox, inbox, slots, directory, anchors)
-/// and the attached local clients (`DeliveryEventSink`). It is the single consumer of the
-/// node's `inboundMessages` and `channelEvents`, so create one router per node and run it in
-/// the same `ServiceGroup`, after the node (shutdown runs in reverse: the router stops first).
+/// Wires the channels (`DeliveryChannels`: a `MeshNode` in a daemon), a `DeliveryStore` (outbox,
+/// inbox, slots, directory, anchors) and the attached local clients (`DeliveryEventSink`). It is
+/// the single inbound handler of its channels (messages and channel events), so create one
+/// router per node and run it in the same `ServiceGroup`, after the node (shutdown runs in
+/// reverse: the router stops first).
 /// A router runs once. docs/DELIVERY.md describes the protocol and the guarantees.
 public actor DeliveryRouter: Service {
-    let node: MeshNode
+    let channels: any DeliveryChannels
     let store: DeliveryStore
     let committer: StoreGroupCommitter
     let worker = StoreWorker()
@@ -86,8 +87,17 @@ public actor DeliveryRouter: Service {
     var inboxBacklogPeakBytes = 0
     /// The inbound consumer waiting for `inboxBacklogBytes` to fall below its limit.
     var inboxRoomWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Set when the router stops: the inbound consumer no longer waits for inbox room.
+    /// Set when the router stops: the inbound consumers end and no longer wait for inbox room.
     var stoppingInbound = false
+    /// Messages from peers queued for `consumeInbound`, in arrival order.
+    var pendingInbound = CircularBuffer<InboundChannelMessage>()
+    /// Queued messages plus the one being handled: realtime datagrams are handled at once only
+    /// while this is 0 (so a peer's messages keep their order).
+    var inboundUnfinished = 0
+    /// Channel events queued for `consumeChannelEvents`, in order.
+    var pendingChannelEvents = CircularBuffer<PeerChannelEvent>()
+    var inboundWaiter: CheckedContinuation<Void, Never>?
+    var channelEventWaiter: CheckedContinuation<Void, Never>?
     /// Warnings a peer can cause over and over, each at most once per 10 s with a count of
     /// the ones held back.
     var inboxFullWarning = RateLimitedWarning()
@@ -119,14 +129,21 @@ public actor DeliveryRouter: Service {
     /// closes the store after `run()` returned.
     public init(node: MeshNode, store: DeliveryStore, options: DeliveryRouterOptions = DeliveryRouterOptions(),
                 logger: Logger) {
-        self.node = node
+        self.init(channels: NodeDeliveryChannels(node), store: store, options: options, logger: logger)
+    }
+
+    /// A router over any channel layer (the deterministic simulator's). It runs on
+    /// `channels.routerExecutor`; its timers and loop work go to `channels.loop`.
+    package init(channels: any DeliveryChannels, store: DeliveryStore, options: DeliveryRouterOptions = DeliveryRouterOptions(),
+                 logger: Logger) {
+        self.channels = channels
         self.store = store
         self.committer = StoreGroupCommitter(store: store)
         self.options = options
         self.realtimeSeen = RecentEventIDs(generation: options.realtimeDedupMemory)
         self.logger = logger
-        self.clock = node.clock
-        self.localDeviceID = node.deviceID
+        self.clock = channels.clock
+        self.localDeviceID = channels.deviceID
         (inboxSignal, inboxSignalQueue) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -143,11 +160,13 @@ public actor DeliveryRouter: Service {
         ran = true
         await pairedPeersReady()
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
+        // From here on the channels hand every message and channel event to `receive` /
+        // `channelEvent` (what arrived before first, in order).
+        channels.setInbound(self)
         // Child tasks prefer the loop: nonisolated steps inside them (an AsyncStream's `next`)
         // then run on the router's thread instead of hopping to the shared pool and back.
-        attachDirectInbound()
         await withTaskExecutorPreference(taskExecutor) { await self.serve(stop: stop, stopper: stopper) }
-        detachDirectInbound()
+        detachInbound()
         inboxSignalQueue.finish()
         await flushSeen()
         let committer = self.committer
@@ -178,13 +197,14 @@ public actor DeliveryRouter: Service {
     /// The router runs on its node's event loop, like the node itself: a request, the router,
     /// the node and the socket write involve no thread switch. Store work never runs here
     /// (`StoreWorker`, `StoreGroupCommitter` have their own threads), so no fsync blocks the loop.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { node.loop.executor.asUnownedSerialExecutor() }
+    /// (The simulator's channels give a hand-run executor instead.)
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { channels.routerExecutor }
 
-    /// The event loop the router (and its node) runs on.
-    nonisolated var loop: any EventLoop { node.loop }
+    /// The event loop the router (and its node) runs on: its timers and loop work.
+    nonisolated var loop: any EventLoop { channels.loop }
 
-    /// Runs tasks on `loop` (for work that starts outside the router but should stay on its thread).
-    nonisolated var taskExecutor: EventLoopTaskExecutor { node.taskExecutor }
+    /// Runs tasks on the router's thread (for work that starts outside the router but should stay there).
+    nonisolated var taskExecutor: any TaskExecutor { channels.taskExecutor }
 
     func ensurePeer(_ peer: DeviceID) {
         if peerStates[peer] == nil {
@@ -204,15 +224,31 @@ public actor DeliveryRouter: Service {
     /// Wall now as a `Date` (the node's clock, so a skewed test clock applies).
     func wallNow() -> Date { Date(timeIntervalSince1970: Double(clock.wallNanoseconds()) / 1e9) }
 
-    /// Sends `message` to `peer`; false when the channel refused it.
+    /// Sends `message` to `peer` (on the stream: once written); false when the channel refused it.
     @discardableResult
     func transmit(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async -> Bool {
         do {
-            try await node.send(message.encode(), to: peer, path: path, connection: connection)
+            try await send(message.encode(), to: peer, path: path, connection: connection)
             return true
         } catch {
             logger.trace("delivery send failed", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
             return false
+        }
+    }
+
+    /// Sends encoded message bytes; on the stream path returns once they were written. Throws
+    /// `ChannelSendError`. (The write's future is awaited through a continuation on this actor:
+    /// no hop to another executor.)
+    func send(_ bytes: [UInt8], to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async throws {
+        switch path {
+        case .datagram:
+            try channels.sendDatagram(bytes, to: peer)
+        case .stream:
+            let written = try channels.sendStream(bytes, to: peer, connection: connection)
+            let ok: Bool = await withCheckedContinuation { continuation in
+                written.whenComplete { continuation.resume(returning: (try? $0.get()) != nil) }
+            }
+            guard ok else { throw ChannelSendError(code: .writeFailed) }
         }
     }
 
@@ -238,9 +274,14 @@ public actor DeliveryRouter: Service {
             return peerStates.keys.sorted()
         }
         if let exact = peersByKey[text] { return [exact] }
-        let peer = try await node.resolvePairedPeer(text)
+        let peer = try resolvePairedPeer(text)
         ensurePeer(peer)
         return [peer]
+    }
+
+    /// Resolves a full or short device ID (or unique prefix) among paired devices.
+    func resolvePairedPeer(_ text: String) throws -> DeviceID {
+        try channels.resolvePairedPeer(text)
     }
 
     /// Whether a send target names every paired device: nil, "all", or blank (only characters of

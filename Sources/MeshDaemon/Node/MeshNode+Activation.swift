@@ -29,7 +29,7 @@ extension MeshNode {
         counters.handshakesCompleted += 1
         logger.info("channel active", metadata: ["peer.id": "\(peer.short)",
                                                 "initiator": "\(connection.locallyInitiated ? "local" : "peer")"])
-        channelEventQueue.yield(.activated(peer))
+        channelEvent(.activated(peer))
     }
 
     /// Closes the channel to `peer` (if any) and, when `redial`, schedules a reconnect.
@@ -45,7 +45,7 @@ extension MeshNode {
         failPings(to: peer)
         if hadChannel {
             logger.info("channel closed", metadata: ["peer.id": "\(peer.short)", "reason": "\(reason)"])
-            channelEventQueue.yield(.deactivated(peer, reason: reason))
+            channelEvent(.deactivated(peer, reason: reason))
         }
         if redial { scheduleDial(peer, immediately: false) }
     }

@@ -77,7 +77,7 @@ extension MeshNode {
         indexTable = indexTable.filter { $0.value != peer }
         persistPeers()
         logger.info("device unpaired", metadata: ["peer.id": "\(peer.short)"])
-        channelEventQueue.yield(.unpaired(peer))
+        channelEvent(.unpaired(peer))
     }
 
     /// Saves the paired devices; a failure is logged (the in-memory state stays authoritative

@@ -202,7 +202,7 @@ extension MeshNode {
         persistPeers()
         counters.pairingsCompleted += 1
         logger.info("device paired", metadata: ["peer.id": "\(id.short)", "peer.name": "\(outcome.peerName)"])
-        channelEventQueue.yield(.paired(id))
+        channelEvent(.paired(id))
         return PairedDevice(deviceID: id.description, name: outcome.peerName, verification: outcome.verification)
     }
 }

@@ -58,13 +58,6 @@ extension MeshNode {
     /// Largest datagram this node sends, header and seal included.
     static let maximumDatagramBytes = 1200
 
-    /// Application messages from peers, in arrival order per path. Single consumer. Bounded
-    /// (8192); when full, new messages are dropped and counted (`messages.inbound_dropped`).
-    public nonisolated var inboundMessages: AsyncStream<InboundChannelMessage> { inboundMessageStream }
-
-    /// Channel activations and deactivations, pairings and unpairings. Single consumer.
-    public nonisolated var channelEvents: AsyncStream<PeerChannelEvent> { channelEventStream }
-
     /// Sends `message` to `peer` over `path` on its active channel.
     ///
     /// Datagram: one UDP datagram, best effort (no retransmission, may be lost or reordered;
@@ -116,35 +109,48 @@ extension MeshNode {
     /// Device IDs of peers whose channel is active now.
     public func activePeers() -> [DeviceID] { peers.filter { $0.value.channel != nil }.map(\.key) }
 
-    /// Hands an application message to the consumer of `inboundMessages`.
+    /// Hands an application message to the inbound handler (the delivery router), which
+    /// handles it at once or queues it behind earlier ones, in order.
     ///
-    /// While nothing waits in the stream, `directInbound` (the delivery router, on this loop)
-    /// may take the message at once; otherwise it queues behind the earlier ones, in order.
-    ///
-    /// The queue is bounded in messages and bytes. A datagram message beyond half of either
-    /// bound is dropped and counted (datagrams are best effort). A stream message is never
-    /// dropped for room: its reader pauses after it until the consumer made room
+    /// What the handler queued is bounded in messages and bytes. A datagram message beyond
+    /// half of either bound is dropped and counted (datagrams are best effort). A stream message
+    /// is never dropped for room: its reader pauses after it until the handler made room
     /// (`waitForInboundRoom`), so a peer sending faster than this daemon stores is slowed down
-    /// by TCP instead of growing the daemon's memory, and cannot crowd out other peers.
+    /// by TCP instead of growing the daemon's memory, and cannot crowd out other peers. Without
+    /// a handler (before the router runs) messages are held, up to the same bounds.
     func deliver(_ bytes: [UInt8], from peer: DeviceID, path: PingPath) {
-        let message = InboundChannelMessage(peer: peer, path: path, bytes: bytes)
-        if inboundQueued == 0, let directInbound, directInbound(message) { return }
         if path == .datagram, inboundQueued >= Self.inboundBufferLimit / 2 || inboundQueuedBytes >= Self.inboundBufferBytes / 2 {
             counters.inboundMessagesDropped += 1
             return
         }
-        if case .dropped = inboundMessageQueue.yield(message) {
-            counters.inboundMessagesDropped += 1
-        } else {
+        let message = InboundChannelMessage(peer: peer, path: path, bytes: bytes)
+        guard let inboundHandler else {
+            guard inboundHeld.count < Self.inboundBufferLimit else {
+                counters.inboundMessagesDropped += 1
+                return
+            }
+            inboundHeld.append(.message(message))
+            return
+        }
+        if !inboundHandler.receive(message) {
             inboundQueued += 1
             inboundQueuedBytes += bytes.count
         }
     }
 
-    /// Whether a stream reader should pause before reading more: the queue is past its stream
-    /// bounds and someone consumes it (without a consumer nothing would make room).
+    /// Tells the inbound handler about a channel change (held until one is installed).
+    func channelEvent(_ event: PeerChannelEvent) {
+        guard let inboundHandler else {
+            if inboundHeld.count < Self.inboundBufferLimit { inboundHeld.append(.event(event)) }
+            return
+        }
+        inboundHandler.channelEvent(event)
+    }
+
+    /// Whether a stream reader should pause before reading more: the handler's queue is past
+    /// its stream bounds (and there is a handler: without one nothing would make room).
     var inboundQueueFull: Bool {
-        directInbound != nil
+        inboundHandler != nil
             && (inboundQueued >= Self.inboundBufferLimit * 3 / 4 || inboundQueuedBytes >= Self.inboundBufferBytes)
     }
 
@@ -161,22 +167,45 @@ extension MeshNode {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Installs the synchronous consumer tried before the `inboundMessages` stream: it runs on
-    /// this loop and returns true when it handled the message.
-    func setDirectInbound(_ consumer: (@Sendable (InboundChannelMessage) -> Bool)?, burstEnd: (@Sendable () -> Void)? = nil) {
-        directInbound = consumer
-        directBurstEnd = burstEnd
-        if consumer == nil { releaseInboundRoomWaiters() }
+    /// Installs (nil: removes) the consumer of inbound messages and channel events; what was
+    /// held meanwhile goes to the new one first, in arrival order.
+    func setInbound(_ handler: (any DeliveryInbound)?) {
+        inboundHandler = handler
+        // Messages queued by a previous handler will never be consumed now.
+        inboundQueued = 0
+        inboundQueuedBytes = 0
+        guard let handler else {
+            releaseInboundRoomWaiters()
+            return
+        }
+        let held = inboundHeld
+        inboundHeld = []
+        for item in held {
+            switch item {
+            case .message(let message):
+                if !handler.receive(message) {
+                    inboundQueued += 1
+                    inboundQueuedBytes += message.bytes.count
+                }
+            case .event(let event): handler.channelEvent(event)
+            }
+        }
     }
 
-    /// The datagrams of one socket read (up to 32) have all been handled: the synchronous
-    /// consumer writes out what they produced now, before the loop turns to other work.
-    func datagramBurstEnded() { directBurstEnd?() }
+    /// The datagrams of one socket read (up to 32) have all been handled: the handler writes
+    /// out what they produced now, before the loop turns to other work.
+    func datagramBurstEnded() { inboundHandler?.inboundBurstEnded() }
 
-    /// The consumer of `inboundMessages` finished one message taken from the stream.
+    /// The handler finished one message it had queued.
     func inboundConsumed(bytes: Int = 0) {
         inboundQueued = max(0, inboundQueued - 1)
         inboundQueuedBytes = max(0, inboundQueuedBytes - bytes)
         if !inboundRoomWaiters.isEmpty, !inboundQueueFull { releaseInboundRoomWaiters() }
     }
+}
+
+/// Something that arrived before an inbound handler was installed.
+enum HeldInbound: Sendable {
+    case message(InboundChannelMessage)
+    case event(PeerChannelEvent)
 }

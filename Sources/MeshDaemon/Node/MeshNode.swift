@@ -15,8 +15,9 @@ import ServiceLifecycle
 /// the control plane until graceful shutdown or cancellation, then closes every socket.
 /// Several nodes can run in one process (tests). A node runs once.
 ///
-/// Application data (the delivery router's messages) goes through `send(_:to:path:)`, `inboundMessages` and
-/// `channelEvents`; the local API uses the `MeshControlPlane` methods.
+/// Application data (the delivery router's messages) goes through `NodeDeliveryChannels`: sends,
+/// and one inbound handler for messages and channel events; the local API uses the
+/// `MeshControlPlane` methods.
 public actor MeshNode: MeshControlPlane, Service {
     enum Phase { case idle, running, stopped }
 
@@ -63,19 +64,19 @@ public actor MeshNode: MeshControlPlane, Service {
     var nextPingID: UInt32 = 1
     /// Test seam: drop every received datagram (see `ignoreDatagramsForTesting`).
     var ignoresDatagrams = false
-    /// Messages yielded to `inboundMessages` and not yet consumed (see `deliver`).
+    /// Messages the inbound handler queued and has not consumed yet (see `deliver`).
     var inboundQueued = 0
     /// Bytes of those messages.
     var inboundQueuedBytes = 0
-    /// Stream readers waiting until the consumer of `inboundMessages` made room (see
+    /// Stream readers waiting until the inbound handler made room (see
     /// `waitForInboundRoom`).
     var inboundRoomWaiters: [CheckedContinuation<Void, Never>] = []
     /// Warns about handshakes stamped too far ahead, at most once per 10 s.
     var futureHandshakeWarning = RateLimitedWarning()
-    /// The synchronous inbound consumer (see `setDirectInbound`).
-    var directInbound: (@Sendable (InboundChannelMessage) -> Bool)?
-    /// Told when a burst of received datagrams has been handled (see `datagramBurstEnded`).
-    var directBurstEnd: (@Sendable () -> Void)?
+    /// The consumer of inbound messages and channel events (the delivery router; see `setInbound`).
+    var inboundHandler: (any DeliveryInbound)?
+    /// What arrived while no handler was installed, in order.
+    var inboundHeld: [HeldInbound] = []
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
     /// The address UDP and TCP are bound to, once `run()` has bound them.
@@ -83,10 +84,6 @@ public actor MeshNode: MeshControlPlane, Service {
 
     nonisolated let jobs: AsyncStream<NodeJob>
     nonisolated let jobQueue: AsyncStream<NodeJob>.Continuation
-    nonisolated let inboundMessageStream: AsyncStream<InboundChannelMessage>
-    let inboundMessageQueue: AsyncStream<InboundChannelMessage>.Continuation
-    nonisolated let channelEventStream: AsyncStream<PeerChannelEvent>
-    let channelEventQueue: AsyncStream<PeerChannelEvent>.Continuation
 
     /// Loads (or creates) the identity key `identity.key` and the paired-device store in
     /// `configuration.stateDirectory`; throws `NodeError` when either is unusable (a corrupt
@@ -146,10 +143,6 @@ public actor MeshNode: MeshControlPlane, Service {
             perSource: configuration.channelTuning.maximumUnauthenticatedPerSource,
             reservedForKnown: configuration.channelTuning.unauthenticatedSlotsReservedForPaired))
         (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
-        (inboundMessageStream, inboundMessageQueue) = AsyncStream.makeStream(
-            of: InboundChannelMessage.self, bufferingPolicy: .bufferingOldest(MeshNode.inboundBufferLimit))
-        (channelEventStream, channelEventQueue) = AsyncStream.makeStream(
-            of: PeerChannelEvent.self, bufferingPolicy: .bufferingNewest(1024))
     }
 
     /// This device's ID.
@@ -228,8 +221,6 @@ public actor MeshNode: MeshControlPlane, Service {
         for waiter in invitationWaiters.values { waiter.resume(throwing: ControlError(code: "stopping", message: "the daemon is stopping")) }
         invitationWaiters.removeAll()
         for (id, _) in pingWaiters { finishPing(id, at: nil) }
-        inboundMessageQueue.finish()
-        channelEventQueue.finish()
         releaseInboundRoomWaiters()
     }
 
