@@ -3,9 +3,10 @@ import PackageDescription
 
 /// SessionMesh: a paired-device sync transport for Linux.
 ///
-/// Layers (see docs/ and the README): the pure protocol `SessionMesh`; the libsodium boundary
-/// `CSodium` + `MeshCrypto`; the local-API wire format `MeshLocalAPI`; the daemon core
-/// `MeshDaemon`; the app-side `SessionMeshClient`; and the executables.
+/// Layers (see docs/ARCHITECTURE.md and the README): the pure protocol `SessionMesh`; the
+/// daemon's domain values `MeshCore` (device IDs, control reports, delivery vocabulary, the
+/// daemon's errors); the libsodium boundary `CSodium` + `MeshCrypto`; the local-API wire format
+/// `MeshLocalAPI`; the daemon `MeshDaemon`; the app-side `SessionMeshClient`; and the executables.
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
@@ -36,13 +37,22 @@ var package = Package(
         // Pure protocol: Foundation only.
         .target(name: "SessionMesh", swiftSettings: strict),
 
+        // The daemon's domain values, below the crypto, wire and daemon modules: device IDs,
+        // control reports, delivery vocabulary, the daemon's own errors. No C library; NIOCore
+        // only for the event-loop task executor daemon and clients share.
+        .target(
+            name: "MeshCore",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strict
+        ),
+
         // libsodium boundary.
         .systemLibrary(
             name: "CSodium",
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
-        .target(name: "MeshCrypto", dependencies: ["CSodium"], swiftSettings: strict),
+        .target(name: "MeshCrypto", dependencies: ["CSodium", "MeshCore"], swiftSettings: strict),
 
         // SQLite boundary for the daemon's durable store.
         .systemLibrary(
@@ -76,7 +86,7 @@ var package = Package(
         .target(
             name: "MeshLocalAPI",
             dependencies: [
-                "SessionMesh",
+                "SessionMesh", "MeshCore",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -86,7 +96,7 @@ var package = Package(
         .target(
             name: "MeshDaemon",
             dependencies: [
-                "SessionMesh", "MeshCrypto", "MeshLocalAPI", "CSQLite", "MeshDiscovery",
+                "SessionMesh", "MeshCore", "MeshCrypto", "MeshLocalAPI", "CSQLite", "MeshDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -160,7 +170,7 @@ var package = Package(
         .testTarget(name: "SessionMeshTests", dependencies: ["SessionMesh"], swiftSettings: strict),
         .testTarget(
             name: "MeshCryptoTests",
-            dependencies: ["MeshCrypto"],
+            dependencies: ["MeshCrypto", "MeshCore"],
             resources: [.copy("Vectors")],
             swiftSettings: strict
         ),
@@ -198,7 +208,7 @@ var package = Package(
 // the dependencies are not instrumented. libFuzzer supplies `main`.
 if Context.environment["MESH_FUZZ"] == "1" {
     let sanitize: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]
-    let fuzzed: Set<String> = ["SessionMesh", "MeshCrypto", "MeshLocalAPI", "MeshDaemon", "MeshDiscovery"]
+    let fuzzed: Set<String> = ["SessionMesh", "MeshCore", "MeshCrypto", "MeshLocalAPI", "MeshDaemon", "MeshDiscovery"]
     for target in package.targets where fuzzed.contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + sanitize
     }

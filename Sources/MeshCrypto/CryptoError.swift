@@ -39,8 +39,6 @@ public struct CryptoError: Error, CustomStringConvertible, Sendable, Equatable {
         public static let corruptKeyFile = Code("corrupt key file")
         /// Reading or writing the key file failed at the operating-system level.
         public static let keyFileIO = Code("key file I/O error")
-        /// A device ID typed or pasted by a person is not valid.
-        public static let invalidDeviceID = Code("invalid device ID")
         /// A pairing code typed by a person is not valid.
         public static let invalidPairingCode = Code("invalid pairing code")
         /// A test-vector file could not be read or understood.

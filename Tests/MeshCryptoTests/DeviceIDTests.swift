@@ -24,7 +24,7 @@ import Testing
                 for replacement in Self.alphabet where replacement != text[position] {
                     var typo = text
                     typo[position] = replacement
-                    let error = #expect(throws: CryptoError.self) { try DeviceID.parse(String(typo)) }
+                    let error = #expect(throws: DeviceIDError.self) { try DeviceID.parse(String(typo)) }
                     #expect(error?.message.contains("group \(position / 7 + 1)") == true)
                 }
             }
@@ -39,7 +39,7 @@ import Testing
                     for j in (i + 1)..<(group * 7 + 7) where text[i] != text[j] {
                         var swapped = text
                         swapped.swapAt(i, j)
-                        #expect(throws: CryptoError.self) { try DeviceID.parse(String(swapped)) }
+                        #expect(throws: DeviceIDError.self) { try DeviceID.parse(String(swapped)) }
                     }
                 }
             }
@@ -47,16 +47,16 @@ import Testing
             for boundary in stride(from: 6, to: 55, by: 7) where text[boundary] != text[boundary + 1] {
                 var swapped = text
                 swapped.swapAt(boundary, boundary + 1)
-                #expect(throws: CryptoError.self) { try DeviceID.parse(String(swapped)) }
+                #expect(throws: DeviceIDError.self) { try DeviceID.parse(String(swapped)) }
             }
         }
     }
 
     @Test func wrongLengthAndBadCharactersAreExplained() {
-        let short = #expect(throws: CryptoError.self) { try DeviceID.parse("ABC-DEF") }
+        let short = #expect(throws: DeviceIDError.self) { try DeviceID.parse("ABC-DEF") }
         #expect(short?.message.contains("56 characters") == true)
         let text = DeviceID(publicKey: Fixtures.keyPair(1).publicKey).description
-        let bad = #expect(throws: CryptoError.self) { try DeviceID.parse("!" + text.dropFirst()) }
+        let bad = #expect(throws: DeviceIDError.self) { try DeviceID.parse("!" + text.dropFirst()) }
         #expect(bad?.message.contains("group 1") == true)
     }
 
@@ -73,7 +73,7 @@ import Testing
     @Test func multiCharacterUppercaseIsRejected() {
         let id = DeviceID(publicKey: Fixtures.keyPair(1).publicKey).description
         for odd in ["ß", "ﬁ", "ŉ", "é", "😀"] {
-            #expect(throws: CryptoError.self) { try DeviceID.parse(odd + id.dropFirst()) }
+            #expect(throws: DeviceIDError.self) { try DeviceID.parse(odd + id.dropFirst()) }
             #expect(throws: CryptoError.self) { try PairingCode.parse(odd + "KQ4-MX9D") }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MeshCore
 @testable import MeshCrypto
 
 @Suite struct PairingTests {

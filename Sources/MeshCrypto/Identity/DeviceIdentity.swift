@@ -1,3 +1,5 @@
+import MeshCore
+
 /// This device's long-term identity: its static X25519 key pair and the device ID derived from it.
 public struct DeviceIdentity: Sendable {
     /// The static key pair (the Noise `s` of every channel).

@@ -1,3 +1,5 @@
+import MeshCore
+
 /// A one-time pairing code people read off one screen and type on another, e.g. `7KQ4-MX9D`.
 ///
 /// Seven random Crockford base32 characters (35 bits from libsodium's random generator) and

@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 
 // JSON bodies of `attach` (0x0100).
 
@@ -76,7 +77,7 @@ public struct MeshAttachedPeer: Codable, Sendable, Equatable, Hashable {
 /// Rules for feature ids on the local API.
 public enum LocalAPIFeatureID {
     /// Longest feature id in UTF-8 bytes (it must fit a binary `str`).
-    public static let maximumBytes = 255
+    public static let maximumBytes = FeatureIDLimit.maximumBytes
 
     /// Throws `invalid-argument` when `feature` is empty or longer than `maximumBytes`.
     public static func validate(_ feature: String, operation: LocalAPIOperation) throws(LocalAPIErrorBody) {

@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 
 // JSON bodies of the `reachability` event (0x0183), `watermark.set` (0x010C) and the
 // `watermark` event (0x0186). Reachability (a lease) and the watermark (what the remote app
@@ -7,18 +8,7 @@ import Foundation
 /// `reachability` event: `{"peer", "featureID"?, "reachable": bool, "reason": "…"}`.
 public struct MeshReachabilityEvent: Codable, Sendable, Equatable {
     /// Why reachability changed.
-    public enum Reason: String, Codable, Sendable, Equatable, CaseIterable {
-        /// The channel to the peer became active.
-        case channelActive = "channel-active"
-        /// The channel closed.
-        case channelDown = "channel-down"
-        /// The counterpart app attached on the peer (feature-level).
-        case appAttached = "app-attached"
-        /// The counterpart app detached on the peer (feature-level).
-        case appDetached = "app-detached"
-        /// The lease ran out without renewal.
-        case leaseExpired = "lease-expired"
-    }
+    public typealias Reason = ReachabilityChangeReason
 
     /// Full device ID.
     public var peer: String

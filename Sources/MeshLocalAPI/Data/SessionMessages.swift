@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 
 // JSON bodies of `session.announce` (0x0106), `session.close` (0x0107), `sessions` (0x0108) and
 // the `session` event (0x0185).
@@ -101,14 +102,7 @@ public struct MeshSessionsReply: Codable, Sendable, Equatable {
 /// `session` event: a directory entry (flat, as in `sessions`) plus what changed.
 public struct MeshSessionEvent: Codable, Sendable, Equatable {
     /// What happened to the entry.
-    public enum Change: String, Codable, Sendable, Equatable {
-        /// A session appeared.
-        case announced
-        /// Its owner or status changed.
-        case updated
-        /// It was closed (never revived by a stale slot).
-        case closed
-    }
+    public typealias Change = SessionChange
 
     /// The session.
     public var sessionID: UUID

@@ -1,3 +1,5 @@
+import MeshCore
+
 // JSON bodies of the control operations. Keys are the property names; docs/LOCAL-API.md shows
 // each with an example. Fields marked optional may be left out.
 

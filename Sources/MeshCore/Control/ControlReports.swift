@@ -1,8 +1,9 @@
 import Foundation
 
-// The control part of the local API: values the daemon reports to `meshctl` and apps.
-// Encoded as JSON bodies on the local socket (see docs/LOCAL-API.md); the JSON keys are the
-// property names below and are part of the documented interface.
+// What the daemon's control plane reports (`MeshControlPlane`: status, peers, pairing, ping).
+// The local API sends these values as they are, JSON-encoded, to `meshctl` and apps (see
+// docs/LOCAL-API.md): the JSON keys are the property names below and are part of the
+// documented interface.
 
 /// State of the encrypted channel to one paired device.
 public enum ChannelState: String, Codable, Sendable, Equatable {

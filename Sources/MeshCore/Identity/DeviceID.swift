@@ -1,12 +1,13 @@
 /// A device's fingerprint in a form people read aloud and compare: 8 groups of 7 base32
 /// characters, e.g. `MFZWI3D-BONSGYC-...`.
 ///
-/// The ID is the first 240 bits of SHA-256 of the device's static X25519 public key. Each group
+/// The ID is the first 240 bits of SHA-256 of the device's static X25519 public key (derived in
+/// MeshCrypto, `DeviceID(publicKey:)`; this module has no crypto). Each group
 /// holds 6 data characters and one check character, so ``parse(_:)`` catches one mistyped
 /// character or two swapped characters and says which group is wrong. Equal IDs mean equal keys
 /// (up to a 2⁻²⁴⁰ chance). Codable as its string form.
 public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
-    static let byteCount = 30
+    package static let byteCount = 30
     static let groupCount = 8
     static let dataPerGroup = 6
     static let codec = Base32Check.rfc4648
@@ -14,23 +15,19 @@ public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Co
     /// The 30 fingerprint bytes.
     public let bytes: [UInt8]
 
-    /// The fingerprint of a static public key.
-    public init(publicKey: [UInt8]) {
-        bytes = Array(Sodium.sha256(publicKey)[0..<Self.byteCount])
-    }
-
-    private init(fingerprint: [UInt8]) { bytes = fingerprint }
+    /// An ID from its 30 fingerprint bytes. MeshCrypto's `DeviceID(publicKey:)` derives them
+    /// from a key; nothing else makes them.
+    package init(fingerprint: [UInt8]) { bytes = fingerprint }
 
     /// Parses the grouped form, tolerating lower case, missing or extra dashes and spaces, and
     /// `0`/`1`/`8` typed for `O`/`I`/`B`.
-    /// - Throws: ``CryptoError/Code/invalidDeviceID`` naming the group with the typo, the bad
-    ///   character, or the expected length.
+    /// - Throws: ``DeviceIDError`` naming the group with the typo, the bad character, or the
+    ///   expected length.
     public static func parse(_ text: String) throws -> DeviceID {
         let characters = Base32Check.stripSeparators(text)
         let expected = groupCount * (dataPerGroup + 1)
         guard characters.count == expected else {
-            throw CryptoError(.invalidDeviceID,
-                              "a device ID has \(expected) characters in \(groupCount) groups of 7; got \(characters.count)")
+            throw DeviceIDError("a device ID has \(expected) characters in \(groupCount) groups of 7; got \(characters.count)")
         }
         var data: [UInt8] = []
         for group in 0..<groupCount {
@@ -38,16 +35,14 @@ public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Co
             var values: [UInt8] = []
             for (offset, character) in characters[start..<(start + dataPerGroup + 1)].enumerated() {
                 guard let value = codec.value(of: character) else {
-                    throw CryptoError(.invalidDeviceID,
-                                      "group \(group + 1), character \(offset + 1) ('\(character)') is not A–Z or 2–7")
+                    throw DeviceIDError("group \(group + 1), character \(offset + 1) ('\(character)') is not A–Z or 2–7")
                 }
                 values.append(value)
             }
             let check = values.removeLast()
             guard Base32Check.checkValue(values, salt: UInt8(group)) == check else {
                 let shown = String(characters[start..<(start + dataPerGroup + 1)])
-                throw CryptoError(.invalidDeviceID,
-                                  "group \(group + 1) (\(shown.uppercased())) has a typo: its check character does not match")
+                throw DeviceIDError("group \(group + 1) (\(shown.uppercased())) has a typo: its check character does not match")
             }
             data += values
         }

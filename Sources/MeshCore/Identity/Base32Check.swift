@@ -5,21 +5,21 @@
 /// any single mistyped symbol and any two swapped symbols (adjacent or not, check included).
 /// A plain mod-32 checksum cannot do both: its weights would have to be odd and differ by odd
 /// amounts at once.
-struct Base32Check: Sendable {
+package struct Base32Check: Sendable {
     /// The 32 symbols, in value order.
     let alphabet: [Character]
     /// Extra spellings accepted on input (e.g. `0` for `O`), already upper-case.
     let aliases: [Character: Character]
 
     /// RFC 4648 base32 (A–Z, 2–7), as Syncthing device IDs use; 0/1/8 read as O/I/B.
-    static let rfc4648 = Base32Check(alphabet: Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"),
+    package static let rfc4648 = Base32Check(alphabet: Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"),
                                      aliases: ["0": "O", "1": "I", "8": "B"])
     /// Crockford base32 (no I, L, O, U); I/L read as 1, O as 0.
-    static let crockford = Base32Check(alphabet: Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ"),
+    package static let crockford = Base32Check(alphabet: Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ"),
                                        aliases: ["I": "1", "L": "1", "O": "0"])
 
     /// The value of `character` (case-insensitive, aliases applied), or nil.
-    func value(of character: Character) -> UInt8? {
+    package func value(of character: Character) -> UInt8? {
         // Some characters upper-case to several ("ß" → "SS"); none of those is a symbol.
         let uppercased = character.uppercased()
         guard uppercased.count == 1, let upper = uppercased.first else { return nil }
@@ -29,10 +29,10 @@ struct Base32Check: Sendable {
     }
 
     /// The symbol for `value` (0…31).
-    func symbol(_ value: UInt8) -> Character { alphabet[Int(value & 31)] }
+    package func symbol(_ value: UInt8) -> Character { alphabet[Int(value & 31)] }
 
     /// The check value of `values` (each 0…31, fewer than 31 of them) with a per-use `salt`.
-    static func checkValue(_ values: [UInt8], salt: UInt8 = 0) -> UInt8 {
+    package static func checkValue(_ values: [UInt8], salt: UInt8 = 0) -> UInt8 {
         var sum = salt & 31
         var weight: UInt8 = 2  // α¹
         for value in values {
@@ -56,7 +56,7 @@ struct Base32Check: Sendable {
 
     /// Splits `bytes` into 5-bit values, most significant bit first (`bytes.count * 8` must be a
     /// multiple of 5 for a lossless round trip).
-    static func fiveBitValues(_ bytes: [UInt8]) -> [UInt8] {
+    package static func fiveBitValues(_ bytes: [UInt8]) -> [UInt8] {
         var values: [UInt8] = []
         var buffer: UInt32 = 0, bits = 0
         for byte in bytes {
@@ -72,7 +72,7 @@ struct Base32Check: Sendable {
     }
 
     /// The inverse of ``fiveBitValues(_:)`` for whole bytes.
-    static func bytes(fromFiveBitValues values: [UInt8]) -> [UInt8] {
+    package static func bytes(fromFiveBitValues values: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
         var buffer: UInt32 = 0, bits = 0
         for value in values {
@@ -87,7 +87,7 @@ struct Base32Check: Sendable {
     }
 
     /// Removes the separators people type between groups (dashes, spaces, tabs, newlines).
-    static func stripSeparators(_ text: String) -> [Character] {
+    package static func stripSeparators(_ text: String) -> [Character] {
         text.filter { $0 != "-" && $0 != " " && $0 != "\t" && $0 != "\n" && $0 != "\r" && $0 != "_" }.map { $0 }
     }
 }
