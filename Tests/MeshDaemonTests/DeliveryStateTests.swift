@@ -128,8 +128,8 @@ extension DeliveryIntegration {
                 try await b.router.sessions(featureID: "demo").first { $0.sessionID == session }?.status == "closed"
             }
             let (stale, staleBytes) = try RouterFixtures.snapshot(revision: 1, state: "revive?", session: session)
-            await #expect(throws: ControlError.self) { _ = try await a.router.publishSnapshot(stale, encoded: staleBytes, to: nil) }
-            await #expect(throws: ControlError.self) {
+            await #expect(throws: MeshError.self) { _ = try await a.router.publishSnapshot(stale, encoded: staleBytes, to: nil) }
+            await #expect(throws: MeshError.self) {
                 try await a.router.announceSession(sessionID: session, featureID: "demo", owner: "x", status: "running")
             }
             // A stale snapshot from the peer does not revive it either.
@@ -162,7 +162,7 @@ extension DeliveryIntegration {
             defer { Task { await bed.shutdown() } }
             var (a, b) = try await bed.pair()
             try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: 7)
-            await #expect(throws: ControlError.self) {
+            await #expect(throws: MeshError.self) {
                 try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: UInt64.max)
             }
             // No app was attached on alice when it arrived; one that attaches now is told.
@@ -210,7 +210,7 @@ extension DeliveryIntegration {
             let queued = try await a.router.queue()
             #expect(queued.map(\.summary.featureID) == ["demo", "demo", "demo"] && queued.allSatisfy { $0.summary.peer == b.id })
             try await a.router.cancelQueued(id: queued[0].summary.id.rawValue)
-            await #expect(throws: ControlError.self) { try await a.router.cancelQueued(id: queued[0].summary.id.rawValue) }
+            await #expect(throws: MeshError.self) { try await a.router.cancelQueued(id: queued[0].summary.id.rawValue) }
             #expect(try await a.router.queue().count == 2)
             try await a.node.unpair(deviceID: b.id)
             try await waitUntil("outbox of the unpaired device dropped", timeout: 5) { try await a.router.queue().isEmpty }

@@ -35,7 +35,7 @@ struct NodeChannelTests {
             #expect(p50 <= p99)
             print("ping \(path.path): min \(path.minMicroseconds ?? 0) µs, p50 \(p50) µs, p99 \(p99) µs, max \(path.maxMicroseconds ?? 0) µs")
         }
-        await #expect(throws: ControlError.self) { _ = try await alice.node.ping(deviceID: "NOPE", count: 1) }
+        await #expect(throws: MeshError.self) { _ = try await alice.node.ping(deviceID: "NOPE", count: 1) }
         await bed.shutdown()
     }
 

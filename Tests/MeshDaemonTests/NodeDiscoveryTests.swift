@@ -133,7 +133,7 @@ struct NodeDiscoveryTests {
         let code = PairingCode.generate()
         discovery.announce(name: "other", deviceID: "DDDDDDDD", pairingHint: code.publicHint == "ZZ" ? "YY" : "ZZ", port: 9)
         let started = ContinuousClock.now
-        let error = await #expect(throws: ControlError.self) {
+        let error = await #expect(throws: MeshError.self) {
             _ = try await joiner.node.joinPairing(code: code.description, address: nil)
         }
         #expect(error?.code == "inviter-not-found")
@@ -142,7 +142,7 @@ struct NodeDiscoveryTests {
 
         // Without discovery the daemon says so at once.
         let plain = try await bed.start(name: "plain")
-        let off = await #expect(throws: ControlError.self) {
+        let off = await #expect(throws: MeshError.self) {
             _ = try await plain.node.joinPairing(code: code.description, address: nil)
         }
         #expect(off?.code == "discovery-off")

@@ -70,7 +70,7 @@ struct NodePairingHardeningTests {
             }
             #expect(answered)
         }
-        await #expect(throws: ControlError.pairingCodeInvalidated) { try await waiter.value }
+        await #expect(throws: MeshError.pairingCodeInvalidated) { try await waiter.value }
         await bed.shutdown()
     }
 
@@ -164,12 +164,12 @@ struct NodePairingHardeningTests {
         // The inviter knows bob and its code was created without --replace: refused, code withdrawn.
         let plain = try await alice.node.createPairingCode(validFor: 60)
         let waiter = Task { try await alice.node.awaitPairing(code: plain.code) }
-        let refused = await #expect(throws: ControlError.self) {
+        let refused = await #expect(throws: MeshError.self) {
             _ = try await bob.node.joinPairing(code: plain.code, address: alice.address, replace: true)
         }
         #expect(refused?.code == "pairing-refused")
         #expect(refused?.message.contains("--replace") == true)
-        let told = await #expect(throws: ControlError.self) { try await waiter.value }
+        let told = await #expect(throws: MeshError.self) { try await waiter.value }
         #expect(told?.code == "already-paired")
         #expect(told?.message.contains("--replace") == true)
         #expect(await alice.node.peers[bobID]?.record.pairKey == aliceKey)
@@ -187,7 +187,7 @@ struct NodePairingHardeningTests {
 
         // The joiner knows alice and did not ask to replace: it keeps its pairing and says why.
         let third = try await alice.node.createPairingCode(validFor: 60, replace: true)
-        let kept = await #expect(throws: ControlError.self) {
+        let kept = await #expect(throws: MeshError.self) {
             _ = try await bob.node.joinPairing(code: third.code, address: alice.address)
         }
         #expect(kept?.code == "already-paired")
@@ -219,7 +219,7 @@ struct NodePairingHardeningTests {
         try await waitUntil("five advertisers of the hint", timeout: 5) {
             await joiner.node.discovered.inviters(hint: hint).count == 5
         }
-        let error = await #expect(throws: ControlError.self) {
+        let error = await #expect(throws: MeshError.self) {
             _ = try await joiner.node.joinPairing(code: code.description, address: nil)
         }
         #expect(error?.code == "inviter-ambiguous")

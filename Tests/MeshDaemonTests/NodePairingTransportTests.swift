@@ -39,18 +39,18 @@ struct NodePairingTransportTests {
         var wrong = PairingCode.generate()
         while wrong.description == invitation.code { wrong = PairingCode.generate() }
         for attempt in 1...3 {
-            await #expect(throws: ControlError.self, "attempt \(attempt)") {
+            await #expect(throws: MeshError.self, "attempt \(attempt)") {
                 _ = try await bob.node.joinPairing(code: wrong.description, address: alice.address)
             }
         }
         // The waiter learns the code is dead.
         let waited = await waiter.result
-        #expect(throws: ControlError.pairingCodeInvalidated) { try waited.get() }
+        #expect(throws: MeshError.pairingCodeInvalidated) { try waited.get() }
         // A fourth attempt, even with the right code, is refused.
         do {
             _ = try await bob.node.joinPairing(code: invitation.code, address: alice.address)
             Issue.record("a fourth attempt must be refused")
-        } catch let error as ControlError {
+        } catch let error as MeshError {
             #expect(error.code == "pairing-refused")
         }
         let alicePeers = await alice.node.peers(), bobPeers = await bob.node.peers()
@@ -68,7 +68,7 @@ struct NodePairingTransportTests {
         do {
             _ = try await bob.node.joinPairing(code: "ZZZZ", address: "127.0.0.1:9")
             Issue.record("expected invalid-code")
-        } catch let error as ControlError {
+        } catch let error as MeshError {
             #expect(error.code == "invalid-code")
         }
         await bed.shutdown()
@@ -79,7 +79,7 @@ struct NodePairingTransportTests {
         defer { Task { await bed.shutdown() } }
         let alice = try await bed.start(name: "alice")
         let invitation = try await alice.node.createPairingCode(validFor: 1)
-        await #expect(throws: ControlError.pairingExpired) {
+        await #expect(throws: MeshError.pairingExpired) {
             _ = try await alice.node.awaitPairing(code: invitation.code)
         }
         await bed.shutdown()

@@ -25,7 +25,7 @@ struct NodePairingWaiterTests {
         let staying = Task { try await inviter.node.awaitPairing(code: code) }
         try await waitUntil("a new waiter", timeout: 10) { await inviter.node.pairingWaiterCount == 1 }
         await inviter.node.cancelPairing(code: code)
-        await #expect(throws: ControlError.self) { try await staying.value }
+        await #expect(throws: MeshError.self) { try await staying.value }
         await bed.shutdown()
     }
 }

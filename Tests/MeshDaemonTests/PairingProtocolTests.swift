@@ -90,7 +90,7 @@ import Testing
         #expect(invitation.failedAttempts == 3)
         #expect(invitation.state == .invalidated)
         #expect(!invitation.isUsable(at: PairingFixture.start.addingTimeInterval(10)))
-        #expect(throws: ControlError.pairingCodeInvalidated) {
+        #expect(throws: MeshError.pairingCodeInvalidated) {
             _ = try invitation.beginAttempt(at: PairingFixture.start.addingTimeInterval(10), identity: alice)
         }
     }
@@ -100,7 +100,7 @@ import Testing
         var running: [PairingAttemptID] = []
         for _ in 1 ... 3 { running.append(try invitation.beginAttempt(at: PairingFixture.start, identity: alice).attempt) }
         #expect(!invitation.isUsable(at: PairingFixture.start))
-        #expect(throws: ControlError.pairingBusy) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: alice) }
+        #expect(throws: MeshError.pairingBusy) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: alice) }
         for attempt in running { invitation.attemptFailed(attempt) }
         #expect(invitation.state == .invalidated)
     }
@@ -114,7 +114,7 @@ import Testing
         #expect(!invitation.isUsable(at: atExpiry))
         #expect(invitation.state(at: atExpiry) == .expired)
         #expect(invitation.state == .live)
-        #expect(throws: ControlError.pairingExpired) { _ = try invitation.beginAttempt(at: atExpiry, identity: alice) }
+        #expect(throws: MeshError.pairingExpired) { _ = try invitation.beginAttempt(at: atExpiry, identity: alice) }
         #expect(invitation.state == .expired)
     }
 
@@ -139,7 +139,7 @@ import Testing
 
         #expect(invitation.state == .used)
         #expect(!invitation.isUsable(at: PairingFixture.start.addingTimeInterval(1)))
-        #expect(throws: ControlError.pairingCodeUsed) {
+        #expect(throws: MeshError.pairingCodeUsed) {
             _ = try invitation.beginAttempt(at: PairingFixture.start.addingTimeInterval(1), identity: alice)
         }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import MeshLocalAPI
+import MeshCore
 import SessionMesh
 
 /// Something the router hands to an attached app (the local API turns it into an `event` frame).
@@ -12,11 +12,11 @@ public enum DeliveryEvent: Sendable, Equatable {
     /// A peer's app asks for a snapshot (encoded `SessionSnapshotRequest`).
     case snapshotRequest(from: String, encoded: [UInt8])
     /// Reachability of a peer (featureID nil) or of a feature on it changed.
-    case reachability(peer: String, featureID: String?, reachable: Bool, reason: MeshReachabilityEvent.Reason)
+    case reachability(peer: String, featureID: String?, reachable: Bool, reason: ReachabilityChangeReason)
     /// A timer anchor, already rewritten into this device's clock.
     case anchor(from: String, sessionID: UUID, featureID: String, revision: UInt64, anchor: SessionTimerAnchor)
     /// A session directory row changed.
-    case session(SessionRecord, change: MeshSessionEvent.Change)
+    case session(SessionRecord, change: SessionChange)
     /// The app on `peer` processed our events of the session up to `sequence`.
     case watermark(peer: String, sessionID: UUID, featureID: String, sequence: UInt64)
 }

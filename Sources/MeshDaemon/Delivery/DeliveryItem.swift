@@ -1,5 +1,5 @@
 import Foundation
-import MeshLocalAPI
+import MeshCore
 import SessionMesh
 
 /// One application item as two daemons carry it: on the realtime datagram path, in a reliable
@@ -137,6 +137,6 @@ extension WireReader {
 
     /// A feature ID: a `str16` of 1–255 UTF-8 bytes, the local API's limit for feature IDs.
     mutating func featureID(_ what: String) throws(WireFormatError) -> String {
-        try string16(what, bytes: 1...LocalAPIFeatureID.maximumBytes)
+        try string16(what, bytes: 1...FeatureIDLimit.maximumBytes)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 
 /// Attachments of local apps, feature presence and reachability events.
 extension DeliveryRouter {
@@ -70,7 +70,7 @@ extension DeliveryRouter {
     }
 
     /// Recomputes which features of `peer` are reachable and emits the changes.
-    func updateReachability(_ peer: DeviceID, gained: MeshReachabilityEvent.Reason, lost: MeshReachabilityEvent.Reason) {
+    func updateReachability(_ peer: DeviceID, gained: ReachabilityChangeReason, lost: ReachabilityChangeReason) {
         guard var state = peerStates[peer] else { return }
         let now = now()
         let reachable: Set<String> = state.active && now < state.presenceExpiresAt ? state.remoteFeatures : []
@@ -214,7 +214,7 @@ extension DeliveryRouter {
         do {
             deleted = try await worker.run { try store.deleteInbox(ids: inboxIDs, permitting: permits).map(\.rawValue) }
         } catch {
-            throw DeliveryError.store(error)
+            throw MeshError.store(error)
         }
         for key in handedOut.keys { handedOut[key]?.subtract(deleted) }
         if !deleted.isEmpty { await announceRoom() }

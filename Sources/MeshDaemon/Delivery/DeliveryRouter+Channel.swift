@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import SessionMesh
 
 /// Channel events: activation drains the pending buffer and resends what peers need.

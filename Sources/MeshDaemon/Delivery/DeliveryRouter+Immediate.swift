@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 
 /// Inbound realtime traffic handled at once: realtime items and their acks arriving by datagram
 /// are handled as the node reads them (`receive`, on the shared loop), without a queue or a

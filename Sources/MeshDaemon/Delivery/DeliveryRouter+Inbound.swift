@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import SessionMesh
 
 /// Messages from peer daemons.

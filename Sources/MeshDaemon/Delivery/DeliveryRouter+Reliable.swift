@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 
 /// The reliable path: outbox → stream batches → peer inbox → cumulative ack → outbox delete.
 extension DeliveryRouter {
@@ -221,7 +221,7 @@ extension DeliveryRouter {
     public func queue() async throws -> [(summary: OutboxSummary, attempts: Int, ageSeconds: Double)] {
         let store = self.store
         let items: [OutboxSummary]
-        do { items = try await worker.run { try store.listOutbox() } } catch { throw DeliveryError.store(error) }
+        do { items = try await worker.run { try store.listOutbox() } } catch { throw MeshError.store(error) }
         let now = wallNow()
         return items.map { summary in
             let peer = peersByKey[summary.peer]
@@ -236,8 +236,8 @@ extension DeliveryRouter {
         let store = self.store
         let removed: Bool
         do { removed = try await worker.run { try store.cancelOutbox(id: OutboxID(rawValue: id), permitting: permits) } } catch {
-            throw DeliveryError.store(error)
+            throw MeshError.store(error)
         }
-        guard removed else { throw DeliveryError.notFound("no queued item has id \(id); see `meshctl queue`") }
+        guard removed else { throw MeshError.notFound("no queued item has id \(id); see `meshctl queue`") }
     }
 }

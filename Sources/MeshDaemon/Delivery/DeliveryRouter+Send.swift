@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 import SessionMesh
 
@@ -65,7 +65,7 @@ extension DeliveryRouter {
     /// Must be called on the router's loop. Writes submitted in call order are committed in that
     /// order, so one connection's sends keep their per-peer order.
     func enqueueReliableNow(_ metadata: SessionSyncMetadata, encoded: [UInt8], to target: String?,
-                            reply: @escaping (Result<DeliverySendOutcome, ControlError>) -> Void) -> Bool {
+                            reply: @escaping (Result<DeliverySendOutcome, MeshError>) -> Void) -> Bool {
         // No paired device: the asynchronous `send` answers (a reply from inside this call would
         // start the connection's next queued request from inside this one, and so on).
         guard let peers = knownTargets(target), !peers.isEmpty else { return false }
@@ -112,13 +112,13 @@ extension DeliveryRouter {
 
     /// The error a reliable send reports when its item could not be queued, counted: a full
     /// queue or disk is `queue-full` (refused), anything else a store failure.
-    func enqueueFailure(_ error: any Error) -> ControlError {
+    func enqueueFailure(_ error: any Error) -> MeshError {
         if let full = error as? StoreError, full.code == .full {
             counters.reliableRefused &+= 1
-            return DeliveryError.queueFull(full.description)
+            return MeshError.queueFull(full.description)
         }
         counters.storeErrors &+= 1
-        return DeliveryError.store(error)
+        return MeshError.store(error)
     }
 
     /// A realtime item to each of `peers`: `queued` when any copy went to the outbox, else

@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import SessionMesh
 
 /// The session directory, closing, timer anchors and watermarks.
@@ -9,15 +9,15 @@ extension DeliveryRouter {
     /// the others on their next activation). Throws `session-closed` for a closed session.
     public func announceSession(sessionID: UUID, featureID: String, owner: String, status: String) async throws {
         guard status != "closed" else {
-            throw ControlError.invalidArgument("session.announce: use session.close to close a session")
+            throw MeshError.invalidArgument("session.announce: use session.close to close a session")
         }
         let store = self.store
         let existing: SessionRecord?
-        do { existing = try await worker.run { try store.session(id: sessionID) } } catch { throw DeliveryError.store(error) }
-        if existing?.status == "closed" { throw DeliveryError.sessionClosed(sessionID.uuidString) }
+        do { existing = try await worker.run { try store.session(id: sessionID) } } catch { throw MeshError.store(error) }
+        if existing?.status == "closed" { throw MeshError.sessionClosed(sessionID.uuidString) }
         let record = SessionRecord(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
                                    updatedAt: wallNow(), revision: (existing?.revision ?? 0) + 1, sourcePeer: nil)
-        do { _ = try await worker.run { try store.putSession(record) } } catch { throw DeliveryError.store(error) }
+        do { _ = try await worker.run { try store.putSession(record) } } catch { throw MeshError.store(error) }
         emit(.session(record, change: existing == nil ? .announced : .updated), feature: featureID)
         for (peer, state) in peerStates where state.active {
             await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
@@ -37,7 +37,7 @@ extension DeliveryRouter {
                 (try store.session(id: sessionID), try store.outboundSlot(featureID: featureID, sessionID: sessionID))
             }
         } catch {
-            throw DeliveryError.store(error)
+            throw MeshError.store(error)
         }
         let record = SessionRecord(sessionID: sessionID, featureID: featureID, owner: existing?.owner ?? localDeviceID.description,
                                    status: "closed", updatedAt: at, revision: (existing?.revision ?? 0) + 1, sourcePeer: nil)
@@ -51,9 +51,9 @@ extension DeliveryRouter {
             encodedEnvelope = try SessionWireCodec.encode(envelope)
             encodedSnapshot = try SessionWireCodec.encode(snapshot)
         } catch {
-            throw ControlError.invalidArgument("session.close: \(error)")
+            throw MeshError.invalidArgument("session.close: \(error)")
         }
-        do { _ = try await worker.run { try store.putSession(record) } } catch { throw DeliveryError.store(error) }
+        do { _ = try await worker.run { try store.putSession(record) } } catch { throw MeshError.store(error) }
         emit(.session(record, change: .closed), feature: featureID)
         let peers = peerStates.keys.sorted()
         let item = DeliveryItem(eventID: metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
@@ -91,7 +91,7 @@ extension DeliveryRouter {
     /// The directory, optionally of one feature, most recently updated first.
     public func sessions(featureID: String?) async throws -> [SessionRecord] {
         let store = self.store
-        do { return try await worker.run { try store.listSessions(featureID: featureID) } } catch { throw DeliveryError.store(error) }
+        do { return try await worker.run { try store.listSessions(featureID: featureID) } } catch { throw MeshError.store(error) }
     }
 
     func sessionReceived(_ message: DeliverySessionRecord, from peer: DeviceID) async {
@@ -105,7 +105,7 @@ extension DeliveryRouter {
             return
         }
         guard changed else { return }
-        let change: MeshSessionEvent.Change = record.status == "closed" ? .closed : existing == nil ? .announced : .updated
+        let change: SessionChange = record.status == "closed" ? .closed : existing == nil ? .announced : .updated
         emit(.session(record, change: change), feature: record.featureID)
     }
 
@@ -120,7 +120,7 @@ extension DeliveryRouter {
         do {
             stored = try await worker.run { try store.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at) }
         } catch {
-            throw DeliveryError.store(error)
+            throw MeshError.store(error)
         }
         if stored {
             for (peer, state) in peerStates where state.active { await transmit(.anchor(record), to: peer, path: .stream) }
@@ -164,7 +164,7 @@ extension DeliveryRouter {
     /// across restarts). Throws `invalid-argument` for a sequence the store cannot hold.
     public func setWatermark(sessionID: UUID, featureID: String, peer: String, sequence: UInt64) async throws {
         guard sequence <= UInt64(Int64.max) else {
-            throw ControlError(code: LocalAPIErrorBody.Code.invalidArgument, message: "watermark.set: sequence must be at most \(Int64.max)")
+            throw MeshError.invalidArgument("watermark.set: sequence must be at most \(Int64.max)")
         }
         let target = try resolvePairedPeer(peer)
         ensurePeer(target)

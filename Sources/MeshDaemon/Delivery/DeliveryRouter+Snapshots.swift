@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import SessionMesh
 
 /// Latest-state slots and snapshot requests.
@@ -20,7 +20,7 @@ extension DeliveryRouter {
         let store = self.store, at = wallNow()
         if metadata.payloadType != Self.sessionClosedPayloadType,
            let record = try? await worker.run({ try store.session(id: metadata.sessionID) }), record.status == "closed" {
-            throw DeliveryError.sessionClosed(metadata.sessionID.uuidString)
+            throw MeshError.sessionClosed(metadata.sessionID.uuidString)
         }
         let stored: Bool
         do {
@@ -29,7 +29,7 @@ extension DeliveryRouter {
                                           revision: snapshot.revision, bytes: encoded, at: at)
             }
         } catch {
-            throw DeliveryError.store(error)
+            throw MeshError.store(error)
         }
         let isReply = target.map { !$0.isEmpty && $0 != "all" } ?? false
         guard stored || isReply else { return false }
@@ -52,7 +52,7 @@ extension DeliveryRouter {
     public func outboundRevision(featureID: String, sessionID: UUID?) async throws -> UInt64? {
         let store = self.store
         do { return try await worker.run { try store.outboundSlot(featureID: featureID, sessionID: sessionID)?.revision } } catch {
-            throw DeliveryError.store(error)
+            throw MeshError.store(error)
         }
     }
 
@@ -94,7 +94,7 @@ extension DeliveryRouter {
         let key: String? = if let peer, !peer.isEmpty { try resolvePairedPeer(peer).description } else { nil }
         let store = self.store
         let slots: [SnapshotSlot]
-        do { slots = try await worker.run { try store.listInboundSlots(peer: key) } } catch { throw DeliveryError.store(error) }
+        do { slots = try await worker.run { try store.listInboundSlots(peer: key) } } catch { throw MeshError.store(error) }
         let best = slots.filter { $0.featureID == featureID && (sessionID == nil || $0.sessionID == sessionID) }
             .max { $0.updatedAt < $1.updatedAt }
         return best.map { ($0.peer ?? "", $0.bytes) }
@@ -106,14 +106,14 @@ extension DeliveryRouter {
         let named = peer.map { !$0.isEmpty } ?? false
         for target in peers {
             guard peerStates[target]?.active == true else {
-                if named { throw ControlError.peerNotActive(target.description) }
+                if named { throw MeshError.peerNotActive(target.description) }
                 continue
             }
             let request = SessionSnapshotRequest(sessionID: sessionID, featureID: featureID,
                                                  requestingPeerID: localDeviceID.description,
                                                  targetPeerID: target.description)
             guard let encoded = try? SessionWireCodec.encode(request) else {
-                throw ControlError.invalidArgument("snapshot.request: the featureID is too long")
+                throw MeshError.invalidArgument("snapshot.request: the featureID is too long")
             }
             await transmit(.snapshotRequest(encoded), to: target, path: .stream)
         }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 import ServiceLifecycle
 import SessionMesh
@@ -156,7 +156,7 @@ public actor DeliveryRouter: Service {
     /// Consumes the node's messages and channel events, retries, renews presence and expires
     /// leases until graceful shutdown or cancellation. Then flushes what it must and returns.
     public func run() async throws {
-        guard !ran else { throw ControlError(code: "already-ran", message: "this delivery router already ran") }
+        guard !ran else { throw MeshError(.alreadyRan, "this delivery router already ran") }
         ran = true
         await pairedPeersReady()
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)

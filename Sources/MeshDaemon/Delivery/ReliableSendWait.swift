@@ -1,14 +1,15 @@
+import MeshCore
 import MeshCrypto
 
 /// A reliable send started without a task (`DeliveryRouter.enqueueReliableNow`), waiting for the
 /// commit of its item for each target. Touched only on the router's loop.
 final class ReliableSendWait {
     let peers: [DeviceID]
-    let reply: (Result<DeliverySendOutcome, ControlError>) -> Void
+    let reply: (Result<DeliverySendOutcome, MeshError>) -> Void
     private var results: [Result<OutboxReceipt, StoreError>?]
     private var left: Int
 
-    init(peers: [DeviceID], reply: @escaping (Result<DeliverySendOutcome, ControlError>) -> Void) {
+    init(peers: [DeviceID], reply: @escaping (Result<DeliverySendOutcome, MeshError>) -> Void) {
         self.peers = peers
         self.reply = reply
         self.results = Array(repeating: nil, count: peers.count)

@@ -68,8 +68,8 @@ public struct LocalAPIDispatcher: Sendable {
 
     /// Performs `request`; returns the JSON reply body or the error to send.
     ///
-    /// A `ControlError` becomes its code and message; any other error becomes `internal`
-    /// (its text is not sent, as it may carry details the client should not see).
+    /// A failure becomes the body `LocalAPIErrorBody(failure:)` gives (LocalAPIErrorMapping.swift):
+    /// a `MeshError` its documented code and message, any unknown error `internal`.
     public func perform(_ request: LocalAPIRequest, credentials: PeerCredentials?) async -> Result<ByteBuffer, LocalAPIErrorBody> {
         await perform(request, credentials: credentials, connection: nil)
     }
@@ -82,16 +82,8 @@ public struct LocalAPIDispatcher: Sendable {
                 return .success(reply)
             }
             return .success(try await reply(to: request, credentials: credentials))
-        } catch let error as ControlError {
-            return .failure(LocalAPIErrorBody(code: error.code, message: error.message))
-        } catch let error as LocalAPIErrorBody {
-            return .failure(error)
-        } catch is CancellationError {
-            return .failure(LocalAPIErrorBody(code: LocalAPIErrorBody.Code.shuttingDown,
-                                              message: "the request was cancelled because the daemon is shutting down"))
         } catch {
-            return .failure(LocalAPIErrorBody(code: LocalAPIErrorBody.Code.internalError,
-                                              message: "the daemon failed to perform the request; see its log"))
+            return .failure(LocalAPIErrorBody(failure: error))
         }
     }
 
@@ -129,7 +121,7 @@ public struct LocalAPIDispatcher: Sendable {
         case .ping(let deviceID, let count):
             return try LocalAPIJSON.encode(try await controlPlane.ping(deviceID: deviceID, count: count))
         default:
-            throw DeliveryError.unavailable
+            throw MeshError.deliveryUnavailable
         }
     }
 }

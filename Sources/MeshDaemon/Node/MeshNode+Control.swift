@@ -1,5 +1,5 @@
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 
 extension MeshNode {
@@ -45,13 +45,13 @@ extension MeshNode {
     /// Finds a paired device by full ID, short ID or unique prefix (case and dashes ignored).
     func resolvePeer(_ text: String) throws -> DeviceID {
         let wanted = Self.normalise(text)
-        guard !wanted.isEmpty else { throw ControlError.unknownPeer(text) }
+        guard !wanted.isEmpty else { throw MeshError.unknownPeer(text) }
         let matches = peers.keys.filter { Self.normalise($0.description).hasPrefix(wanted) }
         guard matches.count == 1, let match = matches.first else {
             if matches.count > 1 {
-                throw ControlError.invalidArgument("'\(text)' matches \(matches.count) paired devices; give more of the ID")
+                throw MeshError.invalidArgument("'\(text)' matches \(matches.count) paired devices; give more of the ID")
             }
-            throw ControlError.unknownPeer(text)
+            throw MeshError.unknownPeer(text)
         }
         return match
     }

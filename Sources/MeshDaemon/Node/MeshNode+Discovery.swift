@@ -1,7 +1,7 @@
 import Logging
 import MeshCrypto
 import MeshDiscovery
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 
 /// Discovery wired into the node: publish this daemon, feed discovered addresses of paired

@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 
 /// The inviter's side of pairing: one live code at a time, attempts over TCP kind=2
@@ -12,9 +12,9 @@ extension MeshNode {
     /// pair again with this code (`already-paired`).
     public func createPairingCode(validFor seconds: Double, replace: Bool = false) async throws -> PairingInvitation {
         guard seconds.isFinite, seconds >= 1, seconds <= 3600 else {
-            throw ControlError.invalidArgument("a pairing code must be valid for 1 to 3600 seconds")
+            throw MeshError.invalidArgument("a pairing code must be valid for 1 to 3600 seconds")
         }
-        endInvitation(with: ControlError(code: "pairing-replaced", message: "a newer pairing code replaced this one"))
+        endInvitation(with: MeshError.pairingReplaced)
         let code = PairingCode.generate()
         invitationSerial &+= 1
         let state = PairingInvitationState(code: code, issuedAt: wallDate(), lifetime: seconds,
@@ -27,7 +27,7 @@ extension MeshNode {
     /// Waits until a device pairs with the live code `code`, or the code ends.
     public func awaitPairing(code: String) async throws -> PairedDevice {
         guard let current = invitation, (try? PairingCode.parse(code)) == current.code else {
-            throw ControlError.invalidArgument("no live pairing code matches; create one with `meshctl pair`")
+            throw MeshError.invalidArgument("no live pairing code matches; create one with `meshctl pair`")
         }
         if case .used = current.state, let result = lastPairing { return result }
         let waiter = nextInvitationWaiter
@@ -58,11 +58,11 @@ extension MeshNode {
     /// Withdraws the live code when it is `code`.
     public func cancelPairing(code: String) async {
         guard let current = invitation, (try? PairingCode.parse(code)) == current.code else { return }
-        endInvitation(with: ControlError(code: "pairing-cancelled", message: "the pairing code was cancelled"))
+        endInvitation(with: MeshError.pairingCancelled)
     }
 
     /// Drops the live code and fails its waiters with `error`.
-    func endInvitation(with error: ControlError) {
+    func endInvitation(with error: MeshError) {
         invitation = nil
         let waiters = invitationWaiters.values
         invitationWaiters.removeAll()
@@ -161,7 +161,7 @@ extension MeshNode {
             logger.warning("pairing code invalidated after too many failed attempts")
             let waiters = invitationWaiters.values
             invitationWaiters.removeAll()
-            for waiter in waiters { waiter.resume(throwing: ControlError.pairingCodeInvalidated) }
+            for waiter in waiters { waiter.resume(throwing: MeshError.pairingCodeInvalidated) }
         }
     }
 

@@ -1,5 +1,5 @@
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 import NIOPosix
 
@@ -15,7 +15,7 @@ extension MeshNode {
         do {
             parsed = try PairingCode.parse(code)
         } catch {
-            throw ControlError.invalidCode("\(error)")
+            throw MeshError.invalidCode("\(error)")
         }
         var endpoint: DaemonConfiguration.Endpoint?
         if let address {
@@ -23,19 +23,19 @@ extension MeshNode {
                 // The config parser's words say what is wrong (no port, port out of range, …).
                 var detail = "'\(address)' is not HOST:PORT"
                 do { _ = try DaemonConfiguration.Endpoint(parsing: address) } catch { detail = error.message }
-                throw ControlError.invalidArgument("--address: \(detail)")
+                throw MeshError.invalidArgument("--address: \(detail)")
             }
             endpoint = given
         }
         guard phase == .running else {
-            throw ControlError(code: "not-running", message: "the daemon is not running its network service")
+            throw MeshError.notRunning
         }
         guard let endpoint else { return try await joinPairingByDiscovery(parsed, replace: replace) }
         return try await joinPairing(parsed, at: endpoint, replace: replace)
     }
 
     /// Runs pairing with the daemon at `endpoint`, stores it and dials it. Throws
-    /// `ControlError` (wrong code, refused, unreachable, that is this daemon, already paired).
+    /// `MeshError` (wrong code, refused, unreachable, that is this daemon, already paired).
     func joinPairing(_ parsed: PairingCode, at endpoint: DaemonConfiguration.Endpoint,
                      replace: Bool) async throws -> PairedDevice {
         let joiner = try PairingJoiner(code: parsed, identity: PairingLocalIdentity(keyPair: identity.keyPair,
@@ -51,11 +51,11 @@ extension MeshNode {
             throw error
         }
         guard outcome.peerPublicKey != identity.keyPair.publicKey else {
-            throw ControlError.invalidArgument("that address is this daemon itself")
+            throw MeshError.invalidArgument("that address is this daemon itself")
         }
         if let existing = peers[outcome.peerDeviceID], !replace {
             counters.pairingsRefusedAlreadyPaired += 1
-            throw ControlError.alreadyPaired(
+            throw MeshError.alreadyPaired(
                 name: existing.record.name, id: outcome.peerDeviceID,
                 advice: "its pairing here was kept. If the other device stored this new pairing, the channel between them fails until both hold the same one: pair again with a new code and `meshctl pair - --replace` (the other device needs `meshctl pair --replace` when it already knows this one)")
         }
@@ -64,7 +64,7 @@ extension MeshNode {
         return device
     }
 
-    /// Runs the joiner's messages over a kind=2 connection; throws `ControlError` or
+    /// Runs the joiner's messages over a kind=2 connection; throws `MeshError` or
     /// `PairingError`.
     nonisolated func exchangePairing(_ joiner: PairingJoiner,
                                      with endpoint: DaemonConfiguration.Endpoint) async throws -> PairingOutcome {
@@ -72,22 +72,22 @@ extension MeshNode {
         do {
             connection = try await connectWire(to: endpoint, timeout: .seconds(3))
         } catch {
-            throw ControlError.unreachable(endpoint.description, Self.connectFailure(error))
+            throw MeshError.unreachable(endpoint.description, Self.connectFailure(error))
         }
         let channel = connection.channel
         let timeout = TimeAmount.nanoseconds(Nanoseconds.signed(seconds: tuning.pairingAttemptTimeout))
         let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { deadline.cancel() }
         var joiner = joiner
-        let refused = ControlError(
-            code: "pairing-refused",
-            message: "the daemon at \(endpoint) ended the pairing without completing it: the code is wrong, "
+        let refused = MeshError(
+            .pairingRefused,
+            "the daemon at \(endpoint) ended the pairing without completing it: the code is wrong, "
                 + "expired, already used, or was invalidated after too many failed attempts; create a new code")
         // After message 3 the inviter knows this device proved the code: what is left is its
         // own decision (another device used the code first, or this one is already paired there).
-        let droppedAfterProof = ControlError(
-            code: "pairing-refused",
-            message: "the daemon at \(endpoint) checked the code and then ended the pairing: another device used the code "
+        let droppedAfterProof = MeshError(
+            .pairingRefused,
+            "the daemon at \(endpoint) checked the code and then ended the pairing: another device used the code "
                 + "first, or that daemon is already paired with this one and created its code without --replace "
                 + "(it says so there); create a new code")
         return try await connection.executeThenClose { inbound, _ in

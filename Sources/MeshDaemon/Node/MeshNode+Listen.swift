@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Foundation
 import Logging
-import MeshLocalAPI
 import NIOCore
 import NIOPosix
 

@@ -1,5 +1,5 @@
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 
 /// An application message received on a channel (the delivery router consumes these).
 public struct InboundChannelMessage: Sendable, Equatable {

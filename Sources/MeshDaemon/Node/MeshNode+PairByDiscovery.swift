@@ -1,6 +1,6 @@
 import MeshCrypto
 import MeshDiscovery
-import MeshLocalAPI
+import MeshCore
 
 /// Pairing by code alone (`meshctl pair CODE` without `--address`): the inviter advertises its
 /// code's public hint (`pair=7K`, the code's first two characters, which carry no secret); the
@@ -25,8 +25,7 @@ extension MeshNode {
         // meshd always has a discovery (static peers at least); with mdns off nothing would
         // ever show the hint, so say so at once instead of "searching" 5 s.
         guard discovery != nil, configuration.mdns else {
-            throw ControlError(code: "discovery-off",
-                               message: "this daemon runs without discovery (mdns = false or --no-mdns); pass --address HOST:PORT of the device that shows the code")
+            throw MeshError(.discoveryOff, "this daemon runs without discovery (mdns = false or --no-mdns); pass --address HOST:PORT of the device that shows the code")
         }
         let inviters = try await findInviters(hint: code.publicHint)
         var lastError: (any Error)?
@@ -37,9 +36,9 @@ extension MeshNode {
                     logger.info("paired by code over mDNS", metadata: ["service.name": "\(inviter.instanceName)",
                                                                       "address": "\(endpoint)"])
                     return device
-                } catch let error as ControlError where error.code == "unreachable" {
+                } catch let error as MeshError where error.kind == .unreachable {
                     lastError = error   // try the inviter's next address
-                } catch let error as ControlError where error.code == "already-paired" {
+                } catch let error as MeshError where error.kind == .alreadyPaired {
                     throw error         // the right inviter: nothing to gain from the next one
                 } catch {
                     lastError = error   // wrong inviter (same hint by chance) or refused: next one
@@ -53,7 +52,7 @@ extension MeshNode {
 
     /// The error after the tried inviters failed while several services carry the hint: names
     /// them (addresses, and instance names made safe to print: they come from the network).
-    static func ambiguousInviters(_ inviters: [DiscoveredService], hint: String, lastError: (any Error)?) -> ControlError {
+    static func ambiguousInviters(_ inviters: [DiscoveredService], hint: String, lastError: (any Error)?) -> MeshError {
         let shown = 8
         var lines = inviters.prefix(shown).map { service -> String in
             let addresses = DiscoveredPeerTable.endpoints(of: service).prefix(3).map(\.description).joined(separator: ", ")
@@ -61,12 +60,12 @@ extension MeshNode {
         }
         if inviters.count > shown { lines.append("and \(inviters.count - shown) more") }
         let tried = min(inviters.count, maximumInvitersTried)
-        let why = (lastError as? ControlError)?.message ?? lastError.map { "\($0)" } ?? "no answer"
-        return ControlError(code: "inviter-ambiguous",
-                            message: "\(inviters.count) services on this network show a pairing code starting with \(hint); "
-                                + "the first \(tried) did not pair (last: \(why)). Each one tried could guess at the code, so no more are tried: "
-                                + "pass --address HOST:PORT of the device that shows the code. Candidates: "
-                                + lines.joined(separator: "; "))
+        let why = (lastError as? MeshError)?.message ?? lastError.map { "\($0)" } ?? "no answer"
+        return MeshError(.inviterAmbiguous,
+                         "\(inviters.count) services on this network show a pairing code starting with \(hint); "
+                            + "the first \(tried) did not pair (last: \(why)). Each one tried could guess at the code, so no more are tried: "
+                            + "pass --address HOST:PORT of the device that shows the code. Candidates: "
+                            + lines.joined(separator: "; "))
     }
 
     /// An mDNS instance name as one printable line of at most 64 characters: control, line
@@ -93,12 +92,10 @@ extension MeshNode {
         throw Self.noInviter(hint: hint, reason: discovered.mdnsAvailable == false ? discovered.unavailableReason : nil)
     }
 
-    private static func noInviter(hint: String, reason: DiscoveryUnavailableReason?) -> ControlError {
+    private static func noInviter(hint: String, reason: DiscoveryUnavailableReason?) -> MeshError {
         if let reason {
-            return ControlError(code: "inviter-not-found",
-                                message: "cannot look for the inviting device: mDNS is not available (\(reason.message)); pass --address HOST:PORT of the device that shows the code")
+            return MeshError(.inviterNotFound, "cannot look for the inviting device: mDNS is not available (\(reason.message)); pass --address HOST:PORT of the device that shows the code")
         }
-        return ControlError(code: "inviter-not-found",
-                            message: "no device on this network shows a pairing code starting with \(hint) (searched \(Int(inviterSearchSeconds)) s over mDNS); check that the code is still shown and both devices are on the same network, or pass --address HOST:PORT")
+        return MeshError(.inviterNotFound, "no device on this network shows a pairing code starting with \(hint) (searched \(Int(inviterSearchSeconds)) s over mDNS); check that the code is still shown and both devices are on the same network, or pass --address HOST:PORT")
     }
 }

@@ -1,5 +1,5 @@
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 
 /// One outstanding ping probe.
 struct PingWaiter: Sendable {
@@ -16,7 +16,7 @@ extension MeshNode {
     /// Measures `count` round trips (1…10 000) over each path to a peer with an active channel.
     public func ping(deviceID: String, count: Int) async throws -> PingReport {
         let peer = try resolvePeer(deviceID)
-        guard peers[peer]?.channel != nil else { throw ControlError.peerNotActive(deviceID) }
+        guard peers[peer]?.channel != nil else { throw MeshError.peerNotActive(deviceID) }
         let probes = min(max(count, 1), 10_000)
         var reports: [PingPathReport] = []
         for path in PingPath.allCases {

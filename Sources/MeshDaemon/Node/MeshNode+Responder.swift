@@ -1,5 +1,5 @@
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 
 /// A responder that answered message 1 and waits for the initiator's `confirm`.

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import MeshCrypto
 import MeshDiscovery
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
@@ -218,7 +218,7 @@ public actor MeshNode: MeshControlPlane, Service {
         udpChannel?.close(promise: nil)
         for channel in openConnections.values { channel.close(promise: nil) }
         for id in Array(peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
-        for waiter in invitationWaiters.values { waiter.resume(throwing: ControlError(code: "stopping", message: "the daemon is stopping")) }
+        for waiter in invitationWaiters.values { waiter.resume(throwing: MeshError.stopping) }
         invitationWaiters.removeAll()
         for (id, _) in pingWaiters { finishPing(id, at: nil) }
         releaseInboundRoomWaiters()

@@ -1,3 +1,5 @@
+import MeshCore
+
 /// Why a pairing attempt failed, in words a person can act on.
 ///
 /// Compare ``code`` to tell kinds apart (`error.code == .malformed`), or compare whole values
@@ -85,10 +87,10 @@ public struct PairingError: Error, CustomStringConvertible, Sendable, Equatable 
         }
     }
 
-    /// The error the local API reports for this failure (`pairing-failed` with this text;
-    /// the canonical ``ControlError/pairingFailed`` for a wrong code).
-    public var controlError: ControlError {
+    /// The failure the control plane reports for this one (`pairingFailed` with this text; the
+    /// canonical ``MeshError/pairingFailed`` for a wrong code).
+    public var controlError: MeshError {
         if self == .wrongCode { return .pairingFailed }
-        return ControlError(code: ControlError.pairingFailed.code, message: description)
+        return MeshError(.pairingFailed, description)
     }
 }

@@ -1,3 +1,4 @@
+import MeshCore
 import Foundation
 import MeshCrypto
 
@@ -114,18 +115,18 @@ public struct PairingInvitationState: Sendable {
     /// Starts a responder for one incoming attempt and counts it as running. Call it only once
     /// the joiner's first message passed ``PairingResponder/checkHello(_:)``.
     ///
-    /// Throws `ControlError.pairingCodeInvalidated`, `.pairingCodeUsed`, `.pairingExpired` or
+    /// Throws `MeshError.pairingCodeInvalidated`, `.pairingCodeUsed`, `.pairingExpired` or
     /// `.pairingBusy` (as many attempts running as failures left) when no attempt may begin,
     /// and ``PairingError/invalidIdentity(_:)`` when `identity` cannot be sent.
     public mutating func beginAttempt(at now: Date, identity: PairingLocalIdentity) throws -> PairingResponder {
         refresh(at: now)
         switch state {
-        case .invalidated: throw ControlError.pairingCodeInvalidated
-        case .used: throw ControlError.pairingCodeUsed
-        case .expired: throw ControlError.pairingExpired
+        case .invalidated: throw MeshError.pairingCodeInvalidated
+        case .used: throw MeshError.pairingCodeUsed
+        case .expired: throw MeshError.pairingExpired
         case .live: break
         }
-        guard failedAttempts + attemptsInProgress < maxFailedAttempts else { throw ControlError.pairingBusy }
+        guard failedAttempts + attemptsInProgress < maxFailedAttempts else { throw MeshError.pairingBusy }
         let validated = try identity.validated()
         attemptsBegun += 1
         let attempt = PairingAttemptID(invitation: serial, number: attemptsBegun)

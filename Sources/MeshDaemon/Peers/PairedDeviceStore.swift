@@ -1,6 +1,6 @@
 import Foundation
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 
 /// The file of paired devices: `paired-devices.json` in the state folder, mode `0600`.
 ///

@@ -1,5 +1,5 @@
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 
 /// A device this daemon is paired with, as the paired-device store keeps it.
 ///

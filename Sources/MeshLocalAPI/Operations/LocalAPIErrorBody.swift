@@ -1,7 +1,8 @@
 /// The JSON body of an error frame: `{"code": "...", "message": "..."}`.
 ///
 /// `code` is stable and machine-readable; `message` is a sentence for a person and may change.
-/// Control-plane failures (`ControlError` in the daemon) map onto it one to one.
+/// The daemon's own failures (`MeshError`) map onto it in one place, the daemon's
+/// `LocalAPIErrorMapping`.
 public struct LocalAPIErrorBody: Codable, Sendable, Equatable, Error, CustomStringConvertible {
     /// Stable machine-readable code; see `LocalAPIErrorBody.Code` and docs/LOCAL-API.md.
     public var code: String

@@ -36,7 +36,7 @@ actor FakeControlPlane: MeshControlPlane {
     }
 
     func awaitPairing(code: String) async throws -> PairedDevice {
-        guard code == Self.code else { throw ControlError.invalidCode("unknown code") }
+        guard code == Self.code else { throw MeshError.invalidCode("unknown code") }
         return try await withCheckedThrowingContinuation { continuation in
             waiters[code, default: []].append(continuation)
         }
@@ -45,22 +45,22 @@ actor FakeControlPlane: MeshControlPlane {
     func cancelPairing(code: String) async {
         cancelledCodes.append(code)
         for waiter in waiters.removeValue(forKey: code) ?? [] {
-            waiter.resume(throwing: ControlError(code: "pairing-cancelled", message: "the pairing code was cancelled"))
+            waiter.resume(throwing: MeshError.pairingCancelled)
         }
     }
 
     func joinPairing(code: String, address: String?, replace: Bool) async throws -> PairedDevice {
-        guard code == Self.code else { throw ControlError.pairingFailed }
+        guard code == Self.code else { throw MeshError.pairingFailed }
         return PairedDevice(deviceID: Self.peerID, name: "laptop", verification: "4821 0375")
     }
 
     func unpair(deviceID: String) async throws {
-        guard Self.peerID.hasPrefix(deviceID) else { throw ControlError.unknownPeer(deviceID) }
+        guard Self.peerID.hasPrefix(deviceID) else { throw MeshError.unknownPeer(deviceID) }
         unpaired.append(deviceID)
     }
 
     func ping(deviceID: String, count: Int) async throws -> PingReport {
-        guard Self.peerID.hasPrefix(deviceID) else { throw ControlError.unknownPeer(deviceID) }
+        guard Self.peerID.hasPrefix(deviceID) else { throw MeshError.unknownPeer(deviceID) }
         return PingReport(deviceID: Self.peerID, paths: PingPath.allCases.map {
             PingPathReport(path: $0, sent: count, received: count, minMicroseconds: 40, p50Microseconds: 55,
                            p99Microseconds: 120, maxMicroseconds: 150)

@@ -12,10 +12,10 @@ extension LocalAPIDispatcher {
         default:
             break
         }
-        guard let router else { throw DeliveryError.unavailable }
+        guard let router else { throw MeshError.deliveryUnavailable }
         if let list = featureAllowList {
             for feature in request.features where !list.allows(uid: uid, feature: feature) {
-                throw DeliveryError.featureNotAllowed(feature, uid: uid)
+                throw MeshError.featureNotAllowed(feature, uid: uid)
             }
         }
         // Rows and items of features this uid may not use are invisible to it: `sessions` and
@@ -25,13 +25,13 @@ extension LocalAPIDispatcher {
         switch request {
         case .attach(let features, let sessionID, let app):
             guard let connection, let requestID = LocalAPIDispatcher.currentRequestID else {
-                throw ControlError.invalidArgument("attach needs a socket connection")
+                throw MeshError.invalidArgument("attach needs a socket connection")
             }
             switch connection.reserveAttachment(requestID: requestID) {
             case .reserved: break
-            case .full: throw DeliveryError.tooManyAttachments(LocalAPIConnectionContext.maximumAttachments)
+            case .full: throw MeshError.tooManyAttachments(LocalAPIConnectionContext.maximumAttachments)
             case .requestIDInUse:
-                throw ControlError.invalidArgument("request id \(requestID) already belongs to an attachment on this connection; "
+                throw MeshError.invalidArgument("request id \(requestID) already belongs to an attachment on this connection; "
                                                    + "its events carry that id, so each attach needs an id of its own")
             }
             let sink = connection.makeSink(requestID: requestID)
@@ -54,7 +54,7 @@ extension LocalAPIDispatcher {
             return try LocalAPIJSON.encode(EmptyBody())
         case .snapshotLatest(let featureID, let peer, let sessionID):
             guard let found = try await router.latestSnapshot(featureID: featureID, peer: peer, sessionID: sessionID) else {
-                throw DeliveryError.notFound("no snapshot of feature \(featureID) was received\(peer.map { " from \($0)" } ?? "")")
+                throw MeshError.notFound("no snapshot of feature \(featureID) was received\(peer.map { " from \($0)" } ?? "")")
             }
             var bytes: [UInt8] = []
             LocalAPIEventFrames.append(found.peer, to: &bytes)

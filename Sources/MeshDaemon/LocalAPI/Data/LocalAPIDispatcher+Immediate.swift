@@ -41,7 +41,7 @@ extension LocalAPIDispatcher {
             router.enqueueReliableNow(metadata, encoded: encoded, to: target) { result in
                 switch result {
                 case .success(let outcome): reply.value(.success(Self.sendReplyBody(eventID: eventID, outcome: outcome)))
-                case .failure(let error): reply.value(.failure(LocalAPIErrorBody(code: error.code, message: error.message)))
+                case .failure(let error): reply.value(.failure(LocalAPIErrorBody(error)))
                 }
             }
         }

@@ -52,17 +52,8 @@ public struct ControlRole: Sendable {
     }
 
     /// Throws `not-permitted` naming `operation` unless `permits` says yes.
-    public func check(_ operation: LocalAPIOperation, credentials: PeerCredentials?) throws(ControlError) {
+    public func check(_ operation: LocalAPIOperation, credentials: PeerCredentials?) throws(LocalAPIErrorBody) {
         guard !permits(operation, credentials: credentials) else { return }
-        throw ControlError.notPermitted(operation.name, uid: credentials?.uid)
-    }
-}
-
-extension ControlError {
-    /// The client lacks the control role for `operation`.
-    public static func notPermitted(_ operation: String, uid: UInt32?) -> ControlError {
-        let who = uid.map { "uid \($0)" } ?? "a client whose uid is unknown"
-        return ControlError(code: LocalAPIErrorBody.Code.notPermitted,
-                            message: "not permitted: \(operation) changes the paired devices and \(who) may not; run it as root or the daemon's user, or add the uid or a group of it to control_allow in the daemon's config")
+        throw LocalAPIErrorBody.notPermitted(operation.name, uid: credentials?.uid)
     }
 }
