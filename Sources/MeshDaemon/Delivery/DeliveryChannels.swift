@@ -1,5 +1,5 @@
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 
 /// The channel layer as the delivery router sees it: this device, time, where the router runs,

@@ -1,5 +1,5 @@
 import MeshCrypto
-import MeshLocalAPI
+import MeshCore
 import NIOCore
 
 /// `MeshNode` as the delivery router's channel layer. The router shares the node's loop, so
