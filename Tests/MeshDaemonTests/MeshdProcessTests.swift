@@ -9,7 +9,7 @@ struct MeshdProcessTests {
     @Test func meshdNotifiesReadyServesStatusAndStopsCleanlyOnSigterm() async throws {
         let directory = try TemporaryFolder.make()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let notify = try SystemdNotifierTests.NotifySocket(path: directory + "/notify")
+        let notify = try NotifySocket(path: directory + "/notify")
         let socketPath = directory + "/run/meshd.sock"
         let meshd = try ChildProcess("meshd", ["--user", "--state-dir", directory + "/state", "--socket", socketPath,
                                                "--listen", "127.0.0.1:0", "--name", "proc-test"],

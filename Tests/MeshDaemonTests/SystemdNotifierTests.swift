@@ -9,44 +9,6 @@ import Testing
 
 @Suite("sd_notify")
 struct SystemdNotifierTests {
-    /// A datagram socket bound where systemd's would be; `path` may start with `@` (abstract).
-    final class NotifySocket: @unchecked Sendable {
-        let fd: Int32
-        let path: String
-
-        init(path: String) throws {
-            self.path = path
-            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            var bytes = Array(path.utf8)
-            if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-            let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-            }
-            guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        }
-
-        deinit {
-            close(fd)
-            if !path.hasPrefix("@") { unlink(path) }
-        }
-
-        func receive() async throws -> String? {
-            try await blocking { self.receiveNow() }
-        }
-
-        func receiveNow() -> String? {
-            var buffer = [UInt8](repeating: 0, count: 512)
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : nil
-        }
-    }
-
     @Test func readyReachesAPathSocket() async throws {
         let listener = try NotifySocket(path: "/tmp/smt-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.path])

@@ -9,6 +9,8 @@ final class ChildProcess: @unchecked Sendable {
     private let output = Pipe()
     private let lock = NSLock()
     private var buffer = Data()
+    /// Signalled by the process's termination handler (and re-signalled by each waiter).
+    private let exited = DispatchSemaphore(value: 0)
 
     /// The folder holding the package's built executables (next to the test bundle).
     static let binDirectory: URL = {
@@ -40,7 +42,16 @@ final class ChildProcess: @unchecked Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = output
         process.standardError = stderrToStdout ? output : FileHandle.nullDevice
+        process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
+    }
+
+    /// Blocks until the process has exited (true) or `seconds` passed (false).
+    func waitForExit(seconds: Double) -> Bool {
+        guard exited.wait(timeout: .now() + seconds) == .success else { return false }
+        exited.signal()
+        process.waitUntilExit()
+        return true
     }
 
     /// The next stdout line, or nil at end of output / after `seconds`.
@@ -76,8 +87,7 @@ final class ChildProcess: @unchecked Sendable {
     /// Waits for exit (up to 10 s, then kills it) and returns the status.
     func exitStatus() async throws -> Int32 {
         try await blocking {
-            for _ in 0..<1000 where self.process.isRunning { usleep(10_000) }
-            if self.process.isRunning { self.process.terminate() }
+            if !self.waitForExit(seconds: 10) { self.process.terminate() }
             self.process.waitUntilExit()
             return self.process.terminationStatus
         }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SessionMeshClient
 
 /// A real `meshd` child process on 127.0.0.1 with its own temporary state folder and socket,
 /// driven through real `meshctl` invocations. Every instance must be `stop()`ped (tests do it in
@@ -36,17 +37,18 @@ final class DaemonProcess: @unchecked Sendable {
         }
     }
 
-    /// Launches `meshd` and waits (≤ 10 s) until its socket answers.
+    /// Launches `meshd` and waits (≤ 10 s) for its `READY=1` (sent once its local API socket
+    /// takes connections) on a notify socket of our own.
     func start() async throws {
-        child = try ChildProcess("meshd", ["--user", "--state-dir", stateDirectory, "--socket", socketPath,
-                                           "--listen", listen, "--name", name, "--log-level", "warning"] + extraArguments,
-                           launcher: launcher)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let result = try? await meshctl(["status", "--json"]), result.status == 0 { return }
-            try await Task.sleep(for: .milliseconds(50))
+        let notify = try NotifySocket(path: folder + "/notify-\(UInt32.random(in: 0...UInt32.max)).sock")
+        let child = try ChildProcess("meshd", ["--user", "--state-dir", stateDirectory, "--socket", socketPath,
+                                               "--listen", listen, "--name", name, "--log-level", "warning"] + extraArguments,
+                                     environment: ["NOTIFY_SOCKET": notify.path], launcher: launcher)
+        self.child = child
+        let process = child.process
+        guard try await notify.awaitMessage("READY=1", timeout: 10, gaveUp: { !process.isRunning }) else {
+            throw DaemonProcessError("\(name): meshd did not report READY=1 within 10 s (running: \(process.isRunning))")
         }
-        throw DaemonProcessError("\(name): meshd did not answer on \(socketPath) within 10 s")
     }
 
     /// SIGKILL, no clean-up by the daemon (crash simulation).
@@ -66,8 +68,7 @@ final class DaemonProcess: @unchecked Sendable {
         if let child {
             let process = child.process
             kill(process.processIdentifier, SIGTERM)
-            for _ in 0..<500 where process.isRunning { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            if !child.waitForExit(seconds: 5) { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         child = nil
@@ -111,16 +112,39 @@ final class DaemonProcess: @unchecked Sendable {
         try await peers().first { ($0["deviceID"] as? String) == deviceID }?["channel"] as? String
     }
 
-    /// Polls until `peer` shows `channel == state`; returns the seconds it took, or throws after
-    /// `timeout`.
+    /// Waits until this daemon reports an active channel to `peer` (with `active: false`: no
+    /// active channel); returns the seconds it took, or throws after `timeout`. Awaits the local
+    /// API's `reachability` event (`channel-active`, `channel-down`) on an attachment of a feature
+    /// no test uses, after checking the state it may already have.
     @discardableResult
-    func waitForChannel(_ peer: String, _ state: String = "active", timeout: Double) async throws -> Double {
+    func waitForChannel(_ peer: String, active wanted: Bool = true, timeout: Double) async throws -> Double {
         let start = Date()
-        while Date().timeIntervalSince(start) < timeout {
-            if try await channelState(of: peer) == state { return Date().timeIntervalSince(start) }
-            try await Task.sleep(for: .milliseconds(25))
+        let client = try await MeshClient.connect(socketPath: socketPath)
+        do {
+            let attachment = try await client.attach(features: ["test.channel-watch"], app: "test-harness")
+            let active: Bool
+            if try await client.peers().contains(where: { $0.deviceID == peer && $0.channel == .active }) == wanted {
+                active = true
+            } else {
+                active = try await withDeadline(timeout - Date().timeIntervalSince(start)) {
+                    for await event in attachment.events {
+                        if case .reachability(let change) = event, change.peer == peer, change.featureID == nil,
+                           change.reachable == wanted {
+                            return true
+                        }
+                    }
+                    return false
+                } ?? false
+            }
+            await client.close()
+            guard active else {
+                throw DaemonProcessError("\(name): channel to \(peer.prefix(7)) not \(wanted ? "active" : "closed") within \(timeout) s")
+            }
+            return Date().timeIntervalSince(start)
+        } catch {
+            await client.close()
+            throw error
         }
-        throw DaemonProcessError("\(name): channel to \(peer.prefix(7)) not \(state) within \(timeout) s")
     }
 
     /// Creates a code on `self` and joins it from `other` (the code typed on `meshctl pair -`'s

@@ -13,6 +13,10 @@ final class ChildProcess: Sendable {
     private let input: Pipe
     private let lines = Mutex<[Line]>([])
     private let errorText = Mutex<String>("")
+    /// Open output pipes (stdout, stderr); 0 once both reached end of file.
+    private let openPipes = Mutex(2)
+    /// Wakes waiters on every line, end of a pipe and the exit.
+    private let changed = ChangeSignal()
     let label: String
 
     init(label: String, executable: String, arguments: [String], environment: [String: String] = [:]) throws {
@@ -30,12 +34,30 @@ final class ChildProcess: Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
+        process.terminationHandler = { [changed] _ in changed.notify() }
         try process.run()
-        ChildProcess.readLines(output.fileHandleForReading) { [self] text in
+        ChildProcess.readLines(output.fileHandleForReading, onEnd: pipeEnded) { [self] text in
             lines.withLock { $0.append(Line(text: text, receivedAt: .now)) }
+            changed.notify()
         }
-        ChildProcess.readLines(errors.fileHandleForReading) { [self] text in
+        ChildProcess.readLines(errors.fileHandleForReading, onEnd: pipeEnded) { [self] text in
             errorText.withLock { $0 += text + "\n" }
+        }
+    }
+
+    private func pipeEnded() {
+        openPipes.withLock { $0 -= 1 }
+        changed.notify()
+    }
+
+    /// Awaits `condition` (checked at the start and after every change: a line, the end of a
+    /// pipe, the exit) until `deadline`; returns its last value.
+    private func awaitCondition(until deadline: ContinuousClock.Instant, _ condition: () -> Bool) async -> Bool {
+        while true {
+            let generation = changed.generation
+            if condition() { return true }
+            if ContinuousClock.now >= deadline { return false }
+            await changed.wait(after: generation, until: deadline)
         }
     }
 
@@ -65,25 +87,22 @@ final class ChildProcess: Sendable {
     /// The first stdout line at index ≥ `from` matching `predicate`, awaited until `timeout`.
     func waitForLine(from: Int = 0, timeout: Duration,
                      where predicate: (String) -> Bool) async -> (index: Int, line: Line)? {
-        let deadline = ContinuousClock.now + timeout
         var next = from
-        while true {
+        var found: (index: Int, line: Line)?
+        _ = await self.awaitCondition(until: .now + timeout) {
             let snapshot = output
             while next < snapshot.count {
-                if predicate(snapshot[next].text) { return (next, snapshot[next]) }
+                if predicate(snapshot[next].text) { found = (next, snapshot[next]); return true }
                 next += 1
             }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(20))
+            return false
         }
+        return found
     }
 
     /// The exit status, awaited until `timeout` (nil: still running).
     func waitForExit(timeout: Duration) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await self.awaitCondition(until: .now + timeout) { !process.isRunning }
         return exitStatus
     }
 
@@ -97,8 +116,9 @@ final class ChildProcess: Sendable {
             _ = await child.waitForExit(timeout: .seconds(5))
             return (-1, child.output.map(\.text).joined(separator: "\n"), "timed out after \(timeout)\n" + child.errorOutput)
         }
-        // Let the reader threads drain the pipes.
-        try? await Task.sleep(for: .milliseconds(30))
+        // Everything it wrote is read once both pipes end (bounded: a process it left behind
+        // may hold them open).
+        _ = await child.awaitCondition(until: .now + .seconds(1)) { child.openPipes.withLock { $0 == 0 } }
         return (status, child.output.map(\.text).joined(separator: "\n"), child.errorOutput)
     }
 
@@ -107,7 +127,8 @@ final class ChildProcess: Sendable {
         signal(SIGPIPE, SIG_IGN)
     }()
 
-    private static func readLines(_ handle: FileHandle, _ onLine: @escaping @Sendable (String) -> Void) {
+    private static func readLines(_ handle: FileHandle, onEnd: @escaping @Sendable () -> Void,
+                                  _ onLine: @escaping @Sendable (String) -> Void) {
         let thread = Thread {
             var buffer = Data()
             while true {
@@ -124,7 +145,50 @@ final class ChildProcess: Sendable {
                 }
             }
             if !buffer.isEmpty { onLine(String(decoding: buffer, as: UTF8.self)) }
+            onEnd()
         }
         thread.start()
+    }
+}
+
+/// Wakes the tasks waiting for something to change, each also woken at its own deadline (a
+/// dispatch timer, so a waiter never polls). A waiter passes the generation it saw before it
+/// checked its condition, so a change in between is never missed.
+final class ChangeSignal: Sendable {
+    private struct State {
+        var generation: UInt64 = 0
+        var nextWaiter: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    }
+    private let state = Mutex(State())
+
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Records a change and wakes every waiter.
+    func notify() {
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.generation &+= 1
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    /// Returns once the generation differs from `seen`, or at `deadline`.
+    func wait(after seen: UInt64, until deadline: ContinuousClock.Instant) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let id: UInt64? = state.withLock { state in
+                guard state.generation == seen else { return nil }
+                state.nextWaiter &+= 1
+                state.waiters[state.nextWaiter] = continuation
+                return state.nextWaiter
+            }
+            guard let id else { return continuation.resume() }
+            let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
+            let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+                self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            }
+        }
     }
 }

@@ -68,21 +68,19 @@ final class MeshdLab: @unchecked Sendable {
         ["MESH_LAB": session.directory, "MESHD": Self.meshdPath ?? "", "MESHCTL": Self.meshctlPath ?? ""]
     }
 
-    /// Starts meshd in `host` (name host-a/b/c) and waits (≤ 10 s) until it answers.
+    /// Starts meshd in `host` (name host-a/b/c) and waits (≤ 10 s) for its `READY=1`.
     @discardableResult
     func start(_ host: Int, extra: [String] = []) async throws -> ChildProcess {
         let name = Self.hostNames[host] ?? "host\(host)"
+        let notify = try NotifySocket(path: session.directory + "/notify-\(host)-\(UInt32.random(in: 0...UInt32.max)).sock")
         let child = try ChildProcess(label: "meshd \(name)", executable: LabEnvironment.scripts + "/meshd",
                                      arguments: ["\(host)", "--name", name, "--log-level", "debug"] + extra,
-                                     environment: environment)
+                                     environment: environment.merging(["NOTIFY_SOCKET": notify.path]) { _, new in new })
         lock.withLock { daemons.append((host, child)) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if (try? await status(host)) != nil { return child }
-            guard child.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(50))
+        guard await notify.awaitMessage("READY=1", timeout: 10, gaveUp: { !child.isRunning }) else {
+            throw LabError("meshd in host \(host) did not come up: \(child.errorOutput.suffix(2000))")
         }
-        throw LabError("meshd in host \(host) did not come up: \(child.errorOutput.suffix(2000))")
+        return child
     }
 
     /// The running daemon of `host`, if any.
