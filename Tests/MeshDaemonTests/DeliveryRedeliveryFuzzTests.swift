@@ -86,7 +86,8 @@ extension DeliveryIntegration {
                 default:
                     break
                 }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...15, using: &rng)))
+                // Let deliveries, acks and replays run for a while between churn steps.
+                for _ in 0..<Int.random(in: 0...15, using: &rng) { await Task.yield() }
             }
             let router = daemon.router, last = sink
             try await waitUntil("every item reached the app", timeout: 60) {

@@ -63,9 +63,11 @@ extension DeliveryIntegration {
                                     sessionID: envelope.metadata.sessionID, payload: encoded)
             try await a.router.enqueueReliable(item, for: [b.deviceID])
             try await waitUntil("queued copy acked", timeout: 5) { try await a.router.queue().isEmpty }
-            try await Task.sleep(for: .milliseconds(100))
+            // Bob counted the queued copy as a duplicate: had he handed it out, it would be there.
+            try await waitUntil("the queued copy counted as a duplicate", timeout: 5) {
+                await b.router.counterValues()["delivery.inbox.duplicates"] ?? 0 >= 1
+            }
             #expect(sinkB.envelopes.count == 1)
-            #expect((await b.router.counterValues()["delivery.inbox.duplicates"] ?? 0) >= 1)
             await bed.shutdown()
         }
 
@@ -89,9 +91,9 @@ extension DeliveryIntegration {
             let sink = CollectingSink()
             _ = await b.router.attach(features: ["demo"], sink: sink)
             try await waitUntil("5 items after the restarts", timeout: 10) { sink.envelopes.count >= 5 }
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...5).map { "down\($0)" })
+            // Once bob acknowledged all of them, nothing more can come.
             try await waitUntil("alice's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
+            #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...5).map { "down\($0)" })
             await bed.shutdown()
         }
 
@@ -128,7 +130,11 @@ extension DeliveryIntegration {
                 await b.router.realtimeReceived(item, from: a.deviceID, path: .datagram)
             }
             try await waitUntil("20 items", timeout: 5) { sink.envelopes.count >= 20 }
-            try await Task.sleep(for: .milliseconds(200))
+            // Each second copy was counted as a duplicate: had it been handed out, it would be there.
+            try await waitUntil("20 second copies counted as duplicates", timeout: 5) {
+                let counters = await b.router.counterValues()
+                return (counters["delivery.inbox.duplicates"] ?? 0) + (counters["delivery.realtime.duplicates"] ?? 0) >= 20
+            }
             #expect(sink.envelopes.count == 20)
             #expect(Set(sink.envelopes.map(\.envelope.metadata.eventID)).count == 20)
             await bed.shutdown()
@@ -216,9 +222,13 @@ extension DeliveryIntegration {
             let sink = CollectingSink()
             _ = await b.router.attach(features: ["demo"], sink: sink)
             for item in items[30...] { await b.router.realtimeReceived(item, from: a.deviceID, path: .stream) }
-            try await waitUntil("60 items", timeout: 5) { sink.envelopes.count >= 60 }
-            try await Task.sleep(for: .milliseconds(100))
-            #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...60).map { "o\($0)" })
+            // A last live item: anything handed out twice would come before it.
+            let (marker, markerEncoded) = try RouterFixtures.envelope("last", sequence: 61)
+            await b.router.realtimeReceived(DeliveryItem(eventID: marker.metadata.eventID, kind: 1, featureID: "demo",
+                                                         sessionID: marker.metadata.sessionID, payload: markerEncoded),
+                                            from: a.deviceID, path: .stream)
+            try await waitUntil("61 items", timeout: 5) { sink.envelopes.count >= 61 }
+            #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (1...60).map { "o\($0)" } + ["last"])
             await bed.shutdown()
         }
     

@@ -32,8 +32,10 @@ extension DeliveryIntegration {
             b = try await bed.start(name: "bob", stateDirectory: bFolder, port: bPort)
             let sink = CollectingSink()
             _ = await b.router.attach(features: ["demo"], sink: sink)
-            try await waitUntil("200 drained items", timeout: 10) { sink.envelopes.count >= 200 }
-            try await Task.sleep(for: .milliseconds(200))
+            try await waitUntil("200 drained items and the snapshot", timeout: 10) {
+                sink.envelopes.count >= 200 && !sink.snapshots.isEmpty
+            }
+            try await waitUntil("alice's outbox drained", timeout: 5) { try await a.router.queue().isEmpty }
             #expect(sink.envelopes.map { RouterFixtures.text($0.envelope) } == (101...300).map { "p\($0)" })
             #expect(sink.snapshots.map(\.revision) == [3])
             #expect(await a.router.counterValues()["pending.queued"] == 0)
@@ -148,12 +150,13 @@ extension DeliveryIntegration {
             for sequence: UInt64 in [3, 9, 4] {
                 try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: sequence)
             }
-            try await waitUntil("watermark 9 at alice", timeout: 5) {
-                sinkA.all.contains { if case .watermark(_, _, _, 9) = $0 { true } else { false } }
+            // A last mark: one forwarded for 4 would have come before it.
+            try await b.router.setWatermark(sessionID: RouterFixtures.session, featureID: "demo", peer: a.id, sequence: 10)
+            try await waitUntil("watermark 10 at alice", timeout: 5) {
+                sinkA.all.contains { if case .watermark(_, _, _, 10) = $0 { true } else { false } }
             }
-            try await Task.sleep(for: .milliseconds(100))
             let marks = sinkA.all.compactMap { if case .watermark(_, _, _, let s) = $0 { s } else { nil } }
-            #expect(marks == [3, 9])
+            #expect(marks == [3, 9, 10])
             await bed.shutdown()
         }
 

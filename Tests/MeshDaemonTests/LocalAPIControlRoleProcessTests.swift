@@ -140,10 +140,8 @@ struct LocalAPIControlRoleProcessTests {
     }
 
     private static func waitForSocket(_ path: String) async throws {
-        for _ in 0..<200 {
-            if let result = try? await DaemonProcess.run("meshctl", ["--socket", path, "status"], timeout: 5), result.status == 0 { return }
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("meshd answers on \(path)", timeout: 10) {
+            try await DaemonProcess.run("meshctl", ["--socket", path, "status"], timeout: 5).status == 0
         }
-        throw DaemonProcessError("meshd did not answer on \(path) within 10 s")
     }
 }

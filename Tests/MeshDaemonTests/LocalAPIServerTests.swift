@@ -165,11 +165,9 @@ struct LocalAPIServerTests {
     }
 }
 
-/// Polls `condition` every 10 ms for up to 5 s.
+/// Waits (≤ 5 s) until `condition` holds; records an issue when it never did.
 func pollUntil(_ condition: @Sendable () async -> Bool) async throws {
-    for _ in 0..<500 {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
+    if (try? await waitUntil("condition", timeout: 5) { await condition() }) == nil {
+        Issue.record("condition not met within 5 s")
     }
-    Issue.record("condition not met within 5 s")
 }

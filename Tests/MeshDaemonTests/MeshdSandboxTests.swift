@@ -55,14 +55,11 @@ struct MeshdSandboxTests {
                                          launcher: ["/usr/bin/python3", Self.script, Self.unit, "--user", user, "--state", state,
                                                     "--runtime", runtime, "--"])
         defer { sandboxed.terminate(); sandboxed.process.waitUntilExit() }
-        var listen: String?
-        for _ in 0..<200 where listen == nil {
-            if let result = try? await DaemonProcess.run("meshctl", ["--socket", socket, "status", "--json"], timeout: 5), result.status == 0,
-               let object = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any] {
-                listen = object["listen"] as? String
-            } else {
-                try await Task.sleep(for: .milliseconds(50))
-            }
+        let listen = try? await eventually("the sandboxed meshd answers", timeout: 10) { () -> String? in
+            guard let result = try? await DaemonProcess.run("meshctl", ["--socket", socket, "status", "--json"], timeout: 5),
+                  result.status == 0,
+                  let object = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any] else { return nil }
+            return object["listen"] as? String
         }
         let address = try #require(listen, "the sandboxed meshd never answered")
 

@@ -67,10 +67,8 @@ struct MeshdStateFolderTests {
     }
 
     private static func waitUntilAnswering(_ socket: String) async throws {
-        for _ in 0..<200 {
-            if let result = try? await DaemonProcess.run("meshctl", ["--socket", socket, "status"], timeout: 5), result.status == 0 { return }
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("meshd answers on \(socket)", timeout: 10) {
+            try await DaemonProcess.run("meshctl", ["--socket", socket, "status"], timeout: 5).status == 0
         }
-        throw DaemonProcessError("meshd did not answer on \(socket) within 10 s")
     }
 }

@@ -66,8 +66,12 @@ struct NodeChannelTests {
         try await alice.node.unpair(deviceID: bob.node.deviceID.description)
         #expect(await alice.node.peers().isEmpty)
         try await waitUntil("bob forgets alice", timeout: 2) { await bob.node.peers().isEmpty }
-        // Neither side reconnects: the pair keys are gone on both.
-        try await Task.sleep(for: .milliseconds(300))
+        // Neither side reconnects: the pair keys are gone on both, and the channel's connection
+        // is closed on both sides.
+        try await waitUntil("both closed the channel's connection", timeout: 2) {
+            let aliceOpen = await alice.node.openConnectionCount(), bobOpen = await bob.node.openConnectionCount()
+            return aliceOpen == 0 && bobOpen == 0
+        }
         let aliceActive = await alice.node.activePeers(), bobActive = await bob.node.activePeers()
         #expect(aliceActive.isEmpty && bobActive.isEmpty)
         let reloaded = try PairedDeviceStore(stateDirectory: bob.stateDirectory).load()
@@ -116,7 +120,11 @@ struct NodeChannelTests {
             try await waitUntil("round \(round): both active", timeout: 3) {
                 await bothActive(alice, bob)
             }
-            try await Task.sleep(for: .milliseconds(200))
+            // The connection that lost the simultaneous-connect race closes on both sides.
+            try await waitUntil("round \(round): one connection left on each side", timeout: 3) {
+                let aliceOpen = await alice.node.openConnectionCount(), bobOpen = await bob.node.openConnectionCount()
+                return aliceOpen == 1 && bobOpen == 1
+            }
             let aliceEnds = try #require(await alice.node.channelConnectionEndpoints(bob.node.deviceID))
             let bobEnds = try #require(await bob.node.channelConnectionEndpoints(alice.node.deviceID))
             #expect(aliceEnds.local == bobEnds.remote && aliceEnds.remote == bobEnds.local,

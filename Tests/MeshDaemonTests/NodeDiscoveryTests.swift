@@ -28,7 +28,10 @@ struct NodeDiscoveryTests {
         let bobDiscovery = FakePeerDiscovery()
         alice = try await bed.start(aliceConfiguration, discovery: aliceDiscovery)
         bob = try await bed.start(bobConfiguration, discovery: bobDiscovery)
-        try await Task.sleep(for: .milliseconds(300))
+        // Alice dials bob's stored (stale) address, fails and waits: no channel.
+        try await waitUntil("alice gave up on bob's stale address", timeout: 5) {
+            await alice.node.channelState(of: bob.node.deviceID) == .down
+        }
         #expect(await alice.node.channelState(of: bob.node.deviceID) != .active)
 
         // Someone else's service and a future protocol version are never dialled.

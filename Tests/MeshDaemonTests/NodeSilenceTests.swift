@@ -81,7 +81,11 @@ struct NodeSilenceTests {
         let fresh = try message1(at: Int64(Date().timeIntervalSince1970 * 1e9) + 1_000_000_000)
         let freshReply = await offPool { RawSocketProbe.tcpReplyBytes(port: port, sending: fresh, waitMilliseconds: 300) }
         #expect(freshReply > 0)
-        try await Task.sleep(for: .milliseconds(200))
+        // The probe's connection closed without bob's confirm: the half-done handshake ends
+        // there, and the channel it could have replaced still carries pings.
+        try await waitUntil("the unconfirmed handshake's connection closed", timeout: 2) {
+            await alice.node.openConnectionCount() == 1
+        }
         #expect(await bothActive(alice, bob))
         let report = try await alice.node.ping(deviceID: bob.node.deviceID.description, count: 3)
         #expect(report.paths.allSatisfy { $0.received == 3 })

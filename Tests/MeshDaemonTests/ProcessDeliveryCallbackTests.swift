@@ -36,11 +36,17 @@ struct ProcessDeliveryCallbackTests {
                 switch result {
                 case .success(let reply): replies[reply.eventID] = reply
                 case .failure(let error): failures.append("\(error)")
-                }
+                    changed.notify()
+        }
             }
         }
 
-        func event(_ event: MeshEnvelopeEvent) { lock.withLock { events.append(event) } }
+        func event(_ event: MeshEnvelopeEvent) {
+            lock.withLock { events.append(event) }
+            changed.notify()
+        }
+        /// Notified on every reply and every event.
+        let changed = ChangeSignal()
 
         var answered: Int { lock.withLock { replies.count + failures.count } }
         var snapshot: (replies: [UUID: MeshSendReply], failures: [String], events: [MeshEnvelopeEvent]) {
@@ -78,11 +84,8 @@ struct ProcessDeliveryCallbackTests {
         try await withTaskExecutorPreference(appA.taskExecutor) {
             for _ in 0..<32 { sendNext() }
         }
-        let done = try await withDeadline(20) { () -> Bool in
-            while collected.answered < envelopes.count || collected.snapshot.events.count < envelopes.count {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return true
+        let done = await collected.changed.until(20) {
+            collected.answered >= envelopes.count && collected.snapshot.events.count >= envelopes.count
         }
         let (replies, failures, events) = collected.snapshot
         #expect(done == true, "answered \(replies.count + failures.count), received \(events.count) of \(envelopes.count)")

@@ -8,7 +8,7 @@ import SessionMeshClient
 import Testing
 
 /// The crash test of reliable delivery: `kill -9` of either daemon at random moments during a 5 000-message
-/// reliable burst. The receiving app (`meshctl watch --json --reconnect`, which acks what it
+/// reliable burst (each kill once the sending app has sent a random number of further messages). The receiving app (`meshctl watch --json --reconnect`, which acks what it
 /// prints) must get every message, in per-sender order, none twice except those marked as
 /// redeliveries. Seeded from MESH_PROPERTY_SEED_BASE (printed).
 @Suite("reliable delivery under kill -9", .serialized,
@@ -28,9 +28,10 @@ struct ProcessDeliveryKillLoopTests {
         defer { watch.stopNow() }
         try await watch.next(type: "attached", timeout: 10)
 
-        // The kill plan, drawn up front so it reproduces from the seed.
-        let plan: [(victimIsA: Bool, after: Double, down: Double)] = (0..<Self.kills).map { _ in
-            (Bool.random(using: &rng), Double.random(in: 0.3...1.2, using: &rng), Double.random(in: 0...0.3, using: &rng))
+        // The kill plan, drawn up front so it reproduces from the seed: the victim, and how many
+        // more messages the app sends before the kill.
+        let plan: [(victimIsA: Bool, afterMessages: Int)] = (0..<Self.kills).map { _ in
+            (Bool.random(using: &rng), Int.random(in: 60...300, using: &rng))
         }
         let envelopes = (1...Self.messages).map { ProcessFixtures.envelope(UInt64($0), feature: "burst", source: "burst-app") }
 
@@ -39,16 +40,26 @@ struct ProcessDeliveryKillLoopTests {
         let timeline = KillTimeline()
         let reader = Task { try await Self.collect(watch, messages: Self.messages, started: started, timeline: timeline) }
         defer { reader.cancel() }
-        let sender = Task { try await Self.send(envelopes, socketPath: pair.a.socketPath, deadline: started.addingTimeInterval(100)) }
+        let progress = SenderProgress()
+        let sender = Task {
+            try await Self.send(envelopes, socketPath: pair.a.socketPath, deadline: started.addingTimeInterval(100), progress: progress)
+        }
         var killed: [String] = []
+        var target = 0
         for step in plan {
-            try await Task.sleep(for: .seconds(step.after))
+            target += step.afterMessages
+            _ = await progress.changed.until(60) { progress.state.sent >= min(target, Self.messages) || progress.state.finished }
             let victim = step.victimIsA ? pair.a : pair.b
             timeline.add("kill -9 \(victim.name)")
+            let failuresBefore = progress.state.retried
             try await victim.kill9()
-            try await Task.sleep(for: .seconds(step.down))
+            if step.victimIsA, !progress.state.finished {
+                // A stays down until the app has seen it gone (a send failed).
+                _ = await progress.changed.until(5) { progress.state.retried > failuresBefore || progress.state.finished }
+            }
             try await victim.restart()
             timeline.add("\(victim.name) answers again")
+            progress.daemonRestarted()
             killed.append(victim.name)
         }
         let resends = try await sender.value
@@ -70,28 +81,31 @@ struct ProcessDeliveryKillLoopTests {
     }
 
     /// Sends every envelope reliably, one after the other (so the outbox order is the sequence
-    /// order); when the daemon dies mid-send, reconnects and sends the same envelope again (same
-    /// event ID: the receiver dedups). Returns how many sends were retried.
-    static func send(_ envelopes: [AnySessionSyncEnvelope], socketPath: String, deadline: Date) async throws -> Int {
+    /// order); when the daemon dies mid-send, waits for its restart, reconnects and sends the
+    /// same envelope again (same event ID: the receiver dedups). Returns how many sends were retried.
+    static func send(_ envelopes: [AnySessionSyncEnvelope], socketPath: String, deadline: Date,
+                     progress: SenderProgress) async throws -> Int {
         var client: MeshClient?
-        var retried = 0
         var index = 0
+        defer { progress.update { $0.finished = true } }
         while index < envelopes.count {
             guard Date() < deadline else { throw DaemonProcessError("burst not sent before the deadline (\(index) sent)") }
+            let restarts = progress.state.restarts
             do {
                 if client == nil { client = try await MeshClient.connect(socketPath: socketPath) }
                 try await client?.send(envelope: envelopes[index], mode: .reliableEventually)
                 index += 1
-                if index % 10 == 0 { try await Task.sleep(for: .milliseconds(40)) }
+                progress.update { $0.sent = index }
             } catch let error as MeshClientError where error.kind != .daemon || error.code == "not-running" {
                 await client?.close()
                 client = nil
-                retried += 1
-                try await Task.sleep(for: .milliseconds(50))
+                progress.update { $0.retried += 1 }
+                // The daemon is down: try again once the test restarted it (bounded).
+                _ = await progress.changed.until(10) { progress.state.restarts > restarts }
             }
         }
         await client?.close()
-        return retried
+        return progress.state.retried
     }
 
     /// What the app printed, as the test counts it.
@@ -175,4 +189,26 @@ final class KillTimeline: @unchecked Sendable {
     func burstSent() { lock.withLock { sentAt = Date() } }
     var events: [(time: Double, what: String)] { lock.withLock { entries } }
     var burstSentAt: Date? { lock.withLock { sentAt } }
+}
+
+/// How far the sending app got, shared with the kill loop, which awaits it.
+final class SenderProgress: @unchecked Sendable {
+    struct State {
+        var sent = 0
+        var retried = 0
+        var restarts = 0
+        var finished = false
+    }
+    private let lock = NSLock()
+    private var current = State()
+    let changed = ChangeSignal()
+
+    var state: State { lock.withLock { current } }
+
+    func update(_ change: (inout State) -> Void) {
+        lock.withLock { change(&current) }
+        changed.notify()
+    }
+
+    func daemonRestarted() { update { $0.restarts += 1 } }
 }

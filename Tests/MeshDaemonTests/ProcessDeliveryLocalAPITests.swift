@@ -21,11 +21,10 @@ struct ProcessDeliveryLocalAPITests {
         let pair = try await DaemonPair.start(extraA: ["--clock-offset-ms", "2500"])
         defer { pair.stopNow() }
         // Wait for B's clock-offset estimate of A (peer clock minus ours ≈ +2500 ms).
-        var offset: Double?
-        for _ in 0..<200 where offset == nil {
+        let offset = try? await eventually("B's estimate of A's clock offset", timeout: 10) { () -> Double? in
             let peer = try await pair.b.peers().first { $0["deviceID"] as? String == pair.idA }
-            if let value = peer?["clockOffsetMilliseconds"] as? Double, abs(value - 2500) < 50 { offset = value }
-            if offset == nil { try await Task.sleep(for: .milliseconds(50)) }
+            guard let value = peer?["clockOffsetMilliseconds"] as? Double, abs(value - 2500) < 50 else { return nil }
+            return value
         }
         print("process figure: B estimates A's clock offset at \(offset.map { String(format: "%.2f ms", $0) } ?? "nothing")")
         #expect(offset != nil)

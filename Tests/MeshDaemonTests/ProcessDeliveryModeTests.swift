@@ -73,12 +73,10 @@ struct ProcessDeliveryModeTests {
         #expect(bytes["payloadBase64"] as? String == "AAEC/w==")
 
         // Everything was acked by the peer daemon: A's queue drains.
-        var drained = false
-        for _ in 0..<100 where !drained {
+        let drained = (try? await waitUntil("A's outbox drained", timeout: 5) {
             let queue = try await pair.a.meshctl(["queue", "--json"])
-            drained = queue.status == 0 && queue.output.contains(#"{"items":[]}"#)
-            if !drained { try await Task.sleep(for: .milliseconds(50)) }
-        }
+            return queue.status == 0 && queue.output.contains(#"{"items":[]}"#)
+        }) != nil
         #expect(drained, "A's outbox is empty once B acked")
     }
 

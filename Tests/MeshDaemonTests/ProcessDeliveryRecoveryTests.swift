@@ -72,10 +72,10 @@ struct ProcessDeliveryRecoveryTests {
         let envelopes = try await watch.envelopes(200, timeout: 20)
         #expect(envelopes.compactMap { $0["sequence"] as? Int } == Array(101...300))
         var revision = 0
-        for _ in 0..<100 where revision != 30 {
+        try? await waitUntil("B's slot holds revision 30", timeout: 5) {
             let get = try await pair.b.meshctl(["snapshot", "get", "--feature", "demo", "--peer", pair.idA, "--json"])
             revision = (try? JSONSerialization.jsonObject(with: Data(get.output.utf8)) as? [String: Any])?["revision"] as? Int ?? 0
-            if revision != 30 { try await Task.sleep(for: .milliseconds(50)) }
+            return revision == 30
         }
         #expect(revision == 30, "the newest snapshot revision wins")
     }
@@ -89,10 +89,8 @@ struct ProcessDeliveryRecoveryTests {
         let stored = try await client.publishSnapshot(ProcessFixtures.snapshot(revision: 10, state: "ten"))
         #expect(stored == MeshSnapshotPublishReply(revision: 10, stored: true))
         let reader = try await MeshClient.connect(socketPath: pair.b.socketPath)
-        var latest: MeshSnapshotLatestReply?
-        for _ in 0..<100 where latest == nil {
-            latest = try await reader.latestSnapshot(featureID: "demo", peer: pair.idA)
-            if latest == nil { try await Task.sleep(for: .milliseconds(50)) }
+        let latest = try? await eventually("A's snapshot on B", timeout: 5) {
+            try await reader.latestSnapshot(featureID: "demo", peer: pair.idA)
         }
         #expect(latest?.snapshot.revision == 10)
         await reader.close()
@@ -111,8 +109,10 @@ struct ProcessDeliveryRecoveryTests {
         let late = try await MeshClient.connect(socketPath: pair.a.socketPath)
         let stale = try await late.publishSnapshot(ProcessFixtures.snapshot(revision: 5, state: "five"))
         #expect(stale == MeshSnapshotPublishReply(revision: 10, stored: false), "the reply names the revision the slot keeps")
+        // A reliable item after it, acknowledged by B: anything A sent before it has reached B.
+        _ = try await late.send(envelope: ProcessFixtures.envelope(1), mode: .reliableEventually, to: pair.idB)
+        try await waitUntil("B acknowledged A's item", timeout: 5) { try await late.queue().isEmpty }
         await late.close()
-        try await Task.sleep(for: .milliseconds(500))
         let after = try await pair.b.meshctl(["snapshot", "get", "--feature", "demo", "--peer", pair.idA, "--json"])
         #expect(after.output.contains(#""revision":10"#), "\(after.output)")
     }

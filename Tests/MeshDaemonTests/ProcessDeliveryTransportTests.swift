@@ -89,11 +89,6 @@ struct ProcessDeliveryTransportTests {
     }
 
     private func pollUntil(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return condition()
+        (try? await waitUntil("the transport's state", timeout: seconds) { condition() }) != nil
     }
 }

@@ -50,8 +50,14 @@ struct ProcessUnauthenticatedFloodTests {
                 flood.start()
                 floods.append(flood)
             }
-            // Let the flood reach its steady state (every slot 127.0.0.2 may hold is held).
-            try await Task.sleep(for: .seconds(1.5))
+            // Let the flood reach its steady state: every slot 127.0.0.2 may hold is held, so
+            // both daemons turn its further connections away.
+            for daemon in [a, b] {
+                try await waitUntil("\(daemon.name) turns the flood's extra connections away", timeout: 10) {
+                    let counters = try await Self.counters(daemon)
+                    return (counters["connections.over_source_cap"] ?? 0) + (counters["connections.rate_limited"] ?? 0) > 0
+                }
+            }
         }
         var figures: [ConnectionFlood.Figures] = []
         do {
@@ -61,10 +67,10 @@ struct ProcessUnauthenticatedFloodTests {
             let result = try await a.pair(with: b, whileCodeIsLive: seed == nil ? nil : {
                 let waitStarted = Date()
                 let before = try await Self.counters(a)["pairing.hellos_malformed"] ?? 0
-                while Date().timeIntervalSince(waitStarted) < 15 {
+                // Bounded: the assertions below say what was missing.
+                try? await waitUntil("the flood's malformed hellos", timeout: 15) {
                     malformedWhileLive = (try await Self.counters(a)["pairing.hellos_malformed"] ?? 0) - before
-                    if malformedWhileLive >= 2 * Self.attemptsPerCode { break }
-                    try await Task.sleep(for: .milliseconds(50))
+                    return malformedWhileLive >= 2 * Self.attemptsPerCode
                 }
                 waited = Date().timeIntervalSince(waitStarted)
             })

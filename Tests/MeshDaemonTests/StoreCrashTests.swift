@@ -47,12 +47,12 @@ struct StoreCrashTests {
                 reading.leave()
             }
 
-            // Wait (bounded) for the first confirmed enqueue, then kill at a random moment.
-            let start = ContinuousClock.now
-            while output.confirmedRanges().isEmpty && ContinuousClock.now - start < .seconds(60) && child.isRunning {
-                try await Task.sleep(for: .milliseconds(5))
+            // Kill at a random moment: once the child confirmed a random number of enqueues (it
+            // goes on enqueueing while the kill is on its way), awaited as its output arrives.
+            let target = Int.random(in: 1...400, using: &generator)
+            _ = await output.changed.until(60) {
+                output.confirmedRanges().reduce(0) { $0 + $1.count } >= target || !child.isRunning
             }
-            try await Task.sleep(for: .milliseconds(Int.random(in: 10...300, using: &generator)))
             kill(child.processIdentifier, SIGKILL)
             try await blocking {
                 child.waitUntilExit()
@@ -123,10 +123,14 @@ final class CrashChildOutput: @unchecked Sendable {
     private let lock = NSLock()
     private var data = Data()
 
+    /// Notified on every chunk.
+    let changed = ChangeSignal()
+
     func append(_ chunk: Data) {
         lock.lock()
         data.append(chunk)
         lock.unlock()
+        changed.notify()
     }
 
     /// Index ranges whose enqueue returned success in the child.

@@ -45,7 +45,7 @@ struct DaemonTransportTests {
         defer { Task { await daemon.stop() } }
         let transport = DaemonSessionSyncTransport(socketPath: daemon.socketPath, localPeer: Self.me, features: ["demo"], pendingCapacity: 1)
         let waiting = Task { try await transport.send(Fixtures.envelope(sequence: 1), mode: .reliableEventually, to: nil) }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { transport.state.withLock { $0.waiters.count } == 1 }, "the send waits for the attach")
         #expect(daemon.requests.isEmpty)
         try await transport.start()
         try await waiting.value
@@ -54,7 +54,7 @@ struct DaemonTransportTests {
 
         let stopped = DaemonSessionSyncTransport(socketPath: daemon.socketPath, localPeer: Self.me, features: ["demo"])
         let doomed = Task { try await stopped.send(Fixtures.envelope(sequence: 2), mode: .reliableEventually, to: nil) }
-        try await Task.sleep(for: .milliseconds(20))
+        #expect(await eventually { stopped.state.withLock { $0.waiters.count } == 1 }, "the send waits for the attach")
         await stopped.stop()
         await #expect(throws: MeshClientError.self) { try await doomed.value }
         await transport.stop()
@@ -168,7 +168,8 @@ struct DaemonTransportTests {
         try await transport.start()
         daemon.dropConnections()
         #expect(await eventually { !transport.isAttached })
-        try await Task.sleep(for: .milliseconds(300))
+        // Without a policy the transport went idle, not to `starting`: no reconnect loop runs.
+        #expect(await eventually { if case .idle = transport.state.withLock({ $0.phase }) { true } else { false } })
         #expect(daemon.requests.filter { $0.operation == .attach }.count == 1, "no reconnect without a policy")
         try await transport.start()
         #expect(transport.isAttached)

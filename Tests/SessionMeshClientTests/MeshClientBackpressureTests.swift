@@ -115,12 +115,13 @@ struct MeshClientBackpressureTests {
 
         // The app does not read: the stream fills up to its bound and the client stops reading.
         #expect(await eventually { (try? await client.bufferedEvents().perStream) == [limits.capacity] })
+        // Each sample is a round trip through the client's event loop, which reads the socket
+        // between them whenever it is not holding back.
         var peakStream = 0, peakQueuedBytes = 0
         for _ in 0..<20 {
             let buffered = try await client.bufferedEvents()
             peakStream = max(peakStream, buffered.perStream.max() ?? 0)
             peakQueuedBytes = max(peakQueuedBytes, buffered.queuedBytes)
-            try await Task.sleep(for: .milliseconds(10))    // sampling over time, not a wait
         }
         print("stalled consumer: stream holds \(peakStream) events (bound \(limits.capacity)), the handler \(peakQueuedBytes) bytes of \(total) events sent")
         #expect(peakStream <= limits.capacity)
@@ -170,10 +171,13 @@ struct MeshClientBackpressureTests {
         var flooded: MeshAttachment? = try await client.attach(features: ["demo"], app: "flood")
         let firstTaken = LocalAPIReplySlot<Void>()
         let reader: Task<Void, Never>? = cancelReader ? Task { [events = flooded!.events] in
+            // A step that never ends by itself, cut short by the cancel.
+            let (never, keepOpen) = AsyncStream<Void>.makeStream()
             for await _ in events {
                 firstTaken.succeed(())
-                try? await Task.sleep(for: .seconds(3_600))    // a slow step, cut short by the cancel
+                for await _ in never {}
             }
+            keepOpen.finish()
         } : nil
         if cancelReader { try await firstTaken.wait() }
         // Full (the reader may have taken one more after it filled) with events waiting behind.
@@ -237,11 +241,11 @@ struct MeshClientBackpressureTests {
             return now.transport == limits.capacity && queued > 0
                 && now.client > limits.lowWatermark && now.client <= limits.capacity
         })
+        // Each sample is a round trip through the client's event loop (see above).
         var peak = (transport: 0, client: 0)
         for _ in 0..<20 {
             let now = await held()
             peak = (max(peak.transport, now.transport), max(peak.client, now.client))
-            try await Task.sleep(for: .milliseconds(10))    // sampling over time, not a wait
         }
         print("stalled transport subscriber (subscribed first: \(subscribeFirst)): transport holds \(peak.transport), the client \(peak.client) (bound \(limits.capacity)) of \(total)")
         #expect(peak.transport <= limits.capacity)

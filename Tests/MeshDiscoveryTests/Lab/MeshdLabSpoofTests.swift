@@ -70,12 +70,17 @@ struct MeshdLabSpoofTests {
             }
             print("lab figure: (h) A probed the spoofed address and kept the channel \(LabSession.ms(ContinuousClock.now - withdrawn)) ms "
                   + "after B's record was withdrawn")
-            // Traffic keeps flowing for 3 s after the withdrawal, the channel untouched.
+            // Traffic keeps flowing for 3 s after the withdrawal, the channel untouched: each
+            // message reaches B's app before the next is sent.
             let end = ContinuousClock.now + .seconds(3)
             while ContinuousClock.now < end {
                 try await sendOne()
+                let message = sent.last ?? ""
+                let seen = await watch.waitForLine(timeout: .seconds(5)) {
+                    MeshdLab.jsonObject($0).map { $0["type"] as? String == "envelope" && $0["payload"] as? String == message } ?? false
+                }
+                #expect(seen != nil, "\(message) reached B's app")
                 try await checkChannel("after B's record was withdrawn")
-                try await Task.sleep(for: .milliseconds(100))
             }
             let arrived = try await lab.waitUntil("every message reached B's app", timeout: .seconds(10)) {
                 MeshdLab.envelopePayloads(watch).count >= sent.count
