@@ -117,8 +117,10 @@ extension DeliveryIntegration {
                 var peakResident = baseline
                 let started = ContinuousClock.now
 
-                // The honest peer's reliable items, sent while the flood runs.
+                // The honest peer's reliable items, sent while the flood runs: one after each of
+                // the hostile peer's bursts (`floodProgress.sent` counts them).
                 let honestCount = 200
+                let floodProgress = SenderProgress()
                 let honestSender = Task {
                     var sent: [UUID] = []
                     for index in 0..<honestCount {
@@ -126,7 +128,7 @@ extension DeliveryIntegration {
                                                                               feature: Self.feature)
                         _ = try await honest.router.send(envelope, encoded: encoded, mode: 2, to: victimID.description)
                         sent.append(envelope.metadata.eventID)
-                        try await Task.sleep(for: .milliseconds(20))
+                        _ = await floodProgress.changed.until(10) { floodProgress.state.sent > index || floodProgress.state.finished }
                     }
                     return sent
                 }
@@ -147,6 +149,7 @@ extension DeliveryIntegration {
                         burst.append((factory.rekeyMessage(), .stream))
                     }
                     sent += try await Self.send(burst, from: hostile.node, to: victimID)
+                    floodProgress.update { $0.sent += 1 }
                     if sent % 4096 < 260 { peakResident = max(peakResident, residentBytes()) }
                 }
                 let phase1 = ContinuousClock.now - started
@@ -173,6 +176,7 @@ extension DeliveryIntegration {
                 }
 
                 // The honest peer's items all arrive, once each, while the victim stays up.
+                floodProgress.update { $0.finished = true }
                 let honestIDs = try await honestSender.value
                 try await waitUntil("the honest items reached the victim's app", timeout: 30) {
                     victim.app.eventIDs(from: honest.id).isSuperset(of: honestIDs)

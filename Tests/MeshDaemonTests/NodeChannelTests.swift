@@ -233,7 +233,13 @@ struct NodeStreamFallbackTests {
         await alice.node.ignoreDatagramsForTesting(true)
         await bob.node.ignoreDatagramsForTesting(true)
         let before = await alice.node.status().counters["datagrams.received"] ?? 0
-        try await Task.sleep(for: .milliseconds(3000))   // 1.5 leases (2 s in tests)
+        let streamBefore = await alice.node.status().counters["stream.messages_received"] ?? 0
+        // The lease (2 s in tests) runs down; just before it would expire each side asks over
+        // the stream and the other answers there: two such rounds (4 stream messages in at
+        // alice) carry the channel past a whole lease without a datagram.
+        try await waitUntil("two lease renewals over the stream", timeout: 10) {
+            await alice.node.status().counters["stream.messages_received"] ?? 0 >= streamBefore + 4
+        }
         #expect(await bothActive(alice, bob))
         #expect(await alice.node.status().counters["leases.expired"] == 0)
         #expect(await alice.node.status().counters["datagrams.received"] == before)

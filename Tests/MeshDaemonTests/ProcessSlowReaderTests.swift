@@ -38,9 +38,10 @@ struct ProcessSlowReaderTests {
         let baseline = try #require(SlowReaderProbe.residentKiB(pidB))
 
         // A floods B; meanwhile B's RSS is sampled and another client of B asks for status.
+        let batches = ChangeSignal()
         let flood = Task { try await SlowReaderProbe.flood(appA, to: pair.idB, count: Self.floodCount, batch: Self.batch,
-                                                           seconds: Self.floodSeconds) }
-        let sampler = Task { try await SlowReaderProbe.sample(pidB, observer: observer, every: .milliseconds(100)) }
+                                                           seconds: Self.floodSeconds, batches: batches) }
+        let sampler = Task { try await SlowReaderProbe.sample(pidB, observer: observer, afterEach: batches) }
         let sent: SlowReaderProbe.Flood
         do {
             sent = try await flood.value
@@ -148,11 +149,12 @@ struct ProcessSlowReaderTests {
         let reading = Task { try await SlowReaderProbe.drain(app, acker: acker, pace: pace, quiet: 2, seconds: 4 * Self.floodSeconds + 25) }
         let presence = try await appA.attach(features: ["flood"], app: "sender")
         try await ProcessFixtures.awaitFeatureReachable(presence, peer: pair.idB, feature: "flood", timeout: 8)
-        let sampler = Task { try await SlowReaderProbe.sample(pidB, observer: observer, every: .milliseconds(100)) }
+        let batches = ChangeSignal()
+        let sampler = Task { try await SlowReaderProbe.sample(pidB, observer: observer, afterEach: batches) }
         let sent: SlowReaderProbe.Flood
         do {
             sent = try await SlowReaderProbe.flood(appA, to: pair.idB, count: Self.floodCount, batch: Self.batch,
-                                                   seconds: Self.floodSeconds)
+                                                   seconds: Self.floodSeconds, batches: batches)
         } catch {
             sampler.cancel()
             reading.cancel()

@@ -54,11 +54,12 @@ enum SlowReaderProbe {
     }
 
     /// Until cancelled (at most 2 000 rounds): samples `pid`'s RSS and times a `status` call of
-    /// `observer`, once per `interval`.
-    static func sample(_ pid: Int32, observer: MeshClient, every interval: Duration) async throws -> Samples {
+    /// `observer`, once per batch the flood sent (`batches` is notified per batch).
+    static func sample(_ pid: Int32, observer: MeshClient, afterEach batches: ChangeSignal) async throws -> Samples {
         var samples = Samples()
         let clock = ContinuousClock()
         let start = clock.now
+        var seen = batches.generation
         for _ in 0..<2_000 where !Task.isCancelled {
             let rss = residentKiB(pid) ?? 0
             samples.peakKiB = max(samples.peakKiB, rss)
@@ -74,7 +75,8 @@ enum SlowReaderProbe {
             samples.slowestStatus = max(samples.slowestStatus, took)
             samples.statusCalls += 1
             samples.statusTimes.append(took)
-            try? await Task.sleep(for: interval)
+            await batches.wait(after: seen, until: clock.now + .seconds(1))
+            seen = batches.generation
         }
         samples.peakKiB = max(samples.peakKiB, residentKiB(pid) ?? 0)
         return samples
@@ -84,7 +86,8 @@ enum SlowReaderProbe {
     /// On a loaded machine the flood goes on past `seconds` until `atLeast` envelopes were
     /// answered (at most 4 × `seconds`), so the bounds under test are always passed.
     static func flood(_ app: MeshClient, to peer: String, count: Int, batch: Int, seconds: Double,
-                      atLeast: Int = 20_000) async throws -> Flood {
+                      atLeast: Int = 20_000, batches: ChangeSignal? = nil) async throws -> Flood {
+        defer { batches?.notify() }
         let payload = String(repeating: "x", count: 128)
         let start = Date()
         var result = Flood()
@@ -103,6 +106,7 @@ enum SlowReaderProbe {
                 result.sent += 1
                 if reply.outcome == .queued { result.queued += 1 }
             }
+            batches?.notify()
         }
         result.seconds = Date().timeIntervalSince(start)
         return result
