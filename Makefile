@@ -38,7 +38,7 @@ install: release
 # real sockets and timers run one at a time: on 2 cores, overlapping them starves each other's
 # deadlines. A new suite of that kind needs a name PROCESS_TESTS matches. About five minutes in
 # all on a 2-core machine (docs/TESTING.md).
-PROCESS_TESTS = MeshDaemonTests\.(DeliveryIntegration|Process[A-Za-z0-9]*Tests|[A-Za-z]*ProcessTests|Meshd[A-Za-z]*Tests|Meshctl[A-Za-z]*Tests|MeshClientConnectTests|InstallScriptTests|ReadmeDaemonExampleTests|PythonClientTests|StoreCrashTests|Node[A-Za-z]*Tests|Handshake[A-Za-z]*Tests|Delivery(RefusalGate|ReplayBound|HandOutRetry|ReplayInboxBound)Tests|LocalAPI[A-Za-z]*Tests|SocketDescriptorTests|IdleMemoryReleaseTests)|SessionMeshClientTests\.
+PROCESS_TESTS = MeshDaemonTests\.(DeliveryIntegration|Process[A-Za-z0-9]*Tests|[A-Za-z]*ProcessTests|Meshd[A-Za-z]*Tests|Meshctl[A-Za-z]*Tests|MeshClientConnectTests|InstallScriptTests|ReadmeDaemonExampleTests|PythonClientTests|StoreCrashTests|Node[A-Za-z]*Tests|Handshake[A-Za-z]*Tests|Delivery(RefusalGate|ReplayBound|HandOutRetry|ReplayInboxBound)Tests|LocalAPI[A-Za-z]*Tests|SocketDescriptorTests|IdleMemoryReleaseTests|SystemdNotifierTests)|SessionMeshClientTests\.
 LAB_TESTS = MeshDiscoveryTests\.[A-Za-z]*Lab[A-Za-z]*Tests|MeshDaemonTests\.DemoScriptTests
 test: deps
 	$(SWIFT) build --build-tests
