@@ -60,34 +60,32 @@ struct DeliveryReplayBoundTests {
         return reports
     }
 
-    /// What the connection notes of a shed event frame: the inbox item of an envelope (to offer
-    /// it again, with its flag); nothing for a realtime envelope or another event.
-    @Test func aShedEnvelopeFrameNamesItsInboxItem() throws {
-        func frame(_ event: DeliveryEvent) throws -> LocalAPIFrame {
-            try #require(LocalAPIEventFrames.frame(for: event, requestID: 3))
-        }
-        let stored = try frame(.envelope(from: "peer", inboxID: 42, redelivery: true, mode: 2, encoded: [1, 2, 3]))
-        #expect(LocalAPIConnectionHandler.inboxItem(stored) == ShedInboxItem(inboxID: 42, redelivery: true))
-        let fresh = try frame(.envelope(from: "peer", inboxID: 7, redelivery: false, mode: 2, encoded: []))
-        #expect(LocalAPIConnectionHandler.inboxItem(fresh) == ShedInboxItem(inboxID: 7, redelivery: false))
-        #expect(LocalAPIConnectionHandler.inboxItem(try frame(.envelope(from: "peer", inboxID: 0, redelivery: false,
-                                                                        mode: 1, encoded: [9]))) == nil)
-        #expect(LocalAPIConnectionHandler.inboxItem(try frame(.snapshot(from: "peer", encoded: [1]))) == nil)
+    /// What the connection notes of a shed event: the inbox item of an envelope (to offer it
+    /// again, with its flag); nothing for a realtime envelope or another event.
+    @Test func aShedEnvelopeNamesItsInboxItem() {
+        #expect(DeliveryEvent.envelope(from: "peer", inboxID: 42, redelivery: true, mode: 2, encoded: [1, 2, 3]).shedInboxItem
+                == ShedInboxItem(inboxID: 42, redelivery: true))
+        #expect(DeliveryEvent.envelope(from: "peer", inboxID: 7, redelivery: false, mode: 2, encoded: []).shedInboxItem
+                == ShedInboxItem(inboxID: 7, redelivery: false))
+        #expect(DeliveryEvent.envelope(from: "peer", inboxID: 0, redelivery: false, mode: 1, encoded: [9]).shedInboxItem == nil)
+        #expect(DeliveryEvent.snapshot(from: "peer", encoded: [1]).shedInboxItem == nil)
     }
 
     @Test func eventsShedBeforeTheConnectionAreReportedAtOnceOrWhenItIsWritableAgain() throws {
         let (channel, counters) = try EmbeddedLocalAPIConnection.make()
         defer { _ = try? channel.finish() }
-        channel.pipeline.triggerUserOutboundEvent(LocalAPIEventsShed(count: 7), promise: nil)
+        let handler = try channel.pipeline.syncOperations.handler(type: LocalAPIConnectionHandler.self)
+        let sink = try #require(handler.connection).makeSink(requestID: 3)
+        sink.reportShed(7)
         #expect(try droppedReports(channel) == [7])
         #expect(counters.value(.eventsShed) == 7)
 
         // While the client does not read, the count waits and joins what the connection sheds.
         channel.isWritable = false
         channel.pipeline.fireChannelWritabilityChanged()
-        channel.pipeline.triggerUserOutboundEvent(LocalAPIEventsShed(count: 5), promise: nil)
-        channel.write(LocalAPIFrame(kind: .event, operation: .envelopeEvent, requestID: 3, body: ByteBuffer()), promise: nil)
-        channel.flush()
+        sink.reportShed(5)
+        sink.emit(.envelope(from: "peer", inboxID: 0, redelivery: false, mode: 1, encoded: []))
+        sink.flushNow()
         #expect(try droppedReports(channel) == [])
         channel.isWritable = true
         channel.pipeline.fireChannelWritabilityChanged()

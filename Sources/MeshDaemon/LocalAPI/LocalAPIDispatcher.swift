@@ -3,8 +3,8 @@ import NIOCore
 
 /// Performs checked control requests against a `MeshControlPlane` and shapes the replies.
 ///
-/// A value type with no I/O of its own: the connection handler calls `perform` from a task and
-/// writes the result.
+/// A value type with no I/O of its own: the connection handler hands it each request through
+/// `start` (LocalAPIDispatcher+Start.swift) and writes the reply it gets back.
 public struct LocalAPIDispatcher: Sendable {
     /// What every reply is built against.
     public let controlPlane: any MeshControlPlane
@@ -71,17 +71,16 @@ public struct LocalAPIDispatcher: Sendable {
     /// A failure becomes the body `LocalAPIErrorBody(failure:)` gives (LocalAPIErrorMapping.swift):
     /// a `MeshError` its documented code and message, any unknown error `internal`.
     public func perform(_ request: LocalAPIRequest, credentials: PeerCredentials?) async -> Result<ByteBuffer, LocalAPIErrorBody> {
-        await perform(request, credentials: credentials, connection: nil)
+        await perform(request, context: LocalAPIRequestContext(credentials: credentials))
     }
 
-    /// As `perform(_:credentials:)`, with the connection's context (needed by `attach`).
-    func perform(_ request: LocalAPIRequest, credentials: PeerCredentials?,
-                 connection: LocalAPIConnectionContext?) async -> Result<ByteBuffer, LocalAPIErrorBody> {
+    /// As `perform(_:credentials:)`, for a request of a connection (`attach` needs it).
+    func perform(_ request: LocalAPIRequest, context: LocalAPIRequestContext) async -> Result<ByteBuffer, LocalAPIErrorBody> {
         do {
-            if let reply = try await dataReply(to: request, connection: connection, uid: credentials?.uid) {
+            if let reply = try await dataReply(to: request, context: context) {
                 return .success(reply)
             }
-            return .success(try await reply(to: request, credentials: credentials))
+            return .success(try await reply(to: request, credentials: context.credentials))
         } catch {
             return .failure(LocalAPIErrorBody(failure: error))
         }

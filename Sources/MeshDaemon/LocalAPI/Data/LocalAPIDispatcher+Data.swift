@@ -5,7 +5,7 @@ import SessionMesh
 
 extension LocalAPIDispatcher {
     /// The reply to a data operation, or nil when `request` is a control operation.
-    func dataReply(to request: LocalAPIRequest, connection: LocalAPIConnectionContext?, uid: UInt32?) async throws -> ByteBuffer? {
+    func dataReply(to request: LocalAPIRequest, context: LocalAPIRequestContext) async throws -> ByteBuffer? {
         switch request {
         case .hello, .status, .peers, .pairCreate, .pairWait, .pairCancel, .pairJoin, .unpair, .ping:
             return nil
@@ -13,6 +13,7 @@ extension LocalAPIDispatcher {
             break
         }
         guard let router else { throw MeshError.deliveryUnavailable }
+        let uid = context.credentials?.uid
         if let list = featureAllowList {
             for feature in request.features where !list.allows(uid: uid, feature: feature) {
                 throw MeshError.featureNotAllowed(feature, uid: uid)
@@ -24,12 +25,13 @@ extension LocalAPIDispatcher {
         if let list = featureAllowList { permits = { feature in list.allows(uid: uid, feature: feature) } }
         switch request {
         case .attach(let features, let sessionID, let app):
-            guard let connection, let requestID = LocalAPIDispatcher.currentRequestID else {
+            guard let connection = context.connection, let reservation = context.attach else {
                 throw MeshError.invalidArgument("attach needs a socket connection")
             }
-            switch connection.reserveAttachment(requestID: requestID) {
+            let requestID = context.requestID
+            switch reservation {
             case .reserved: break
-            case .full: throw MeshError.tooManyAttachments(LocalAPIConnectionContext.maximumAttachments)
+            case .full: throw MeshError.tooManyAttachments(LocalAPIConnectionState.maximumAttachments)
             case .requestIDInUse:
                 throw MeshError.invalidArgument("request id \(requestID) already belongs to an attachment on this connection; "
                                                    + "its events carry that id, so each attach needs an id of its own")
@@ -91,7 +93,4 @@ extension LocalAPIDispatcher {
             return nil
         }
     }
-
-    /// The id of the request being performed (set by the connection handler's task).
-    @TaskLocal static var currentRequestID: UInt32?
 }
