@@ -18,8 +18,7 @@ extension MeshNode {
         runtime.connection = connection
         if let datagramEndpoint { runtime.datagramEndpoint = datagramEndpoint }
         runtime.outgoingHandshakeInFlight = false
-        runtime.attempting = false
-        runtime.backoff.reset()
+        runtime.dial.activated()
         runtime.lease.renew(now: now)
         runtime.lastHandshakeWall = clock.wallSeconds()
         runtime.nextKeepaliveAt = now

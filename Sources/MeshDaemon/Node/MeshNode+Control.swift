@@ -9,7 +9,7 @@ extension MeshNode {
         var values = counters.dictionary
         values["peers.paired"] = UInt64(peers.count)
         values["peers.active"] = UInt64(peers.values.filter { $0.channel != nil }.count)
-        values["connections.unauthenticated"] = UInt64(unauthenticated.count)
+        values["connections.unauthenticated"] = UInt64(connections.unauthenticated.count)
         values.merge(discoveryCounters()) { current, _ in current }
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
                             listen: (boundListenAddress ?? configuration.listen).description,

@@ -24,23 +24,25 @@ enum DialResult: Sendable {
 }
 
 extension MeshNode {
-    /// Schedules one dial job for `peer` unless one is already pending.
+    /// Schedules one dial job for `peer` unless one is already pending: now, or once its
+    /// backoff has passed (a timer on the node's loop).
     func scheduleDial(_ peer: DeviceID, immediately: Bool) {
-        guard phase == .running, var runtime = peers[peer], !runtime.dialing, !runtime.attempting,
-              runtime.channel == nil else { return }
-        runtime.dialing = true
-        let delay = immediately ? 0 : runtime.backoff.nextDelay(using: &random)
-        peers[peer] = runtime
-        jobQueue.yield(.dial(peer: peer, delay: delay))
+        guard phase == .running, let slot = peers.index(forKey: peer) else { return }
+        let active = peers.values[slot].channel != nil
+        guard let delay = peers.values[slot].dial.schedule(immediately: immediately, channelActive: active, using: &random) else { return }
+        guard delay > 0 else {
+            jobQueue.yield(.dial(peer: peer))
+            return
+        }
+        let queue = jobQueue
+        dialTimers[peer]?.cancel()
+        dialTimers[peer] = loop.scheduleTask(in: .nanoseconds(Int64(clamping: delay))) { queue.yield(.dial(peer: peer)) }
     }
 
     /// Runs a job from the run loop.
     nonisolated func perform(_ job: NodeJob) async {
         switch job {
-        case .dial(let peer, let delay):
-            if delay > 0 {
-                do { try await Task.sleep(nanoseconds: delay) } catch { return }
-            }
+        case .dial(let peer):
             guard let (addresses, generation) = await beginDial(peer) else { return }
             var failed = true
             for address in addresses where failed {
@@ -61,10 +63,9 @@ extension MeshNode {
 
     /// The addresses to try now and the attempt's number, or nil when no dial is needed.
     func beginDial(_ peer: DeviceID) -> ([DaemonConfiguration.Endpoint], UInt64)? {
+        dialTimers.removeValue(forKey: peer)
         guard phase == .running, var runtime = peers[peer] else { return nil }
-        runtime.dialing = false
-        // `attempting`: a dial started early for a new address (kickDial) is already running.
-        guard runtime.channel == nil, !runtime.attempting else {
+        guard runtime.dial.due(channelActive: runtime.channel != nil) else {
             peers[peer] = runtime
             return nil
         }
@@ -73,18 +74,15 @@ extension MeshNode {
             peers[peer] = runtime
             return nil      // nothing to dial: the peer will connect to us
         }
-        runtime.attempting = true
-        runtime.dialGeneration &+= 1
+        let generation = runtime.dial.startAttempt()
         peers[peer] = runtime
-        return (addresses, runtime.dialGeneration)
+        return (addresses, generation)
     }
 
     /// A dial job ended; when every address failed, back off and try again later.
     func dialEnded(_ peer: DeviceID, generation: UInt64, failed: Bool) {
-        guard var runtime = peers[peer], runtime.dialGeneration == generation else { return }
-        runtime.attempting = false
-        peers[peer] = runtime
-        if failed { scheduleDial(peer, immediately: false) }
+        guard peers[peer]?.dial.attemptEnded(generation: generation, failed: failed) == true else { return }
+        scheduleDial(peer, immediately: false)
     }
 
     /// Opens a TCP connection (no Nagle) to `endpoint` with the wire frame decoder installed,

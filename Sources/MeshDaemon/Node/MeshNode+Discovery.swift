@@ -200,20 +200,21 @@ extension MeshNode {
     /// addresses that attempt is not trying are dialled next to it (it may be stuck for
     /// seconds on a stale address that does not answer).
     func kickDial(_ peer: DeviceID) {
-        guard phase == .running, var runtime = peers[peer], runtime.channel == nil else { return }
-        runtime.backoff.reset()
-        if runtime.attempting {
-            peers[peer] = runtime
+        guard phase == .running, let slot = peers.index(forKey: peer) else { return }
+        let active = peers.values[slot].channel != nil
+        switch peers.values[slot].dial.kick(channelActive: active) {
+        case .none:
+            return
+        case .dialBesideAttempt:
             let tried = discovered.dialedAddresses[peer, default: []]
             let fresh = (discovered.mdnsEndpoints[peer] ?? []).filter { !tried.contains($0.description) }
             guard !fresh.isEmpty else { return }
             discovered.dialedAddresses[peer, default: []].formUnion(fresh.map(\.description))
             jobQueue.yield(.dialAddresses(peer: peer, addresses: fresh))
-            return
+        case .dialNow:
+            dialTimers.removeValue(forKey: peer)?.cancel()
+            jobQueue.yield(.dial(peer: peer))
         }
-        runtime.dialing = true
-        peers[peer] = runtime
-        jobQueue.yield(.dial(peer: peer, delay: 0))
     }
 
     /// Addresses to dial `runtime`'s device at, best first: what mDNS says now, then what

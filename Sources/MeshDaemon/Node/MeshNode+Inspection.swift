@@ -10,7 +10,7 @@ extension MeshNode {
     }
 
     /// TCP connections open now (authenticated or not), listener excluded.
-    func openConnectionCount() -> Int { openConnections.count }
+    func openConnectionCount() -> Int { connections.open.count }
 }
 
 extension MeshNode {

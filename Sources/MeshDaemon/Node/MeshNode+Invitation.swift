@@ -43,7 +43,8 @@ extension MeshNode {
                 }
             }
         } onCancel: {
-            Task { await self.abandonPairingWait(waiter) }
+            // On the node's loop, where the waiter is registered (no task of its own).
+            self.loop.execute { self.onLoop { $0.abandonPairingWait(waiter) } }
         }
     }
 
@@ -127,7 +128,8 @@ extension MeshNode {
         do {
             let own = PairingLocalIdentity(keyPair: identity.keyPair, name: configuration.name)
             let responder = try invitation?.beginAttempt(at: wallDate(), identity: own)
-            pairingAttemptEnds[admission.id] = clock.monotonicNanoseconds() &+ Nanoseconds.from(seconds: tuning.pairingAttemptTimeout)
+            connections.pairingAttemptBegan(admission.id, now: clock.monotonicNanoseconds(),
+                                            duration: Nanoseconds.from(seconds: tuning.pairingAttemptTimeout))
             rearmPairingDeadline(admission)
             return responder
         } catch {
@@ -141,14 +143,8 @@ extension MeshNode {
     /// message the first-message deadline armed at accept stays; once it was answered the
     /// connection is engaged (no longer evictable).
     func rearmPairingDeadline(_ admission: InboundAdmission) {
-        if !unauthenticated.isEngaged(admission.id) {
-            guard !pairingFirstMessagePending.insert(admission.id).inserted else { return }
-            pairingFirstMessagePending.remove(admission.id)
-            unauthenticated.engage(admission.id)
-        }
-        let now = clock.monotonicNanoseconds()
-        let end = pairingAttemptEnds[admission.id] ?? now
-        let left = end > now ? Double(end - now) / 1e9 : 0
+        guard connections.pairingMessageArrived(admission.id) else { return }
+        let left = Double(connections.pairingAttemptLeft(admission.id, now: clock.monotonicNanoseconds())) / 1e9
         armDeadline(admission.channel, seconds: min(tuning.pairingMessageTimeout, left), connection: admission.id)
     }
 
@@ -180,7 +176,7 @@ extension MeshNode {
             return false
         }
         guard invitation?.attemptSucceeded(attempt) == true else { return false }
-        pairingAttemptEnds.removeValue(forKey: admission.id)
+        connections.pairingAttemptEnded(admission.id)
         markAuthenticated(admission.id)
         let device = storePairing(outcome, address: nil)
         lastPairing = device

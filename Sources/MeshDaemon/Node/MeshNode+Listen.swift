@@ -124,29 +124,25 @@ extension MeshNode {
         guard phase == .running else { return nil }
         let source = channel.remoteAddress?.ipAddress ?? "?"
         let now = clock.monotonicNanoseconds()
-        guard rateLimiter.allow(source: source, now: now) else {
+        switch connections.admit(channel, source: source, known: isPairedDeviceAddress(source), now: now) {
+        case .refused(.rateLimited):
             counters.connectionsRateLimited += 1
             return nil
-        }
-        let id = nextConnectionID
-        switch unauthenticated.admit(id, source: source, known: isPairedDeviceAddress(source), now: now) {
-        case .refuse(.sourceFull):
+        case .refused(.sourceFull):
             counters.connectionsOverSourceCap += 1
             return nil
-        case .refuse(.full):
+        case .refused(.full):
             counters.connectionsOverCap += 1
             return nil
-        case .admit(let evicting):
-            if let evicting {
+        case .admitted(let id, let evicted):
+            if let evicted {
                 counters.connectionsEvicted += 1
-                deadlines.removeValue(forKey: evicting)?.cancel()
-                openConnections[evicting]?.close(promise: nil)
+                deadlines.removeValue(forKey: evicted.id)?.cancel()
+                evicted.channel?.close(promise: nil)
             }
+            armDeadline(channel, seconds: tuning.firstMessageTimeout, connection: id)
+            return InboundAdmission(id: id, channel: channel, sourceIP: source)
         }
-        nextConnectionID += 1
-        openConnections[id] = channel
-        armDeadline(channel, seconds: tuning.firstMessageTimeout, connection: id)
-        return InboundAdmission(id: id, channel: channel, sourceIP: source)
     }
 
     /// Whether `host` (an IP address as sockets report it) is an address a paired device was
@@ -170,8 +166,7 @@ extension MeshNode {
     /// pairing attempt under the live code): it is no longer evictable, and `seconds` is its
     /// deadline from now.
     func engage(_ id: UInt64, channel: any Channel, deadline seconds: Double) {
-        guard unauthenticated.contains(id) else { return }
-        unauthenticated.engage(id)
+        guard connections.engage(id) else { return }
         armDeadline(channel, seconds: seconds, connection: id)
     }
 
@@ -179,12 +174,14 @@ extension MeshNode {
     /// (replaces an earlier deadline of the same connection).
     func armDeadline(_ channel: any Channel, seconds: Double, connection id: UInt64) {
         deadlines[id]?.cancel()
-        deadlines[id] = channel.eventLoop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: seconds))) { [weak self] in
+        // On the node's loop (every connection's channel is on it too), so the node is entered
+        // at once, without a task.
+        deadlines[id] = loop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: seconds))) { [weak self] in
             guard let self else {
                 channel.close(promise: nil)
                 return
             }
-            Task { await self.deadlinePassed(id, channel: channel) }
+            self.onLoop { $0.deadlinePassed(id, channel: channel) }
         }
     }
 
@@ -197,17 +194,14 @@ extension MeshNode {
 
     /// Forgets a connection that closed.
     func connectionEnded(_ id: UInt64) {
-        openConnections.removeValue(forKey: id)
-        unauthenticated.release(id)
+        connections.ended(id)
         deadlines.removeValue(forKey: id)?.cancel()
-        pairingAttemptEnds.removeValue(forKey: id)
-        pairingFirstMessagePending.remove(id)
     }
 
     /// The connection authenticated: it no longer counts against the cap or has a deadline.
     func markAuthenticated(_ id: UInt64) {
         deadlines.removeValue(forKey: id)?.cancel()
-        unauthenticated.release(id)
+        connections.authenticated(id)
     }
 
     /// Mutates the counters (for nonisolated callers).
@@ -215,10 +209,7 @@ extension MeshNode {
 
     /// Registers an outgoing connection.
     func registerConnection(_ channel: any Channel) -> UInt64 {
-        let id = nextConnectionID
-        nextConnectionID += 1
-        openConnections[id] = channel
-        return id
+        connections.register(channel)
     }
 }
 

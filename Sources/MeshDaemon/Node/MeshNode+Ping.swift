@@ -53,7 +53,7 @@ extension MeshNode {
         let timeout = loop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: max(tuning.pingTimeout, 0.001)))) {
             [weak self] in
             guard let self else { return }
-            Task { await self.finishPing(id, at: nil, from: nil) }
+            self.onLoop { $0.finishPing(id, at: nil, from: nil) }
         }
         let end = await awaitPingReply(id)
         timeout.cancel()

@@ -40,13 +40,10 @@ public actor MeshNode: MeshControlPlane, Service {
     var phase = Phase.idle
     var peers: [DeviceID: PeerRuntime] = [:]
     var indexTable: [UInt32: DeviceID] = [:]
-    var openConnections: [UInt64: any Channel] = [:]
-    var nextConnectionID: UInt64 = 1
-    var unauthenticated: UnauthenticatedSlots
-    /// Pairing connections whose first message is awaited under the first-message deadline.
-    var pairingFirstMessagePending: Set<UInt64> = []
+    /// TCP connections: open ones, admission, where unauthenticated ones stand.
+    var connections: ConnectionTable
+    /// Deadline timers of connections that have not authenticated, by connection.
     var deadlines: [UInt64: Scheduled<Void>] = [:]
-    var rateLimiter: HandshakeRateLimiter
     /// The global budget of message 1s answered (one bucket shared by every source).
     var handshakeBudget: HandshakeRateLimiter
     var counters = NodeCounters()
@@ -58,7 +55,6 @@ public actor MeshNode: MeshControlPlane, Service {
     /// is removed, see `awaitPairing`).
     var invitationWaiters: [UInt64: CheckedContinuation<PairedDevice, any Error>] = [:]
     var nextInvitationWaiter: UInt64 = 0
-    var pairingAttemptEnds: [UInt64: UInt64] = [:]
     var lastPairing: PairedDevice?
     var pingWaiters: [UInt32: PingWaiter] = [:]
     var nextPingID: UInt32 = 1
@@ -77,6 +73,10 @@ public actor MeshNode: MeshControlPlane, Service {
     var inboundHandler: (any DeliveryInbound)?
     /// What arrived while no handler was installed, in order.
     var inboundHeld: [HeldInbound] = []
+    /// The timer pass (`startTimers`), cancelled when the node stops.
+    var timerTask: RepeatedTask?
+    /// Dial jobs waiting out their backoff, by peer.
+    var dialTimers: [DeviceID: Scheduled<Void>] = [:]
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
     /// The address UDP and TCP are bound to, once `run()` has bound them.
@@ -134,14 +134,9 @@ public actor MeshNode: MeshControlPlane, Service {
             peers[record.deviceID] = PeerRuntime(record: record, tuning: configuration.channelTuning,
                                                  leaseSeconds: configuration.reachabilityLease)
         }
-        rateLimiter = HandshakeRateLimiter(ratePerSecond: configuration.channelTuning.handshakesPerSecondPerSource,
-                                           burst: configuration.channelTuning.handshakeBurstPerSource)
+        connections = ConnectionTable(tuning: configuration.channelTuning)
         handshakeBudget = HandshakeRateLimiter(ratePerSecond: configuration.channelTuning.handshakesPerSecond,
                                                burst: configuration.channelTuning.handshakeBurst, maximumSources: 1)
-        unauthenticated = UnauthenticatedSlots(limits: .init(
-            total: configuration.channelTuning.maximumUnauthenticatedConnections,
-            perSource: configuration.channelTuning.maximumUnauthenticatedPerSource,
-            reservedForKnown: configuration.channelTuning.unauthenticatedSlotsReservedForPaired))
         (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
     }
 
@@ -168,6 +163,7 @@ public actor MeshNode: MeshControlPlane, Service {
                                                      "device.id": "\(identity.deviceID.short)"])
         await noteDatagramReceiveBuffer(udp)
         for id in peers.keys { scheduleDial(id, immediately: true) }
+        startTimers()
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop
         // accepted connections still buffered in NIO's async server channel, which traps
@@ -179,7 +175,6 @@ public actor MeshNode: MeshControlPlane, Service {
                 try await withGracefulShutdownHandler {
                     try await withThrowingDiscardingTaskGroup { group in
                         group.addTask { try await self.receiveDatagrams(udp) }
-                        group.addTask { await self.runTimers() }
                         group.addTask { await self.runDiscovery() }
                         for await job in self.jobs {
                             group.addTask { await self.perform(job) }
@@ -214,9 +209,12 @@ public actor MeshNode: MeshControlPlane, Service {
     func closeEverything() {
         guard phase != .stopped else { return }
         phase = .stopped
+        timerTask?.cancel()
+        for timer in dialTimers.values { timer.cancel() }
+        dialTimers.removeAll()
         tcpServer?.close(promise: nil)
         udpChannel?.close(promise: nil)
-        for channel in openConnections.values { channel.close(promise: nil) }
+        for channel in connections.open.values { channel.close(promise: nil) }
         for id in Array(peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
         for waiter in invitationWaiters.values { waiter.resume(throwing: MeshError.stopping) }
         invitationWaiters.removeAll()

@@ -2,8 +2,8 @@ import MeshCrypto
 
 /// Work the node's run loop starts as a child task (so it ends with `run()`).
 enum NodeJob: Sendable {
-    /// Wait `delay` nanoseconds, then try to connect a channel to the peer.
-    case dial(peer: DeviceID, delay: UInt64)
+    /// Try to connect a channel to the peer (its backoff, if any, has passed).
+    case dial(peer: DeviceID)
     /// Try these addresses of the peer now, next to a dial already under way (discovery found
     /// them while that dial was still waiting on older addresses).
     case dialAddresses(peer: DeviceID, addresses: [DaemonConfiguration.Endpoint])

@@ -22,15 +22,10 @@ struct PeerRuntime: Sendable {
     /// Where datagrams to the peer go (its TCP address with its announced UDP port, updated
     /// from authenticated datagrams).
     var datagramEndpoint: SocketAddress?
-    /// A dial job is scheduled or running (possibly waiting out its backoff).
-    var dialing = false
-    /// A connection attempt is under way right now.
-    var attempting = false
-    /// Number of the latest dial job (a finished older job must not clear `attempting`).
-    var dialGeneration: UInt64 = 0
+    /// Whether and when to dial the device.
+    var dial: DialState
     /// Our message 1 went out on an outgoing connection and its answer is pending.
     var outgoingHandshakeInFlight = false
-    var backoff: ReconnectBackoff
     var lease: ReachabilityLease
     var estimator = ClockOffsetEstimator()
     /// Wall seconds of the last completed handshake.
@@ -45,7 +40,7 @@ struct PeerRuntime: Sendable {
 
     init(record: PairedPeer, tuning: ChannelTuning, leaseSeconds: Double) {
         self.record = record
-        backoff = ReconnectBackoff(initialSeconds: tuning.reconnectInitial, maximumSeconds: tuning.reconnectMaximum)
+        dial = DialState(backoff: ReconnectBackoff(initialSeconds: tuning.reconnectInitial, maximumSeconds: tuning.reconnectMaximum))
         lease = ReachabilityLease(seconds: leaseSeconds)
     }
 
@@ -73,7 +68,7 @@ struct PeerRuntime: Sendable {
     /// The state `meshctl peers` shows.
     var channelState: ChannelState {
         if channel != nil { return .active }
-        if attempting || outgoingHandshakeInFlight { return .connecting }
+        if dial.attempting || outgoingHandshakeInFlight { return .connecting }
         return .down
     }
 }
