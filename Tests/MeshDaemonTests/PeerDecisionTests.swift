@@ -34,26 +34,28 @@ struct PeerDecisionTests {
     @Test func keepalivesFollowTheirIntervalAndTheStreamJoinsNearTheLeaseEnd() throws {
         var runtime = try activeRuntime(leaseSeconds: 3)
         let interval = Self.second
-        #expect(runtime.timerTick(now: 0, keepaliveInterval: interval) == [.keepaliveDatagram])
-        #expect(runtime.timerTick(now: interval / 2, keepaliveInterval: interval) == [])
-        #expect(runtime.timerTick(now: interval, keepaliveInterval: interval) == [.keepaliveDatagram])
+        func tick(_ now: UInt64) -> [PeerTimerAction] { runtime.timerTick(now: now, keepaliveInterval: interval) }
+        #expect(tick(0) == [.keepaliveDatagram])
+        #expect(tick(interval / 2) == [])
+        #expect(tick(interval) == [.keepaliveDatagram])
         // 1.5 s left of the lease, less than two intervals: ask over the stream as well.
-        #expect(runtime.timerTick(now: 3 * Self.second / 2 + interval, keepaliveInterval: interval)
-                == [.keepaliveDatagram, .keepaliveStream])
+        #expect(tick(3 * Self.second / 2 + interval) == [.keepaliveDatagram, .keepaliveStream])
         // A packet renews the lease: datagrams alone again.
         runtime.lease.renew(now: 3 * Self.second)
-        #expect(runtime.timerTick(now: 4 * Self.second, keepaliveInterval: interval) == [.keepaliveDatagram])
+        #expect(tick(4 * Self.second) == [.keepaliveDatagram])
     }
 
     @Test func anExpiredLeaseIsTheOnlyAction() throws {
         var runtime = try activeRuntime(leaseSeconds: 3)
-        #expect(runtime.timerTick(now: 3 * Self.second, keepaliveInterval: Self.second) == [.leaseExpired])
+        let actions = runtime.timerTick(now: 3 * Self.second, keepaliveInterval: Self.second)
+        #expect(actions == [.leaseExpired])
     }
 
     @Test func withoutAChannelNothingIsDue() throws {
         var runtime = try activeRuntime()
         runtime.channel = nil
-        #expect(runtime.timerTick(now: 0, keepaliveInterval: Self.second) == [])
+        let actions = runtime.timerTick(now: 0, keepaliveInterval: Self.second)
+        #expect(actions == [])
     }
 
     @Test func keysAreRenewedThenRefusedOnTheirSchedule() throws {
@@ -62,48 +64,57 @@ struct PeerDecisionTests {
         tuning.rejectAfter = 20
         var runtime = try activeRuntime(leaseSeconds: 1_000, tuning: tuning)
         let interval = 1_000 * Self.second     // keepalives out of the way
-        _ = runtime.timerTick(now: 0, keepaliveInterval: interval)
-        #expect(runtime.timerTick(now: 9 * Self.second, keepaliveInterval: interval) == [])
-        #expect(runtime.timerTick(now: 10 * Self.second, keepaliveInterval: interval) == [.startRekey])
-        #expect(runtime.timerTick(now: 20 * Self.second, keepaliveInterval: interval) == [.keysExpired])
+        func tick(_ now: UInt64) -> [PeerTimerAction] { runtime.timerTick(now: now, keepaliveInterval: interval) }
+        _ = tick(0)
+        #expect(tick(9 * Self.second) == [])
+        #expect(tick(10 * Self.second) == [.startRekey])
+        #expect(tick(20 * Self.second) == [.keysExpired])
     }
 
     @Test func oneDialJobAtATimeWithBackoffBetweenFailedRounds() {
         var rng = Fixed()
         var dial = DialState(backoff: ReconnectBackoff(initialSeconds: 0.1, maximumSeconds: 8, jitter: 0))
-        #expect(dial.schedule(immediately: true, channelActive: false, using: &rng) == 0)
-        #expect(dial.schedule(immediately: true, channelActive: false, using: &rng) == nil)   // one is waiting
-        #expect(dial.due(channelActive: false))
+        func schedule(immediately: Bool, active: Bool = false) -> UInt64? {
+            dial.schedule(immediately: immediately, channelActive: active, using: &rng)
+        }
+        func due(active: Bool = false) -> Bool { dial.due(channelActive: active) }
+        func ended(_ generation: UInt64) -> Bool { dial.attemptEnded(generation: generation, failed: true) }
+        #expect(schedule(immediately: true) == 0)
+        #expect(schedule(immediately: true) == nil)     // one is waiting
+        #expect(due())
         let first = dial.startAttempt()
-        #expect(dial.schedule(immediately: false, channelActive: false, using: &rng) == nil)  // one is running
-        #expect(dial.attemptEnded(generation: first, failed: true))
-        #expect(dial.schedule(immediately: false, channelActive: false, using: &rng) == 100_000_000)
-        #expect(dial.due(channelActive: false))
+        #expect(schedule(immediately: false) == nil)    // one is running
+        #expect(ended(first))
+        #expect(schedule(immediately: false) == 100_000_000)
+        #expect(due())
         let second = dial.startAttempt()
-        #expect(dial.attemptEnded(generation: second, failed: true))
-        #expect(dial.schedule(immediately: false, channelActive: false, using: &rng) == 200_000_000)
+        #expect(ended(second))
+        #expect(schedule(immediately: false) == 200_000_000)
         // An active channel needs no dial, and resets the backoff.
-        #expect(!dial.due(channelActive: true))
+        #expect(!due(active: true))
         dial.activated()
-        #expect(dial.schedule(immediately: false, channelActive: true, using: &rng) == nil)
-        #expect(dial.schedule(immediately: false, channelActive: false, using: &rng) == 100_000_000)
+        #expect(schedule(immediately: false, active: true) == nil)
+        #expect(schedule(immediately: false) == 100_000_000)
     }
 
     @Test func anOlderAttemptCannotEndANewerOne() {
         var rng = Fixed()
         var dial = DialState(backoff: ReconnectBackoff(initialSeconds: 0.1, maximumSeconds: 8, jitter: 0))
+        func ended(_ generation: UInt64, failed: Bool) -> Bool { dial.attemptEnded(generation: generation, failed: failed) }
+        func kick(active: Bool = false) -> DialState.Kick { dial.kick(channelActive: active) }
+        func due() -> Bool { dial.due(channelActive: false) }
         _ = dial.schedule(immediately: true, channelActive: false, using: &rng)
-        _ = dial.due(channelActive: false)
+        _ = due()
         let old = dial.startAttempt()
-        #expect(dial.attemptEnded(generation: old, failed: false) == false)
-        #expect(dial.kick(channelActive: false) == .dialNow)
-        #expect(dial.due(channelActive: false))
+        #expect(!ended(old, failed: false))
+        #expect(kick() == .dialNow)
+        #expect(due())
         let new = dial.startAttempt()
-        #expect(dial.attemptEnded(generation: old, failed: true) == false)
+        #expect(!ended(old, failed: true))
         #expect(dial.attempting)
-        #expect(dial.kick(channelActive: false) == .dialBesideAttempt)
-        #expect(dial.attemptEnded(generation: new, failed: true))
+        #expect(kick() == .dialBesideAttempt)
+        #expect(ended(new, failed: true))
         #expect(!dial.attempting)
-        #expect(dial.kick(channelActive: true) == .none)
+        #expect(kick(active: true) == .none)
     }
 }

@@ -89,7 +89,7 @@ extension MeshNode {
     func wantedAdvertisement() -> DiscoveryAdvertisement? {
         guard let port = boundListenAddress?.port, let udpPort = UInt16(exactly: port), udpPort != 0 else { return nil }
         var pairingHint: String?
-        if let invitation, invitation.isUsable(at: wallDate()) { pairingHint = invitation.code.publicHint }
+        if let live = invitations.live, live.isUsable(at: wallDate()) { pairingHint = live.code.publicHint }
         return try? DiscoveryAdvertisement(instanceName: Self.instanceName(configuration.name), port: udpPort,
                                            deviceIDHint: DiscoveryAdvertisement.deviceIDHint(for: identity.deviceID.description),
                                            pairingHint: pairingHint)
@@ -114,6 +114,7 @@ extension MeshNode {
         }
         let changes = discovered.apply(event)
         for change in changes { discoveredAddressesChanged(change) }
+        for search in inviterSearches.satisfied(by: discovered) { finish(search) }
         if case .resolved(let service) = event, service.source == .staticConfiguration {
             for (peer, runtime) in peers where runtime.channel == nil { kickDial(peer) }
         }

@@ -16,22 +16,18 @@ extension MeshNode {
         }
         endInvitation(with: MeshError.pairingReplaced)
         let code = PairingCode.generate()
-        invitationSerial &+= 1
-        let state = PairingInvitationState(code: code, issuedAt: wallDate(), lifetime: seconds,
-                                           serial: invitationSerial, allowsReplacing: replace)
-        invitation = state
+        let state = invitations.create(code: code, issuedAt: wallDate(), lifetime: seconds, allowsReplacing: replace)
         logger.info("pairing code created", metadata: ["expires.in": "\(Int(seconds))s", "replace": "\(replace)"])
         return PairingInvitation(code: code.description, expires: state.expiresAt.timeIntervalSince1970)
     }
 
     /// Waits until a device pairs with the live code `code`, or the code ends.
     public func awaitPairing(code: String) async throws -> PairedDevice {
-        guard let current = invitation, (try? PairingCode.parse(code)) == current.code else {
+        guard let current = invitations.live, (try? PairingCode.parse(code)) == current.code else {
             throw MeshError.invalidArgument("no live pairing code matches; create one with `meshctl pair`")
         }
-        if case .used = current.state, let result = lastPairing { return result }
-        let waiter = nextInvitationWaiter
-        nextInvitationWaiter &+= 1
+        if case .used = current.state, let result = invitations.lastPairing { return result }
+        let waiter = invitations.newWaiter()
         // A waiter whose request is cancelled (its client closed the connection) is removed and
         // resumed at once, so clients that come and go leave nothing behind.
         return try await withTaskCancellationHandler {
@@ -39,7 +35,7 @@ extension MeshNode {
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
                 } else {
-                    invitationWaiters[waiter] = continuation
+                    invitations.wait(waiter, continuation: continuation)
                 }
             }
         } onCancel: {
@@ -50,29 +46,26 @@ extension MeshNode {
 
     /// Ends the `pair.wait` `waiter` (its client left).
     func abandonPairingWait(_ waiter: UInt64) {
-        invitationWaiters.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
+        invitations.removeWaiter(waiter)?.resume(throwing: CancellationError())
     }
 
     /// `pair.wait` requests waiting now.
-    public var pairingWaiterCount: Int { invitationWaiters.count }
+    public var pairingWaiterCount: Int { invitations.waiterCount }
 
     /// Withdraws the live code when it is `code`.
     public func cancelPairing(code: String) async {
-        guard let current = invitation, (try? PairingCode.parse(code)) == current.code else { return }
+        guard let current = invitations.live, (try? PairingCode.parse(code)) == current.code else { return }
         endInvitation(with: MeshError.pairingCancelled)
     }
 
     /// Drops the live code and fails its waiters with `error`.
     func endInvitation(with error: MeshError) {
-        invitation = nil
-        let waiters = invitationWaiters.values
-        invitationWaiters.removeAll()
-        for waiter in waiters { waiter.resume(throwing: error) }
+        for waiter in invitations.end() { waiter.resume(throwing: error) }
     }
 
     /// Called by the timer: an expired code fails its waiters.
     func expireInvitationIfNeeded() {
-        guard let current = invitation, current.state(at: wallDate()) == .expired else { return }
+        guard let current = invitations.live, current.state(at: wallDate()) == .expired else { return }
         endInvitation(with: .pairingExpired)
     }
 
@@ -121,13 +114,13 @@ extension MeshNode {
 
     /// Starts a responder when the code accepts an attempt; nil closes the connection silently.
     func beginPairingAttempt(_ admission: InboundAdmission) -> PairingResponder? {
-        guard invitation != nil else {
+        guard invitations.live != nil else {
             counters.pairingAttemptsRefused += 1
             return nil
         }
         do {
             let own = PairingLocalIdentity(keyPair: identity.keyPair, name: configuration.name)
-            let responder = try invitation?.beginAttempt(at: wallDate(), identity: own)
+            let responder = try invitations.live?.beginAttempt(at: wallDate(), identity: own)
             connections.pairingAttemptBegan(admission.id, now: clock.monotonicNanoseconds(),
                                             duration: Nanoseconds.from(seconds: tuning.pairingAttemptTimeout))
             rearmPairingDeadline(admission)
@@ -152,12 +145,10 @@ extension MeshNode {
     /// code since replaced is counted in the node's counters only, never against the live code.
     func pairingAttemptFailed(_ attempt: PairingAttemptID) {
         counters.pairingAttemptsFailed += 1
-        guard invitation?.attemptFailed(attempt) == true else { return }
-        if invitation?.state == .invalidated {
+        guard invitations.live?.attemptFailed(attempt) == true else { return }
+        if invitations.live?.state == .invalidated {
             logger.warning("pairing code invalidated after too many failed attempts")
-            let waiters = invitationWaiters.values
-            invitationWaiters.removeAll()
-            for waiter in waiters { waiter.resume(throwing: MeshError.pairingCodeInvalidated) }
+            for waiter in invitations.takeWaiters() { waiter.resume(throwing: MeshError.pairingCodeInvalidated) }
         }
     }
 
@@ -166,7 +157,7 @@ extension MeshNode {
     /// code was replaced or used meanwhile, or the device is already paired and the code was
     /// created without `replace` (that ends the code: whoever sent it knew the code).
     func pairingSucceeded(_ outcome: PairingOutcome, attempt: PairingAttemptID, admission: InboundAdmission) -> Bool {
-        guard let current = invitation, current.serial == attempt.invitation else { return false }
+        guard let current = invitations.live, current.serial == attempt.invitation else { return false }
         if let existing = peers[outcome.peerDeviceID], !current.allowsReplacing {
             counters.pairingsRefusedAlreadyPaired += 1
             logger.warning("refused to pair again a device that is already paired (the code was created without --replace)",
@@ -175,14 +166,11 @@ extension MeshNode {
                                                advice: "the code was withdrawn; to pair it again and replace its pairing, create a code with `meshctl pair --replace` (or unpair it first with `meshctl unpair \(outcome.peerDeviceID.short)`)"))
             return false
         }
-        guard invitation?.attemptSucceeded(attempt) == true else { return false }
+        guard invitations.live?.attemptSucceeded(attempt) == true else { return false }
         connections.pairingAttemptEnded(admission.id)
         markAuthenticated(admission.id)
         let device = storePairing(outcome, address: nil)
-        lastPairing = device
-        let waiters = invitationWaiters.values
-        invitationWaiters.removeAll()
-        for waiter in waiters { waiter.resume(returning: device) }
+        for waiter in invitations.paired(device) { waiter.resume(returning: device) }
         return true
     }
 

@@ -79,17 +79,45 @@ extension MeshNode {
         return "\"" + out + "\""
     }
 
-    /// Services advertising `hint`, awaited (polling the table) up to `inviterSearchSeconds`.
+    /// Services advertising `hint`: at once when discovery shows some, else as soon as it
+    /// does (`applyDiscovery` ends the search), up to `inviterSearchSeconds` (a timer on the
+    /// node's loop).
     func findInviters(hint: String) async throws -> [DiscoveredService] {
-        let started = clock.monotonicNanoseconds()
-        let limit = UInt64(Self.inviterSearchSeconds * 1e9)
-        for _ in 0..<Int(Self.inviterSearchSeconds * 20) + 1 {
-            let found = discovered.inviters(hint: hint)
-            if !found.isEmpty { return found }
-            guard clock.monotonicNanoseconds() &- started < limit, phase == .running else { break }
-            try await Task.sleep(nanoseconds: 50_000_000)
+        var found = discovered.inviters(hint: hint)
+        if found.isEmpty, phase == .running {
+            let id = inviterSearches.reserve()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    guard !Task.isCancelled else {
+                        continuation.resume()
+                        return
+                    }
+                    let deadline = loop.scheduleTask(in: .nanoseconds(Int64(Self.inviterSearchSeconds * 1e9))) { [weak self] in
+                        guard let self else { return }
+                        self.onLoop { $0.endInviterSearch(id) }
+                    }
+                    inviterSearches.store(id, InviterSearches.Search(hint: hint, continuation: continuation, deadline: deadline))
+                }
+            } onCancel: {
+                // On the node's loop, after the search was stored (no task of its own).
+                self.loop.execute { self.onLoop { $0.endInviterSearch(id) } }
+            }
+            try Task.checkCancellation()
+            found = discovered.inviters(hint: hint)
         }
+        if !found.isEmpty { return found }
         throw Self.noInviter(hint: hint, reason: discovered.mdnsAvailable == false ? discovered.unavailableReason : nil)
+    }
+
+    /// Ends search `id` (its deadline passed or its request was cancelled).
+    func endInviterSearch(_ id: UInt64) {
+        if let search = inviterSearches.end(id) { finish(search) }
+    }
+
+    /// Resumes a search that ended and cancels its deadline.
+    func finish(_ search: InviterSearches.Search) {
+        search.deadline.cancel()
+        search.continuation.resume()
     }
 
     private static func noInviter(hint: String, reason: DiscoveryUnavailableReason?) -> MeshError {

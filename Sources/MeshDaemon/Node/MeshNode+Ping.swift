@@ -1,17 +1,6 @@
 import MeshCrypto
 import MeshCore
 
-/// One outstanding ping probe.
-struct PingWaiter: Sendable {
-    enum State: Sendable {
-        case expected
-        case arrived(UInt64)
-        case waiting(CheckedContinuation<UInt64?, Never>)
-    }
-    let peer: DeviceID
-    var state: State
-}
-
 extension MeshNode {
     /// Measures `count` round trips (1…10 000) over each path to a peer with an active channel.
     public func ping(deviceID: String, count: Int) async throws -> PingReport {
@@ -36,16 +25,14 @@ extension MeshNode {
 
     /// One probe; the round trip in nanoseconds, or nil when no reply came in time.
     func probe(_ peer: DeviceID, path: PingPath) async -> UInt64? {
-        let id = nextPingID
-        nextPingID &+= 1
-        pingWaiters[id] = PingWaiter(peer: peer, state: .expected)
+        let id = pings.start(peer: peer)
         let start = clock.monotonicNanoseconds()
         let sent = switch path {
         case .datagram: sendDatagram(.pingRequest(id: id), to: peer)
         case .stream: sendStream(.pingRequest(id: id), to: peer) != nil
         }
         guard sent else {
-            pingWaiters.removeValue(forKey: id)
+            pings.cancel(id)
             return nil
         }
         // The timeout is an event-loop timer, cancelled when the reply comes (cheaper than a
@@ -62,35 +49,17 @@ extension MeshNode {
 
     private func awaitPingReply(_ id: UInt32) async -> UInt64? {
         await withCheckedContinuation { continuation in
-            switch pingWaiters[id]?.state {
-            case .arrived(let at)?:
-                pingWaiters.removeValue(forKey: id)
-                continuation.resume(returning: at)
-            case .expected?:
-                pingWaiters[id]?.state = .waiting(continuation)
-            case .waiting?, nil:
-                continuation.resume(returning: nil)
-            }
+            if let result = pings.wait(id, continuation: continuation) { continuation.resume(returning: result) }
         }
     }
 
     /// A reply arrived at `at` (monotonic ns) from `peer`, or the probe timed out (`at` nil).
     func finishPing(_ id: UInt32, at: UInt64?, from peer: DeviceID? = nil) {
-        guard let waiter = pingWaiters[id] else { return }
-        if let peer, waiter.peer != peer { return }
-        switch waiter.state {
-        case .expected:
-            if let at { pingWaiters[id]?.state = .arrived(at) } else { pingWaiters.removeValue(forKey: id) }
-        case .arrived:
-            if at == nil { pingWaiters.removeValue(forKey: id) }
-        case .waiting(let continuation):
-            pingWaiters.removeValue(forKey: id)
-            continuation.resume(returning: at)
-        }
+        pings.finish(id, at: at, from: peer)?.resume(returning: at)
     }
 
     /// The channel to `peer` closed: its probes fail now.
     func failPings(to peer: DeviceID) {
-        for (id, waiter) in pingWaiters where waiter.peer == peer { finishPing(id, at: nil) }
+        for id in pings.ids(of: peer) { finishPing(id, at: nil) }
     }
 }

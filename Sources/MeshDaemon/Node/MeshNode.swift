@@ -48,16 +48,12 @@ public actor MeshNode: MeshControlPlane, Service {
     var handshakeBudget: HandshakeRateLimiter
     var counters = NodeCounters()
     var random = SystemRandomNumberGenerator()
-    var invitation: PairingInvitationState?
-    /// Numbers invitations, so an attempt of a replaced code is told from the live code's.
-    var invitationSerial: UInt64 = 0
-    /// The `pair.wait` requests of the live code, by waiter number (a waiter whose client left
-    /// is removed, see `awaitPairing`).
-    var invitationWaiters: [UInt64: CheckedContinuation<PairedDevice, any Error>] = [:]
-    var nextInvitationWaiter: UInt64 = 0
-    var lastPairing: PairedDevice?
-    var pingWaiters: [UInt32: PingWaiter] = [:]
-    var nextPingID: UInt32 = 1
+    /// The live pairing code, its `pair.wait` requests, the last pairing it made.
+    var invitations = PairingInvitations()
+    /// Outstanding ping probes.
+    var pings = PingProbes()
+    /// Joiners waiting for an inviter to show up over mDNS (`findInviters`).
+    var inviterSearches = InviterSearches()
     /// Test seam: drop every received datagram (see `ignoreDatagramsForTesting`).
     var ignoresDatagrams = false
     /// Messages the inbound handler queued and has not consumed yet (see `deliver`).
@@ -216,9 +212,9 @@ public actor MeshNode: MeshControlPlane, Service {
         udpChannel?.close(promise: nil)
         for channel in connections.open.values { channel.close(promise: nil) }
         for id in Array(peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
-        for waiter in invitationWaiters.values { waiter.resume(throwing: MeshError.stopping) }
-        invitationWaiters.removeAll()
-        for (id, _) in pingWaiters { finishPing(id, at: nil) }
+        for waiter in invitations.takeWaiters() { waiter.resume(throwing: MeshError.stopping) }
+        for id in pings.ids(of: nil) { finishPing(id, at: nil) }
+        for search in inviterSearches.endAll() { finish(search) }
         releaseInboundRoomWaiters()
     }
 
