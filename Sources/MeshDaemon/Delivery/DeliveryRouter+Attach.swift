@@ -139,8 +139,11 @@ extension DeliveryRouter {
         }
         guard !ids.isEmpty else { return true }
         let store = self.store, toRecord = ids
+        // TEST ONLY (`testBugHandOutBeforeDurable`): the items reach the app first and the
+        // hand-out is recorded a tick later — the historical bug the simulator must catch.
+        let recordLater = options.testBugHandOutBeforeDurable && !alreadyRecorded
         do {
-            if !alreadyRecorded { _ = try await worker.run { try store.markDelivered(ids: toRecord) } }
+            if !alreadyRecorded && !recordLater { _ = try await worker.run { try store.markDelivered(ids: toRecord) } }
         } catch {
             counters.storeErrors &+= 1
             logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])
@@ -164,6 +167,14 @@ extension DeliveryRouter {
                 counters.inboxDelivered &+= 1
             }
             handedOut[key] = given
+        }
+        if recordLater {
+            let router = self
+            loop.scheduleTask(in: .milliseconds(100)) {
+                router.onLoop { router in
+                    Task { _ = try? await router.worker.run { try store.markDelivered(ids: toRecord) } }
+                }
+            }
         }
         return true
     }

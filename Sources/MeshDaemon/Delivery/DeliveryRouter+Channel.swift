@@ -105,13 +105,31 @@ extension DeliveryRouter {
     }
 
     /// Every 100 ms: estimates, presence renewal, lease expiry, reliable retries, seen-set flush.
+    /// The wait between ticks is a task scheduled on the loop (virtual time in the simulator).
     func runTicks() async {
         var round: UInt64 = 0
-        while !Task.isCancelled {
-            do { try await Task.sleep(nanoseconds: 100_000_000) } catch { return }
+        while !stoppingInbound {
+            await withCheckedContinuation { continuation in
+                tickWaiter = continuation
+                let router = self
+                tickTimer = loop.scheduleTask(in: .milliseconds(100)) { router.onLoop { $0.tickTimerFired() } }
+            }
+            guard !stoppingInbound else { return }
             round &+= 1
             await tick(round: round)
         }
+    }
+
+    func tickTimerFired() {
+        tickTimer = nil
+        tickWaiter?.resume()
+        tickWaiter = nil
+    }
+
+    /// The router stops: the tick loop ends now instead of after its wait.
+    func stopTicks() {
+        tickTimer?.cancel()
+        tickTimerFired()
     }
 
     func tick(round: UInt64) async {

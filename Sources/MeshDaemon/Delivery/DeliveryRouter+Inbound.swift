@@ -25,6 +25,8 @@ extension DeliveryRouter {
         stoppingInbound = true
         releaseInboxRoom(force: true)
         resumeInboundConsumers()
+        stopTicks()
+        resumeDeliveryWaits()
     }
 
     /// Whether a received item is what its item header says: a known kind, an envelope that
@@ -285,7 +287,7 @@ extension DeliveryRouter {
         // that delivery too, instead of a transaction of its own (an fsync and ≈ 10 % of the
         // receiver's CPU per reliable item). Should an app detach meanwhile, its items are marked
         // as redeliveries when handed later: a mark too many, never one too few.
-        let handedOut = Set(fresh.map(\.featureID)).filter { handsDirectly($0) }
+        let handedOut: Set<String> = options.testBugHandOutBeforeDurable ? [] : Set(fresh.map(\.featureID)).filter { handsDirectly($0) }
         let receipts: [InboxReceipt]
         do {
             // What fits is stored even when the rest does not: a batch larger than the room left

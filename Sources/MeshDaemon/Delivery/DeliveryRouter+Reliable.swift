@@ -68,6 +68,9 @@ extension DeliveryRouter {
                 guard await transmit(.reliableBatch(batch), to: peer, path: .stream, connection: connection) else { return }
                 counters.reliableBatchesSent &+= 1
                 counters.reliableItemsSent &+= UInt64(batch.count)
+                // TEST ONLY (`testBugDeleteOutboxAtSend`): the historical bug the simulator must
+                // catch — the items leave the outbox when sent, before the peer acked them.
+                if options.testBugDeleteOutboxAtSend, let last = batch.last?.sequence { deleteAcknowledged(upTo: last, of: peer) }
             }
         }
     }
@@ -195,6 +198,7 @@ extension DeliveryRouter {
                 do {
                     try await self.acknowledgeOutbox(peer: key, upTo: upTo)
                     self.counters.reliableAckCommits &+= 1
+                    await self.checkDeliveryWaits(on: peer)
                 } catch {
                     self.noteStoreError(error, "could not delete acknowledged outbox items")
                 }

@@ -76,16 +76,34 @@ extension DeliveryRouter {
         return (delivered, queued)
     }
 
-    /// Waits (bounded by `closeWait`) until the outbox no longer holds `eventID` for `peer`.
+    /// Waits (bounded by `closeWait`, on the loop's clock) until the outbox no longer holds
+    /// `eventID` for `peer`: checked now and after each delete of the peer's acknowledged items.
     func waitUntilDelivered(_ eventID: UUID, to peer: DeviceID) async -> Bool {
-        let store = self.store, key = peer.description
-        let deadline = now() &+ UInt64(options.closeWait * 1e9)
-        while now() < deadline {
-            let queued = try? await worker.run { try store.listOutbox(peer: key).contains { $0.eventID == eventID } }
-            if queued == false { return true }
-            try? await Task.sleep(nanoseconds: 5_000_000)
+        guard !stoppingInbound else { return false }
+        return await withCheckedContinuation { continuation in
+            // Registered before the first check: a delete committed during it checks again.
+            let id = deliveryWaits.add(eventID, peer: peer, continuation: continuation)
+            let router = self
+            let deadline = loop.scheduleTask(in: .nanoseconds(Int64(options.closeWait * 1e9))) {
+                router.onLoop { $0.deliveryWaits.finish(id, delivered: false) }
+            }
+            deliveryWaits.setDeadline(deadline, of: id)
+            Task { await self.checkDeliveryWaits(on: peer) }
         }
-        return false
+    }
+
+    /// Ends the waits on `peer` whose item has left its outbox.
+    func checkDeliveryWaits(on peer: DeviceID) async {
+        let waiting = deliveryWaits.waiting(on: peer)
+        guard !waiting.isEmpty else { return }
+        let store = self.store, key = key(peer)
+        guard let queued = try? await worker.run({ Set(try store.listOutbox(peer: key).map(\.eventID)) }) else { return }
+        for (id, eventID) in waiting where !queued.contains(eventID) { deliveryWaits.finish(id, delivered: true) }
+    }
+
+    /// The router stops: every delivery wait ends (not delivered).
+    func resumeDeliveryWaits() {
+        deliveryWaits.finishAll()
     }
 
     /// The directory, optionally of one feature, most recently updated first.

@@ -19,7 +19,7 @@ public actor DeliveryRouter: Service {
     let channels: any DeliveryChannels
     let store: DeliveryStore
     let committer: StoreGroupCommitter
-    let worker = StoreWorker()
+    let worker: StoreWorker
     let options: DeliveryRouterOptions
     let logger: Logger
     nonisolated let clock: any MeshClock
@@ -76,7 +76,7 @@ public actor DeliveryRouter: Service {
     var realtimeFlushScheduled = false
     /// Registering the paired peers with their stored watermarks (started by `run()` or the first attach).
     var watermarkLoad: Task<Void, Never>?
-    var random = SystemRandomNumberGenerator()
+    var random: DeliveryRandom
     var ran = false
 
     /// Received items waiting for their inbox transaction, in arrival order.
@@ -97,6 +97,11 @@ public actor DeliveryRouter: Service {
     /// Channel events queued for `consumeChannelEvents`, in order.
     var pendingChannelEvents = CircularBuffer<PeerChannelEvent>()
     var inboundWaiter: CheckedContinuation<Void, Never>?
+    /// The tick loop's wait (`runTicks`) and its loop timer.
+    var tickWaiter: CheckedContinuation<Void, Never>?
+    var tickTimer: Scheduled<Void>?
+    /// `closeSession` waiting for its closing item to leave a peer's outbox (`waitUntilDelivered`).
+    var deliveryWaits = DeliveryWaits()
     var channelEventWaiter: CheckedContinuation<Void, Never>?
     /// Warnings a peer can cause over and over, each at most once per 10 s with a count of
     /// the ones held back.
@@ -138,7 +143,10 @@ public actor DeliveryRouter: Service {
                  logger: Logger) {
         self.channels = channels
         self.store = store
-        self.committer = StoreGroupCommitter(store: store)
+        self.committer = options.storeInline ? StoreGroupCommitter(store: store, inlineOn: channels.loop)
+            : StoreGroupCommitter(store: store)
+        self.worker = StoreWorker(inline: options.storeInline)
+        self.random = DeliveryRandom(seed: options.randomSeed)
         self.options = options
         self.realtimeSeen = RecentEventIDs(generation: options.realtimeDedupMemory)
         self.logger = logger

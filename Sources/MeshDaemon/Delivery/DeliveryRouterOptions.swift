@@ -43,6 +43,22 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     /// is refused (`delivery.watermarks.refused`).
     public var maximumWatermarkSessionsPerPeer = 4096
 
+    /// Store work runs inline on the router's thread: no store worker queue and no commit
+    /// thread (the group committer flushes on the loop). For a daemon core driven by hand on one
+    /// thread (the deterministic simulator); a daemon keeps the default (false), so no fsync
+    /// blocks its loop.
+    package var storeInline = false
+    /// Seeds the router's random choices (retry jitter); nil: the system generator. For the
+    /// deterministic simulator.
+    package var randomSeed: UInt64?
+    /// TEST ONLY — re-introduces a historical bug for the simulator to catch: an inbox item
+    /// reaches the app before its hand-out is recorded durably (the record is written later).
+    /// Never set outside tests.
+    package var testBugHandOutBeforeDurable = false
+    /// TEST ONLY — re-introduces a historical bug for the simulator to catch: a reliable
+    /// outbox item is deleted when it is sent, before the peer's ack. Never set outside tests.
+    package var testBugDeleteOutboxAtSend = false
+
     /// The defaults.
     public init() {}
 }

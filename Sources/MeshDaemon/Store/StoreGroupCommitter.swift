@@ -8,7 +8,9 @@ import NIOCore
 ///
 /// One dedicated thread does the commits (so fsync never blocks the Swift concurrency pool);
 /// it starts with the first write and stops in ``shutdown()``, which must be called before the
-/// committer is released. Order: writes are committed in submission order, so per-peer FIFO
+/// committer is released. With `inlineOn:` (the deterministic simulator) there is no thread:
+/// writes submitted in one turn of that loop are committed together by one flush the loop runs
+/// next (`execute`), on the loop's thread. Order: writes are committed in submission order, so per-peer FIFO
 /// holds for each caller's awaited sequence of writes. A write refused by a configured limit
 /// fails alone with `.full`; a disk or I/O error fails the whole group.
 public final class StoreGroupCommitter: @unchecked Sendable {
@@ -22,11 +24,24 @@ public final class StoreGroupCommitter: @unchecked Sendable {
     private var threadStarted = false
     private var stopping = false
     private var stopped = false
+    /// Inline mode: the loop whose flush commits what is pending (no commit thread).
+    private let inlineLoop: (any EventLoop)?
+    private var flushScheduled = false
 
     /// Creates a committer over `store`; at most `maxBatch` writes go into one transaction.
     public init(store: DeliveryStore, maxBatch: Int = 1_000) {
         self.store = store
         self.maxBatch = max(1, maxBatch)
+        self.inlineLoop = nil
+    }
+
+    /// A committer without a thread: each group is committed by a flush that `loop` runs
+    /// (`execute`) after the writes of the current turn were submitted. For a daemon core
+    /// driven by hand on one thread (the simulator); a commit then blocks that loop.
+    package init(store: DeliveryStore, maxBatch: Int = 1_000, inlineOn loop: any EventLoop) {
+        self.store = store
+        self.maxBatch = max(1, maxBatch)
+        self.inlineLoop = loop
     }
 
     /// Queues `item` for `peer` durably, sharing the commit with concurrent callers.
@@ -75,6 +90,14 @@ public final class StoreGroupCommitter: @unchecked Sendable {
 
     /// Commits what is pending, stops the thread and waits for it. Later writes throw `.closed`.
     public func shutdown() {
+        if inlineLoop != nil {
+            flushInline()
+            condition.lock()
+            stopping = true
+            stopped = true
+            condition.unlock()
+            return
+        }
         condition.lock()
         stopping = true
         condition.broadcast()
@@ -101,6 +124,12 @@ public final class StoreGroupCommitter: @unchecked Sendable {
             return
         }
         pending.append((write, completion, loop))
+        if let inlineLoop {
+            guard !flushScheduled else { return }
+            flushScheduled = true
+            inlineLoop.execute { [self] in flushInline() }
+            return
+        }
         if !threadStarted {
             threadStarted = true
             let thread = Thread { [self] in
@@ -137,6 +166,22 @@ public final class StoreGroupCommitter: @unchecked Sendable {
             condition.unlock()
             let results = store.commitGroup(taken.map(\.write))
             Self.complete(taken, with: results)
+        }
+    }
+
+    /// Inline mode: commits everything pending, `maxBatch` at a time, on the caller's thread.
+    private func flushInline() {
+        while true {
+            condition.lock()
+            flushScheduled = false
+            guard !pending.isEmpty else {
+                condition.unlock()
+                return
+            }
+            let taken = Array(pending.prefix(maxBatch))
+            pending.removeFirst(taken.count)
+            condition.unlock()
+            Self.complete(taken, with: store.commitGroup(taken.map(\.write)))
         }
     }
 
