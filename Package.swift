@@ -167,7 +167,24 @@ var package = Package(
             swiftSettings: strict
         ),
 
+        // Deterministic simulator of the daemon core (docs/SIMULATION.md): N routers and stores on
+        // virtual time over a simulated network, faults and crashes chosen from one seed.
+        .target(
+            name: "MeshSimulation",
+            dependencies: [
+                "MeshDaemon", "MeshCrypto", "SessionMesh",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
         .testTarget(name: "SessionMeshTests", dependencies: ["SessionMesh"], swiftSettings: strict),
+        .testTarget(
+            name: "MeshSimulationTests",
+            dependencies: ["MeshSimulation", "MeshDaemon", "SessionMesh", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "MeshCryptoTests",
             dependencies: ["MeshCrypto", "MeshCore"],

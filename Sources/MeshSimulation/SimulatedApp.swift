@@ -1,0 +1,163 @@
+import Foundation
+import MeshDaemon
+import SessionMesh
+
+/// The engine every simulated app runs: a shared sum (events add a number), so its state after
+/// every event reached every app is the same everywhere.
+public struct SimulationSumReducer: SessionSyncReducer {
+    public init() {}
+    public func reduce(state: inout Int, event: Int, context: SessionEventContext) throws { state &+= event }
+}
+
+public typealias SimulationEngine = SessionSyncEngine<Int, Int, SimulationSumReducer, AcceptAllConflictPolicy<Int, Int>>
+
+/// One app on one daemon, attached to one feature: it sends in all four modes, acknowledges,
+/// detaches and reattaches, and feeds its `SessionSyncEngine` with what arrives.
+///
+/// An app outlives its daemon's crashes (it is another process): it keeps its engine and the
+/// reliable envelopes its daemon has not confirmed, and sends those again, in order, once
+/// attached again. What it sees goes to the ledger and the checks as it happens.
+public final class SimulatedApp: @unchecked Sendable {
+    public let daemon: Int
+    public let feature: String
+    let context: SimulationContext
+    /// The session engine events and snapshots use.
+    public let session: UUID
+    public var engine: SimulationEngine
+    var realtimeIDs: SessionEventIDGenerator
+    /// Sum of the values this app submitted (the engines converge to the sum over all apps).
+    public private(set) var submittedTotal = 0
+
+    /// Set while attached (the router's attachment ID).
+    public internal(set) var attachment: UInt64?
+    /// Bumped with every attach; deliveries carry it.
+    public internal(set) var generation = 0
+    /// An operation of this app is running (one at a time keeps the send order plain).
+    public internal(set) var busy = false
+    /// Reliable envelopes not confirmed by the daemon yet, oldest first (sent again in order).
+    public internal(set) var unsent: [AnySessionSyncEnvelope] = []
+    /// The envelope whose send is under way (its outcome unknown if the daemon crashes).
+    var sendingEventID: UUID?
+    /// Inbox items received and not acknowledged.
+    public internal(set) var unacknowledged: [(inboxID: Int64, eventID: UUID)] = []
+    var snapshotRevision: UInt64 = 0
+    /// Received item count (summary).
+    public private(set) var received = 0
+
+    init(daemon: Int, feature: String, session: UUID, seed: UInt64, context: SimulationContext) {
+        self.daemon = daemon
+        self.feature = feature
+        self.context = context
+        self.session = session
+        let peer = SessionPeer(id: "app-\(daemon)-\(feature)", deviceClass: SessionPeer.DeviceClass(rawValue: "sim"),
+                               appInstanceID: "app-\(daemon)-\(feature)")
+        let configuration = SessionSyncEngineConfiguration(eventPayloadType: "sim.add", statePayloadType: "sim.sum",
+                                                           eventIDs: SessionEventIDGenerator(seed: seed))
+        engine = SimulationEngine(sessionID: session, featureID: feature, localPeer: peer, initialState: 0,
+                                  reducer: SimulationSumReducer(), conflictPolicy: AcceptAllConflictPolicy(),
+                                  configuration: configuration)
+        realtimeIDs = SessionEventIDGenerator(seed: seed ^ 0x5EA1_713E)
+    }
+
+    var name: String { "d\(daemon)/\(feature)" }
+
+    /// Its daemon crashed: the attachment is gone, and whatever it had under way ended without an
+    /// answer (a send under way may or may not have been queued).
+    func daemonCrashed() {
+        attachment = nil
+        busy = false
+        if let sendingEventID { context.ledger.markAmbiguous(sendingEventID) }
+        sendingEventID = nil
+    }
+
+    // MARK: - Events
+
+    /// A sink for one attach: events carry that attach's generation.
+    func makeSink() -> SimulatedSink { SimulatedSink(app: self, generation: generation) }
+
+    func handle(_ event: DeliveryEvent, generation: Int) {
+        switch event {
+        case .envelope(let from, let inboxID, let redelivery, let mode, let encoded):
+            envelopeArrived(from: from, inboxID: inboxID, redelivery: redelivery, mode: mode, encoded: encoded, generation: generation)
+        case .session(let record, _):
+            context.fail(context.checker.checkSession(record.sessionID, status: record.status, at: daemon))
+        case .anchor(let from, let sessionID, _, let revision, let anchor):
+            anchorArrived(from: from, sessionID: sessionID, revision: revision, anchor: anchor)
+        case .snapshotRequest(let from, _):
+            context.note("\(name) asked for a snapshot by \(from.prefix(6))")
+        case .snapshot, .reachability, .watermark:
+            break
+        }
+    }
+
+    private func envelopeArrived(from: String, inboxID: Int64, redelivery: Bool, mode: UInt8, encoded: [UInt8], generation: Int) {
+        guard let envelope = try? SessionWireCodec.decodeEnvelope(encoded) else {
+            context.fail([SimulationViolation(.stuck, "\(name) got an envelope that does not decode")])
+            return
+        }
+        let eventID = envelope.metadata.eventID
+        let delivery = SimulationLedger.Delivery(at: context.clock.nanoseconds, inboxID: inboxID, redelivery: redelivery,
+                                                 attachment: generation)
+        context.note("\(name) got \(eventID.uuidString.prefix(8)) from d\(context.daemon(named: from) ?? -1) "
+                     + "mode \(mode) inbox \(inboxID)\(redelivery ? " (redelivery)" : "")")
+        context.fail(context.checker.checkDelivery(eventID, to: daemon, delivery, ledger: context.ledger))
+        context.ledger.recordDelivery(eventID, to: daemon, delivery)
+        context.itemsDelivered += 1
+        received += 1
+        if inboxID != 0, !unacknowledged.contains(where: { $0.inboxID == inboxID }) {
+            unacknowledged.append((inboxID, eventID))
+        }
+        guard envelope.metadata.payloadType == engine.eventPayloadType, envelope.metadata.sessionID == session,
+              let typed = try? envelope.typed(as: Int.self) else { return }
+        do {
+            if case .snapshotRequired(let expected, let got) = try engine.receive(typed) {
+                context.fail([SimulationViolation(.enginesDiverged,
+                    "\(name)'s engine expected sequence \(expected) from \(envelope.metadata.sourcePeerID), got \(got)")])
+            }
+        } catch {
+            context.fail([SimulationViolation(.enginesDiverged, "\(name)'s engine refused an event: \(error)")])
+        }
+    }
+
+    private func anchorArrived(from: String, sessionID: UUID, revision: UInt64, anchor: SessionTimerAnchor) {
+        guard let set = context.anchorsSet["\(sessionID)/\(revision)"] else {
+            context.fail([SimulationViolation(.anchorDisagrees, "\(name) got an anchor revision \(revision) nobody set")])
+            return
+        }
+        context.fail(context.checker.checkAnchor(receivedStart: anchor.startedAt.timeIntervalSince1970, at: daemon,
+                                                 setStart: set.start, setter: set.setter, skews: context.skews,
+                                                 tolerance: context.anchorTolerance))
+    }
+
+    /// Submits a value to the engine and queues its envelope for sending (reliable, every peer).
+    func submit(_ value: Int) -> AnySessionSyncEnvelope? {
+        let wall = Date(timeIntervalSince1970: Double(SimulatedMeshClock.epochNanoseconds) / 1e9 + context.clock.milliseconds / 1e3)
+        guard let typed = try? engine.submitLocal(value, at: wall), let envelope = try? AnySessionSyncEnvelope(typed) else {
+            return nil
+        }
+        submittedTotal &+= value
+        unsent.append(envelope)
+        return envelope
+    }
+
+    /// A realtime envelope (not for the engine: realtime may be lost by design).
+    func realtimeEnvelope() -> AnySessionSyncEnvelope {
+        let metadata = SessionSyncMetadata(sessionID: session, featureID: feature, sourcePeerID: "app-\(daemon)-\(feature)",
+                                           eventID: realtimeIDs.next(), sequence: 0,
+                                           causalTimestamp: Date(timeIntervalSince1970: 1_700_000_000), payloadType: "sim.live")
+        return AnySessionSyncEnvelope(metadata: metadata, payload: Data([UInt8(truncatingIfNeeded: daemon)]))
+    }
+}
+
+/// Forwards one attachment's events to its app, on the simulation's thread.
+final class SimulatedSink: DeliveryEventSink, @unchecked Sendable {
+    private weak var app: SimulatedApp?
+    let generation: Int
+
+    init(app: SimulatedApp, generation: Int) {
+        self.app = app
+        self.generation = generation
+    }
+
+    func emit(_ event: DeliveryEvent) { app?.handle(event, generation: generation) }
+}

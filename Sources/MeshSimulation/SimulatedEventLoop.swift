@@ -1,0 +1,164 @@
+import Dispatch
+import NIOCore
+
+/// A NIO event loop on virtual time, run by hand on one thread: one per simulated daemon.
+///
+/// Jobs (`execute`, and through `NIOSerialEventLoopExecutor` every job of an actor or task that
+/// uses this loop as its executor) wait in FIFO order until `runUntilIdle()`; scheduled tasks wait
+/// until the simulation moves `VirtualClock` past their deadline and calls `fireDue()`. Nothing
+/// runs by itself, nothing reads the real clock, so a seed replays the same interleaving.
+/// (`EmbeddedEventLoop` cannot serve here: it refuses to be a `SerialExecutor`.)
+///
+/// A crashed daemon's loop is `abandon()`ed: queued jobs and timers are dropped and whatever is
+/// handed to it later is ignored, as if the process were gone.
+public final class SimulatedEventLoop: EventLoop, NIOSerialEventLoopExecutor, @unchecked Sendable {
+    private struct Timer {
+        let deadline: UInt64
+        let order: UInt64
+        let id: UInt64
+        let run: () -> Void
+        let fail: (any Error) -> Void
+    }
+
+    /// The clock all loops of one simulation share.
+    public let clock: VirtualClock
+    private var jobs: [() -> Void] = []
+    private var jobHead = 0
+    private var timers: [Timer] = []
+    private var nextOrder: UInt64 = 0
+    private(set) public var abandoned = false
+    /// Jobs run so far (for the run summary and runaway detection).
+    private(set) public var jobsRun: UInt64 = 0
+
+    /// A loop reading `clock`.
+    public init(clock: VirtualClock) {
+        self.clock = clock
+    }
+
+    /// Always true: the simulation runs on one thread, and only it calls in.
+    public var inEventLoop: Bool { true }
+
+    /// Now on the virtual clock, as a NIO deadline.
+    public var now: NIODeadline { .uptimeNanoseconds(clock.nanoseconds) }
+
+    /// Queues `task` to run at the next `runUntilIdle()`.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        guard !abandoned else { return }
+        jobs.append(task)
+    }
+
+    @discardableResult
+    public func scheduleTask<T>(deadline: NIODeadline, _ task: @escaping @Sendable () throws -> T) -> Scheduled<T> {
+        let promise: EventLoopPromise<T> = makePromise()
+        guard !abandoned else {
+            promise.fail(EventLoopError.cancelled)
+            return Scheduled(promise: promise, cancellationTask: {})
+        }
+        nextOrder &+= 1
+        let id = nextOrder
+        let timer = Timer(deadline: max(deadline.uptimeNanoseconds, clock.nanoseconds), order: nextOrder, id: id,
+                          run: {
+                              do { promise.assumeIsolated().succeed(try task()) } catch { promise.fail(error) }
+                          },
+                          fail: { promise.fail($0) })
+        insert(timer)
+        return Scheduled(promise: promise, cancellationTask: { [weak self] in
+            self?.timers.removeAll { $0.id == id }
+        })
+    }
+
+    @discardableResult
+    public func scheduleTask<T>(in delay: TimeAmount, _ task: @escaping @Sendable () throws -> T) -> Scheduled<T> {
+        let base = clock.nanoseconds
+        let delta = UInt64(max(delay.nanoseconds, 0))
+        let (sum, overflow) = base.addingReportingOverflow(delta)
+        return scheduleTask(deadline: .uptimeNanoseconds(overflow ? UInt64(Int64.max) : min(sum, UInt64(Int64.max))), task)
+    }
+
+    /// Sorted insert: earliest deadline first, then scheduling order (stable, deterministic).
+    private func insert(_ timer: Timer) {
+        var low = 0, high = timers.count
+        while low < high {
+            let mid = (low + high) / 2
+            let other = timers[mid]
+            if other.deadline < timer.deadline || (other.deadline == timer.deadline && other.order < timer.order) {
+                low = mid + 1
+            } else {
+                high = mid
+            }
+        }
+        timers.insert(timer, at: low)
+    }
+
+    /// The earliest timer's deadline, nil when none is armed (or the loop was abandoned).
+    public var nextDeadline: UInt64? { abandoned ? nil : timers.first?.deadline }
+
+    /// Whether jobs wait to run.
+    public var hasJobs: Bool { !abandoned && jobHead < jobs.count }
+
+    /// Runs queued jobs, and the jobs they queue, until none is left or `limit` ran. Returns
+    /// false when the limit stopped it (a job that re-queues itself forever).
+    @discardableResult
+    public func runUntilIdle(limit: Int = 200_000) -> Bool {
+        var ran = 0
+        while !abandoned, jobHead < jobs.count {
+            guard ran < limit else { return false }
+            let job = jobs[jobHead]
+            jobHead += 1
+            ran += 1
+            jobsRun &+= 1
+            job()
+            if jobHead > 1024, jobHead * 2 > jobs.count {
+                jobs.removeFirst(jobHead)
+                jobHead = 0
+            }
+        }
+        if jobHead == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            jobHead = 0
+        }
+        return true
+    }
+
+    /// Moves every timer due at the clock's current time into the job queue, in deadline order,
+    /// and runs the jobs. Returns false when `runUntilIdle`'s limit was hit.
+    @discardableResult
+    public func fireDue(limit: Int = 200_000) -> Bool {
+        var budget = limit
+        while !abandoned, let first = timers.first, first.deadline <= clock.nanoseconds, budget > 0 {
+            timers.removeFirst()
+            budget -= 1
+            first.run()
+            guard runUntilIdle(limit: limit) else { return false }
+        }
+        return runUntilIdle(limit: limit)
+    }
+
+    /// The daemon crashed: drop everything queued and ignore whatever comes later.
+    public func abandon() {
+        abandoned = true
+        jobs.removeAll()
+        jobHead = 0
+        timers.removeAll()
+    }
+
+    public func shutdownGracefully(queue: DispatchQueue, _ callback: @escaping @Sendable ((any Error)?) -> Void) {
+        abandon()
+        queue.async { callback(nil) }
+    }
+
+    public func preconditionInEventLoop(file: StaticString, line: UInt) {}
+
+    public func preconditionNotInEventLoop(file: StaticString, line: UInt) {
+        preconditionFailure("SimulatedEventLoop: everything runs on the simulation's thread", file: file, line: line)
+    }
+
+    public func _preconditionSafeToWait(file: StaticString, line: UInt) {
+        preconditionFailure("SimulatedEventLoop: waiting on a future would block the simulation", file: file, line: line)
+    }
+}
+
+/// Tasks the simulation starts prefer the loop, so they never touch the global executor.
+extension SimulatedEventLoop: TaskExecutor {
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor { UnownedTaskExecutor(ordinary: self) }
+}

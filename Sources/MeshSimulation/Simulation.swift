@@ -1,0 +1,192 @@
+import Foundation
+import MeshDaemon
+
+/// How one simulated run is set up (the seed picks the rest).
+public struct SimulationConfiguration: Sendable {
+    /// Steps before the healing phase.
+    public var steps: Int
+    /// The test-only bug switched on in the core, if any.
+    public var bug: SimulationBug
+    /// Where the daemons' stores live (one sub-folder per run, removed after it).
+    public var folder: String
+    /// Features each daemon's apps attach to (one app per daemon and feature).
+    public var features = ["f0", "f1"]
+    /// Longest stretch of virtual time one step advances, ns.
+    public var maximumStepTime: UInt64 = 300_000_000
+    /// Longest virtual time the healing phase may take before what is missing counts as lost.
+    public var healingTime: UInt64 = 120_000_000_000
+
+    public init(steps: Int = SimulationEnvironment.defaultSteps, bug: SimulationBug = .none, folder: String) {
+        self.steps = steps
+        self.bug = bug
+        self.folder = folder
+    }
+}
+
+/// What one run did and found.
+public struct SimulationResult: Sendable {
+    public let seed: UInt64
+    public let daemons: Int
+    public let steps: Int
+    public let itemsSent: Int
+    public let itemsDelivered: Int
+    public let faults: Int
+    public let virtualMilliseconds: Double
+    public let violations: [SimulationViolation]
+    /// The last steps (up to 40), oldest first.
+    public let trace: [String]
+    public let network: SimulatedNetwork.Tally
+
+    public var passed: Bool { violations.isEmpty }
+}
+
+/// N real daemon cores (2–5) on one virtual clock over a simulated network, with apps, faults,
+/// crashes and restarts, all chosen from one seed; invariants checked as it runs and at the end.
+///
+/// Single-threaded: `run()` drives every daemon's `SimulatedEventLoop` by hand, so the tasks of
+/// all routers interleave the same way for the same seed. (Swift's per-process hash seed can
+/// still change the order in which a router walks a dictionary; `SWIFT_DETERMINISTIC_HASHING=1`
+/// fixes that for an exact replay.)
+public final class Simulation: @unchecked Sendable {
+    public let seed: UInt64
+    let configuration: SimulationConfiguration
+    public let context: SimulationContext
+    let network: SimulatedNetwork
+    var daemons: [SimulatedDaemon] = []
+    var apps: [SimulatedApp] = []
+    /// Choices of what each step does.
+    var random: SimulationRandom
+    /// Faults: which daemon crashes, which link breaks.
+    var faultRandom: SimulationRandom
+    /// Step at which a crashed daemon restarts.
+    var restartAt: [Int: Int] = [:]
+    /// The next anchor revision per feature.
+    var anchorRevision: [String: UInt64] = [:]
+    /// Sessions apps announce and close, per feature.
+    var sessions: [String: [UUID]] = [:]
+    let runFolder: String
+
+    /// Sets up a run for `seed`: how many daemons, their clock skews and link qualities.
+    public init(seed: UInt64, configuration: SimulationConfiguration) throws {
+        self.seed = seed
+        self.configuration = configuration
+        let root = SimulationRandom(seed: seed)
+        random = root.fork("steps")
+        faultRandom = root.fork("faults")
+        var setup = root.fork("setup")
+        let count = setup.weighted([0, 0, 45, 30, 15, 10]) ?? 2
+        let clock = VirtualClock()
+        let skews = (0..<count).map { index in index == 0 ? 0 : Double(setup.int(-3_000...3_000)) / 1_000 }
+        let keys = (0..<count).map { SimulatedDaemon.deviceID($0).description }
+        context = SimulationContext(seed: seed, clock: clock, daemons: count, deviceKeys: keys, skews: skews)
+        network = SimulatedNetwork(nodeCount: count, clock: clock, random: root.fork("network"))
+        runFolder = "\(configuration.folder)/seed-\(seed)"
+        try FileManager.default.createDirectory(atPath: runFolder, withIntermediateDirectories: true)
+        var ids = root.fork("ids")
+        var engineSession: [String: UUID] = [:]
+        for feature in configuration.features {
+            sessions[feature] = (0..<3).map { _ in Self.uuid(&ids) }
+            engineSession[feature] = Self.uuid(&ids)
+        }
+        for index in 0..<count {
+            let meshClock = SimulatedMeshClock(clock: clock, skewNanoseconds: Int64(skews[index] * 1e9))
+            daemons.append(SimulatedDaemon(index: index, folder: runFolder, clock: meshClock, virtualClock: clock))
+            for feature in configuration.features {
+                apps.append(SimulatedApp(daemon: index, feature: feature, session: engineSession[feature] ?? Self.uuid(&ids),
+                                         seed: ids.next(), context: context))
+            }
+        }
+        for a in 0..<count {
+            for b in (a + 1)..<count where setup.chance(0.5) { network.setQuality(a, b, .random(using: &setup)) }
+        }
+    }
+
+    /// A UUID from the run's random stream (never the system's).
+    static func uuid(_ random: inout SimulationRandom) -> UUID {
+        let high = random.next(), low = random.next()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: high >> (8 * index))
+            bytes[index + 8] = UInt8(truncatingIfNeeded: low >> (8 * index))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    /// Runs the steps, heals, runs the final checks, and removes the run's files.
+    public func run() -> SimulationResult {
+        defer {
+            for daemon in daemons { daemon.shutDown() }
+            try? FileManager.default.removeItem(atPath: runFolder)
+        }
+        do {
+            for daemon in daemons { try boot(daemon.index) }
+            for step in 0..<configuration.steps where !context.failed {
+                context.step = step
+                try performStep()
+                advance(by: random.uint64(1_000_000...configuration.maximumStepTime))
+            }
+            if !context.failed { try heal() }
+        } catch {
+            context.fail([SimulationViolation(.stuck, "the simulation could not go on: \(error)")])
+        }
+        return SimulationResult(seed: seed, daemons: daemons.count, steps: context.step + 1, itemsSent: context.itemsSent,
+                                itemsDelivered: context.itemsDelivered, faults: context.faults,
+                                virtualMilliseconds: context.clock.milliseconds, violations: context.violations,
+                                trace: context.trace.recent, network: network.tally)
+    }
+
+    /// Starts daemon `index`'s current incarnation and connects it.
+    func boot(_ index: Int) throws {
+        try daemons[index].boot(simulation: self)
+        network.start(index)
+        context.note("d\(index) starts (incarnation \(daemons[index].incarnation))")
+        runLoops()
+    }
+
+    /// Runs every live loop's queued jobs until all are idle (bounded).
+    func runLoops() {
+        for _ in 0..<10_000 {
+            var ran = false
+            for daemon in daemons where daemon.alive && daemon.loop.hasJobs {
+                ran = true
+                if !daemon.loop.runUntilIdle() {
+                    context.fail([SimulationViolation(.stuck, "d\(daemon.index)'s loop did not go idle")])
+                    return
+                }
+            }
+            if !ran { return }
+        }
+        context.fail([SimulationViolation(.stuck, "the loops kept waking each other")])
+    }
+
+    /// Moves virtual time forward by `duration`, delivering what the network carries and firing
+    /// the daemons' timers in time order.
+    func advance(by duration: UInt64) {
+        let target = context.clock.nanoseconds + duration
+        for _ in 0..<1_000_000 {
+            runLoops()
+            let timers = daemons.compactMap { $0.alive ? $0.loop.nextDeadline : nil }.min()
+            guard let next = [timers, network.nextTime].compactMap({ $0 }).min(), next <= target, !context.failed else { break }
+            context.clock.advance(to: next)
+            while let event = network.nextDue() {
+                dispatch(event)
+                runLoops()
+            }
+            for daemon in daemons where daemon.alive { daemon.loop.fireDue() }
+        }
+        context.clock.advance(to: target)
+        runLoops()
+    }
+
+    /// Hands a network event to the daemon it is for (nothing for a crashed one).
+    func dispatch(_ event: NetworkEvent) {
+        switch event {
+        case .message(_, let to, _, _, _), .channelUp(let to, _, _), .channelDown(let to, _):
+            guard daemons[to].alive else { return }
+            daemons[to].receive(event, simulation: self)
+        }
+    }
+}
