@@ -15,11 +15,16 @@ public final class SimulatedDaemon: @unchecked Sendable {
     /// The folder holding each incarnation's state folder.
     let folder: String
     public private(set) var incarnation = 0
-    public private(set) var loop: SimulatedEventLoop
+    public internal(set) var loop: SimulatedEventLoop
     public internal(set) var router: DeliveryRouter?
     /// The current incarnation's store (nil while crashed).
     public internal(set) var store: DeliveryStore?
+    /// The current incarnation's channels (nil while crashed).
+    var channels: SimulatedChannels?
     public var alive: Bool { router != nil }
+    /// Jobs that reached this daemon's loops from other threads, over all incarnations.
+    var foreignJobsBefore = 0
+    var foreignJobs: Int { foreignJobsBefore + loop.foreignJobs }
 
     init(index: Int, folder: String, clock: SimulatedMeshClock, virtualClock: VirtualClock) {
         self.index = index
@@ -51,6 +56,7 @@ public final class SimulatedDaemon: @unchecked Sendable {
     func crash() throws {
         loop.abandon()
         router = nil
+        channels = nil
         let old = stateFolder
         incarnation += 1
         let new = stateFolder

@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import NIOCore
 
 /// A NIO event loop on virtual time, run by hand on one thread: one per simulated daemon.
@@ -41,10 +41,33 @@ public final class SimulatedEventLoop: EventLoop, NIOSerialEventLoopExecutor, @u
     /// Now on the virtual clock, as a NIO deadline.
     public var now: NIODeadline { .uptimeNanoseconds(clock.nanoseconds) }
 
+    /// The thread the simulation runs on (the one that created the loop).
+    private let owner = pthread_self()
+    /// Jobs handed in from another thread (a blocking call that finished elsewhere, a real-time
+    /// sleep): each makes the run depend on real timing. Such jobs still run, in arrival order.
+    public private(set) var foreignJobs = 0
+    private let foreignLock = NSLock()
+    private var foreign: [() -> Void] = []
+
     /// Queues `task` to run at the next `runUntilIdle()`.
     public func execute(_ task: @escaping @Sendable () -> Void) {
+        guard pthread_equal(owner, pthread_self()) != 0 else {
+            foreignLock.withLock { foreign.append(task) }
+            return
+        }
         guard !abandoned else { return }
         jobs.append(task)
+    }
+
+    /// Moves jobs that arrived from other threads into the queue.
+    private func takeForeign() {
+        let arrived: [() -> Void] = foreignLock.withLock {
+            defer { foreign.removeAll() }
+            return foreign
+        }
+        guard !arrived.isEmpty, !abandoned else { return }
+        foreignJobs += arrived.count
+        jobs.append(contentsOf: arrived)
     }
 
     @discardableResult
@@ -94,12 +117,16 @@ public final class SimulatedEventLoop: EventLoop, NIOSerialEventLoopExecutor, @u
     public var nextDeadline: UInt64? { abandoned ? nil : timers.first?.deadline }
 
     /// Whether jobs wait to run.
-    public var hasJobs: Bool { !abandoned && jobHead < jobs.count }
+    public var hasJobs: Bool {
+        takeForeign()
+        return !abandoned && jobHead < jobs.count
+    }
 
     /// Runs queued jobs, and the jobs they queue, until none is left or `limit` ran. Returns
     /// false when the limit stopped it (a job that re-queues itself forever).
     @discardableResult
     public func runUntilIdle(limit: Int = 200_000) -> Bool {
+        takeForeign()
         var ran = 0
         while !abandoned, jobHead < jobs.count {
             guard ran < limit else { return false }
@@ -139,7 +166,10 @@ public final class SimulatedEventLoop: EventLoop, NIOSerialEventLoopExecutor, @u
         abandoned = true
         jobs.removeAll()
         jobHead = 0
+        let dropped = timers
         timers.removeAll()
+        // A promise dropped unfulfilled traps in debug builds (NIO's leak check): fail them.
+        for timer in dropped { timer.fail(EventLoopError.cancelled) }
     }
 
     public func shutdownGracefully(queue: DispatchQueue, _ callback: @escaping @Sendable ((any Error)?) -> Void) {

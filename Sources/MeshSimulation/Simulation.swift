@@ -12,7 +12,7 @@ public struct SimulationConfiguration: Sendable {
     /// Features each daemon's apps attach to (one app per daemon and feature).
     public var features = ["f0", "f1"]
     /// Longest stretch of virtual time one step advances, ns.
-    public var maximumStepTime: UInt64 = 300_000_000
+    public var maximumStepTime: UInt64 = 200_000_000
     /// Longest virtual time the healing phase may take before what is missing counts as lost.
     public var healingTime: UInt64 = 120_000_000_000
 
@@ -36,6 +36,8 @@ public struct SimulationResult: Sendable {
     /// The last steps (up to 40), oldest first.
     public let trace: [String]
     public let network: SimulatedNetwork.Tally
+    /// Jobs that reached a daemon's loop from another thread (0 in a deterministic run).
+    public var foreignJobs = 0
 
     public var passed: Bool { violations.isEmpty }
 }
@@ -65,6 +67,27 @@ public final class Simulation: @unchecked Sendable {
     /// Sessions apps announce and close, per feature.
     var sessions: [String: [UUID]] = [:]
     let runFolder: String
+    /// The routers' settings: short retries and small bounds, so a run of a few virtual seconds
+    /// meets them.
+    var routerOptions: DeliveryRouterOptions {
+        var options = DeliveryRouterOptions()
+        options.retryInitial = 0.2
+        options.retryMaximum = 2
+        options.closeWait = 0.5
+        options.pendingCapacity = 16
+        options.presenceLease = 3
+        options.storeInline = true
+        options.randomSeed = seed
+        options.testBugDeleteOutboxAtSend = configuration.bug == .outboxDeletedBeforeAck
+        options.testBugHandOutBeforeDurable = configuration.bug == .inboxHandOutNotDurable
+        return options
+    }
+
+    /// Store settings of a simulated daemon: no open-time check and no space reserve (they cost a
+    /// pass over the file and a 1 MiB write per open and are not what the simulation tests).
+    var storeOptions: DeliveryStoreOptions {
+        DeliveryStoreOptions(synchronous: .normal, verification: .none, spaceReserveBytes: 0)
+    }
 
     /// Sets up a run for `seed`: how many daemons, their clock skews and link qualities.
     public init(seed: UInt64, configuration: SimulationConfiguration) throws {
@@ -132,10 +155,12 @@ public final class Simulation: @unchecked Sendable {
         } catch {
             context.fail([SimulationViolation(.stuck, "the simulation could not go on: \(error)")])
         }
+        let foreign = daemons.reduce(0) { $0 + $1.foreignJobs }
+        if foreign > 0 { context.note("\(foreign) jobs reached the loops from other threads: this run depended on real timing") }
         return SimulationResult(seed: seed, daemons: daemons.count, steps: context.step + 1, itemsSent: context.itemsSent,
                                 itemsDelivered: context.itemsDelivered, faults: context.faults,
                                 virtualMilliseconds: context.clock.milliseconds, violations: context.violations,
-                                trace: context.trace.recent, network: network.tally)
+                                trace: context.trace.recent, network: network.tally, foreignJobs: foreign)
     }
 
     /// Starts daemon `index`'s current incarnation and connects it.

@@ -119,15 +119,15 @@ public struct SimulationChecker: Sendable {
         return found
     }
 
-    /// After a fresh attach (generation `attachment` per receiver), every inbox item handed out
-    /// before and never acknowledged came again, marked.
+    /// After a fresh attach of every app (generations from `finalAttachment[receiver]` up), every
+    /// inbox item handed out before and never acknowledged came again, marked.
     public func checkUnacknowledgedReturned(_ ledger: SimulationLedger, finalAttachment: [Int]) -> [SimulationViolation] {
         var found: [SimulationViolation] = []
         for receiver in 0..<ledger.deliveries.count {
             for (eventID, list) in ledger.deliveries[receiver].sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
                 guard !ledger.acknowledged[receiver].contains(eventID),
                       list.contains(where: { $0.inboxID != 0 && $0.attachment < finalAttachment[receiver] }) else { continue }
-                let again = list.filter { $0.attachment == finalAttachment[receiver] }
+                let again = list.filter { $0.attachment >= finalAttachment[receiver] }
                 if again.isEmpty {
                     found.append(SimulationViolation(.unacknowledgedLost,
                         "d\(receiver) handed \(eventID.uuidString.prefix(8)) out, its app never acknowledged it, and a new attach did not hand it again"))

@@ -13,13 +13,16 @@ public struct SimulationEnvironment: Sendable, Equatable {
     public var replaySeed: UInt64?
     public var steps: Int
     public var bug: SimulationBug
+    /// Threads running seeds side by side (each seed runs on one thread, so this does not
+    /// change what a seed does). `MESH_SIM_THREADS`, default 2.
+    public var threads: Int
     /// Whether Swift's hash seed is fixed (`SWIFT_DETERMINISTIC_HASHING` set): needed for a
     /// replay to repeat the router's internal orderings exactly.
     public var deterministicHashing: Bool
 
     public static let defaultSeeds = 2_000
     public static let defaultSeedBase: UInt64 = 1
-    public static let defaultSteps = 60
+    public static let defaultSteps = 40
 
     /// Reads `environment` (the process's by default).
     public static func parse(_ environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -34,6 +37,7 @@ public struct SimulationEnvironment: Sendable, Equatable {
         let seeds = try number("MESH_SIM_SEEDS", UInt64(defaultSeeds), range: 1...100_000_000)
         let base = try number("MESH_SIM_SEED_BASE", defaultSeedBase, range: 0...UInt64.max)
         let steps = try number("MESH_SIM_STEPS", UInt64(defaultSteps), range: 1...1_000_000)
+        let threads = try number("MESH_SIM_THREADS", 2, range: 1...64)
         let replayText = environment["MESH_SIM_SEED"]?.trimmingCharacters(in: .whitespaces) ?? ""
         let replay: UInt64? = replayText.isEmpty ? nil : try number("MESH_SIM_SEED", 0, range: 0...UInt64.max)
         let bugName = environment["MESH_SIM_BUG"] ?? ""
@@ -41,7 +45,7 @@ public struct SimulationEnvironment: Sendable, Equatable {
             throw SimulationEnvironmentError("MESH_SIM_BUG=\(bugName): expected one of \(SimulationBug.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let hashing = environment["SWIFT_DETERMINISTIC_HASHING"].map { !$0.isEmpty && $0 != "0" } ?? false
-        return SimulationEnvironment(seeds: Int(seeds), seedBase: base, replaySeed: replay, steps: Int(steps), bug: bug,
+        return SimulationEnvironment(seeds: Int(seeds), seedBase: base, replaySeed: replay, steps: Int(steps), bug: bug, threads: Int(threads),
                                      deterministicHashing: hashing)
     }
 

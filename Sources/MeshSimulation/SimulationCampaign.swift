@@ -1,0 +1,126 @@
+import Foundation
+
+/// Runs many seeds and sums them up; prints a failing seed's trace and its replay command.
+public struct SimulationCampaign: Sendable {
+    /// Totals over the seeds run.
+    public struct Summary: Sendable, CustomStringConvertible {
+        public var seedsRun = 0
+        public var seedBase: UInt64 = 0
+        public var steps = 0, itemsSent = 0, itemsDelivered = 0, faults = 0
+        public var daemons = 0
+        public var virtualSeconds = 0.0
+        public var wallSeconds = 0.0
+        /// The first failing run, if any.
+        public var failure: SimulationResult?
+
+        public var description: String {
+            let perSeed = seedsRun > 0 ? wallSeconds / Double(seedsRun) * 1000 : 0
+            return "simulation: \(seedsRun) seeds from base \(seedBase) \(failure == nil ? "passed" : "FAILED"): "
+                + "\(daemons) daemons, \(steps) steps, \(itemsSent) items sent, \(itemsDelivered) handed to apps, "
+                + "\(faults) faults, \(Int(virtualSeconds)) s virtual, \(String(format: "%.1f", perSeed)) ms per seed"
+        }
+    }
+
+    public let environment: SimulationEnvironment
+    /// Where runs keep their stores: /dev/shm when it exists (no disk I/O), else the temp folder.
+    public let folder: String
+
+    public init(environment: SimulationEnvironment) {
+        self.environment = environment
+        let shm = "/dev/shm"
+        let base = FileManager.default.isWritableFile(atPath: shm) ? shm : NSTemporaryDirectory()
+        folder = "\(base)/mesh-sim-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    /// Runs the environment's seeds on `environment.threads` threads (seed i on thread
+    /// i mod threads, each thread in seed order); every thread stops once a seed failed. Sums up
+    /// every seed run, and reports the failing seed with the lowest number.
+    public func run(log: (String) -> Void = { print($0) }) -> Summary {
+        let seeds = environment.seedList
+        let threads = environment.replaySeed != nil ? 1 : max(1, min(environment.threads, seeds.count))
+        let started = Date()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let results = CampaignResults(count: seeds.count)
+        let done = DispatchGroup()
+        for worker in 0..<threads {
+            done.enter()
+            let thread = Thread { [environment, folder] in
+                for index in stride(from: worker, to: seeds.count, by: threads) where !results.stopped(before: index) {
+                    let result = Self.runOne(seed: seeds[index], steps: environment.steps, bug: environment.bug, folder: folder)
+                    results.set(index, result)
+                }
+                done.leave()
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        done.wait()
+        var summary = Summary()
+        summary.seedBase = environment.replaySeed ?? environment.seedBase
+        for result in results.all {
+            summary.seedsRun += 1
+            summary.steps += result.steps
+            summary.itemsSent += result.itemsSent
+            summary.itemsDelivered += result.itemsDelivered
+            summary.faults += result.faults
+            summary.daemons += result.daemons
+            summary.virtualSeconds += result.virtualMilliseconds / 1000
+            if environment.replaySeed != nil {
+                log("seed \(result.seed): \(result.daemons) daemons, \(result.steps) steps, network \(result.network)")
+                for line in result.trace { log("  \(line)") }
+            }
+            if !result.passed, summary.failure == nil {
+                summary.failure = result
+                log(report(result))
+            }
+        }
+        summary.wallSeconds = Date().timeIntervalSince(started)
+        return summary
+    }
+
+    /// One seed.
+    public static func runOne(seed: UInt64, steps: Int, bug: SimulationBug, folder: String) -> SimulationResult {
+        do {
+            return try Simulation(seed: seed, configuration: SimulationConfiguration(steps: steps, bug: bug, folder: folder)).run()
+        } catch {
+            return SimulationResult(seed: seed, daemons: 0, steps: 0, itemsSent: 0, itemsDelivered: 0, faults: 0,
+                                    virtualMilliseconds: 0, violations: [SimulationViolation(.stuck, "set-up failed: \(error)")],
+                                    trace: [], network: SimulatedNetwork.Tally())
+        }
+    }
+
+    /// What a failing seed prints: the violation, the last steps, and the replay command.
+    public func report(_ result: SimulationResult) -> String {
+        var lines = ["simulation seed \(result.seed) FAILED after \(result.steps) steps (\(result.daemons) daemons):"]
+        lines += result.violations.map { "  \($0)" }
+        lines.append("last steps:")
+        lines += result.trace.map { "  \($0)" }
+        lines.append("replay: \(environment.replayCommand(seed: result.seed))")
+        if !environment.deterministicHashing {
+            lines.append("(this run had Swift's per-process hash seed; set SWIFT_DETERMINISTIC_HASHING=1 to replay the router's internal orderings exactly)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The results of a campaign's threads, by seed index.
+final class CampaignResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [SimulationResult?]
+    private var firstFailure = Int.max
+
+    init(count: Int) { results = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ result: SimulationResult) {
+        lock.withLock {
+            results[index] = result
+            if !result.passed { firstFailure = min(firstFailure, index) }
+        }
+    }
+
+    /// Whether a seed before `index` failed already (later seeds need not run).
+    func stopped(before index: Int) -> Bool { lock.withLock { firstFailure < index } }
+
+    /// The results in seed order.
+    var all: [SimulationResult] { lock.withLock { results.compactMap { $0 } } }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import MeshSimulation
+import Testing
+
+@Suite("Simulation campaign", .serialized)
+struct SimulationCampaignTests {
+    /// `MESH_SIM_SEEDS` seeds from `MESH_SIM_SEED_BASE` (or the one `MESH_SIM_SEED`): every
+    /// invariant holds for each. A failure prints the seed's last steps and its replay command.
+    @Test("SimulationCampaign: every seed keeps every invariant")
+    func campaign() throws {
+        let environment = try SimulationEnvironment.parse()
+        let campaign = SimulationCampaign(environment: environment)
+        let summary = campaign.run()
+        print(summary)
+        if let failure = summary.failure {
+            Issue.record("\(campaign.report(failure))")
+        }
+        #expect(summary.seedsRun == environment.seedList.count)
+    }
+
+    @Test("SimulationReplay: a seed replays to the same trace and figures")
+    func replay() throws {
+        let folder = SimulationCampaign(environment: try SimulationEnvironment.parse([:])).folder + "-replay"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for seed: UInt64 in [3, 1_000_003] {
+            let first = SimulationCampaign.runOne(seed: seed, steps: 60, bug: .none, folder: folder)
+            let second = SimulationCampaign.runOne(seed: seed, steps: 60, bug: .none, folder: folder)
+            #expect(first.trace == second.trace)
+            #expect(first.itemsSent == second.itemsSent && first.itemsDelivered == second.itemsDelivered)
+            #expect(first.network == second.network)
+            #expect(first.virtualMilliseconds == second.virtualMilliseconds)
+            #expect(first.itemsSent > 0)
+        }
+    }
+}
