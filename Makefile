@@ -5,7 +5,7 @@ SWIFT ?= swift
 # delivered message). Every release command uses the same flags, so SwiftPM does not rebuild.
 RELEASE = -c release --static-swift-stdlib
 
-.PHONY: all deps build release run demo install test python-test bench vectors clean lab-test
+.PHONY: all deps build release run demo install test python-test bench vectors clean lab-test sim
 
 all: build
 
@@ -46,6 +46,17 @@ test: deps
 	$(SWIFT) test --skip-build --filter '$(LAB_TESTS)'
 	$(SWIFT) test --skip-build --no-parallel --filter '$(PROCESS_TESTS)'
 	$(MAKE) --no-print-directory python-test
+
+# A long campaign of the deterministic simulator (docs/SIMULATION.md): SEEDS seeds from SEED_BASE
+# on SIM_THREADS threads, with Swift's hash seed fixed so a failing seed replays exactly (the
+# command it prints sets the same). BUG=inbox-hand-out or outbox-delete switches a test-only bug on.
+SEEDS ?= 20000
+SEED_BASE ?= 1
+SIM_THREADS ?= 2
+sim: deps
+	$(SWIFT) build --build-tests
+	SWIFT_DETERMINISTIC_HASHING=1 MESH_SIM_SEEDS=$(SEEDS) MESH_SIM_SEED_BASE=$(SEED_BASE) MESH_SIM_THREADS=$(SIM_THREADS) \
+		MESH_SIM_BUG=$(BUG) $(SWIFT) test --skip-build --filter SimulationCampaign
 
 # The Python client's tests, against real daemons (.build/debug/meshd), through the install step a
 # user takes: a fresh venv with `pip install ./clients/python` (offline: the package builds with

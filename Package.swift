@@ -172,7 +172,7 @@ var package = Package(
         .target(
             name: "MeshSimulation",
             dependencies: [
-                "MeshDaemon", "MeshCrypto", "SessionMesh",
+                "MeshDaemon", "MeshCore", "SessionMesh",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

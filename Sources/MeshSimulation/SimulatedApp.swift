@@ -98,7 +98,10 @@ public final class SimulatedApp: @unchecked Sendable {
         let eventID = envelope.metadata.eventID
         let delivery = SimulationLedger.Delivery(at: context.clock.nanoseconds, inboxID: inboxID, redelivery: redelivery,
                                                  attachment: generation)
-        context.note("\(name) got \(eventID.uuidString.prefix(8)) from d\(context.daemon(named: from) ?? -1) "
+        // The router makes the closing envelope of `session.close` with a system-random event
+        // ID: named by its kind, so a replay's trace stays the same.
+        let label = context.ledger.send(eventID) == nil ? envelope.metadata.payloadType : String(eventID.uuidString.prefix(8))
+        context.note("\(name) got \(label) from d\(context.daemon(named: from) ?? -1) "
                      + "mode \(mode) inbox \(inboxID)\(redelivery ? " (redelivery)" : "")")
         context.fail(context.checker.checkDelivery(eventID, to: daemon, delivery, ledger: context.ledger))
         context.ledger.recordDelivery(eventID, to: daemon, delivery)

@@ -1,4 +1,4 @@
-import MeshCrypto
+import MeshCore
 import MeshDaemon
 import NIOCore
 

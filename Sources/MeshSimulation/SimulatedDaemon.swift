@@ -1,5 +1,5 @@
 import Foundation
-import MeshCrypto
+import MeshCore
 import MeshDaemon
 
 /// One simulated daemon: the real `DeliveryRouter` and `DeliveryStore` on a `SimulatedEventLoop`,

@@ -35,8 +35,8 @@ public final class SimulatedEventLoop: EventLoop, NIOSerialEventLoopExecutor, @u
         self.clock = clock
     }
 
-    /// Always true: the simulation runs on one thread, and only it calls in.
-    public var inEventLoop: Bool { true }
+    /// True on the simulation's thread (the one that created the loop), where all its jobs run.
+    public var inEventLoop: Bool { pthread_equal(owner, pthread_self()) != 0 }
 
     /// Now on the virtual clock, as a NIO deadline.
     public var now: NIODeadline { .uptimeNanoseconds(clock.nanoseconds) }

@@ -30,6 +30,7 @@ extension Simulation {
         guard !context.failed else { return }
         readEverySnapshot()
         checkEngines()
+        checkMemory()
     }
 
     /// Whether every confirmed reliable item reached every target's app.

@@ -88,3 +88,36 @@ extension Simulation {
         for app in apps where app.daemon == index { app.daemonCrashed() }
     }
 }
+
+/// Memory bounds: what a router holds per peer, read from its counters and its channels.
+extension Simulation {
+    /// Reads every live router's counters (in a task on its loop) and checks the bounds: the
+    /// pre-activation buffer holds at most `pendingCapacity` items per peer, the inbox pipeline
+    /// at most `inboxBacklogBytes` plus one message, and the inbound messages the router queued
+    /// stay within the same bound.
+    func checkMemory() {
+        let options = routerOptions
+        let peers = daemons.count - 1
+        for daemon in daemons where daemon.alive {
+            let index = daemon.index, context = self.context
+            let queuedPeak = daemon.channels?.queuedInboundPeak ?? 0
+            let byteBound = options.inboxBacklogBytes + 64 * 1024
+            if queuedPeak > byteBound {
+                context.fail([SimulationViolation(.memoryBound, "d\(index)'s router held \(queuedPeak) bytes of inbound messages (bound \(byteBound))")])
+            }
+            daemon.spawn { router in
+                let counters = await router.counterValues()
+                let pending = counters["pending.queued"] ?? 0
+                if pending > UInt64(options.pendingCapacity * peers) {
+                    context.fail([SimulationViolation(.memoryBound,
+                        "d\(index) buffers \(pending) items before activation (bound \(options.pendingCapacity) per peer)")])
+                }
+                let backlog = counters["delivery.inbox.backlog_peak_bytes"] ?? 0
+                if backlog > UInt64(byteBound) {
+                    context.fail([SimulationViolation(.memoryBound, "d\(index)'s inbox pipeline held \(backlog) bytes (bound \(byteBound))")])
+                }
+            }
+        }
+        runLoops()
+    }
+}

@@ -150,6 +150,7 @@ public final class Simulation: @unchecked Sendable {
                 context.step = step
                 try performStep()
                 advance(by: random.uint64(1_000_000...configuration.maximumStepTime))
+                if step % 10 == 9 { checkMemory() }
             }
             if !context.failed { try heal() }
         } catch {

@@ -29,7 +29,9 @@ public struct SimulationCampaign: Sendable {
         self.environment = environment
         let shm = "/dev/shm"
         let base = FileManager.default.isWritableFile(atPath: shm) ? shm : NSTemporaryDirectory()
-        folder = "\(base)/mesh-sim-\(ProcessInfo.processInfo.processIdentifier)"
+        // Its own folder: campaigns of one test process may run side by side (a random name is
+        // fine here: the folder's name changes nothing a seed does).
+        folder = "\(base)/mesh-sim-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
     }
 
     /// Runs the environment's seeds on `environment.threads` threads (seed i on thread
@@ -76,6 +78,17 @@ public struct SimulationCampaign: Sendable {
         }
         summary.wallSeconds = Date().timeIntervalSince(started)
         return summary
+    }
+
+    /// Runs seeds from `base` with `bug` switched on until one fails; nil when none of `limit`
+    /// did. Returns how many seeds ran (the failing one included) and its result.
+    public func seedsToCatch(_ bug: SimulationBug, from base: UInt64, limit: Int) -> (seeds: Int, result: SimulationResult)? {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for offset in 0..<limit {
+            let result = Self.runOne(seed: base &+ UInt64(offset), steps: environment.steps, bug: bug, folder: folder)
+            if !result.passed { return (offset + 1, result) }
+        }
+        return nil
     }
 
     /// One seed.

@@ -31,7 +31,7 @@ public struct SimulationChecker: Sendable {
             let first = prior[0]
             found.append(SimulationViolation(.unmarkedDuplicate,
                 "d\(receiver) was handed \(short) again unmarked (inbox \(delivery.inboxID), attachment \(delivery.attachment)); "
-                + "first at \(first.at / 1_000_000) ms (inbox \(first.inboxID), attachment \(first.attachment))"))
+                + "first at \(first.at > VirtualClock.origin ? (first.at - VirtualClock.origin) / 1_000_000 : 0) ms (inbox \(first.inboxID), attachment \(first.attachment))"))
         }
         if prior.isEmpty, let sent = ledger.send(eventID), sent.mode == 2, !sent.ambiguous {
             let key = "\(receiver)<\(sent.sender)/\(sent.feature)"

@@ -30,6 +30,31 @@ struct SimulationCampaignTests {
             #expect(first.network == second.network)
             #expect(first.virtualMilliseconds == second.virtualMilliseconds)
             #expect(first.itemsSent > 0)
+            #expect(first.foreignJobs == 0 && second.foreignJobs == 0)
         }
+    }
+}
+
+@Suite("Simulation bugs", .serialized)
+struct SimulationBugTests {
+    /// With each historical bug switched back on in the real router, seeds from
+    /// `MESH_SIM_SEED_BASE` run until one fails; it must fail within 200 seeds, and for the
+    /// invariant that bug breaks.
+    @Test("SimulationBugs: each re-introduced bug is caught", arguments: [
+        (SimulationBug.inboxHandOutNotDurable, [SimulationViolation.Invariant.unmarkedDuplicate, .unacknowledgedLost]),
+        (SimulationBug.outboxDeletedBeforeAck, [SimulationViolation.Invariant.reliableLost, .enginesDiverged, .reliableOrder]),
+    ])
+    func caught(bug: SimulationBug, expected: [SimulationViolation.Invariant]) throws {
+        let environment = try SimulationEnvironment.parse()
+        let campaign = SimulationCampaign(environment: environment)
+        let caught = campaign.seedsToCatch(bug, from: environment.seedBase, limit: 200)
+        guard let caught else {
+            Issue.record("bug \(bug.rawValue) was not caught in 200 seeds from \(environment.seedBase)")
+            return
+        }
+        let found = caught.result.violations.map(\.invariant)
+        print("simulation: bug \(bug.rawValue) caught after \(caught.seeds) seeds from base \(environment.seedBase) "
+              + "(seed \(caught.result.seed): \(found.map(\.rawValue).joined(separator: ", ")))")
+        #expect(found.contains { expected.contains($0) }, "\(campaign.report(caught.result))")
     }
 }
