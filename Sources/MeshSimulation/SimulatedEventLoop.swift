@@ -53,6 +53,9 @@ public final class SimulatedEventLoop: EventLoop, NIOSerialEventLoopExecutor, @u
     public func execute(_ task: @escaping @Sendable () -> Void) {
         guard pthread_equal(owner, pthread_self()) != 0 else {
             foreignLock.withLock { foreign.append(task) }
+            if ProcessInfo.processInfo.environment["MESH_SIM_DEBUG_FOREIGN"] != nil {
+                print("foreign job:\n" + Thread.callStackSymbols.prefix(14).joined(separator: "\n"))
+            }
             return
         }
         guard !abandoned else { return }

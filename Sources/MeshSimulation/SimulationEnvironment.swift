@@ -22,7 +22,7 @@ public struct SimulationEnvironment: Sendable, Equatable {
 
     public static let defaultSeeds = 2_000
     public static let defaultSeedBase: UInt64 = 1
-    public static let defaultSteps = 40
+    public static let defaultSteps = 24
 
     /// Reads `environment` (the process's by default).
     public static func parse(_ environment: [String: String] = ProcessInfo.processInfo.environment,
