@@ -172,7 +172,9 @@ extension DeliveryRouter {
             let router = self
             loop.scheduleTask(in: .milliseconds(100)) {
                 router.onLoop { router in
-                    Task { _ = try? await router.worker.run { try store.markDelivered(ids: toRecord) } }
+                    Task(executorPreference: router.taskExecutor) {
+                        _ = try? await router.worker.run { try store.markDelivered(ids: toRecord) }
+                    }
                 }
             }
         }

@@ -88,7 +88,7 @@ extension DeliveryRouter {
                 router.onLoop { $0.deliveryWaits.finish(id, delivered: false) }
             }
             deliveryWaits.setDeadline(deadline, of: id)
-            Task { await self.checkDeliveryWaits(on: peer) }
+            Task(executorPreference: taskExecutor) { await self.checkDeliveryWaits(on: peer) }
         }
     }
 
