@@ -1,26 +1,21 @@
+import SessionMesh
+
 /// The simulator's one source of randomness: xoshiro256** seeded through SplitMix64.
 ///
 /// Every choice a run makes comes from a `SimulationRandom` derived from the run's seed, so a
 /// seed replays exactly. Subsystems take their own stream with `fork(_:)`: the network drawing
 /// one more number for a duplicated datagram then does not shift the fault schedule or the apps.
-/// The generator is plain arithmetic on four words (no Foundation, no system entropy).
+/// The generator is the engine's `SessionSeededRandom` (no Foundation, no system entropy).
 public struct SimulationRandom: RandomNumberGenerator, Sendable, Equatable {
-    private var s0: UInt64
-    private var s1: UInt64
-    private var s2: UInt64
-    private var s3: UInt64
+    /// The engine's seeded generator (xoshiro256** expanded from the seed with SplitMix64).
+    private var core: SessionSeededRandom
     /// The seed this generator started from (forks derive from it).
     public let seed: UInt64
 
     /// A generator whose state is expanded from `seed` with SplitMix64 (never all zero).
     public init(seed: UInt64) {
         self.seed = seed
-        var mixer = seed
-        s0 = Self.splitMix(&mixer)
-        s1 = Self.splitMix(&mixer)
-        s2 = Self.splitMix(&mixer)
-        s3 = Self.splitMix(&mixer)
-        if s0 | s1 | s2 | s3 == 0 { s0 = 0x9E37_79B9_7F4A_7C15 }
+        core = SessionSeededRandom(seed: seed)
     }
 
     /// One SplitMix64 step (Steele, Lea, Flood 2014).
@@ -32,20 +27,8 @@ public struct SimulationRandom: RandomNumberGenerator, Sendable, Equatable {
         return z ^ (z >> 31)
     }
 
-    /// The next 64 random bits (xoshiro256**, Blackman and Vigna).
-    public mutating func next() -> UInt64 {
-        let result = rotate(s1 &* 5, 7) &* 9
-        let t = s1 << 17
-        s2 ^= s0
-        s3 ^= s1
-        s1 ^= s2
-        s0 ^= s3
-        s2 ^= t
-        s3 = rotate(s3, 45)
-        return result
-    }
-
-    private func rotate(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 { core.next() }
 
     /// An independent stream for the subsystem `label`: depends on this generator's seed and the
     /// label only, not on how many numbers this generator drew since (it draws none).
