@@ -117,18 +117,12 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
     /// The channel asked to read while the handler held reading back.
     private var readHeld = false
     private var context: ChannelHandlerContext?
-    /// Writes the request buffers, straight to the socket while the channel holds none of them.
-    private let out: LocalAPIDirectWriter
     /// Where requests that were never sent fail (also `MeshClient`'s, once the channel is closed).
     let failures = LocalAPIFailureTrampoline()
 
-    /// `directOutput`: the connection's socket, for requests written without NIO's write path
-    /// (`LocalAPIDirectWriter`); nil: through the channel.
-    init(socketPath: String, replyReserveBytes: Int = MeshEventBufferLimits.default.replyReserveBytes,
-         directOutput: (any LocalAPIDirectOutput)? = nil) {
+    init(socketPath: String, replyReserveBytes: Int = MeshEventBufferLimits.default.replyReserveBytes) {
         self.socketPath = socketPath
         self.replyReserveBytes = replyReserveBytes
-        self.out = LocalAPIDirectWriter(output: directOutput)
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -159,13 +153,13 @@ final class LocalAPIClientHandler: ChannelDuplexHandler {
             LocalAPIFrameEncoder.write(LocalAPIFrame(kind: .request, operation: request.operation, flags: request.flags,
                                                      requestID: id, body: request.body), to: &out)
         }
-        self.out.write(out, promise: promise, context: context)
+        context.write(NIOAny(out), promise: promise)
         // A reply is now awaited: reading may go on into the reserve.
         releaseHeldRead()
     }
 
     func flush(context: ChannelHandlerContext) {
-        out.flush(context: context)
+        context.flush()
     }
 
     func read(context: ChannelHandlerContext) {

@@ -47,40 +47,26 @@ struct LocalAPIClientHandlerTests {
         _ = try? channel.finish()
     }
 
-    /// A socket that takes everything written to it (`room` nil) or nothing (`room` 0).
-    final class RecordingSocket: LocalAPIDirectOutput {
-        var room: Int?
-        var wire: [UInt8] = []
-        func write(_ bytes: UnsafeRawBufferPointer) -> Int {
-            let taken = min(bytes.count, room ?? bytes.count)
-            wire += bytes.prefix(taken)
-            return taken
-        }
-    }
-
-    /// With a direct output, requests go to the socket with one write, not through the channel;
-    /// when the socket is full they go through the channel, and the next ones wait behind them.
-    @Test func requestsGoStraightToTheSocketUntilItIsFull() async throws {
-        let socket = RecordingSocket()
-        let handler = LocalAPIClientHandler(socketPath: "/nonexistent/meshd.sock", directOutput: socket)
+    /// The requests of one write go out through the channel as one buffer, each framed with its
+    /// own request id, in order.
+    @Test func theRequestsOfOneWriteGoOutAsOneBufferInOrder() async throws {
+        let handler = LocalAPIClientHandler(socketPath: "/nonexistent/meshd.sock")
         let channel = EmbeddedChannel(handler: handler)
         defer { _ = try? channel.finish() }
-        // As MeshClient writes them: without a promise.
-        func send(_ text: String) throws {
-            channel.writeAndFlush([LocalAPIClientRequest(operation: .status, flags: [], body: ByteBuffer(string: text),
-                                                         sink: .single(LocalAPIReplySlot<LocalAPIFrame>()))], promise: nil)
+        let texts = ["one", "two", "three"]
+        channel.writeAndFlush(texts.map {
+            LocalAPIClientRequest(operation: .status, flags: [], body: ByteBuffer(string: $0),
+                                  sink: .single(LocalAPIReplySlot<LocalAPIFrame>()))
+        }, promise: nil)
+        var wire = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "one buffer for the whole write")
+        var seen: [(UInt32, String)] = []
+        while let frame = try LocalAPIFrameDecoder.parse(&wire) {
+            seen.append((frame.requestID, String(buffer: frame.body)))
         }
-        try send("one")
-        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "written directly")
-        #expect(socket.wire.count == LocalAPIWireFormat.headerLength + 3)
-        var wire = ByteBuffer(bytes: socket.wire)
-        #expect(try LocalAPIFrameDecoder.parse(&wire)?.body == ByteBuffer(string: "one"))
-        socket.room = 0
-        try send("two")
-        let queued = try #require(try channel.readOutbound(as: ByteBuffer.self), "a full socket: through the channel")
-        var frame = queued
-        #expect(try LocalAPIFrameDecoder.parse(&frame)?.body == ByteBuffer(string: "two"))
-        #expect(socket.wire.count == LocalAPIWireFormat.headerLength + 3)
+        #expect(seen.map(\.1) == texts)
+        #expect(Set(seen.map(\.0)).count == texts.count, "each request its own id")
+        #expect(wire.readableBytes == 0)
     }
 
     /// Counts the reads the channel is asked for (sits before the client handler).

@@ -83,7 +83,3 @@ public struct MeshError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `message`.
     public var description: String { message }
 }
-
-/// The control plane's former name for ``MeshError``, kept so existing callers still compile.
-@available(*, deprecated, renamed: "MeshError")
-public typealias ControlError = MeshError

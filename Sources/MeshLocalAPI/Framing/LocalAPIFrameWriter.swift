@@ -11,9 +11,6 @@ import NIOCore
 ///
 /// Promises are kept: each frame's promise completes with the write of the buffer that carried
 /// it. Frames not yet flushed when the channel is closed fail, as unflushed writes always do.
-///
-/// With a `directOutput`, a buffer whose frames carry no promise is written straight to the
-/// socket while the channel has none of this writer's bytes left to write (`LocalAPIDirectWriter`).
 public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannelHandler {
     /// Frames to write.
     public typealias OutboundIn = LocalAPIFrame
@@ -23,16 +20,8 @@ public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannel
     /// Buffered bytes at which the buffer is handed to the channel before the flush.
     public static let eagerWriteBytes = 16 * 1024
 
-    /// Where buffers may be written without the channel (nil: always through the channel).
-    /// Set on the event loop, before the first write.
-    public var directOutput: (any LocalAPIDirectOutput)? {
-        get { out.output }
-        set { out.output = newValue }
-    }
-
     private var pending: ByteBuffer?
     private var promises: [EventLoopPromise<Void>] = []
-    private let out = LocalAPIDirectWriter()
 
     /// Creates a writer with nothing buffered.
     public init() {}
@@ -72,11 +61,10 @@ public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannel
         if buffer.readableBytes >= Self.eagerWriteBytes { writePending(context: context) }
     }
 
-    /// Hands the buffered frames to the socket or the channel, then flushes the channel when
-    /// it has anything of this writer's to write.
+    /// Hands the buffered frames to the channel and flushes it.
     public func flush(context: ChannelHandlerContext) {
         writePending(context: context)
-        out.flush(context: context)
+        context.flush()
     }
 
     /// Drops the frames not flushed yet and fails their promises (as a channel fails every
@@ -98,7 +86,7 @@ public final class LocalAPIFrameWriter: ChannelOutboundHandler, RemovableChannel
         guard let buffer = pending.take() else { return }
         let waiting = promises
         promises = []
-        out.write(buffer, promise: Self.combined(waiting, on: context.eventLoop), context: context)
+        context.write(NIOAny(buffer), promise: Self.combined(waiting, on: context.eventLoop))
     }
 
     /// One promise completing `promises` (nil for none).

@@ -11,7 +11,3 @@ extension MeshError {
         return MeshError(.storeFailed, "the daemon's durable store failed: \(error)")
     }
 }
-
-/// The delivery router's former name for ``MeshError``, kept so existing callers still compile.
-@available(*, deprecated, renamed: "MeshError")
-typealias DeliveryError = MeshError
