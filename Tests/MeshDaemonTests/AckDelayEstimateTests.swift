@@ -107,6 +107,6 @@ struct AckDelayEstimateTests {
     static func expectAck(_ item: DeliveryItem, from peer: DeviceID, _ router: isolated DeliveryRouter) -> (UInt64, UInt64) {
         let before = router.now()
         router.expectAck(item, from: peer)
-        return (before, router.awaitingAck.deadline(of: item.eventID, for: peer) ?? 0)
+        return (before, router.realtime.waits.deadline(of: item.eventID, for: peer) ?? 0)
     }
 }

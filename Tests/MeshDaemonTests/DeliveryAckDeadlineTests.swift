@@ -40,7 +40,7 @@ extension DeliveryIntegration {
             // The slow peer's item first, at the longest deadline (500 ms); then the fast peer's (20 ms).
             await Self.expectAcks(a.router, [(slowItem, slow, 0.5), (fastItem, fast, 0)])
             try await waitUntil("the fast peer's item fell back", timeout: 0.3) {
-                await a.router.awaitingAck.isWaiting(fastItem.eventID) == false
+                await a.router.realtime.waits.isWaiting(fastItem.eventID) == false
             }
             print("fast peer's item fell back after \(ContinuousClock.now - started) (deadline 20 ms; the other peer's: 500 ms)")
             #expect(await a.router.counters.realtimeFallbacks == 1)
@@ -48,7 +48,7 @@ extension DeliveryIntegration {
             try await waitUntil("the slow peer's item in the outbox too", timeout: 5) {
                 try a.store.listOutbox(peer: slow.description).count == 1
             }
-            #expect(await a.router.awaitingAck.isEmpty)
+            #expect(await a.router.realtime.waits.isEmpty)
             await bed.shutdown()
         }
 
@@ -62,10 +62,10 @@ extension DeliveryIntegration {
             // The floor was high for the first item and shrank (acks in time) before the second.
             await Self.expectAcks(a.router, [(early, peer, 0.5), (late, peer, 0)])
             try await waitUntil("the later item with the shorter deadline fell back", timeout: 0.3) {
-                await a.router.awaitingAck.isWaiting(late.eventID) == false
+                await a.router.realtime.waits.isWaiting(late.eventID) == false
             }
             if ContinuousClock.now - started < .milliseconds(400) {
-                #expect(await a.router.awaitingAck.isWaiting(early.eventID), "the earlier item waits for its own deadline")
+                #expect(await a.router.realtime.waits.isWaiting(early.eventID), "the earlier item waits for its own deadline")
             }
             try await waitUntil("both in the outbox", timeout: 5) { try a.store.listOutbox(peer: peer.description).count == 2 }
             await bed.shutdown()
@@ -96,7 +96,7 @@ extension DeliveryIntegration {
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try a.store.listOutbox(peer: b.id).isEmpty)
             #expect(try a.store.counts().outbox.items == 0)
-            #expect(await a.router.awaitingAck.isEmpty)
+            #expect(await a.router.realtime.waits.isEmpty)
             await bed.shutdown()
         }
 
@@ -109,7 +109,7 @@ extension DeliveryIntegration {
             await a.router.unpaired(peer)
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(await a.router.counters.realtimeFallbacks == 0)
-            #expect(await a.router.awaitingAck.isEmpty)
+            #expect(await a.router.realtime.waits.isEmpty)
             #expect(try a.store.counts().outbox.items == 0)
             await bed.shutdown()
         }

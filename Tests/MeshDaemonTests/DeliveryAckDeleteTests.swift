@@ -8,7 +8,7 @@ extension DeliveryRouter {
     /// burst of ack messages read together would), as if those sequences had been sent (an ack
     /// above what was sent is refused).
     func receiveAckBurst(_ upTos: [UInt64], from peer: DeviceID) {
-        if let highest = upTos.max(), (peerStates[peer]?.highestSent ?? 0) < highest { peerStates[peer]?.highestSent = highest }
+        if let highest = upTos.max(), (peerStates[peer]?.outbox.highestSent ?? 0) < highest { peerStates[peer]?.outbox.highestSent = highest }
         for upTo in upTos { reliableAcked(upTo: upTo, from: peer) }
     }
 }

@@ -88,7 +88,7 @@ extension DeliveryIntegration {
             }
             #expect(await a.router.counters.realtimeFallbacks == 2)
             #expect(try Self.outbox(a, bystander).isEmpty)
-            #expect(await a.router.awaitingAck.isEmpty)
+            #expect(await a.router.realtime.waits.isEmpty)
             // Adaptive floors per peer: the first peer's grew with its fallback; the second's
             // had one ack in time (shrunk to the minimum, its delay measured) and one fallback
             // (grown to 1.5 × the longer of the minimum and what its one measured delay asks
@@ -133,7 +133,7 @@ extension DeliveryIntegration {
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try Self.outbox(a, second).isEmpty, "the second peer acked both")
             #expect(await a.router.counters.realtimeFallbacks == 2)
-            #expect(await a.router.awaitingAck.isEmpty)
+            #expect(await a.router.realtime.waits.isEmpty)
             await bed.shutdown()
         }
 
@@ -152,7 +152,7 @@ extension DeliveryIntegration {
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try Self.outbox(a, first).isEmpty)
             #expect(await a.router.counters.realtimeFallbacks == 2)
-            #expect(await a.router.awaitingAck.isEmpty)
+            #expect(await a.router.realtime.waits.isEmpty)
             await bed.shutdown()
         }
     }

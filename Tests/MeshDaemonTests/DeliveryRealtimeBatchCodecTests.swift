@@ -47,7 +47,7 @@ struct DeliveryRealtimeBatchCodecTests {
     @Test func packingFillsDatagramsInOrderAndKeepsSingleItemsPlain() throws {
         let items = (0..<25).map { Self.item($0) }
         let messages = items.map { DeliveryMessage.realtime($0).encode() }
-        let groups = DeliveryRouter.packRealtime(messages)
+        let groups = RealtimeSender.pack(messages)
         #expect(groups.count < items.count)
         #expect(groups.map(\.range.count).reduce(0, +) == items.count)
         var decoded: [UUID] = []
@@ -66,7 +66,7 @@ struct DeliveryRealtimeBatchCodecTests {
         }
         #expect(decoded == items.map(\.eventID))
         // One item alone goes as a plain 0x01 message (what a build without batches reads).
-        let single = DeliveryRouter.packRealtime([messages[0]])
+        let single = RealtimeSender.pack([messages[0]])
         #expect(single.count == 1 && single[0].bytes == messages[0])
         // An item of the largest size a datagram takes goes alone, also between small ones.
         let largest = DeliveryItem(eventID: UUID(), kind: 1, featureID: "demo", sessionID: nil, payload: [])
@@ -74,7 +74,7 @@ struct DeliveryRealtimeBatchCodecTests {
         let big = DeliveryMessage.realtime(DeliveryItem(eventID: UUID(), kind: 1, featureID: "demo", sessionID: nil,
                                                         payload: [UInt8](repeating: 1, count: padding))).encode()
         #expect(big.count == MeshNode.maximumDatagramMessage)
-        let mixed = DeliveryRouter.packRealtime([messages[0], big, messages[1]])
+        let mixed = RealtimeSender.pack([messages[0], big, messages[1]])
         #expect(mixed.map(\.range) == [0..<1, 1..<2, 2..<3])
         #expect(mixed.allSatisfy { $0.bytes.count <= MeshNode.maximumDatagramMessage })
     }

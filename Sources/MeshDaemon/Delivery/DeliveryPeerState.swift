@@ -11,32 +11,9 @@ struct DeliveryPeerState: Sendable {
     /// Pre-activation buffer: realtime items FIFO (capped), snapshot messages collapsed per feature.
     var pending: PendingDeliveryQueue<DeliveryItem, [UInt8]>
 
-    /// Highest outbox sequence sent in this channel epoch.
-    var lastSent: UInt64 = 0
-    /// Highest outbox sequence the peer acknowledged (cumulative).
-    var lastAcked: UInt64 = 0
-    /// Highest outbox sequence sent to the peer in this daemon run: an ack above it is refused.
-    var highestSent: UInt64 = 0
-    /// Bumped on activation and retry, so a pump running across it does not advance `lastSent`.
-    var epoch: UInt64 = 0
-    /// The node's stream connection that carried the items sent after `lastAcked` (nil: none
-    /// sent yet in this epoch).
-    var sentOnConnection: UInt64?
-    var pumping = false
-    var pumpAgain = false
-    var pumpScheduled = false
-    /// Monotonic ns of the last send into an idle window or the last ack progress.
-    var lastProgressAt: UInt64 = 0
-    /// Current retry delay, seconds.
-    var retryDelay: Double
-    /// Send attempts of unacknowledged sequences in this daemon run.
-    var attempts: [UInt64: Int] = [:]
+    /// The sending side of the reliable stream to the peer.
+    var outbox: ReliableOutbox
 
-    /// Counts one more send attempt of each entry (one access to the peer's state per batch,
-    /// not per item).
-    mutating func countAttempts(of entries: [OutboxEntry]) {
-        for entry in entries { attempts[entry.sequence, default: 0] += 1 }
-    }
     /// Receiving: a reliable batch could not be stored (a full disk, the inbox limit). Later
     /// batches are dropped unacknowledged until the sender starts over from its last ack
     /// (`reliableResend`): the cumulative ack of a later batch would cover the refused items,
@@ -52,30 +29,12 @@ struct DeliveryPeerState: Sendable {
         awaitingResend = true
         roomAnnounced = false
     }
-    /// Sending: the stream starts over from the last ack; the pump says so (`reliableResend`)
-    /// before its next batch.
-    var announceResend = false
-    /// Sending: monotonic ns of the last restart the receiver asked for (`reliableRoom`).
-    var lastRoomResendAt: UInt64?
-    /// Sending: a `reliableRoom` came within 100 ms of the last such restart; the next tick
-    /// restarts then.
-    var roomResendPending = false
 
     /// Features the peer announced an attached app for, and until when (monotonic ns).
     var remoteFeatures: Set<String> = []
     var presenceExpiresAt: UInt64 = 0
     /// Features reported reachable to local apps.
     var reachableFeatures: Set<String> = []
-
-    /// Starts the reliable stream over from the last ack (a new channel, a stalled peer, or
-    /// items in flight on a connection the channel has left): the pump resends from there, and
-    /// a pump running across this does not advance `lastSent`.
-    mutating func resendFromLastAck() {
-        epoch &+= 1
-        lastSent = lastAcked
-        sentOnConnection = nil
-        announceResend = true
-    }
 
     /// Smallest realtime ack deadline for this peer now, seconds (adapts to late acks).
     var ackDeadlineFloor: Double = 0
@@ -95,7 +54,7 @@ struct DeliveryPeerState: Sendable {
 
     init(pendingCapacity: Int, retryInitial: Double) {
         pending = PendingDeliveryQueue(envelopeCapacity: pendingCapacity)
-        retryDelay = retryInitial
+        outbox = ReliableOutbox(retryInitial: retryInitial)
     }
 
     /// Where a realtime item to this peer goes now.

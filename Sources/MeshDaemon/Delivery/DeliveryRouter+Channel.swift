@@ -10,9 +10,7 @@ extension DeliveryRouter {
         guard var state = peerStates[peer] else { return }
         state.active = true
         state.everActivated = true
-        state.resendFromLastAck()
-        state.retryDelay = options.retryInitial
-        state.lastProgressAt = now()
+        state.outbox.restart(now: now(), retryInitial: options.retryInitial)
         // Ack delays were measured on the channel that went down (perhaps another path).
         state.forgetAckDelays()
         let drained = state.pending.drain()
@@ -43,14 +41,14 @@ extension DeliveryRouter {
         emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: false, reason: .channelDown))
         // This peer's realtime copies still waiting for its ack go to its outbox now (other
         // peers' copies of the same items keep waiting for their own acks).
-        for waiting in awaitingAck.removeAll(for: peer) {
+        for waiting in realtime.stopWaiting(for: peer) {
             fallBack(waiting.item, to: peer)
         }
     }
 
     func unpaired(_ peer: DeviceID) async {
         peerStates[peer] = nil
-        _ = awaitingAck.removeAll(for: peer)
+        _ = realtime.stopWaiting(for: peer)
         let store = self.store, key = peer.description
         do {
             let summary = try await worker.run { try store.dropPeer(key) }
@@ -140,7 +138,7 @@ extension DeliveryRouter {
                 await transmit(.presence(features: announcedFeatures), to: peer, path: .datagram)
             }
             updateReachability(peer, gained: .appAttached, lost: .leaseExpired)
-            if peerStates[peer]?.roomResendPending == true { reliableRoom(from: peer) }
+            if peerStates[peer]?.outbox.roomResendPending == true { reliableRoom(from: peer) }
             retryIfStalled(peer)
         }
         retryHandOuts()
@@ -150,19 +148,5 @@ extension DeliveryRouter {
             let store = self.store
             _ = try? await worker.run { store.releaseMemory() }
         }
-    }
-
-    /// Resends from the last ack when the peer has not acknowledged within the retry delay.
-    func retryIfStalled(_ peer: DeviceID) {
-        guard var state = peerStates[peer], state.active, state.lastSent > state.lastAcked else { return }
-        let now = now()
-        guard now > state.lastProgressAt, Double(now - state.lastProgressAt) / 1e9 >= state.retryDelay else { return }
-        counters.reliableRetries &+= 1
-        state.resendFromLastAck()
-        state.lastProgressAt = now
-        let jitter = Double.random(in: 0.75...1.25, using: &random)
-        state.retryDelay = min(options.retryMaximum, state.retryDelay * 2 * jitter)
-        peerStates[peer] = state
-        schedulePump(peer)
     }
 }

@@ -10,61 +10,26 @@ extension DeliveryRouter {
     /// Queues one encoded 0x01 message (its item already awaits its ack) for the end of the
     /// loop turn.
     func queueRealtimeNow(_ eventID: UUID, message: [UInt8], to peer: DeviceID) {
-        realtimeBacklog[peer, default: []].append((eventID, message))
-        guard !realtimeFlushScheduled else { return }
-        realtimeFlushScheduled = true
+        guard realtime.queue(eventID, message: message, to: peer) else { return }
         let router = self
         loop.execute { router.onLoop { $0.flushRealtimeNow() } }
     }
 
-    /// Sends what `queueRealtimeNow` collected: per peer, in queue order, packed greedily.
-    /// Also called by the local API when a read burst is done (the scheduled call then finds
-    /// nothing or only what came later).
+    /// Sends what `queueRealtimeNow` collected: per peer, in queue order, packed greedily
+    /// (`RealtimeSender.pack`). Also called by the local API when a read burst is done (the
+    /// scheduled call then finds nothing or only what came later).
     func flushRealtimeNow() {
-        realtimeFlushScheduled = false
-        guard !realtimeBacklog.isEmpty else { return }
-        // The backlog's storage is kept for the next turn (swapped with the spare, emptied).
-        var backlog = spareRealtimeBacklog
-        swap(&backlog, &realtimeBacklog)
+        guard var backlog = realtime.takeBacklog() else { return }
         for (peer, messages) in backlog {
             if messages.count == 1 {
                 sendRealtimeDatagram(messages[0].message, items: 1, to: peer, or: messages.lazy.map(\.eventID))
                 continue
             }
-            for group in Self.packRealtime(messages.map(\.message)) {
+            for group in RealtimeSender.pack(messages.map(\.message)) {
                 sendRealtimeDatagram(group.bytes, items: group.range.count, to: peer, or: messages[group.range].lazy.map(\.eventID))
             }
         }
-        backlog.removeAll(keepingCapacity: true)
-        spareRealtimeBacklog = backlog
-    }
-
-    /// Splits encoded 0x01 messages into consecutive runs whose batch fits one datagram.
-    static func packRealtime(_ messages: [[UInt8]]) -> [(range: Range<Int>, bytes: [UInt8])] {
-        var groups: [(range: Range<Int>, bytes: [UInt8])] = []
-        var start = 0
-        var size = DeliveryMessage.realtimeBatchHeaderSize
-        func close(_ end: Int) {
-            guard end > start else { return }
-            if end - start == 1 {
-                groups.append((start..<end, messages[start]))
-            } else {
-                var writer = WireWriter(capacity: size)
-                writer.u8(0x0D)
-                writer.u16(UInt16(truncatingIfNeeded: end - start))
-                for message in messages[start..<end] { writer.raw(message[1...]) }
-                groups.append((start..<end, writer.bytes))
-            }
-            start = end
-            size = DeliveryMessage.realtimeBatchHeaderSize
-        }
-        for (index, message) in messages.enumerated() {
-            let itemSize = message.count - 1
-            if index > start, size + itemSize > MeshNode.maximumDatagramMessage { close(index) }
-            size += itemSize
-        }
-        close(messages.count)
-        return groups
+        realtime.recycle(&backlog)
     }
 
     /// One datagram of `items` realtime items; when it cannot go out, those of `eventIDs` still
@@ -77,7 +42,7 @@ extension DeliveryRouter {
             if items > 1 { counters.realtimeBatches &+= 1 }
         } catch {
             for eventID in eventIDs {
-                if let waiting = awaitingAck.remove(eventID, for: peer) { fallBack(waiting.item, to: peer) }
+                if let waiting = realtime.stopWaiting(eventID, for: peer) { fallBack(waiting.item, to: peer) }
             }
         }
     }

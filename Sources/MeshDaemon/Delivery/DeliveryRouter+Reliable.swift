@@ -4,27 +4,19 @@ import MeshCore
 
 /// The reliable path: outbox → stream batches → peer inbox → cumulative ack → outbox delete.
 extension DeliveryRouter {
-    /// Sends unacknowledged outbox items to `peer` in sequence order, within the window.
-    /// One pump per peer runs at a time; a call while one runs makes it loop once more.
+    /// Sends unacknowledged outbox items to `peer` in sequence order, within the window, as
+    /// its `ReliableOutbox` decides. One pump per peer runs at a time; a call while one runs
+    /// makes it loop once more.
     func pump(_ peer: DeviceID) async {
-        guard let initial = peerStates[peer], initial.active else { return }
-        if initial.pumping {
-            peerStates[peer]?.pumpAgain = true
-            return
-        }
-        peerStates[peer]?.pumping = true
-        defer { peerStates[peer]?.pumping = false }
+        guard peerStates[peer]?.active == true, peerStates[peer]?.outbox.beginPump() == true else { return }
+        defer { peerStates[peer]?.outbox.endPump() }
         let store = self.store, key = key(peer)
         for _ in 0..<1_000_000 {
-            guard let state = peerStates[peer], state.active else { return }
-            peerStates[peer]?.pumpAgain = false
-            let inFlight = state.lastSent > state.lastAcked ? Int(state.lastSent - state.lastAcked) : 0
-            let room = options.reliableWindow - inFlight
-            guard room > 0 else { return }
-            let after = state.lastSent, epoch = state.epoch
+            guard peerStates[peer]?.active == true,
+                  let read = peerStates[peer]?.outbox.nextRead(window: options.reliableWindow) else { return }
             let entries: [OutboxEntry]
             do {
-                entries = try await worker.run { try store.pendingOutbox(peer: key, after: after, limit: min(room, 1024)) }
+                entries = try await worker.run { try store.pendingOutbox(peer: key, after: read.after, limit: read.limit) }
             } catch {
                 noteStoreError(error, "could not read the outbox")
                 return
@@ -35,36 +27,18 @@ extension DeliveryRouter {
                 logger.warning("outbox items with an event or session id damaged in the state file: given a new event id and sent",
                                metadata: ["peer": "\(peer)", "outboxIDs": "\(repaired.prefix(20).map(String.init).joined(separator: ","))"])
             }
-            guard let current = peerStates[peer], current.active, current.epoch == epoch, current.lastSent == after else {
-                continue
-            }
-            guard let last = entries.last else {
-                if peerStates[peer]?.pumpAgain == true { continue }
+            guard peerStates[peer]?.active == true,
+                  let step = peerStates[peer]?.outbox.read(entries, for: read, connection: streamConnection(of: peer), now: now())
+            else { return }
+            guard case .send(let connection, let resendAfter) = step else {
+                if step == .readAgain { continue }
                 return
             }
-            // The node can move the peer to a new connection (a reconnect) before this router has
-            // consumed the activation: items sent since the last ack then went on the old one and
-            // may be lost, and sending the next ones on the new connection would let them overtake
-            // those (the receiver stores in arrival order). So the items after the last ack all
-            // go on one connection; on another, resend from the last ack.
-            guard let connection = streamConnection(of: peer) else { return }
-            if current.lastSent > current.lastAcked, let previous = current.sentOnConnection, previous != connection {
-                peerStates[peer]?.resendFromLastAck()
-                continue
-            }
-            peerStates[peer]?.sentOnConnection = connection
-            if current.lastSent <= current.lastAcked { peerStates[peer]?.lastProgressAt = now() }
-            peerStates[peer]?.lastSent = last.sequence
-            if last.sequence > current.highestSent { peerStates[peer]?.highestSent = last.sequence }
-            peerStates[peer]?.countAttempts(of: entries)
-            if current.announceResend {
-                // Before the first batch of a new start: a receiver that refused a batch stores
-                // again from here (what it refused comes again, or was cancelled).
-                peerStates[peer]?.announceResend = false
-                guard await transmit(.reliableResend(after: current.lastAcked), to: peer, path: .stream,
+            if let resendAfter {
+                guard await transmit(.reliableResend(after: resendAfter), to: peer, path: .stream,
                                      connection: connection) else { return }
             }
-            for batch in batches(entries) {
+            for batch in ReliableOutbox.batches(entries, maximumBytes: options.maximumBatchBytes) {
                 guard await transmit(.reliableBatch(batch), to: peer, path: .stream, connection: connection) else { return }
                 counters.reliableBatchesSent &+= 1
                 counters.reliableItemsSent &+= UInt64(batch.count)
@@ -82,55 +56,28 @@ extension DeliveryRouter {
 
     /// Starts a pump for `peer` unless one runs (it then loops once more) or is about to start.
     func schedulePump(_ peer: DeviceID) {
-        guard let state = peerStates[peer], state.active else { return }
-        if state.pumping {
-            peerStates[peer]?.pumpAgain = true
-            return
-        }
-        guard !state.pumpScheduled else { return }
-        peerStates[peer]?.pumpScheduled = true
+        guard peerStates[peer]?.active == true, peerStates[peer]?.outbox.wantPump() == true else { return }
         Task {
-            self.peerStates[peer]?.pumpScheduled = false
+            self.peerStates[peer]?.outbox.scheduledPumpStarts()
             await self.pump(peer)
         }
     }
 
-    /// Splits entries into batch messages of at most `maximumBatchBytes` payload each.
-    func batches(_ entries: [OutboxEntry]) -> [[(sequence: UInt64, item: DeliveryItem)]] {
-        var result: [[(sequence: UInt64, item: DeliveryItem)]] = []
-        var current: [(sequence: UInt64, item: DeliveryItem)] = []
-        var bytes = 0
-        for entry in entries {
-            let size = entry.item.payload.count + 64
-            if !current.isEmpty && bytes + size > options.maximumBatchBytes {
-                result.append(current)
-                current = []
-                bytes = 0
-            }
-            current.append((entry.sequence, DeliveryItem(entry)))
-            bytes += size
-        }
-        if !current.isEmpty { result.append(current) }
-        return result
+    /// The peer had refused a batch and has room again: start over from the last ack now (see
+    /// `ReliableOutbox.roomNotice`).
+    func reliableRoom(from peer: DeviceID) {
+        guard peerStates[peer]?.active == true,
+              peerStates[peer]?.outbox.roomNotice(now: now(), retryInitial: options.retryInitial) == .restarted else { return }
+        counters.reliableRoomResends &+= 1
+        schedulePump(peer)
     }
 
-    /// The peer had refused a batch and has room again: start over from the last ack now, not
-    /// at the retry delay (which may have grown to 30 s meanwhile). At most one such restart
-    /// per 100 ms, whatever the peer sends: a notice within that time is kept for the next tick.
-    func reliableRoom(from peer: DeviceID) {
-        guard var state = peerStates[peer], state.active, state.lastSent > state.lastAcked else { return }
-        let now = now()
-        if let last = state.lastRoomResendAt, now >= last, now - last < 100_000_000 {
-            peerStates[peer]?.roomResendPending = true
-            return
-        }
-        state.roomResendPending = false
-        counters.reliableRoomResends &+= 1
-        state.resendFromLastAck()
-        state.lastRoomResendAt = now
-        state.lastProgressAt = now
-        state.retryDelay = options.retryInitial
-        peerStates[peer] = state
+    /// From the tick: resends from the last ack when the peer has not acknowledged within the
+    /// retry delay (see `ReliableOutbox.retryIfStalled`).
+    func retryIfStalled(_ peer: DeviceID) {
+        guard peerStates[peer]?.active == true, peerStates[peer]?.outbox.retryIfStalled(
+            now: now(), retryMaximum: options.retryMaximum, using: &random) == true else { return }
+        counters.reliableRetries &+= 1
         schedulePump(peer)
     }
 
@@ -155,46 +102,35 @@ extension DeliveryRouter {
         if !sent { counters.reliableAcksSkipped &+= 1 }
     }
 
-    /// The peer stored everything up to `upTo` durably: forget it here and send more.
-    ///
-    /// An ack above the highest sequence sent to the peer in this run is refused and counted
-    /// (`delivery.reliable.acks_refused`): it would delete items the peer never got and, stored
-    /// as the stream's position, stop the reliable stream to that peer. (An ack in flight across
+    /// The peer stored everything up to `upTo` durably: forget it here and send more. An ack
+    /// above the highest sequence sent to the peer in this run is refused and counted
+    /// (`delivery.reliable.acks_refused`; see `ReliableOutbox.acked`). (An ack in flight across
     /// a restart of this daemon is refused too; the items stay queued and the peer acks them
     /// again after the resend.)
     func reliableAcked(upTo: UInt64, from peer: DeviceID) {
-        guard var state = peerStates[peer], upTo > state.lastAcked else { return }
-        guard upTo <= state.highestSent else {
+        switch peerStates[peer]?.outbox.acked(upTo: upTo, now: now(), retryInitial: options.retryInitial) {
+        case .refused?:
             counters.reliableAcksRefused &+= 1
             warnPeerFault("refused a reliable ack for items never sent to the peer", peer: peer)
+        case .delete(let newlyAcked)?:
+            counters.reliableAcked &+= newlyAcked
+            deleteAcknowledged(upTo: upTo, of: peer)
+        case .stale?, nil:
             return
         }
-        counters.reliableAcked &+= upTo - state.lastAcked
-        state.lastAcked = upTo
-        if state.lastSent < upTo { state.lastSent = upTo }
-        state.lastProgressAt = now()
-        state.retryDelay = options.retryInitial
-        state.attempts = state.attempts.filter { $0.key > upTo }
-        peerStates[peer] = state
-        deleteAcknowledged(upTo: upTo, of: peer)
     }
 
     /// Deletes the peer's outbox items up to `upTo`, one delete at a time per peer: acks that
-    /// arrive while one runs are merged into the next, which deletes up to the highest of them.
-    /// Under load a peer acks every batch it stores, and one commit per ack cost more than the
+    /// arrive while one runs are merged into the next (`ReliableOutbox.deleteWanted`). Under
+    /// load a peer acks every batch it stores, and one commit per ack cost more than the
     /// deletes in it. The delete goes into the group committer's next transaction, so it shares
     /// an fsync with the sends committed then (after the committer's shutdown: on its own).
     func deleteAcknowledged(upTo: UInt64, of peer: DeviceID) {
-        if outboxDeletesRunning.contains(peer) {
-            outboxDeleteNext[peer] = max(outboxDeleteNext[peer] ?? 0, upTo)
-            return
-        }
-        outboxDeletesRunning.insert(peer)
+        guard peerStates[peer]?.outbox.deleteWanted(upTo: upTo) == true else { return }
         let key = key(peer)
         Task {
-            var target = upTo
-            while true {
-                let upTo = target
+            var target: UInt64? = upTo
+            while let upTo = target {
                 do {
                     try await self.acknowledgeOutbox(peer: key, upTo: upTo)
                     self.counters.reliableAckCommits &+= 1
@@ -203,10 +139,8 @@ extension DeliveryRouter {
                     self.noteStoreError(error, "could not delete acknowledged outbox items")
                 }
                 self.schedulePump(peer)
-                guard let next = self.outboxDeleteNext.removeValue(forKey: peer) else { break }
-                target = next
+                target = self.peerStates[peer]?.outbox.deleteFinished()
             }
-            self.outboxDeletesRunning.remove(peer)
         }
     }
 
@@ -229,7 +163,7 @@ extension DeliveryRouter {
         let now = wallNow()
         return items.map { summary in
             let peer = peersByKey[summary.peer]
-            let live = peer.flatMap { peerStates[$0]?.attempts[summary.sequence] } ?? 0
+            let live = peer.flatMap { peerStates[$0]?.outbox.attempts[summary.sequence] } ?? 0
             return (summary, summary.attempts + live, summary.age(at: now))
         }
     }

@@ -57,13 +57,10 @@ extension DeliveryRouter {
     }
 
     /// A reliable send started at once, without a task, when the target is known without asking
-    /// the node (as `sendImmediately`): the item goes to the group committer for every target,
-    /// and `reply` runs on the router's loop once all are durable (outcome `queued`), or with
-    /// the error `send` would throw. False: take the asynchronous `send` (same outcome), also
-    /// when no device is paired. `reply` never runs before this returns.
-    ///
-    /// Must be called on the router's loop. Writes submitted in call order are committed in that
-    /// order, so one connection's sends keep their per-peer order.
+    /// the node (as `sendImmediately`): `reply` runs on the router's loop once the item is
+    /// durable for every target (`queued`), or with the error `send` would throw. False: take
+    /// the asynchronous `send` (same outcome), also when no device is paired. `reply` never runs
+    /// before this returns. Must be called on the router's loop.
     func enqueueReliableNow(_ metadata: SessionSyncMetadata, encoded: [UInt8], to target: String?,
                             reply: @escaping (Result<DeliverySendOutcome, MeshError>) -> Void) -> Bool {
         // No paired device: the asynchronous `send` answers (a reply from inside this call would
@@ -71,6 +68,25 @@ extension DeliveryRouter {
         guard let peers = knownTargets(target), !peers.isEmpty else { return false }
         let item = DeliveryItem(eventID: metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
                                 featureID: metadata.featureID, sessionID: metadata.sessionID, payload: encoded)
+        commitReliable(item, for: peers, reply: reply)
+        return true
+    }
+
+    /// Durably queues `item` for every peer (concurrent callers share commits) and starts
+    /// sending; throws `queue-full` or a store error (nothing queued for any target is lost).
+    func enqueueReliable(_ item: DeliveryItem, for peers: [DeviceID]) async throws {
+        guard !peers.isEmpty else { return }
+        let result: Result<DeliverySendOutcome, MeshError> = await withCheckedContinuation { continuation in
+            commitReliable(item, for: peers) { continuation.resume(returning: $0) }
+        }
+        _ = try result.get()
+    }
+
+    /// The one path of reliable sends: the item goes to the group committer for every target
+    /// (no task: writes submitted in call order are committed in that order, so one caller's
+    /// sends keep their per-peer order), and `reply` runs on the router's loop once all are done.
+    private func commitReliable(_ item: DeliveryItem, for peers: [DeviceID],
+                                reply: @escaping (Result<DeliverySendOutcome, MeshError>) -> Void) {
         let outbox = item.outboxItem(createdAt: wallNow())
         let loop = self.loop
         let waiting = NIOLoopBound(ReliableSendWait(peers: peers, reply: reply), eventLoop: loop)
@@ -79,27 +95,19 @@ extension DeliveryRouter {
                 self.onLoop { router in
                     let waiting = waiting.value
                     guard let receipts = waiting.record(result, at: index) else { return }
-                    router.finishReliableNow(receipts, waiting)
+                    router.finishReliable(receipts, waiting)
                 }
             }
         }
-        return true
     }
 
-    /// All targets of a no-task reliable send are done: counters, pumps, and the reply.
-    private func finishReliableNow(_ results: [Result<OutboxReceipt, StoreError>], _ waiting: ReliableSendWait) {
+    /// All targets of a reliable send are committed: pumps, counters, and the reply.
+    private func finishReliable(_ results: [Result<OutboxReceipt, StoreError>], _ waiting: ReliableSendWait) {
         var failure: StoreError?
         for (peer, result) in zip(waiting.peers, results) {
             switch result {
-            case .success(let receipt):
-                // Queued for a peer unpaired meanwhile: removed again (as `keepQueued`).
-                if peerStates[peer] != nil {
-                    schedulePump(peer)
-                } else {
-                    Task { _ = await self.keepQueued(receipt, for: peer) }
-                }
-            case .failure(let error):
-                failure = failure ?? error
+            case .success(let receipt): queued(receipt, for: peer)
+            case .failure(let error): failure = failure ?? error
             }
         }
         guard let failure else {
@@ -135,34 +143,6 @@ extension DeliveryRouter {
         return DeliverySendOutcome(outcome: outcome, peers: peers.count)
     }
 
-    /// Durably queues `item` for every peer (concurrent callers share commits), then starts sending.
-    func enqueueReliable(_ item: DeliveryItem, for peers: [DeviceID]) async throws {
-        let outbox = item.outboxItem(createdAt: wallNow())
-        let committer = self.committer
-        var receipts: [(peer: DeviceID, receipt: OutboxReceipt)] = []
-        do {
-            if peers.count == 1, let peer = peers.first {
-                receipts = [(peer, try await committer.enqueue(peer: key(peer), item: outbox))]
-            } else {
-                receipts = try await withThrowingTaskGroup(of: (DeviceID, OutboxReceipt).self) { group in
-                    for peer in peers {
-                        let key = key(peer)
-                        group.addTask { (peer, try await committer.enqueue(peer: key, item: outbox)) }
-                    }
-                    var receipts: [(peer: DeviceID, receipt: OutboxReceipt)] = []
-                    while let receipt = try await group.next() { receipts.append(receipt) }
-                    return receipts
-                }
-            }
-        } catch {
-            throw enqueueFailure(error)
-        }
-        counters.reliableEnqueued &+= UInt64(peers.count)
-        for (peer, receipt) in receipts {
-            if await keepQueued(receipt, for: peer) { schedulePump(peer) }
-        }
-    }
-
     /// One realtime item to one peer; returns the outcome word. Its datagram leaves at the end
     /// of the loop turn, packed with the turn's other items for the peer; with `atOnce`, and
     /// none of those queued before it, at once.
@@ -190,7 +170,7 @@ extension DeliveryRouter {
         }
         expectAck(item, from: peer, floor: floor, roundTripNanoseconds: rtt, sentAt: at)
         counters.realtimeSent &+= 1
-        if atOnce, realtimeBacklog.isEmpty || realtimeBacklog[peer] == nil {
+        if atOnce, realtime.nothingQueued(for: peer) {
             sendRealtimeDatagram(message, items: 1, to: peer, or: CollectionOfOne(item.eventID))
         } else {
             // Packed with the other realtime items of this loop turn and sent at its end (a
@@ -205,7 +185,7 @@ extension DeliveryRouter {
         expectAck(item, from: peer)
         if await transmit(.realtime(item), to: peer, path: .stream) {
             counters.realtimeSent &+= 1
-        } else if awaitingAck.remove(item.eventID, for: peer) != nil {
+        } else if realtime.stopWaiting(item.eventID, for: peer) != nil {
             fallBack(item, to: peer)
         }
     }
@@ -213,30 +193,33 @@ extension DeliveryRouter {
     /// Puts a realtime item into the durable outbox (same event ID, so the receiver dedups).
     func fallBack(_ item: DeliveryItem, to peer: DeviceID) {
         counters.realtimeFallbacks &+= 1
-        let committer = self.committer, key = key(peer), outbox = item.outboxItem(createdAt: wallNow())
-        Task {
-            do {
-                let receipt = try await committer.enqueue(peer: key, item: outbox)
-                if await self.keepQueued(receipt, for: peer) { self.schedulePump(peer) }
-            } catch {
-                self.noteStoreError(error, "could not queue a realtime item that got no ack")
+        committer.enqueue(peer: key(peer), item: item.outboxItem(createdAt: wallNow()), on: loop) { [self] result in
+            self.onLoop { router in
+                switch result {
+                case .success(let receipt): router.queued(receipt, for: peer)
+                case .failure(let error): router.noteStoreError(error, "could not queue a realtime item that got no ack")
+                }
             }
         }
     }
 
-    /// Whether an outbox row just committed for `peer` may stay. Not when the peer was unpaired
-    /// while the commit ran: `unpaired` may have dropped the peer's outbox before the row landed,
-    /// which would then wait forever for a device that is gone (listed by `meshctl queue`,
-    /// counted against the limits). Such a row is deleted here.
-    func keepQueued(_ receipt: OutboxReceipt, for peer: DeviceID) async -> Bool {
-        guard peerStates[peer] == nil else { return true }
-        let store = self.store
-        do {
-            _ = try await worker.run { try store.cancelOutbox(id: receipt.id) }
-        } catch {
-            noteStoreError(error, "could not delete an item queued for an unpaired device")
+    /// An outbox row was committed for `peer`: its pump starts. When the peer was unpaired
+    /// while the commit ran, `unpaired` may have dropped the peer's outbox before the row
+    /// landed, and the row would wait forever for a device that is gone (listed by `meshctl
+    /// queue`, counted against the limits): it is deleted instead.
+    func queued(_ receipt: OutboxReceipt, for peer: DeviceID) {
+        guard peerStates[peer] == nil else {
+            schedulePump(peer)
+            return
         }
-        return false
+        let store = self.store
+        Task {
+            do {
+                _ = try await self.worker.run { try store.cancelOutbox(id: receipt.id) }
+            } catch {
+                self.noteStoreError(error, "could not delete an item queued for an unpaired device")
+            }
+        }
     }
 
     func noteStoreError(_ error: any Error, _ message: Logger.Message) {
@@ -248,13 +231,8 @@ extension DeliveryRouter {
 
     // MARK: - Acks of realtime items
 
-    /// Registers the ack deadline: max(4 × RTT, the delays the peer's acks took, the peer's
-    /// adaptive floor), at most `maximumAckDeadline`. The delays term is the smoothed
-    /// send-to-ack delay plus 4 × its deviation (RFC 6298's SRTT + 4 × RTTVAR, at least
-    /// 1.25 × the delay). The floor starts at `minimumAckDeadline`, grows to 1.5 × the wait
-    /// that was too short with every fallback and shrinks 1 % with every ack in time, so a
-    /// loaded receiver does not turn every realtime item into a second, queued copy. Registered per (peer, eventID): the copy
-    /// of the same item sent to another peer waits for that peer's ack, with that peer's deadline.
+    /// Registers the ack deadline of `item` sent to `peer` now, from the peer's adaptive floor
+    /// and RTT (see `RealtimeSender.expectAck`).
     func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
         expectAck(item, from: peer, floor: peerStates[peer]?.ackWaitFloor ?? options.minimumAckDeadline,
                   roundTripNanoseconds: peerStates[peer]?.roundTripNanoseconds, sentAt: now())
@@ -263,60 +241,42 @@ extension DeliveryRouter {
     /// As `expectAck(_:from:)`, with the peer's floor and RTT already read, sent at the
     /// monotonic instant `sentAt` (the send path has just read the clock).
     func expectAck(_ item: DeliveryItem, from peer: DeviceID, floor: Double, roundTripNanoseconds: Int64?, sentAt: UInt64) {
-        let rtt = Double(roundTripNanoseconds ?? 0) / 1e9
-        let seconds = min(options.maximumAckDeadline, max(options.minimumAckDeadline, floor, 4 * rtt))
-        let deadline = sentAt &+ UInt64(seconds * 1e9)
-        awaitingAck.insert(item, for: peer, deadline: deadline, sentAt: sentAt)
-        ackTimeline.insert(item.eventID, deadline: deadline)
-        // Re-armed only for a deadline earlier than the next wake-up (another peer's shorter
-        // deadline, or a shrunk floor): at a steady deadline, one wake-up serves many items.
-        if deadline < ackWatchdogAt { armAckWatchdog(at: deadline) }
+        if let wakeAt = realtime.expectAck(item, from: peer, floor: floor, roundTripNanoseconds: roundTripNanoseconds,
+                                           sentAt: sentAt) {
+            armAckWatchdog(at: wakeAt)
+        }
     }
 
-    /// `peer` acked `eventID`: its copy stops waiting (and its floor shrinks). Another peer's
-    /// copy of the same event keeps waiting for that peer's own ack.
+    /// `peer` acked `eventID`: its copy stops waiting, and the delay is a sample for the peer's
+    /// ack deadline (its floor shrinks). Another peer's copy of the same event keeps waiting.
     func realtimeAcked(_ eventID: UUID, from peer: DeviceID, at now: UInt64) {
-        guard let wait = awaitingAck.remove(eventID, for: peer) else { return }
+        guard let delay = realtime.acked(eventID, from: peer, at: now) else { return }
         counters.realtimeAcked &+= 1
-        let minimum = options.minimumAckDeadline, delay = Double(now &- min(now, wait.sentAt)) / 1e9
+        let minimum = options.minimumAckDeadline
         if let slot = peerStates.index(forKey: peer) { peerStates.values[slot].ackArrivedInTime(minimumDeadline: minimum, delay: delay) }
     }
 
     /// Wakes `watchAcks` at the monotonic instant `deadline` (replacing an armed later wake-up):
-    /// a task scheduled on the router's own loop (no timer thread, no cross-thread wake-up of
-    /// the loop).
+    /// a task scheduled on the router's own loop (no timer thread, no cross-thread wake-up).
     func armAckWatchdog(at deadline: UInt64) {
         ackWatchdog?.cancel()
         let now = now()
         let delay = TimeAmount.nanoseconds(Int64(clamping: deadline > now ? deadline - now : 0))
         let router = self
-        ackWatchdogAt = deadline
         ackWatchdog = loop.scheduleTask(in: delay) { router.onLoop { $0.watchAcks() } }
     }
 
-    /// Falls back what expired, earliest deadline first, whatever its peer, each copy to its own
-    /// peer's outbox, and re-arms for the earliest deadline left; stops when nothing waits (the
-    /// next `expectAck` arms it again).
+    /// Falls back the copies whose ack is late, each to its own peer's outbox (and grows that
+    /// peer's floor), and re-arms for the earliest deadline left (`RealtimeSender.expire`).
     func watchAcks() {
-        (ackWatchdog, ackWatchdogAt) = (nil, .max)
-        let now = now()
-        while let next = ackTimeline.earliest {
-            if next.deadline > now {
-                guard awaitingAck.isWaiting(next.eventID, deadline: next.deadline) else {
-                    // Acked, fallen back on a channel loss or an unpair, or waiting again with another deadline.
-                    ackTimeline.removeEarliest()
-                    continue
-                }
-                armAckWatchdog(at: next.deadline)
-                return
-            }
-            ackTimeline.removeEarliest()
-            guard let waiting = awaitingAck.removeExpired(next.eventID, deadline: next.deadline) else { continue }
+        ackWatchdog = nil
+        let (expired, wakeAt) = realtime.expire(now: now())
+        for waiting in expired {
             if let slot = peerStates.index(forKey: waiting.peer) {
                 peerStates.values[slot].ackTimedOut(minimumDeadline: options.minimumAckDeadline, maximumDeadline: options.maximumAckDeadline)
             }
             fallBack(waiting.item, to: waiting.peer)
         }
-        ackTimeline.removeAll()
+        if let wakeAt { armAckWatchdog(at: wakeAt) }
     }
 }

@@ -30,10 +30,6 @@ public actor DeliveryRouter: Service {
     /// Gives the store's page cache and free heap back once the traffic pauses (2 s).
     var idleMemory = IdleMemoryRelease(quietTicks: 20)
     var peerStates: [DeviceID: DeliveryPeerState] = [:]
-    /// Peers whose acknowledged outbox items are being deleted, and the highest ack that came
-    /// in meanwhile (see `deleteAcknowledged(upTo:of:)`).
-    var outboxDeletesRunning: Set<DeviceID> = []
-    var outboxDeleteNext: [DeviceID: UInt64] = [:]
     /// Full textual IDs (the store's peer keys), cached: formatting and parsing IDs is not free.
     var peerKeys: [DeviceID: String] = [:]
     var peersByKey: [String: DeviceID] = [:]
@@ -47,13 +43,9 @@ public actor DeliveryRouter: Service {
     var announcedFeatures: [String] = []
     /// Inbox ids handed to each sink and not yet acknowledged (no sink sees an item twice live).
     var handedOut: [ObjectIdentifier: Set<Int64>] = [:]
-    /// Realtime copies waiting for their ack, per (peer, eventID): a send to several peers
-    /// waits for, and falls back to, each peer separately.
-    var awaitingAck = RealtimeAckWaits()
-    /// The deadlines of `awaitingAck`'s copies, earliest first (`watchAcks` walks it).
-    var ackTimeline = RealtimeAckTimeline()
-    /// The watchdog's next wake-up (monotonic ns); `.max` while nothing waits.
-    var ackWatchdogAt = UInt64.max
+    /// Realtime sends: ack waits and deadlines, fallbacks, one loop turn's datagrams.
+    var realtime: RealtimeSender
+    /// The ack watchdog's loop timer, armed at `realtime.watchdogAt`.
     var ackWatchdog: Scheduled<Void>?
     /// Realtime event IDs handed out lately (and inbox items stored lately), for dedup.
     var realtimeSeen: RecentEventIDs
@@ -68,12 +60,6 @@ public actor DeliveryRouter: Service {
     /// emitted to, flushed when it ends (`datagramBurstEnded`).
     var inDatagramBurst = false
     var burstSinks: [any DeliveryEventSink] = []
-    /// Realtime messages (0x01, encoded) queued in this loop turn per peer, in send order:
-    /// packed into as few datagrams as fit at the end of the turn (`flushRealtimeNow`).
-    var realtimeBacklog: [DeviceID: [(eventID: UUID, message: [UInt8])]] = [:]
-    /// An empty backlog whose storage the next flush reuses (no dictionary allocated per turn).
-    var spareRealtimeBacklog: [DeviceID: [(eventID: UUID, message: [UInt8])]] = [:]
-    var realtimeFlushScheduled = false
     /// Registering the paired peers with their stored watermarks (started by `run()` or the first attach).
     var watermarkLoad: Task<Void, Never>?
     var random: DeliveryRandom
@@ -147,6 +133,8 @@ public actor DeliveryRouter: Service {
             : StoreGroupCommitter(store: store)
         self.worker = StoreWorker(inline: options.storeInline)
         self.random = DeliveryRandom(seed: options.randomSeed)
+        self.realtime = RealtimeSender(minimumAckDeadline: options.minimumAckDeadline,
+                                       maximumAckDeadline: options.maximumAckDeadline)
         self.options = options
         self.realtimeSeen = RecentEventIDs(generation: options.realtimeDedupMemory)
         self.logger = logger
@@ -306,7 +294,7 @@ public actor DeliveryRouter: Service {
     public func counterValues() async -> [String: UInt64] {
         var values = counters.dictionary
         values["pending.queued"] = UInt64(peerStates.values.reduce(0) { $0 + $1.pending.count })
-        values["delivery.realtime.awaiting_ack"] = UInt64(awaitingAck.count)
+        values["delivery.realtime.awaiting_ack"] = UInt64(realtime.waits.count)
         values["delivery.attachments"] = UInt64(attachments.count)
         values["delivery.inbox.backlog_bytes"] = UInt64(inboxBacklogBytes)
         values["delivery.inbox.backlog_peak_bytes"] = UInt64(inboxBacklogPeakBytes)
