@@ -91,6 +91,35 @@ struct RealtimeSenderTests {
         #expect(sender.takeBacklog()?[x]?.map(\.message) == [[0x01, 4]])
     }
 
+    /// Where a send to one peer goes: buffered before the first activation, to the outbox when
+    /// unreachable or too large, else a datagram now (`atOnce`, nothing queued before it) or at
+    /// the turn's end.
+    @Test func aSendIsBufferedFallsBackOrGoesAsADatagram() {
+        var sender = Self.sender()
+        let peer = Self.peer(1)
+        var state = DeliveryPeerState(pendingCapacity: 1, retryInitial: 1)
+        #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: true) == .pending(droppedOldest: false))
+        #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: true) == .pending(droppedOldest: true))
+        state.everActivated = true
+        #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: true) == .fallBack, "channel down")
+        state.active = true
+        #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: true) == .fallBack, "no app attached there")
+        state.remoteFeatures = ["demo"]
+        state.presenceExpiresAt = 1_000 * Self.ms
+        let first = Self.item()
+        #expect(sender.send(first, to: peer, state: &state, now: 0, atOnce: true)
+                == .sent(wakeAt: 20 * Self.ms, datagram: DeliveryMessage.realtime(first).encode(), scheduleFlush: false))
+        #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: false)
+                == .sent(wakeAt: nil, datagram: nil, scheduleFlush: true))
+        #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: true)
+                == .sent(wakeAt: nil, datagram: nil, scheduleFlush: false), "queued behind the turn's earlier item")
+        #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: true, maximumDatagram: 10) == .fallBack,
+                "too large for a datagram")
+        #expect(sender.waits.count == 3)
+        #expect(sender.send(Self.item(), to: peer, state: &state, now: 1_000 * Self.ms, atOnce: true) == .fallBack,
+                "the presence lease ran out")
+    }
+
     @Test func packingKeepsOrderAndFitsTheDatagram() {
         let messages: [[UInt8]] = (0..<5).map { [0x01] + Array(repeating: UInt8($0), count: 40) }
         let groups = RealtimeSender.pack(messages, maximumDatagram: DeliveryMessage.realtimeBatchHeaderSize + 100)

@@ -7,15 +7,13 @@ import MeshCrypto
 /// with one item for a peer sends a plain 0x01 message, as before, so a single send is not
 /// delayed and a peer running a build without batches still gets single items.
 extension DeliveryRouter {
-    /// Queues one encoded 0x01 message (its item already awaits its ack) for the end of the
-    /// loop turn.
-    func queueRealtimeNow(_ eventID: UUID, message: [UInt8], to peer: DeviceID) {
-        guard realtime.queue(eventID, message: message, to: peer) else { return }
+    /// Flushes the realtime items queued in this loop turn when it ends.
+    func scheduleRealtimeFlush() {
         let router = self
         loop.execute { router.onLoop { $0.flushRealtimeNow() } }
     }
 
-    /// Sends what `queueRealtimeNow` collected: per peer, in queue order, packed greedily
+    /// Sends what `RealtimeSender.send` queued: per peer, in queue order, packed greedily
     /// (`RealtimeSender.pack`). Also called by the local API when a read burst is done (the
     /// scheduled call then finds nothing or only what came later).
     func flushRealtimeNow() {

@@ -143,41 +143,26 @@ extension DeliveryRouter {
         return DeliverySendOutcome(outcome: outcome, peers: peers.count)
     }
 
-    /// One realtime item to one peer; returns the outcome word. Its datagram leaves at the end
-    /// of the loop turn, packed with the turn's other items for the peer; with `atOnce`, and
-    /// none of those queued before it, at once.
+    /// One realtime item to one peer (`RealtimeSender.send`); returns the outcome word.
     func sendRealtime(_ item: DeliveryItem, to peer: DeviceID, atOnce: Bool = false) -> String {
         // In place through `peerStates.values`: `peerStates[peer]?.…` moved the state out of the
         // dictionary and back through a coroutine frame (≈ 2 000 instructions per message).
         guard let slot = peerStates.index(forKey: peer) else { return "queued" }
-        let at = now()
-        let route = peerStates.values[slot].routeRealtime(item, now: at)
-        let floor: Double, rtt: Int64?
-        switch route {
+        switch realtime.send(item, to: peer, state: &peerStates.values[slot], now: now(), atOnce: atOnce) {
         case .pending(let droppedOldest):
             if droppedOldest { counters.pendingDropped &+= 1 }
             return "pending"
         case .fallBack:
             fallBack(item, to: peer)
             return "queued"
-        case .datagram(let ackWaitFloor, let roundTripNanoseconds):
-            (floor, rtt) = (ackWaitFloor, roundTripNanoseconds)
+        case .sent(let wakeAt, let datagram, let scheduleFlush):
+            if let wakeAt { armAckWatchdog(at: wakeAt) }
+            counters.realtimeSent &+= 1
+            // A datagram that fails to go out falls its items back to the outbox.
+            if let datagram { sendRealtimeDatagram(datagram, items: 1, to: peer, or: CollectionOfOne(item.eventID)) }
+            if scheduleFlush { scheduleRealtimeFlush() }
+            return "sent"
         }
-        let message = DeliveryMessage.realtime(item).encode()
-        guard message.count <= MeshNode.maximumDatagramMessage else {
-            fallBack(item, to: peer)
-            return "queued"
-        }
-        expectAck(item, from: peer, floor: floor, roundTripNanoseconds: rtt, sentAt: at)
-        counters.realtimeSent &+= 1
-        if atOnce, realtime.nothingQueued(for: peer) {
-            sendRealtimeDatagram(message, items: 1, to: peer, or: CollectionOfOne(item.eventID))
-        } else {
-            // Packed with the other realtime items of this loop turn and sent at its end (a
-            // datagram that then fails to go out falls its items back to the outbox).
-            queueRealtimeNow(item.eventID, message: message, to: peer)
-        }
-        return "sent"
     }
 
     /// A drained pre-activation item: realtime message on the ordered stream, ack still expected.

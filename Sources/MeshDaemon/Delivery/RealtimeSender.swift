@@ -99,6 +99,35 @@ struct RealtimeSender: Sendable {
         return (expired, nil)
     }
 
+    /// What a realtime send to one peer does.
+    enum SendStep: Equatable {
+        /// Buffered before the peer's first activation (`droppedOldest`: the buffer was full).
+        case pending(droppedOldest: Bool)
+        /// Not reachable now, or too large for a datagram: to the outbox.
+        case fallBack
+        /// Its copy waits for the ack (arm the watchdog at `wakeAt` when set); `datagram` leaves
+        /// now, or it was queued for the turn's end (`scheduleFlush`: the caller schedules it).
+        case sent(wakeAt: UInt64?, datagram: [UInt8]?, scheduleFlush: Bool)
+    }
+
+    /// Routes `item` to `peer` whose state is `state` (in place: no copy per message). A
+    /// datagram leaves at the end of the loop turn, packed with the turn's other items for the
+    /// peer; with `atOnce`, and none of those queued before it, at once.
+    mutating func send(_ item: DeliveryItem, to peer: DeviceID, state: inout DeliveryPeerState, now: UInt64,
+                       atOnce: Bool, maximumDatagram: Int = MeshNode.maximumDatagramMessage) -> SendStep {
+        let floor: Double, rtt: Int64?
+        switch state.routeRealtime(item, now: now) {
+        case .pending(let droppedOldest): return .pending(droppedOldest: droppedOldest)
+        case .fallBack: return .fallBack
+        case .datagram(let ackWaitFloor, let roundTripNanoseconds): (floor, rtt) = (ackWaitFloor, roundTripNanoseconds)
+        }
+        let message = DeliveryMessage.realtime(item).encode()
+        guard message.count <= maximumDatagram else { return .fallBack }
+        let wakeAt = expectAck(item, from: peer, floor: floor, roundTripNanoseconds: rtt, sentAt: now)
+        if atOnce, nothingQueued(for: peer) { return .sent(wakeAt: wakeAt, datagram: message, scheduleFlush: false) }
+        return .sent(wakeAt: wakeAt, datagram: nil, scheduleFlush: queue(item.eventID, message: message, to: peer))
+    }
+
     // MARK: - Datagrams of one loop turn
 
     /// Nothing is queued for `peer` in this turn: a datagram to it may leave at once without
