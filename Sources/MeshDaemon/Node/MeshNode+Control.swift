@@ -6,11 +6,9 @@ extension MeshNode {
     /// This daemon's identity, listen address, uptime and counters.
     public func status() async -> DaemonStatus {
         let uptime = Double(clock.monotonicNanoseconds() &- startedAt) / 1e9
-        var values = counters.dictionary
-        values["peers.paired"] = UInt64(peers.count)
-        values["peers.active"] = UInt64(peers.values.filter { $0.channel != nil }.count)
-        values["connections.unauthenticated"] = UInt64(connections.unauthenticated.count)
-        values.merge(discoveryCounters()) { current, _ in current }
+        let values = NodeReports.statusCounters(counters, paired: peers.count, active: peers.values.filter { $0.channel != nil }.count,
+                                                unauthenticated: connections.unauthenticated.count,
+                                                discovery: discoveryTracker.counters(enabled: discovery != nil))
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
                             listen: (boundListenAddress ?? configuration.listen).description,
                             socket: configuration.socketPath, uptimeSeconds: uptime, counters: values)
@@ -20,45 +18,12 @@ extension MeshNode {
     public func peers() async -> [PeerStatus] {
         let now = clock.monotonicNanoseconds()
         return peers.values.sorted { $0.record.name < $1.record.name }.map { runtime in
-            let estimate = runtime.estimator.estimate(now: now)
-            let reachable = runtime.channel != nil && runtime.lease.isValid(now: now)
-            return PeerStatus(
-                deviceID: runtime.record.deviceID.description, name: runtime.record.name,
-                addresses: displayedAddresses(runtime), channel: runtime.channelState,
-                lastHandshake: runtime.lastHandshakeWall,
-                rttMilliseconds: runtime.estimator.smoothedRoundTripNanoseconds.map { Double($0) / 1e6 },
-                clockOffsetMilliseconds: estimate.map { Double($0.offsetNanoseconds) / 1e6 },
-                clockOffsetErrorMilliseconds: estimate.map { Double($0.errorBoundNanoseconds) / 1e6 },
-                leaseExpires: reachable ? runtime.lease.expiresAt.map { clock.wallSeconds(ofMonotonic: $0) } : nil,
-                reachable: reachable,
-                lastSeen: runtime.lease.lastRenewedAt.map { clock.wallSeconds(ofMonotonic: $0) },
-                path: runtime.channel == nil ? nil : runtime.datagramEndpoint.flatMap(Self.hostPort))
+            NodeReports.peerStatus(runtime, addresses: discoveryTracker.displayedAddresses(runtime.record), now: now, clock: clock)
         }
-    }
-
-    /// `HOST:PORT` of an IP socket address (IPv6 bracketed), as addresses are shown elsewhere.
-    static func hostPort(_ address: SocketAddress) -> String? {
-        guard let ip = address.ipAddress, let port = address.port else { return nil }
-        return DaemonConfiguration.Endpoint(host: ip, port: port).description
     }
 
     /// Finds a paired device by full ID, short ID or unique prefix (case and dashes ignored).
-    func resolvePeer(_ text: String) throws -> DeviceID {
-        let wanted = Self.normalise(text)
-        guard !wanted.isEmpty else { throw MeshError.unknownPeer(text) }
-        let matches = peers.keys.filter { Self.normalise($0.description).hasPrefix(wanted) }
-        guard matches.count == 1, let match = matches.first else {
-            if matches.count > 1 {
-                throw MeshError.invalidArgument("'\(text)' matches \(matches.count) paired devices; give more of the ID")
-            }
-            throw MeshError.unknownPeer(text)
-        }
-        return match
-    }
-
-    private static func normalise(_ text: String) -> String {
-        String(text.uppercased().filter { $0.isLetter || $0.isNumber })
-    }
+    func resolvePeer(_ text: String) throws -> DeviceID { try NodeReports.resolvePeer(text, among: peers.keys) }
 
     /// Removes a paired device: tells it over a live channel, closes the channel, forgets it.
     public func unpair(deviceID: String) async throws {

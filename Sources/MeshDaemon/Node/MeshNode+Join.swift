@@ -1,15 +1,14 @@
 import MeshCrypto
 import MeshCore
 import NIOCore
-import NIOPosix
 
-/// The joiner's side of pairing: connect to the inviter's address, run the exchange, store
-/// the inviter, then connect the channel at once.
+/// The joiner's side of pairing: `PairingJoinExchange` runs the messages with the inviter; the
+/// node stores the inviter, then connects the channel at once.
 extension MeshNode {
     /// Pairs with the daemon that shows `code`: at `address` (`HOST:PORT`), or, when `address`
     /// is nil, the one discovery finds advertising the code's public hint (see
-    /// `joinPairingByDiscovery`). With `replace` false, an inviter this daemon is already
-    /// paired with is not stored again (`already-paired`).
+    /// `PairingByCode`). With `replace` false, an inviter this daemon is already paired with is
+    /// not stored again (`already-paired`).
     public func joinPairing(code: String, address: String?, replace: Bool = false) async throws -> PairedDevice {
         let parsed: PairingCode
         do {
@@ -40,9 +39,12 @@ extension MeshNode {
                      replace: Bool) async throws -> PairedDevice {
         let joiner = try PairingJoiner(code: parsed, identity: PairingLocalIdentity(keyPair: identity.keyPair,
                                                                                    name: configuration.name))
+        let exchange = PairingJoinExchange(endpoint: endpoint, timeout: tuning.pairingAttemptTimeout)
         let outcome: PairingOutcome
         do {
-            outcome = try await exchangePairing(joiner, with: endpoint)
+            outcome = try await exchange.run(joiner) { endpoint, timeout in
+                try await self.connectWire(to: endpoint, timeout: timeout)
+            }
         } catch let error as PairingError {
             counters.pairingAttemptsFailed += 1
             throw error.controlError
@@ -62,69 +64,5 @@ extension MeshNode {
         let device = storePairing(outcome, address: PeerAddress(address: endpoint.description, source: .pairing))
         scheduleDial(outcome.peerDeviceID, immediately: true)
         return device
-    }
-
-    /// Runs the joiner's messages over a kind=2 connection; throws `MeshError` or
-    /// `PairingError`.
-    nonisolated func exchangePairing(_ joiner: PairingJoiner,
-                                     with endpoint: DaemonConfiguration.Endpoint) async throws -> PairingOutcome {
-        let connection: WireConnection
-        do {
-            connection = try await connectWire(to: endpoint, timeout: .seconds(3))
-        } catch {
-            throw MeshError.unreachable(endpoint.description, Self.connectFailure(error))
-        }
-        let channel = connection.channel
-        let timeout = TimeAmount.nanoseconds(Nanoseconds.signed(seconds: tuning.pairingAttemptTimeout))
-        let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
-        defer { deadline.cancel() }
-        var joiner = joiner
-        let refused = MeshError(
-            .pairingRefused,
-            "the daemon at \(endpoint) ended the pairing without completing it: the code is wrong, "
-                + "expired, already used, or was invalidated after too many failed attempts; create a new code")
-        // After message 3 the inviter knows this device proved the code: what is left is its
-        // own decision (another device used the code first, or this one is already paired there).
-        let droppedAfterProof = MeshError(
-            .pairingRefused,
-            "the daemon at \(endpoint) checked the code and then ended the pairing: another device used the code "
-                + "first, or that daemon is already paired with this one and created its code without --replace "
-                + "(it says so there); create a new code")
-        return try await connection.executeThenClose { inbound, _ in
-            var frames = inbound.makeAsyncIterator()
-            try await channel.writeAndFlush(ByteBuffer(bytes: ConnectionKind.pairing.preamble + (try WireFrame.encode(joiner.start()))))
-            var provedCode = false
-            for _ in 0..<8 {
-                let next: WireFrame?
-                do { next = try await frames.next() } catch { throw provedCode ? droppedAfterProof : refused }
-                guard case .frame(let message)? = next else { throw provedCode ? droppedAfterProof : refused }
-                switch try joiner.receive(message) {
-                case .send(let reply):
-                    try await channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(reply)))
-                    provedCode = true
-                case .finished(let outcome, let last):
-                    if let last { try await channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(last))) }
-                    return outcome
-                }
-            }
-            throw refused
-        }
-    }
-
-    /// Why a connection to an inviter failed, in words (NIO's text nests the errno in
-    /// "Connection errors: SingleConnectionFailure(…)").
-    nonisolated static func connectFailure(_ error: any Error) -> String {
-        let underlying = (error as? NIOConnectionError)?.connectionErrors.first?.error ?? error
-        if let io = underlying as? IOError {
-            switch io.errnoCode {
-            case ECONNREFUSED: return "nothing is listening there (connection refused); check the address and port (`meshctl status` on the other device shows them)"
-            case EHOSTUNREACH, ENETUNREACH: return "no route to that address; are both devices on the same network?"
-            default: break
-            }
-        }
-        if case ChannelError.connectTimeout = underlying {
-            return "no answer within 3 s; check the address, and that a firewall lets TCP to that port through"
-        }
-        return "\(error)"
     }
 }

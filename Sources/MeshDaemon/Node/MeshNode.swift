@@ -34,8 +34,10 @@ public actor MeshNode: MeshControlPlane, Service {
     let startedAt: UInt64
     /// Where peer addresses come from besides the store (mDNS, static peers); nil: none.
     let discovery: (any PeerDiscovery)?
-    /// What discovery has found (see MeshNode+Discovery.swift).
-    var discovered = DiscoveredPeerTable()
+    /// What discovery has found and decides (see MeshNode+Discovery.swift).
+    var discoveryTracker = DiscoveryTracker()
+    /// Advertisement updates for the running discovery (nil while it does not run).
+    var advertisementUpdates: AsyncStream<DiscoveryAdvertisement?>.Continuation?
 
     var phase = Phase.idle
     var peers: [DeviceID: PeerRuntime] = [:]

@@ -5,7 +5,8 @@ import MeshCore
 /// The inviter's side of pairing as the node keeps it: the live code
 /// (`PairingInvitationState`), the serial that tells a replaced code's attempts from the live
 /// one's, the `pair.wait` requests waiting on the live code, and the device the last code
-/// paired. Bookkeeping only: the node resumes the waiters it is handed.
+/// paired. Decisions and bookkeeping only: the node resumes the waiters it is handed and does
+/// the I/O (connections, deadlines, the paired-device store).
 struct PairingInvitations {
     typealias Waiter = CheckedContinuation<PairedDevice, any Error>
 
@@ -59,5 +60,67 @@ struct PairingInvitations {
     mutating func paired(_ device: PairedDevice) -> [Waiter] {
         lastPairing = device
         return takeWaiters()
+    }
+
+    /// Whether `code` (as a user typed it) is the live code.
+    func isLive(_ code: String) -> Bool {
+        guard let live else { return false }
+        return (try? PairingCode.parse(code)) == live.code
+    }
+
+    /// The device the live code already paired, when it was used (a late `pair.wait` of that
+    /// code gets it at once).
+    var pairedByLiveCode: PairedDevice? {
+        guard case .used? = live?.state else { return nil }
+        return lastPairing
+    }
+
+    /// The live code at `now` expired: its waiters, to fail (nil when it did not).
+    mutating func expire(at now: Date) -> [Waiter]? {
+        guard let live, live.state(at: now) == .expired else { return nil }
+        return end()
+    }
+
+    /// Why an attempt could not begin: no live code, or the live code's refusal.
+    enum Refusal: Error {
+        case noCode
+        case refused(any Error)
+    }
+
+    /// A joiner sent a well-formed hello at `now`: the responder for its attempt.
+    mutating func beginAttempt(at now: Date, identity: PairingLocalIdentity) -> Result<PairingResponder, Refusal> {
+        guard live != nil else { return .failure(.noCode) }
+        do {
+            guard let responder = try live?.beginAttempt(at: now, identity: identity) else { return .failure(.noCode) }
+            return .success(responder)
+        } catch {
+            return .failure(.refused(error))
+        }
+    }
+
+    /// `attempt` ended without a pairing. When that was the live code's last allowed failure
+    /// (the code is now invalidated) its waiters, to fail; nil otherwise. An attempt of a
+    /// code since replaced never counts against the live one.
+    mutating func attemptFailed(_ attempt: PairingAttemptID) -> [Waiter]? {
+        guard live?.attemptFailed(attempt) == true, live?.state == .invalidated else { return nil }
+        return takeWaiters()
+    }
+
+    /// How a finished exchange ends.
+    enum Completion: Equatable {
+        /// Its code was replaced or used meanwhile: no pairing.
+        case stale
+        /// The device is already paired and the code was created without `replace`: no
+        /// pairing, and the code ends (whoever sent it knew the code).
+        case alreadyPaired
+        /// Store the device.
+        case pair
+    }
+
+    /// `attempt` proved the code and carries a device (`alreadyPaired`: one this daemon has).
+    mutating func complete(_ attempt: PairingAttemptID, alreadyPaired: Bool) -> Completion {
+        guard let current = live, current.serial == attempt.invitation else { return .stale }
+        if alreadyPaired, !current.allowsReplacing { return .alreadyPaired }
+        return live?.attemptSucceeded(attempt) == true ? .pair : .stale
     }
 }
