@@ -14,50 +14,16 @@ extension MeshNode {
         NodeDiscoveryDefaults.discovery(for: configuration, logger: logger)
     }
 
-    /// How often a loop timer re-reads this machine's interfaces, matches newly paired devices
-    /// and retries a failed advertisement update (interfaces have no event to wait on).
-    static let discoveryMaintenanceInterval = TimeAmount.milliseconds(250)
-
     /// What discovery has found.
     var discovered: DiscoveredPeerTable { discoveryTracker.table }
 
-    /// Runs discovery until the node stops (cancellation). Never throws: a discovery that
-    /// cannot start is logged and the node runs on with the addresses it has. Events and
-    /// advertisement updates are child tasks; the maintenance timer runs on the node's loop
-    /// and is cancelled when this returns.
+    /// Runs discovery until the node stops (see `NodeDiscoveryService`).
     nonisolated func runDiscovery() async {
         guard let discovery else { return }
-        let events = discovery.events()
-        let advertisement = await wantedAdvertisement()
-        do {
-            try await discovery.start(advertising: advertisement)
-        } catch {
-            logger.error("discovery could not start; only known and static addresses are used", metadata: ["error": "\(error)"])
-            return
-        }
-        let (updates, updateQueue) = AsyncStream.makeStream(of: DiscoveryAdvertisement?.self)
-        await discoveryStarted(advertising: advertisement, updates: updateQueue)
-        let interval = Self.discoveryMaintenanceInterval
-        let maintenance = loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] task in
-            guard let self, self.onLoop({ $0.maintainDiscovery() }) else {
-                task.cancel()
-                return
-            }
-        }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in events { await self.applyDiscovery(event) }
-            }
-            group.addTask {
-                for await wanted in updates { await self.updateAdvertisement(wanted, on: discovery) }
-            }
-            await group.next()
-            group.cancelAll()
-        }
-        maintenance.cancel()
-        await discoveryEnded()
+        await NodeDiscoveryService(discovery: discovery, node: self, logger: logger).run()
     }
 
+    /// Discovery started with `advertisement` published; `updates` takes the next ones.
     func discoveryStarted(advertising advertisement: DiscoveryAdvertisement?,
                           updates: AsyncStream<DiscoveryAdvertisement?>.Continuation) {
         discoveryTracker.started(advertising: advertisement)
@@ -67,6 +33,7 @@ extension MeshNode {
         refreshAdvertisement()
     }
 
+    /// Discovery stopped: no more updates.
     func discoveryEnded() {
         advertisementUpdates?.finish()
         advertisementUpdates = nil
@@ -94,17 +61,7 @@ extension MeshNode {
         updates.yield(next)
     }
 
-    nonisolated func updateAdvertisement(_ wanted: DiscoveryAdvertisement?, on discovery: any PeerDiscovery) async {
-        var succeeded = true
-        do {
-            try await discovery.updateAdvertisement(wanted)
-        } catch {
-            succeeded = false
-            logger.warning("could not update the mDNS advertisement", metadata: ["error": "\(error)"])
-        }
-        await advertisementUpdated(wanted, succeeded: succeeded)
-    }
-
+    /// An advertisement update ended; a successful one may be followed by the next at once.
     func advertisementUpdated(_ advertisement: DiscoveryAdvertisement?, succeeded: Bool) {
         discoveryTracker.advertisementUpdated(advertisement, succeeded: succeeded)
         if succeeded { refreshAdvertisement() }

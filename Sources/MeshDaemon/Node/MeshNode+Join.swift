@@ -10,27 +10,12 @@ extension MeshNode {
     /// `PairingByCode`). With `replace` false, an inviter this daemon is already paired with is
     /// not stored again (`already-paired`).
     public func joinPairing(code: String, address: String?, replace: Bool = false) async throws -> PairedDevice {
-        let parsed: PairingCode
-        do {
-            parsed = try PairingCode.parse(code)
-        } catch {
-            throw MeshError.invalidCode("\(error)")
-        }
-        var endpoint: DaemonConfiguration.Endpoint?
-        if let address {
-            guard let given = EndpointParser.parse(address) else {
-                // The config parser's words say what is wrong (no port, port out of range, …).
-                var detail = "'\(address)' is not HOST:PORT"
-                do { _ = try DaemonConfiguration.Endpoint(parsing: address) } catch { detail = error.message }
-                throw MeshError.invalidArgument("--address: \(detail)")
-            }
-            endpoint = given
-        }
+        let request = try PairingJoinRequest(code: code, address: address)
         guard phase == .running else {
             throw MeshError.notRunning
         }
-        guard let endpoint else { return try await joinPairingByDiscovery(parsed, replace: replace) }
-        return try await joinPairing(parsed, at: endpoint, replace: replace)
+        guard let endpoint = request.endpoint else { return try await joinPairingByDiscovery(request.code, replace: replace) }
+        return try await joinPairing(request.code, at: endpoint, replace: replace)
     }
 
     /// Runs pairing with the daemon at `endpoint`, stores it and dials it. Throws

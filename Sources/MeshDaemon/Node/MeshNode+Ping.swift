@@ -6,19 +6,8 @@ extension MeshNode {
     public func ping(deviceID: String, count: Int) async throws -> PingReport {
         let peer = try resolvePeer(deviceID)
         guard peers[peer]?.channel != nil else { throw MeshError.peerNotActive(deviceID) }
-        let probes = min(max(count, 1), 10_000)
-        var reports: [PingPathReport] = []
-        for path in PingPath.allCases {
-            var samples: [Double] = []
-            var sent = 0
-            for _ in 0..<probes where peers[peer]?.channel != nil {
-                sent += 1
-                if let nanoseconds = await probe(peer, path: path) { samples.append(Double(nanoseconds) / 1000) }
-            }
-            let summary = RoundTripSummary(samples)
-            reports.append(PingPathReport(path: path, sent: sent, received: samples.count,
-                                          minMicroseconds: summary?.minimum, p50Microseconds: summary?.p50,
-                                          p99Microseconds: summary?.p99, maxMicroseconds: summary?.maximum))
+        let reports = await PingSeries(count: count).run(isActive: { peers[peer]?.channel != nil }) { path in
+            await probe(peer, path: path)
         }
         return PingReport(deviceID: peer.description, paths: reports)
     }

@@ -1,0 +1,30 @@
+import MeshCrypto
+import MeshCore
+
+/// A request to join a pairing, checked before anything is sent: the code parsed (a typo
+/// never opens a connection) and the inviter's address, when one is given, as an endpoint.
+struct PairingJoinRequest {
+    let code: PairingCode
+    /// The inviter's address; nil: find it by the code's public hint.
+    let endpoint: DaemonConfiguration.Endpoint?
+
+    /// Throws `MeshError` `.invalidCode` or `.invalidArgument` (the address, in the config
+    /// parser's words: no port, port out of range, …).
+    init(code: String, address: String?) throws {
+        do {
+            self.code = try PairingCode.parse(code)
+        } catch {
+            throw MeshError.invalidCode("\(error)")
+        }
+        guard let address else {
+            endpoint = nil
+            return
+        }
+        guard let given = EndpointParser.parse(address) else {
+            var detail = "'\(address)' is not HOST:PORT"
+            do { _ = try DaemonConfiguration.Endpoint(parsing: address) } catch { detail = error.message }
+            throw MeshError.invalidArgument("--address: \(detail)")
+        }
+        endpoint = given
+    }
+}
