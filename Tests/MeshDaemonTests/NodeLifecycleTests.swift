@@ -53,7 +53,7 @@ struct NodeLifecycleTests {
         let granted = try await udp.getOption(ChannelOptions.socketOption(.so_rcvbuf)).get()
         let limit = try #require(Int(String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)))
-        let expected = 2 * min(Int(MeshNode.datagramReceiveBuffer), limit)
+        let expected = 2 * min(Int(NodeListeners.datagramReceiveBuffer), limit)
         print("UDP receive buffer: \(granted) bytes (net.core.rmem_max \(limit))")
         #expect(Int(granted) == expected)
         await bed.shutdown()

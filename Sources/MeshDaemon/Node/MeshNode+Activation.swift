@@ -6,25 +6,14 @@ extension MeshNode {
     /// Installs a channel that completed its handshake, replacing (and closing) any older one.
     func activate(_ peer: DeviceID, channel: ActiveChannel, connection: ChannelConnection,
                   datagramEndpoint: SocketAddress?) {
-        guard var runtime = peers[peer] else {
+        switch channels.install(peer, channel: channel, connection: connection, datagramEndpoint: datagramEndpoint,
+                                now: clock.monotonicNanoseconds(), wallSeconds: clock.wallSeconds()) {
+        case .unknownPeer:
             connection.channel.close(promise: nil)
             return
+        case .installed(let replaced):
+            replaced?.channel.close(promise: nil)
         }
-        if let old = runtime.connection, old.id != connection.id {
-            old.channel.close(promise: nil)
-        }
-        let now = clock.monotonicNanoseconds()
-        runtime.channel = channel
-        runtime.connection = connection
-        if let datagramEndpoint { runtime.datagramEndpoint = datagramEndpoint }
-        runtime.outgoingHandshakeInFlight = false
-        runtime.dial.activated()
-        runtime.lease.renew(now: now)
-        runtime.lastHandshakeWall = clock.wallSeconds()
-        runtime.nextKeepaliveAt = now
-        peers[peer] = runtime
-        indexTable[channel.current.localIndex] = peer
-        syncIndices(of: peer)
         counters.handshakesCompleted += 1
         logger.info("channel active", metadata: ["peer.id": "\(peer.short)",
                                                 "initiator": "\(connection.locallyInitiated ? "local" : "peer")"])
@@ -33,14 +22,8 @@ extension MeshNode {
 
     /// Closes the channel to `peer` (if any) and, when `redial`, schedules a reconnect.
     func dropChannel(_ peer: DeviceID, reason: String, redial: Bool) {
-        guard var runtime = peers[peer] else { return }
-        let hadChannel = runtime.channel != nil
-        runtime.connection?.channel.close(promise: nil)
-        runtime.connection = nil
-        runtime.channel = nil
-        runtime.lease.revoke()
-        peers[peer] = runtime
-        syncIndices(of: peer)
+        guard let (connection, hadChannel) = channels.drop(peer) else { return }
+        connection?.channel.close(promise: nil)
         failPings(to: peer)
         if hadChannel {
             logger.info("channel closed", metadata: ["peer.id": "\(peer.short)", "reason": "\(reason)"])
@@ -52,7 +35,7 @@ extension MeshNode {
     /// The TCP connection `connectionID` of `peer` ended.
     func connectionClosed(peer: DeviceID, connectionID: UInt64) {
         connectionEnded(connectionID)
-        guard let runtime = peers[peer], runtime.connection?.id == connectionID else { return }
+        guard channels.isCurrent(peer, connectionID: connectionID) else { return }
         dropChannel(peer, reason: "connection closed", redial: phase == .running)
     }
 

@@ -5,10 +5,7 @@ extension MeshNode {
     /// Round trip (latest sample) and clock offset (peer minus local, lowest-RTT sample) of
     /// `peer`, in nanoseconds, when measured.
     func linkEstimate(of peer: DeviceID) -> DeliveryLinkEstimate {
-        guard let index = peers.index(forKey: peer) else { return DeliveryLinkEstimate(roundTripNanoseconds: nil, offsetNanoseconds: nil) }
-        let estimate = peers.values[index].estimator.estimate(now: clock.monotonicNanoseconds())
-        return DeliveryLinkEstimate(roundTripNanoseconds: peers.values[index].estimator.latestRoundTripNanoseconds,
-                                    offsetNanoseconds: estimate?.offsetNanoseconds)
+        channels.linkEstimate(of: peer, now: clock.monotonicNanoseconds())
     }
 
     /// Whether `peer` has an active channel now.

@@ -3,16 +3,6 @@ import MeshCore
 import NIOCore
 import NIOPosix
 
-/// An outgoing handshake between message 1 and message 2.
-struct PendingInitiator: Sendable {
-    let peer: DeviceID
-    var handshake: ChannelHandshake
-    let localIndex: UInt32
-    let connectionID: UInt64
-    /// Monotonic instant message 1 was built (the handshake-time figure starts here).
-    let startedAt: UInt64
-}
-
 /// How one outgoing attempt ended.
 enum DialResult: Sendable {
     /// The channel was active and its connection has since closed (a redial is scheduled).
@@ -27,9 +17,7 @@ extension MeshNode {
     /// Schedules one dial job for `peer` unless one is already pending: now, or once its
     /// backoff has passed (a timer on the node's loop).
     func scheduleDial(_ peer: DeviceID, immediately: Bool) {
-        guard phase == .running, let slot = peers.index(forKey: peer) else { return }
-        let active = peers.values[slot].channel != nil
-        guard let delay = peers.values[slot].dial.schedule(immediately: immediately, channelActive: active, using: &random) else { return }
+        guard phase == .running, let delay = channels.scheduleDial(peer, immediately: immediately) else { return }
         guard delay > 0 else {
             jobQueue.yield(.dial(peer: peer))
             return
@@ -64,18 +52,10 @@ extension MeshNode {
     /// The addresses to try now and the attempt's number, or nil when no dial is needed.
     func beginDial(_ peer: DeviceID) -> ([DaemonConfiguration.Endpoint], UInt64)? {
         dialTimers.removeValue(forKey: peer)
-        guard phase == .running, var runtime = peers[peer] else { return nil }
-        guard runtime.dial.due(channelActive: runtime.channel != nil) else {
-            peers[peer] = runtime
-            return nil
-        }
+        guard phase == .running, let runtime = channels.dialDue(peer) else { return nil }
         let addresses = dialCandidates(runtime)
-        guard !addresses.isEmpty else {
-            peers[peer] = runtime
-            return nil      // nothing to dial: the peer will connect to us
-        }
-        let generation = runtime.dial.startAttempt()
-        peers[peer] = runtime
+        // Nothing to dial: the peer will connect to us.
+        guard !addresses.isEmpty, let generation = peers[peer]?.dial.startAttempt() else { return nil }
         return (addresses, generation)
     }
 
@@ -141,76 +121,50 @@ extension MeshNode {
         return result
     }
 
-    /// Builds message 1 (framed) for `peer`; nil when the dial is no longer needed (a channel
-    /// is active, unless `replacingLiveChannel`).
+    /// Builds message 1 (framed) for `peer` and registers the connection with its handshake
+    /// deadline; nil when the dial is no longer needed (a channel is active, unless
+    /// `replacingLiveChannel`).
     func startHandshake(_ peer: DeviceID, channel: any Channel, replacingLiveChannel: Bool = false) -> ([UInt8], PendingInitiator)? {
-        guard phase == .running, var runtime = peers[peer], runtime.channel == nil || replacingLiveChannel else { return nil }
-        let started = clock.monotonicNanoseconds()
-        let index = allocateIndex(for: peer)
-        let payload = HandshakePayload(sessionIndex: index, udpPort: UInt16(boundListenAddress?.port ?? 0),
-                                       wallNanoseconds: clock.wallNanoseconds(), isRekey: false)
-        do {
-            let (handshake, message1) = try ChannelHandshake.initiate(localStatic: identity.keyPair,
-                                                                      peerPublicKey: runtime.record.publicKey,
-                                                                      pairKey: runtime.record.pairKey, payload: payload)
-            let id = registerConnection(channel)
-            armDeadline(channel, seconds: tuning.handshakeTimeout, connection: id)
-            runtime.outgoingHandshakeInFlight = true
-            peers[peer] = runtime
-            let macKey = HandshakeMac.key(pairKey: runtime.record.pairKey, responderPublicKey: runtime.record.publicKey)
-            return (try WireFrame.encode(HandshakeMac.append(to: message1, key: macKey)),
-                    PendingInitiator(peer: peer, handshake: handshake, localIndex: index, connectionID: id, startedAt: started))
-        } catch {
-            indexTable.removeValue(forKey: index)
+        guard phase == .running,
+              let (message1, started) = channels.startHandshake(peer, replacingLiveChannel: replacingLiveChannel, udpPort: announcedUDPPort,
+                                                                wall: clock.wallNanoseconds(), now: clock.monotonicNanoseconds()) else {
             return nil
         }
+        var pending = started
+        pending.connectionID = registerConnection(channel)
+        armDeadline(channel, seconds: tuning.handshakeTimeout, connection: pending.connectionID)
+        return (message1, pending)
     }
 
     /// The responder closed, answered garbage, or lost a simultaneous connect: clean up.
     func handshakeFailed(_ pending: PendingInitiator, countFailure: Bool) {
         if countFailure { counters.handshakesFailed += 1 }
         connectionEnded(pending.connectionID)
-        if var runtime = peers[pending.peer] {
-            runtime.outgoingHandshakeInFlight = false
-            peers[pending.peer] = runtime
-        }
-        if indexTable[pending.localIndex] == pending.peer,
-           peers[pending.peer]?.channel?.localIndices.contains(pending.localIndex) != true {
-            indexTable.removeValue(forKey: pending.localIndex)
-        }
+        channels.initiatorEnded(pending)
     }
 
     /// Reads message 2, confirms and activates. `.ranAndClosed` here means "now active".
     func finishHandshake(_ pending: PendingInitiator, message2: [UInt8], channel: any Channel) -> DialResult {
-        var pending = pending
-        guard phase == .running, let runtime = peers[pending.peer] else { return .notNeeded }
-        let payload: HandshakePayload
-        let keys: ChannelKeys
-        do {
-            (payload, keys) = try pending.handshake.readResponse(message2)
-        } catch {
-            return .failed
-        }
-        if let connection = runtime.connection, runtime.channel != nil,
-           !SimultaneousConnectRule.candidateWins(candidateIsLocal: true, existingIsLocal: connection.locallyInitiated,
-                                                   localKey: identity.keyPair.publicKey, peerKey: runtime.record.publicKey) {
+        guard phase == .running else { return .notNeeded }
+        switch channels.finishHandshake(pending, message2: message2, now: clock.monotonicNanoseconds()) {
+        case .gone: return .notNeeded
+        case .failed: return .failed
+        case .lostSimultaneousConnect:
             counters.simultaneousConnectsResolved += 1
             return .notNeeded
+        case .established(let active, let confirm, let udpPort):
+            channel.writeAndFlush(ByteBuffer(bytes: confirm), promise: nil)
+            markAuthenticated(pending.connectionID)
+            // Message 2's X25519 counts: the figure ends after `finishHandshake`.
+            counters.lastHandshakeMicroseconds = (clock.monotonicNanoseconds() &- pending.startedAt) / 1000
+            var endpoint: SocketAddress?
+            if let ip = channel.remoteAddress?.ipAddress, udpPort != 0 {
+                endpoint = try? SocketAddress(ipAddress: ip, port: Int(udpPort))
+            }
+            activate(pending.peer, channel: active,
+                     connection: ChannelConnection(id: pending.connectionID, channel: channel, locallyInitiated: true),
+                     datagramEndpoint: endpoint)
+            return .ranAndClosed
         }
-        let now = clock.monotonicNanoseconds()
-        var active = ActiveChannel(keys: keys, localIndex: pending.localIndex, remoteIndex: payload.sessionIndex,
-                                   locallyInitiated: true, now: now, tuning: tuning)
-        guard let confirm = try? active.sealStream(.confirm) else { return .failed }
-        channel.writeAndFlush(ByteBuffer(bytes: confirm), promise: nil)
-        markAuthenticated(pending.connectionID)
-        counters.lastHandshakeMicroseconds = (now &- pending.startedAt) / 1000
-        var endpoint: SocketAddress?
-        if let ip = channel.remoteAddress?.ipAddress, payload.udpPort != 0 {
-            endpoint = try? SocketAddress(ipAddress: ip, port: Int(payload.udpPort))
-        }
-        activate(pending.peer, channel: active,
-                 connection: ChannelConnection(id: pending.connectionID, channel: channel, locallyInitiated: true),
-                 datagramEndpoint: endpoint)
-        return .ranAndClosed
     }
 }

@@ -1,55 +1,6 @@
 import MeshCrypto
 import MeshCore
 
-/// An application message received on a channel (the delivery router consumes these).
-public struct InboundChannelMessage: Sendable, Equatable {
-    /// The paired device that sent it (authenticated by the channel).
-    public var peer: DeviceID
-    /// The path it arrived on.
-    public var path: PingPath
-    /// The message bytes, exactly as the peer passed them to `send`.
-    public var bytes: [UInt8]
-
-    /// Creates a value (the node makes these; fakes in tests too).
-    public init(peer: DeviceID, path: PingPath, bytes: [UInt8]) {
-        self.peer = peer
-        self.path = path
-        self.bytes = bytes
-    }
-}
-
-/// A change of a peer's channel.
-public enum PeerChannelEvent: Sendable, Equatable {
-    /// A handshake completed; both paths can carry messages now.
-    case activated(DeviceID)
-    /// The channel closed (connection lost, lease expired, keys expired, unpaired…).
-    case deactivated(DeviceID, reason: String)
-    /// A device was paired.
-    case paired(DeviceID)
-    /// A device was unpaired (here or by the peer).
-    case unpaired(DeviceID)
-}
-
-/// Why `send(_:to:path:)` failed.
-public struct ChannelSendError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Stable reason.
-    public enum Code: String, Sendable, Equatable {
-        /// No paired device has that ID.
-        case unknownPeer
-        /// The peer has no active channel now.
-        case notActive
-        /// The message exceeds `MeshNode.maximumDatagramMessage` on the datagram path.
-        case tooLargeForDatagram
-        /// The connection failed while writing.
-        case writeFailed
-    }
-
-    /// The reason.
-    public var code: Code
-    /// A sentence for logs.
-    public var description: String { "channel send failed: \(code.rawValue)" }
-}
-
 extension MeshNode {
     /// Largest application message the datagram path carries (1200 bytes sealed on the wire,
     /// minus header, counter, tag and the message type byte). Larger ones take the stream.
@@ -110,53 +61,27 @@ extension MeshNode {
     public func activePeers() -> [DeviceID] { peers.filter { $0.value.channel != nil }.map(\.key) }
 
     /// Hands an application message to the inbound handler (the delivery router), which
-    /// handles it at once or queues it behind earlier ones, in order.
-    ///
-    /// What the handler queued is bounded in messages and bytes. A datagram message beyond
-    /// half of either bound is dropped and counted (datagrams are best effort). A stream message
-    /// is never dropped for room: its reader pauses after it until the handler made room
-    /// (`waitForInboundRoom`), so a peer sending faster than this daemon stores is slowed down
-    /// by TCP instead of growing the daemon's memory, and cannot crowd out other peers. Without
-    /// a handler (before the router runs) messages are held, up to the same bounds.
+    /// handles it at once or queues it behind earlier ones, in order; what `InboundGate`
+    /// decides drops it or holds it until a handler is installed.
     func deliver(_ bytes: [UInt8], from peer: DeviceID, path: PingPath) {
-        if path == .datagram, inboundQueued >= Self.inboundBufferLimit / 2 || inboundQueuedBytes >= Self.inboundBufferBytes / 2 {
-            counters.inboundMessagesDropped += 1
-            return
-        }
         let message = InboundChannelMessage(peer: peer, path: path, bytes: bytes)
-        guard let inboundHandler else {
-            guard inboundHeld.count < Self.inboundBufferLimit else {
-                counters.inboundMessagesDropped += 1
-                return
-            }
-            inboundHeld.append(.message(message))
-            return
-        }
-        if !inboundHandler.receive(message) {
-            inboundQueued += 1
-            inboundQueuedBytes += bytes.count
+        switch inbound.admit(message) {
+        case .dropped: counters.inboundMessagesDropped += 1
+        case .held: break
+        case .handOut:
+            if let inboundHandler, !inboundHandler.receive(message) { inbound.handlerQueued(bytes: bytes.count) }
         }
     }
 
     /// Tells the inbound handler about a channel change (held until one is installed).
     func channelEvent(_ event: PeerChannelEvent) {
-        guard let inboundHandler else {
-            if inboundHeld.count < Self.inboundBufferLimit { inboundHeld.append(.event(event)) }
-            return
-        }
-        inboundHandler.channelEvent(event)
-    }
-
-    /// Whether a stream reader should pause before reading more: the handler's queue is past
-    /// its stream bounds (and there is a handler: without one nothing would make room).
-    var inboundQueueFull: Bool {
-        inboundHandler != nil
-            && (inboundQueued >= Self.inboundBufferLimit * 3 / 4 || inboundQueuedBytes >= Self.inboundBufferBytes)
+        guard inbound.admit(event) else { return }
+        inboundHandler?.channelEvent(event)
     }
 
     /// Returns once the inbound queue has room for stream messages again (at once when it has).
     func waitForInboundRoom() async {
-        guard inboundQueueFull else { return }
+        guard inbound.isFull else { return }
         await withCheckedContinuation { inboundRoomWaiters.append($0) }
     }
 
@@ -171,22 +96,15 @@ extension MeshNode {
     /// held meanwhile goes to the new one first, in arrival order.
     func setInbound(_ handler: (any DeliveryInbound)?) {
         inboundHandler = handler
-        // Messages queued by a previous handler will never be consumed now.
-        inboundQueued = 0
-        inboundQueuedBytes = 0
+        let held = inbound.handlerChanged(installed: handler != nil)
         guard let handler else {
             releaseInboundRoomWaiters()
             return
         }
-        let held = inboundHeld
-        inboundHeld = []
         for item in held {
             switch item {
             case .message(let message):
-                if !handler.receive(message) {
-                    inboundQueued += 1
-                    inboundQueuedBytes += message.bytes.count
-                }
+                if !handler.receive(message) { inbound.handlerQueued(bytes: message.bytes.count) }
             case .event(let event): handler.channelEvent(event)
             }
         }
@@ -198,14 +116,7 @@ extension MeshNode {
 
     /// The handler finished one message it had queued.
     func inboundConsumed(bytes: Int = 0) {
-        inboundQueued = max(0, inboundQueued - 1)
-        inboundQueuedBytes = max(0, inboundQueuedBytes - bytes)
-        if !inboundRoomWaiters.isEmpty, !inboundQueueFull { releaseInboundRoomWaiters() }
+        inbound.handlerConsumed(bytes: bytes)
+        if !inboundRoomWaiters.isEmpty, !inbound.isFull { releaseInboundRoomWaiters() }
     }
-}
-
-/// Something that arrived before an inbound handler was installed.
-enum HeldInbound: Sendable {
-    case message(InboundChannelMessage)
-    case event(PeerChannelEvent)
 }

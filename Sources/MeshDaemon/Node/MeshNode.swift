@@ -40,16 +40,13 @@ public actor MeshNode: MeshControlPlane, Service {
     var advertisementUpdates: AsyncStream<DiscoveryAdvertisement?>.Continuation?
 
     var phase = Phase.idle
-    var peers: [DeviceID: PeerRuntime] = [:]
-    var indexTable: [UInt32: DeviceID] = [:]
+    /// Paired devices with their channels, session indices and the handshake rules.
+    var channels: PeerChannels
     /// TCP connections: open ones, admission, where unauthenticated ones stand.
     var connections: ConnectionTable
     /// Deadline timers of connections that have not authenticated, by connection.
     var deadlines: [UInt64: Scheduled<Void>] = [:]
-    /// The global budget of message 1s answered (one bucket shared by every source).
-    var handshakeBudget: HandshakeRateLimiter
     var counters = NodeCounters()
-    var random = SystemRandomNumberGenerator()
     /// The live pairing code, its `pair.wait` requests, the last pairing it made.
     var invitations = PairingInvitations()
     /// Outstanding ping probes.
@@ -58,19 +55,12 @@ public actor MeshNode: MeshControlPlane, Service {
     var inviterSearches = InviterSearches()
     /// Test seam: drop every received datagram (see `ignoreDatagramsForTesting`).
     var ignoresDatagrams = false
-    /// Messages the inbound handler queued and has not consumed yet (see `deliver`).
-    var inboundQueued = 0
-    /// Bytes of those messages.
-    var inboundQueuedBytes = 0
-    /// Stream readers waiting until the inbound handler made room (see
-    /// `waitForInboundRoom`).
-    var inboundRoomWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Warns about handshakes stamped too far ahead, at most once per 10 s.
-    var futureHandshakeWarning = RateLimitedWarning()
     /// The consumer of inbound messages and channel events (the delivery router; see `setInbound`).
     var inboundHandler: (any DeliveryInbound)?
-    /// What arrived while no handler was installed, in order.
-    var inboundHeld: [HeldInbound] = []
+    /// What the handler queued, what waits for one (see `deliver`).
+    var inbound = InboundGate()
+    /// Stream readers waiting until the inbound handler made room (see `waitForInboundRoom`).
+    var inboundRoomWaiters: [CheckedContinuation<Void, Never>] = []
     /// The timer pass (`startTimers`), cancelled when the node stops.
     var timerTask: RepeatedTask?
     /// Dial jobs waiting out their backoff, by peer.
@@ -108,33 +98,12 @@ public actor MeshNode: MeshControlPlane, Service {
         self.taskExecutor = EventLoopTaskExecutor(self.loop)
         self.clock = clock
         self.startedAt = clock.monotonicNanoseconds()
-        try StateDirectory.prepare(configuration.stateDirectory)
-        store = PairedDeviceStore(stateDirectory: configuration.stateDirectory)
-        let records: [PairedPeer]
-        do {
-            records = try store.load()
-        } catch {
-            throw NodeError(code: .pairedDevices, message: error.description)
-        }
-        let keyPath = StateDirectory.path(configuration.stateDirectory, "identity.key")
-        // A new key would silently orphan every pairing (peers know this device by its key):
-        // only a state folder without paired devices may get a fresh identity.
-        if !records.isEmpty, access(keyPath, F_OK) != 0, errno == ENOENT {
-            throw NodeError(code: .identity, message: "the device identity key \(keyPath) is missing, but \(records.count) paired "
-                + "device(s) know this device by it; restore it from a backup, or move \(store.path) aside to start as a new device and pair again")
-        }
-        do {
-            identity = try DeviceIdentity.loadOrCreate(at: keyPath)
-        } catch {
-            throw NodeError(code: .identity, message: "cannot use the device identity key: \(error)")
-        }
-        for record in records {
-            peers[record.deviceID] = PeerRuntime(record: record, tuning: configuration.channelTuning,
-                                                 leaseSeconds: configuration.reachabilityLease)
-        }
+        let state = try NodeStateFiles(stateDirectory: configuration.stateDirectory)
+        identity = state.identity
+        store = state.store
+        channels = PeerChannels(localKeys: identity.keyPair, tuning: configuration.channelTuning, records: state.records,
+                                leaseSeconds: configuration.reachabilityLease)
         connections = ConnectionTable(tuning: configuration.channelTuning)
-        handshakeBudget = HandshakeRateLimiter(ratePerSecond: configuration.channelTuning.handshakesPerSecond,
-                                               burst: configuration.channelTuning.handshakeBurst, maximumSources: 1)
         (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
     }
 
@@ -154,12 +123,13 @@ public actor MeshNode: MeshControlPlane, Service {
     private func serve() async throws {
         guard phase == .idle else { throw NodeError(code: .alreadyRan, message: "this node already ran; create a new MeshNode") }
         phase = .running
-        let (server, udp) = try await bindListeners()
+        let (server, udp, bound) = try await NodeListeners.bind(configuration.listen, on: loop, node: self)
+        boundListenAddress = bound
         tcpServer = server.channel
         udpChannel = udp
         logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
                                                      "device.id": "\(identity.deviceID.short)"])
-        await noteDatagramReceiveBuffer(udp)
+        await NodeListeners.noteReceiveBuffer(udp, logger: logger)
         for id in peers.keys { scheduleDial(id, immediately: true) }
         startTimers()
         let queue = jobQueue
@@ -220,25 +190,18 @@ public actor MeshNode: MeshControlPlane, Service {
         releaseInboundRoomWaiters()
     }
 
-    /// Allocates a fresh, unused, random session index.
-    func allocateIndex(for peer: DeviceID) -> UInt32 {
-        var index = UInt32.random(in: 1...UInt32.max, using: &random)
-        for _ in 0..<64 where indexTable[index] != nil {
-            index = UInt32.random(in: 1...UInt32.max, using: &random)
-        }
-        indexTable[index] = peer
-        return index
+    /// Every paired device by ID (kept in `channels`; modified in place).
+    var peers: [DeviceID: PeerRuntime] {
+        get { channels.peers }
+        _modify { yield &channels.peers }
     }
 
-    /// Removes table entries of `peer` the channel no longer uses.
-    func syncIndices(of peer: DeviceID) {
-        let live = Set(peers[peer]?.channel?.localIndices ?? [])
-        indexTable = indexTable.filter { $0.value != peer || live.contains($0.key) }
+    /// Which device each of this side's session indices belongs to (kept in `channels`).
+    var indexTable: [UInt32: DeviceID] {
+        get { channels.indexTable }
+        _modify { yield &channels.indexTable }
     }
 
-    static let inboundBufferLimit = 8192
-    /// Bytes of queued inbound messages beyond which stream readers pause (TCP then pushes back
-    /// on the sender) and datagram messages are dropped already at half of it. One stream
-    /// message per peer connection may still join a full queue (at most 16 MiB each).
-    static let inboundBufferBytes = 8 << 20
+    /// The UDP port this node announces in handshakes (0 before it is bound).
+    var announcedUDPPort: UInt16 { UInt16(boundListenAddress?.port ?? 0) }
 }
