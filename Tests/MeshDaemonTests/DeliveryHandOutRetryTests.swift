@@ -113,5 +113,5 @@ struct DeliveryHandOutRetryTests {
 
 extension DeliveryRouter {
     /// Sinks waiting for their inbox to be offered again.
-    func handOutRetryCountForTest() -> Int { handOutRetries.count }
+    func handOutRetryCountForTest() -> Int { handOut.retries.count }
 }

@@ -109,6 +109,6 @@ final class ShedCountingSink: DeliveryEventSink, @unchecked Sendable {
 extension DeliveryRouter {
     /// Marks `sink` as replaying, as `attach` and `reoffer` do before a replay.
     func beginReplayForTest(_ sink: any DeliveryEventSink) {
-        replaying[ObjectIdentifier(sink)] = SinkReplay()
+        handOut.replaying[ObjectIdentifier(sink)] = SinkReplay()
     }
 }

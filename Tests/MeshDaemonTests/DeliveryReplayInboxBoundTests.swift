@@ -120,16 +120,16 @@ struct DeliveryReplayInboxBoundTests {
 extension DeliveryRouter {
     /// Whether `sink`'s inbox replay runs.
     func isReplayingForTest(_ sink: any DeliveryEventSink) -> Bool {
-        replaying[ObjectIdentifier(sink)] != nil
+        handOut.replaying[ObjectIdentifier(sink)] != nil
     }
 
     /// Deliveries held in memory for `sink` while its replay runs.
     func heldForTest(_ sink: any DeliveryEventSink) -> Int? {
-        replaying[ObjectIdentifier(sink)]?.deferred.count
+        handOut.replaying[ObjectIdentifier(sink)]?.deferred.count
     }
 
     /// The count of inbox entries among them.
     func deferredInboxForTest(_ sink: any DeliveryEventSink) -> Int? {
-        replaying[ObjectIdentifier(sink)]?.inboxHeld
+        handOut.replaying[ObjectIdentifier(sink)]?.inboxHeld
     }
 }

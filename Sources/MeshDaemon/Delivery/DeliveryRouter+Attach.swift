@@ -14,7 +14,7 @@ extension DeliveryRouter {
         nextAttachmentID &+= 1
         attachments[id] = DeliveryAttachment(features: Set(features), sessionID: sessionID, app: app, sink: sink)
         // Inbox items arriving from now on wait for the replay (so they follow the stored ones).
-        if replaying[ObjectIdentifier(sink)] == nil { replaying[ObjectIdentifier(sink)] = SinkReplay() }
+        handOut.beginReplay(ObjectIdentifier(sink))
         await announcePresenceIfChanged()
         let now = now()
         let peers = channels.pairedDevices().map { device in
@@ -36,9 +36,7 @@ extension DeliveryRouter {
         if !isAttached(key) {
             // Forget everything kept for this sink: a later sink may get the same identifier.
             // A replay still running for it stops at its next page and hands nothing more.
-            handedOut[key] = nil
-            _ = endReplay(key)
-            handOutRetries[key] = nil
+            for waiter in handOut.forget(key)?.waiters ?? [] { waiter.resume() }
         }
         await announcePresenceIfChanged()
     }
@@ -87,58 +85,26 @@ extension DeliveryRouter {
 
     /// Emits a live envelope to `sink`, or holds it while the sink's replay runs.
     func emitLive(_ event: DeliveryEvent, to sink: any DeliveryEventSink) {
-        let key = ObjectIdentifier(sink)
-        if let live = replaying[key].map({ $0.liveHeld }) {
-            if case .envelope(_, inboxID: 0, _, _, _) = event {
-                // A live realtime envelope (nothing else holds it): bounded, the excess shed.
-                guard live < options.maximumDeferredLive else {
-                    replaying[key]?.liveShed &+= 1
-                    return
-                }
-                replaying[key]?.liveHeld += 1
-            }
-            replaying[key]?.deferred.append(.event(event))
-        } else {
-            sink.emit(event)
-            // A burst reaches few sinks (one per attached app of the feature): a short scan.
-            if inDatagramBurst, !burstSinks.contains(where: { $0 === sink }) { burstSinks.append(sink) }
-        }
+        guard !handOut.holdLive(event, for: ObjectIdentifier(sink)) else { return }
+        sink.emit(event)
+        datagramAcks.emitted(to: sink)
     }
 
     /// Emits entries to each sink that has not had them yet, recording their delivery in the
-    /// store first (so an app that dies before acking gets them flagged as redeliveries).
-    /// Sinks still replaying hold them for after their replay (`replay` is the replay's own
-    /// call); their delivery is recorded when the replay hands them, so an entry a replay left
-    /// in the store is not flagged when a later pass hands it. Sinks detached meanwhile (their
-    /// connection is gone) get nothing; an id an app acknowledged is never handed out again.
-    /// When the delivery cannot be recorded nothing is handed: false, and the sinks wait for a
-    /// replay (`retryHandOutLater`); until then they are handed no inbox item (order).
-    /// `recorded`: the transaction that stored the entries recorded their delivery already.
+    /// store first (so an app that dies before acking gets them flagged as redeliveries);
+    /// `InboxHandOut.plan` decides who gets what. Sinks detached meanwhile (their connection
+    /// is gone) get nothing. When the delivery cannot be recorded nothing is handed: false, and
+    /// the sinks wait for a replay (`retryHandOutLater`); until then they are handed no inbox
+    /// item (order). `replay`: the replay's own page. `recorded`: the transaction that stored
+    /// the entries recorded their delivery already.
     @discardableResult
     func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink], replay: Bool = false,
               recorded alreadyRecorded: Bool = false) async -> Bool {
         guard !entries.isEmpty else { return true }
-        var direct: [any DeliveryEventSink] = []
-        for sink in sinks {
-            let key = ObjectIdentifier(sink)
-            guard isAttached(key) else { continue }
-            if !replay, replaying[key] != nil {
-                hold(entries, for: key)
-            } else if replay || handOutRetries[key] == nil {
-                direct.append(sink)
-            }
-        }
-        // Recorded: what some sink is about to get (not what it had, nor what a replay holds).
-        var ids: [InboxID] = [], listed = Set<Int64>()
-        for sink in direct {
-            let given = handedOut[ObjectIdentifier(sink)]
-            for entry in entries where given?.contains(entry.id.rawValue) != true
-                && !acknowledgedInbox.contains(entry.id.rawValue) && listed.insert(entry.id.rawValue).inserted {
-                ids.append(entry.id)
-            }
-        }
-        guard !ids.isEmpty else { return true }
-        let store = self.store, toRecord = ids
+        let attached = sinks.filter { isAttached(ObjectIdentifier($0)) }
+        let plan = handOut.plan(entries, to: attached.map(ObjectIdentifier.init), replay: replay)
+        guard !plan.ids.isEmpty else { return true }
+        let store = self.store, toRecord = plan.ids
         // TEST ONLY (`testBugHandOutBeforeDurable`): the items reach the app first and the
         // hand-out is recorded a tick later — the historical bug the simulator must catch.
         let recordLater = options.testBugHandOutBeforeDurable && !alreadyRecorded
@@ -147,26 +113,19 @@ extension DeliveryRouter {
         } catch {
             counters.storeErrors &+= 1
             logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])
-            for sink in direct {
+            for index in plan.direct {
                 // A replay stops at this page; its end schedules the next one.
-                if replay { replaying[ObjectIdentifier(sink)]?.handOutFailed = true } else { retryHandOutLater(sink) }
+                let key = ObjectIdentifier(attached[index])
+                if replay { handOut.replayFailed(key) } else { retryHandOutLater(key) }
             }
             return false
         }
-        for sink in direct {
-            let key = ObjectIdentifier(sink)
-            guard isAttached(key) else { continue }
-            // A replay page may read an entry held for this replay: it keeps its held mark.
-            let held = replay ? replaying[key]?.heldMarks : nil
-            var given = handedOut[key] ?? []
-            for entry in entries where listed.contains(entry.id.rawValue) && !acknowledgedInbox.contains(entry.id.rawValue)
-                && given.insert(entry.id.rawValue).inserted {
-                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue,
-                                    redelivery: held?[entry.id.rawValue] ?? entry.isRedelivery,
-                                    mode: entry.item.kind, encoded: entry.item.payload))
+        for index in plan.direct where isAttached(ObjectIdentifier(attached[index])) {
+            let sink = attached[index]
+            handOut.give(entries, listed: plan.listed, to: ObjectIdentifier(sink), replay: replay) { entry, redelivery in
+                sink.emit(entry.envelope(redelivery: redelivery))
                 counters.inboxDelivered &+= 1
             }
-            handedOut[key] = given
         }
         if recordLater {
             let router = self
@@ -181,28 +140,11 @@ extension DeliveryRouter {
         return true
     }
 
-    /// Holds entries for the replay running for `key`, bounded: the excess stays in the store,
-    /// and the replay takes another pass. Their delivery is recorded before the replay ends.
-    func hold(_ entries: [InboxEntry], for key: ObjectIdentifier) {
-        guard let held = replaying[key]?.inboxHeld else { return }
-        let kept = entries.prefix(max(0, options.maximumDeferredInbox - held))
-        if kept.count < entries.count { replaying[key]?.passAgain = true }
-        replaying[key]?.inboxHeld += kept.count
-        for entry in kept {
-            replaying[key]?.heldMarks[entry.id.rawValue] = entry.isRedelivery
-            replaying[key]?.unrecorded.append(entry.id)
-            replaying[key]?.deferred.append(.entry(entry))
-        }
-    }
-
     /// Whether items of `featureID` stored now go straight to its apps: some are attached, and
     /// none is replaying its inbox or waiting to retry a hand-out (those read items later).
     func handsDirectly(_ featureID: String) -> Bool {
         let sinks = sinks(for: featureID)
-        return !sinks.isEmpty && sinks.allSatisfy {
-            let key = ObjectIdentifier($0)
-            return isAttached(key) && replaying[key] == nil && handOutRetries[key] == nil
-        }
+        return !sinks.isEmpty && sinks.allSatisfy { isAttached(ObjectIdentifier($0)) && handOut.readsLive(ObjectIdentifier($0)) }
     }
 
     /// The sinks of attachments of `featureID`, each once.
@@ -229,13 +171,8 @@ extension DeliveryRouter {
         } catch {
             throw MeshError.store(error)
         }
-        for key in handedOut.keys { handedOut[key]?.subtract(deleted) }
+        handOut.acknowledge(deleted)
         if !deleted.isEmpty { await announceRoom() }
-        for id in deleted where acknowledgedInbox.insert(id).inserted { acknowledgedOrder.append(id) }
-        if acknowledgedOrder.count > 200_000 {
-            for id in acknowledgedOrder.prefix(100_000) { acknowledgedInbox.remove(id) }
-            acknowledgedOrder.removeFirst(100_000)
-        }
         return deleted.count
     }
 }

@@ -4,7 +4,8 @@ import MeshCore
 
 /// Inbound realtime traffic handled at once: realtime items and their acks arriving by datagram
 /// are handled as the node reads them (`receive`, on the shared loop), without a queue or a
-/// task in between, while nothing waits in the inbound queue.
+/// task in between, while nothing waits in the inbound queue. Their acks are coalesced
+/// (`DatagramAcks`).
 extension DeliveryRouter {
     /// Handles a datagram-path realtime item or ack at once; false for anything else (it is
     /// queued, see `receive`).
@@ -13,7 +14,7 @@ extension DeliveryRouter {
             return false
         }
         guard let message = decodeInbound(inbound) else { return true }
-        inDatagramBurst = true
+        datagramAcks.burstStarted()
         return handleRealtime(message, from: inbound.peer, path: .datagram)
     }
 
@@ -22,50 +23,33 @@ extension DeliveryRouter {
     /// channels and its task queue, where both would otherwise wait (the loop tasks each
     /// scheduled then find nothing to do).
     func datagramBurstEnded() {
-        guard inDatagramBurst else { return }
-        inDatagramBurst = false
-        for sink in burstSinks { sink.flushNow() }
-        burstSinks.removeAll(keepingCapacity: true)
-        if ackFlushScheduled { flushAcksNow() }
+        guard var sinks = datagramAcks.endBurst() else { return }
+        for sink in sinks { sink.flushNow() }
+        datagramAcks.recycle(burstSinks: &sinks)
+        if datagramAcks.flushScheduled { flushAcksNow() }
     }
 
-    /// Queues the ack of a received realtime item, without suspending: datagram acks are
-    /// coalesced (0x0C) and go out once the loop has handled what it read in this turn; a
-    /// stream-path ack is written at once, in order.
+    /// Queues the ack of a received realtime item, without suspending: datagram acks go out
+    /// once the loop has handled what it read in this turn; a stream-path ack is written at
+    /// once, in order.
     func queueAckNow(_ eventID: UUID, to peer: DeviceID, path: PingPath) {
-        guard path == .datagram else {
-            transmitNow(.realtimeAck(eventID: eventID), to: peer, path: path)
-            return
-        }
-        ackBacklog[peer, default: []].append(eventID)
-        guard !ackFlushScheduled else { return }
-        ackFlushScheduled = true
+        guard path == .datagram else { return transmitNow(.realtimeAck(eventID: eventID), to: peer, path: path) }
         // Inside a datagram burst its end sends them (`datagramBurstEnded`): no loop task.
-        guard !inDatagramBurst else { return }
+        guard datagramAcks.queue(eventID, to: peer) else { return }
         let router = self
         loop.execute { router.onLoop { $0.flushAcksNow() } }
     }
 
-    /// Sends the coalesced datagram acks (at most 64 event IDs per datagram).
+    /// Sends the coalesced datagram acks.
     func flushAcksNow() {
-        ackFlushScheduled = false
-        guard !ackBacklog.isEmpty else { return }
-        // The backlog's storage is kept for the next turn (swapped with the spare, emptied).
-        var backlog = spareAckBacklog
-        swap(&backlog, &ackBacklog)
-        defer {
-            backlog.removeAll(keepingCapacity: true)
-            spareAckBacklog = backlog
-        }
+        guard var backlog = datagramAcks.take() else { return }
         for (peer, eventIDs) in backlog {
-            var start = 0
-            while start < eventIDs.count {
-                let chunk = Array(eventIDs[start..<min(start + 64, eventIDs.count)])
-                start += chunk.count
+            DatagramAcks.messages(eventIDs) { message in
                 counters.realtimeAckDatagrams &+= 1
-                transmitNow(chunk.count == 1 ? .realtimeAck(eventID: chunk[0]) : .realtimeAcks(chunk), to: peer, path: .datagram)
+                transmitNow(message, to: peer, path: .datagram)
             }
         }
+        datagramAcks.recycle(&backlog)
     }
 
     /// Sends `message` without waiting for the write: the node shares this loop.

@@ -1,3 +1,4 @@
+import MeshCore
 import MeshCrypto
 import NIOCore
 
@@ -5,11 +6,11 @@ import NIOCore
 /// `channelEvent`, on the loop, in arrival order.
 ///
 /// Realtime datagram traffic is handled at once while nothing waits before it; everything else
-/// joins a queue that `consumeInbound` works through in order (a message's handling may wait for
-/// the store, and the next one waits for inbox room). Channel events have a queue of their own
-/// (`consumeChannelEvents`), so an activation writing to a peer that does not read never holds
-/// up the messages of every other peer. The channels count a queued message against their
-/// bound until `inboundConsumed` (their stream readers pause when it is full).
+/// joins `InboundQueue`, which `consumeInbound` works through in order (a message's handling may
+/// wait for the store, and the next one waits for inbox room). Channel events have a queue of
+/// their own (`consumeChannelEvents`), so an activation writing to a peer that does not read
+/// never holds up the messages of every other peer. The channels count a queued message against
+/// their bound until `inboundConsumed` (their stream readers pause when it is full).
 extension DeliveryRouter: DeliveryInbound {
     package nonisolated func receive(_ message: InboundChannelMessage) -> Bool {
         onLoop { $0.receiveOnLoop(message) }
@@ -17,7 +18,7 @@ extension DeliveryRouter: DeliveryInbound {
 
     package nonisolated func channelEvent(_ event: PeerChannelEvent) {
         onLoop { router in
-            router.pendingChannelEvents.append(event)
+            router.inbound.append(event)
             router.resumeInboundConsumers()
         }
     }
@@ -27,46 +28,43 @@ extension DeliveryRouter: DeliveryInbound {
     }
 
     func receiveOnLoop(_ message: InboundChannelMessage) -> Bool {
-        if inboundUnfinished == 0, handleImmediately(message) { return true }
-        inboundUnfinished += 1
-        pendingInbound.append(message)
+        if inbound.handlesAtOnce, handleImmediately(message) { return true }
+        inbound.append(message)
         resumeInboundConsumers()
         return false
     }
 
+    /// Set when the router stops: the inbound consumers end and no longer wait for inbox room.
+    var stoppingInbound: Bool { inbound.stopping }
+
     /// Resumes the consumers waiting for a message or an event.
     func resumeInboundConsumers() {
-        if let waiter = inboundWaiter, !pendingInbound.isEmpty || stoppingInbound {
-            inboundWaiter = nil
-            waiter.resume()
-        }
-        if let waiter = channelEventWaiter, !pendingChannelEvents.isEmpty || stoppingInbound {
-            channelEventWaiter = nil
-            waiter.resume()
-        }
+        let (message, event) = inbound.wakeable()
+        message?.resume()
+        event?.resume()
     }
 
     /// Handles queued messages in order until the router stops.
     func consumeInbound() async {
-        while !stoppingInbound {
-            guard let message = pendingInbound.popFirst() else {
-                await withCheckedContinuation { inboundWaiter = $0 }
+        while !inbound.stopping {
+            guard let message = inbound.nextMessage() else {
+                await withCheckedContinuation { inbound.waitForMessage($0) }
                 continue
             }
             await handle(message)
             // Counted as queued until consumed: while the inbox pipeline is full, the node's
             // stream readers pause, and TCP slows the senders down.
             await waitForInboxRoom()
-            inboundUnfinished -= 1
+            inbound.messageDone()
             channels.inboundConsumed(bytes: message.bytes.count)
         }
     }
 
     /// Handles channel events in order until the router stops.
     func consumeChannelEvents() async {
-        while !stoppingInbound {
-            guard let event = pendingChannelEvents.popFirst() else {
-                await withCheckedContinuation { channelEventWaiter = $0 }
+        while !inbound.stopping {
+            guard let event = inbound.nextEvent() else {
+                await withCheckedContinuation { inbound.waitForEvent($0) }
                 continue
             }
             switch event {
@@ -78,10 +76,63 @@ extension DeliveryRouter: DeliveryInbound {
         }
     }
 
+    /// Returns once the inbox pipeline has room (or the router stops).
+    func waitForInboxRoom() async {
+        guard !inbox.hasRoom, !inbound.stopping else { return }
+        await withCheckedContinuation { inboxRoomWaiters.append($0) }
+    }
+
+    /// Resumes the inbound consumer when the pipeline has room (or always, when `force`).
+    func releaseInboxRoom(force: Bool = false) {
+        guard !inboxRoomWaiters.isEmpty, force || inbox.hasRoom else { return }
+        let waiters = inboxRoomWaiters
+        inboxRoomWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The router stops: nothing waits for inbox room any more.
+    func stopInboundWaits() {
+        inbound.stop()
+        releaseInboxRoom(force: true)
+        resumeInboundConsumers()
+        stopTicks()
+        resumeDeliveryWaits()
+    }
+
     /// The router stops: the channels hold what arrives from now on, and what a datagram
     /// burst left is written out.
     func detachInbound() {
         channels.setInbound(nil)
         datagramBurstEnded()
+    }
+
+    /// Counts a refused item (its header disagrees with its envelope) and warns (rate-limited).
+    func refuseItem(from peer: DeviceID) {
+        counters.itemsRefused &+= 1
+        warnPeerFault("refused a received item whose header disagrees with its envelope", peer: peer)
+    }
+
+    /// A warning about something a peer sent, at most once per 10 s (with how many were held back).
+    func warnPeerFault(_ message: String, peer: DeviceID) {
+        guard let suppressed = peerFaultWarning.admit(now: now()) else { return }
+        logger.warning("\(message)", metadata: ["peer.id": "\(peer.short)", "suppressed": "\(suppressed)"])
+    }
+
+    /// From the tick: one line for each kind of warning held back since it was last written
+    /// (so the last burst of a fault is reported too, not only when it happens again).
+    func summariseHeldWarnings() {
+        let now = now()
+        if let held = peerFaultWarning.summary(now: now) {
+            logger.warning("more refused messages from peers (warnings held back)", metadata: ["suppressed": "\(held)"])
+        }
+        if let held = inboxFullWarning.summary(now: now) {
+            logger.warning("inbox still full: more received items refused (warnings held back)", metadata: ["suppressed": "\(held)"])
+        }
+        if let held = inboxRefusedWarning.summary(now: now) {
+            logger.warning("inbox still refusing received items (warnings held back)", metadata: ["suppressed": "\(held)"])
+        }
+        if let held = storeErrorWarning.summary(now: now) {
+            logger.error("more store errors (held back)", metadata: ["suppressed": "\(held)"])
+        }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Inbox replays: what an attachment gets from the inbox after its attach, and the items its
-/// connection shed, offered again.
+/// connection shed, offered again. The store reads and the emits are here; what is held,
+/// skipped and marked is `InboxHandOut`'s.
 extension DeliveryRouter {
     /// Hands every inbox item of `features` to `sink`, oldest first across the features (the
     /// order they arrived in), in pages. Items that arrived meanwhile beyond
@@ -12,7 +13,7 @@ extension DeliveryRouter {
         let store = self.store, key = ObjectIdentifier(sink), features = Set(features).sorted()
         var cursor: InboxID?
         passes: for _ in 0..<8 {
-            replaying[key]?.passAgain = false
+            handOut.startPass(key)
             for _ in 0..<10_000 {
                 guard isAttached(key) else { break }
                 let after = cursor
@@ -22,7 +23,7 @@ extension DeliveryRouter {
                 } catch {
                     // The rest of the inbox stays stored; a replay tries again later.
                     noteStoreError(error, "could not read the inbox of features \(features.joined(separator: ",")) to hand it to an app")
-                    replaying[key]?.handOutFailed = true
+                    handOut.replayFailed(key)
                     break passes
                 }
                 guard let last = page.last, isAttached(key) else { break }
@@ -31,9 +32,9 @@ extension DeliveryRouter {
                 guard await hand(page, to: [sink], replay: true) else { break passes }
             }
             await recordHeld(key)
-            guard replaying[key]?.passAgain == true, replaying[key]?.handOutFailed == false, isAttached(key) else { break }
+            guard handOut.passesAgain(key), isAttached(key) else { break }
         }
-        if replaying[key]?.passAgain == true { replaying[key]?.resyncAfter = true }
+        handOut.resyncIfLeft(key)
         finishReplay(sink)
     }
 
@@ -43,11 +44,10 @@ extension DeliveryRouter {
         let key = ObjectIdentifier(sink)
         let features = Set(attachments.values.filter { ObjectIdentifier($0.sink) == key }.flatMap(\.features))
         guard !features.isEmpty else { return }
-        guard replaying[key] == nil else {
-            replaying[key]?.resyncAfter = true
+        guard handOut.beginReplay(key) else {
+            handOut.replaying[key]?.resyncAfter = true
             return
         }
-        replaying[key] = SinkReplay()
         await replayInbox(features: features.sorted(), to: sink)
     }
 
@@ -65,14 +65,13 @@ extension DeliveryRouter {
         // After 1 000 replays in a row the items are left to the next attach (they stay in the
         // inbox, unacknowledged).
         var waits = 0
-        while replaying[key] != nil, waits < 1_000 {
+        while handOut.replaying[key] != nil, waits < 1_000 {
             waits += 1
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                if replaying[key] != nil { replaying[key]?.waiters.append(waiter) } else { waiter.resume() }
+                if handOut.replaying[key] != nil { handOut.replaying[key]?.waiters.append(waiter) } else { waiter.resume() }
             }
         }
-        guard isAttached(key), replaying[key] == nil else { return }
-        replaying[key] = SinkReplay()
+        guard isAttached(key), handOut.beginReplay(key) else { return }
         var marks: [Int64: Bool] = [:]
         for item in items { marks[item.inboxID] = item.redelivery }
         let ids = marks.keys.sorted(), store = self.store
@@ -88,19 +87,15 @@ extension DeliveryRouter {
                 break
             }
             // Their delivery is recorded already (they were handed once): no second record.
-            guard isAttached(key), let given = handedOut[key] else { break }
+            guard isAttached(key), let events = handOut.reoffered(entries, to: key, marks: marks) else { break }
             noteDamagedIDs(in: entries)
-            for entry in entries where given.contains(entry.id.rawValue) && !acknowledgedInbox.contains(entry.id.rawValue) {
-                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue,
-                                    redelivery: marks[entry.id.rawValue] ?? entry.isRedelivery,
-                                    mode: entry.item.kind, encoded: entry.item.payload))
-                counters.inboxDelivered &+= 1
-                counters.inboxReoffered &+= 1
-            }
+            for event in events { sink.emit(event) }
+            counters.inboxDelivered &+= UInt64(events.count)
+            counters.inboxReoffered &+= UInt64(events.count)
         }
         await recordHeld(key)
         // What arrived meanwhile beyond the bound is only in the store: a replay hands it.
-        if replaying[key]?.passAgain == true { replaying[key]?.resyncAfter = true }
+        handOut.resyncIfLeft(key)
         finishReplay(sink)
     }
 
@@ -120,8 +115,8 @@ extension DeliveryRouter {
     func recordHeld(_ key: ObjectIdentifier) async {
         let store = self.store
         for _ in 0...options.maximumDeferredInbox {
-            guard let ids = replaying[key]?.unrecorded, !ids.isEmpty else { return }
-            replaying[key]?.unrecorded = []
+            let ids = handOut.takeUnrecorded(key)
+            guard !ids.isEmpty else { return }
             do {
                 _ = try await worker.run { try store.markDelivered(ids: ids) }
             } catch {
@@ -129,46 +124,29 @@ extension DeliveryRouter {
                 logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])
                 // Not handed then, nor what was held after them: all stay in the inbox for
                 // the next replay (`finishReplay`).
-                replaying[key]?.handOutFailed = true
-                return
+                return handOut.replayFailed(key)
             }
         }
     }
 
-    /// Ends the replay of `key` (if one runs) and wakes the re-offers waiting for it.
-    func endReplay(_ key: ObjectIdentifier) -> SinkReplay? {
-        guard let replay = replaying.removeValue(forKey: key) else { return nil }
-        for waiter in replay.waiters { waiter.resume() }
-        return replay
-    }
-
-    /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items).
+    /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items),
+    /// and wakes the re-offers waiting for the replay's end.
     func finishReplay(_ sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
-        guard let replay = endReplay(key) else { return }
+        guard let replay = handOut.endReplay(key) else { return }
+        for waiter in replay.waiters { waiter.resume() }
         if replay.liveShed > 0 {
             counters.deferredLiveShed &+= replay.liveShed
             sink.reportShed(replay.liveShed)
         }
         if replay.handOutFailed {
-            retryHandOutLater(sink)
-        } else {
-            handOutRetries[key] = nil
-            if replay.resyncAfter { Task { await self.resync(sink) } }
+            retryHandOutLater(key)
+        } else if replay.resyncAfter {
+            Task { await self.resync(sink) }
         }
-        var given = handedOut[key] ?? []
-        for item in replay.deferred {
-            switch item {
-            case .entry(let entry):
-                guard !replay.handOutFailed, !acknowledgedInbox.contains(entry.id.rawValue),
-                      given.insert(entry.id.rawValue).inserted else { continue }
-                sink.emit(.envelope(from: entry.peer, inboxID: entry.id.rawValue, redelivery: entry.isRedelivery,
-                                    mode: entry.item.kind, encoded: entry.item.payload))
-                counters.inboxDelivered &+= 1
-            case .event(let event):
-                sink.emit(event)
-            }
+        handOut.handHeld(replay, to: key) { event, inbox in
+            sink.emit(event)
+            if inbox { counters.inboxDelivered &+= 1 }
         }
-        handedOut[key] = given
     }
 }

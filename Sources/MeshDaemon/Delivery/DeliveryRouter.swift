@@ -41,77 +41,35 @@ public actor DeliveryRouter: Service {
     var sinksByFeature: [String: [any DeliveryEventSink]] = [:]
     var nextAttachmentID: UInt64 = 1
     var announcedFeatures: [String] = []
-    /// Inbox ids handed to each sink and not yet acknowledged (no sink sees an item twice live).
-    var handedOut: [ObjectIdentifier: Set<Int64>] = [:]
     /// Realtime sends: ack waits and deadlines, fallbacks, one loop turn's datagrams.
     var realtime: RealtimeSender
     /// The ack watchdog's loop timer, armed at `realtime.watchdogAt`.
     var ackWatchdog: Scheduled<Void>?
-    /// Realtime event IDs handed out lately (and inbox items stored lately), for dedup.
-    var realtimeSeen: RecentEventIDs
-    var seenToRecord: [DeviceID: [UUID]] = [:]
-    /// Datagram acks of received realtime items not sent yet, per peer (`queueAckNow`); they
-    /// go at the end of the loop turn that queued them (`flushAcksNow`).
-    var ackBacklog: [DeviceID: [UUID]] = [:]
-    /// An empty ack backlog whose storage the next flush reuses.
-    var spareAckBacklog: [DeviceID: [UUID]] = [:]
-    var ackFlushScheduled = false
-    /// A burst of received datagrams is being handled (`handleImmediately`) and the sinks it
-    /// emitted to, flushed when it ends (`datagramBurstEnded`).
-    var inDatagramBurst = false
-    var burstSinks: [any DeliveryEventSink] = []
     /// Registering the paired peers with their stored watermarks (started by `run()` or the first attach).
     var watermarkLoad: Task<Void, Never>?
     var random: DeliveryRandom
     var ran = false
 
-    /// Received items waiting for their inbox transaction, in arrival order.
-    var inboxBacklog: [(peer: DeviceID, work: DeliveryInboxWork)] = []
-    /// Payload bytes in `inboxBacklog` (bounded by `options.inboxBacklogBytes`).
-    var inboxBacklogBytes = 0
-    /// Highest `inboxBacklogBytes` seen (for tests and `meshctl status`).
-    var inboxBacklogPeakBytes = 0
-    /// The inbound consumer waiting for `inboxBacklogBytes` to fall below its limit.
-    var inboxRoomWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Set when the router stops: the inbound consumers end and no longer wait for inbox room.
-    var stoppingInbound = false
-    /// Messages from peers queued for `consumeInbound`, in arrival order.
-    var pendingInbound = CircularBuffer<InboundChannelMessage>()
-    /// Queued messages plus the one being handled: realtime datagrams are handled at once only
-    /// while this is 0 (so a peer's messages keep their order).
-    var inboundUnfinished = 0
-    /// Channel events queued for `consumeChannelEvents`, in order.
-    var pendingChannelEvents = CircularBuffer<PeerChannelEvent>()
-    var inboundWaiter: CheckedContinuation<Void, Never>?
     /// The tick loop's wait (`runTicks`) and its loop timer.
     var tickWaiter: CheckedContinuation<Void, Never>?
     var tickTimer: Scheduled<Void>?
     /// `closeSession` waiting for its closing item to leave a peer's outbox (`waitUntilDelivered`).
     var deliveryWaits = DeliveryWaits()
-    var channelEventWaiter: CheckedContinuation<Void, Never>?
+    /// The receive side (docs/ARCHITECTURE.md, "The delivery router's receive side"): peer messages and channel events
+    /// queued for their consumers, the inbox pipeline's dedup and backlog, the hand-out of
+    /// stored items to the attached apps, and the coalesced datagram acks.
+    var inbound = InboundQueue()
+    var inbox: InboxPipeline
+    var handOut: InboxHandOut
+    var datagramAcks = DatagramAcks()
+    /// The inbound consumer waiting for the inbox pipeline to fall below its byte bound.
+    var inboxRoomWaiters: [CheckedContinuation<Void, Never>] = []
     /// Warnings a peer can cause over and over, each at most once per 10 s with a count of
     /// the ones held back.
     var inboxFullWarning = RateLimitedWarning()
     var inboxRefusedWarning = RateLimitedWarning()
     var peerFaultWarning = RateLimitedWarning()
     var storeErrorWarning = RateLimitedWarning()
-    /// Event IDs queued for or inside an inbox transaction (a realtime copy arriving meanwhile
-    /// is a duplicate: the stored copy will be handed out).
-    var inboxInFlight: [UUID: Int] = [:]
-    /// Realtime items per (peer, feature) waiting in the inbox pipeline: later realtime items of
-    /// that feature follow them there, so an app sees a peer's items in order.
-    var realtimeInPipeline: [DeviceID: [String: Int]] = [:]
-    /// Sinks replaying their inbox after an attach (or offering shed items again), with what
-    /// they were given meanwhile (handed to them once the replay is done, so inbox items arrive
-    /// in order).
-    var replaying: [ObjectIdentifier: SinkReplay] = [:]
-    /// Sinks whose inbox hand-out failed to be recorded (a full disk): no inbox item is handed
-    /// to them until a replay, scheduled with backoff, hands what they miss in order.
-    var handOutRetries: [ObjectIdentifier: HandOutRetry] = [:]
-    /// Inbox ids apps acknowledged (ids are never reused): never handed out again, even when a
-    /// stale copy of the entry is still on its way (a replay page, a deferred delivery).
-    var acknowledgedInbox: Set<Int64> = []
-    var acknowledgedOrder: [Int64] = []
     nonisolated let inboxSignal: AsyncStream<Void>
     let inboxSignalQueue: AsyncStream<Void>.Continuation
 
@@ -136,7 +94,9 @@ public actor DeliveryRouter: Service {
         self.realtime = RealtimeSender(minimumAckDeadline: options.minimumAckDeadline,
                                        maximumAckDeadline: options.maximumAckDeadline)
         self.options = options
-        self.realtimeSeen = RecentEventIDs(generation: options.realtimeDedupMemory)
+        self.inbox = InboxPipeline(byteLimit: options.inboxBacklogBytes, dedupMemory: options.realtimeDedupMemory)
+        self.handOut = InboxHandOut(maximumDeferredInbox: options.maximumDeferredInbox,
+                                    maximumDeferredLive: options.maximumDeferredLive, retryMaximum: options.handOutRetryMaximum)
         self.logger = logger
         self.clock = channels.clock
         self.localDeviceID = channels.deviceID
@@ -296,8 +256,8 @@ public actor DeliveryRouter: Service {
         values["pending.queued"] = UInt64(peerStates.values.reduce(0) { $0 + $1.pending.count })
         values["delivery.realtime.awaiting_ack"] = UInt64(realtime.waits.count)
         values["delivery.attachments"] = UInt64(attachments.count)
-        values["delivery.inbox.backlog_bytes"] = UInt64(inboxBacklogBytes)
-        values["delivery.inbox.backlog_peak_bytes"] = UInt64(inboxBacklogPeakBytes)
+        values["delivery.inbox.backlog_bytes"] = UInt64(inbox.bytes)
+        values["delivery.inbox.backlog_peak_bytes"] = UInt64(inbox.peakBytes)
         let store = self.store
         // Through the worker: the store's lock may be held by a commit (an fsync).
         if let (counts, reserve) = try? await worker.run({ (try store.counts(), store.spaceReserve()) }) {

@@ -16,28 +16,19 @@ struct HandOutRetry: Sendable {
 }
 
 extension DeliveryRouter {
-    /// `sink` was not handed inbox items because their delivery could not be recorded: hold
-    /// its inbox hand-outs and schedule a replay.
-    func retryHandOutLater(_ sink: any DeliveryEventSink) {
-        let key = ObjectIdentifier(sink)
-        guard isAttached(key) else { return }
-        var retry = handOutRetries[key] ?? HandOutRetry()
-        retry.failures += 1
-        retry.dueAt = now() &+ UInt64(retry.delay(maximum: options.handOutRetryMaximum) * 1e9)
-        handOutRetries[key] = retry
+    /// `key`'s sink was not handed inbox items because their delivery could not be recorded:
+    /// hold its inbox hand-outs and schedule a replay.
+    func retryHandOutLater(_ key: ObjectIdentifier) {
+        if isAttached(key) { handOut.retryLater(key, now: now()) }
     }
 
     /// From the tick: starts the replays that are due.
     func retryHandOuts() {
-        guard !handOutRetries.isEmpty else { return }
-        let now = now()
-        for (key, retry) in handOutRetries {
-            guard let due = retry.dueAt, due <= now else { continue }
+        for key in handOut.startDueRetries(now: now()) {
             guard let sink = attachments.values.first(where: { ObjectIdentifier($0.sink) == key })?.sink else {
-                handOutRetries[key] = nil
+                handOut.dropRetry(key)
                 continue
             }
-            handOutRetries[key]?.dueAt = nil
             counters.inboxHandOutRetries &+= 1
             Task { await self.resync(sink) }
         }
