@@ -55,7 +55,7 @@ public actor DeliveryRouter: Service {
     var tickTimer: Scheduled<Void>?
     /// `closeSession` waiting for its closing item to leave a peer's outbox (`waitUntilDelivered`).
     var deliveryWaits = DeliveryWaits()
-    /// The receive side (docs/ARCHITECTURE.md, "The delivery router's receive side"): peer messages and channel events
+    /// The receiving side (docs/DELIVERY.md): peer messages and channel events
     /// queued for their consumers, the inbox pipeline's dedup and backlog, the hand-out of
     /// stored items to the attached apps, and the coalesced datagram acks.
     var inbound = InboundQueue()
