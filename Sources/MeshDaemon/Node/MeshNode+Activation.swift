@@ -72,11 +72,23 @@ extension MeshNode {
             // and no move in and out of an Optional as `peers[peer]?.…` makes).
             guard let endpoint = try peers.values[slot].sealDatagram(message, into: &buffer) else { return false }
             counters.datagramsSent += 1
-            udp.writeAndFlush(AddressedEnvelope(remoteAddress: endpoint, data: buffer), promise: nil)
+            // Flushed once when the loop turn ends: the datagrams of one burst (a read of the
+            // local API, of the UDP socket, a timer pass) leave with one sendmmsg(2).
+            udp.write(AddressedEnvelope(remoteAddress: endpoint, data: buffer), promise: nil)
+            if !datagramFlushScheduled {
+                datagramFlushScheduled = true
+                loop.execute { self.onLoop { $0.flushDatagrams() } }
+            }
             return true
         } catch {
             dropChannel(peer, reason: "datagram keys exhausted", redial: true)
             return false
         }
+    }
+
+    /// Flushes the datagrams `sendDatagram` wrote during this loop turn.
+    func flushDatagrams() {
+        datagramFlushScheduled = false
+        udpChannel?.flush()
     }
 }

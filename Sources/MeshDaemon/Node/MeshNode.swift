@@ -67,6 +67,9 @@ public actor MeshNode: MeshControlPlane, Service {
     var dialTimers: [DeviceID: Scheduled<Void>] = [:]
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
+    /// Datagrams written on `udpChannel` wait for one flush at the end of the loop turn
+    /// (`flushDatagrams`), which is scheduled.
+    var datagramFlushScheduled = false
     /// The address UDP and TCP are bound to, once `run()` has bound them.
     public internal(set) var boundListenAddress: DaemonConfiguration.Endpoint?
 
