@@ -25,7 +25,7 @@ extension DeliveryRouter {
         await pairedPeersReady()
         // The peers' current watermarks first (the sink holds events until the reply is out).
         for event in currentWatermarks(features: Set(features), sessionID: sessionID) { sink.emit(event) }
-        Task { await self.replayInbox(features: features, to: sink) }
+        spawn { await $0.replayInbox(features: features, to: sink) }
         return DeliveryAttachResult(attachmentID: id, localDeviceID: localDeviceID.description, peers: peers)
     }
 
@@ -53,8 +53,8 @@ extension DeliveryRouter {
         announcedFeatures = features
         // Not awaited: an attach must answer at once even while a peer's connection is stuck.
         let peers = peerStates.filter(\.value.active).map(\.key)
-        Task {
-            for peer in peers { await self.transmit(.presence(features: features), to: peer, path: .stream) }
+        spawn { router in
+            for peer in peers { await router.transmit(.presence(features: features), to: peer, path: .stream) }
         }
     }
 

@@ -57,9 +57,9 @@ extension DeliveryRouter {
     /// Starts a pump for `peer` unless one runs (it then loops once more) or is about to start.
     func schedulePump(_ peer: DeviceID) {
         guard peerStates[peer]?.active == true, peerStates[peer]?.outbox.wantPump() == true else { return }
-        Task {
-            self.peerStates[peer]?.outbox.scheduledPumpStarts()
-            await self.pump(peer)
+        spawn { router in
+            router.peerStates[peer]?.outbox.scheduledPumpStarts()
+            await router.pump(peer)
         }
     }
 
@@ -128,18 +128,18 @@ extension DeliveryRouter {
     func deleteAcknowledged(upTo: UInt64, of peer: DeviceID) {
         guard peerStates[peer]?.outbox.deleteWanted(upTo: upTo) == true else { return }
         let key = key(peer)
-        Task {
+        spawn { router in
             var target: UInt64? = upTo
             while let upTo = target {
                 do {
-                    try await self.acknowledgeOutbox(peer: key, upTo: upTo)
-                    self.counters.reliableAckCommits &+= 1
-                    await self.checkDeliveryWaits(on: peer)
+                    try await router.acknowledgeOutbox(peer: key, upTo: upTo)
+                    router.counters.reliableAckCommits &+= 1
+                    await router.checkDeliveryWaits(on: peer)
                 } catch {
-                    self.noteStoreError(error, "could not delete acknowledged outbox items")
+                    router.noteStoreError(error, "could not delete acknowledged outbox items")
                 }
-                self.schedulePump(peer)
-                target = self.peerStates[peer]?.outbox.deleteFinished()
+                router.schedulePump(peer)
+                target = router.peerStates[peer]?.outbox.deleteFinished()
             }
         }
     }

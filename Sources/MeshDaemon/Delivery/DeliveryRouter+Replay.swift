@@ -142,7 +142,7 @@ extension DeliveryRouter {
         if replay.handOutFailed {
             retryHandOutLater(key)
         } else if replay.resyncAfter {
-            Task { await self.resync(sink) }
+            spawn { await $0.resync(sink) }
         }
         handOut.handHeld(replay, to: key) { event, inbox in
             sink.emit(event)

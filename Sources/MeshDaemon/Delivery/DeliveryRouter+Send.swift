@@ -198,11 +198,11 @@ extension DeliveryRouter {
             return
         }
         let store = self.store
-        Task {
+        spawn { router in
             do {
-                _ = try await self.worker.run { try store.cancelOutbox(id: receipt.id) }
+                _ = try await router.worker.run { try store.cancelOutbox(id: receipt.id) }
             } catch {
-                self.noteStoreError(error, "could not delete an item queued for an unpaired device")
+                router.noteStoreError(error, "could not delete an item queued for an unpaired device")
             }
         }
     }

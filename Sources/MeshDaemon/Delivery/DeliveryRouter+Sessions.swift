@@ -216,11 +216,11 @@ extension DeliveryRouter {
         let record = WatermarkRecord(peer: key(peer), sessionID: sessionID, direction: direction, featureID: featureID,
                                      sequence: sequence, updatedAt: wallNow())
         let store = self.store
-        Task {
+        spawn { router in
             do {
-                _ = try await self.worker.run { try store.putWatermark(record) }
+                _ = try await router.worker.run { try store.putWatermark(record) }
             } catch {
-                self.noteStoreError(error, "could not store a delivery watermark")
+                router.noteStoreError(error, "could not store a delivery watermark")
             }
         }
     }

@@ -30,7 +30,7 @@ extension DeliveryRouter {
                 continue
             }
             counters.inboxHandOutRetries &+= 1
-            Task { await self.resync(sink) }
+            spawn { await $0.resync(sink) }
         }
     }
 }
