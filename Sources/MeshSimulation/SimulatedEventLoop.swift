@@ -51,15 +51,52 @@ public final class SimulatedEventLoop: EventLoop, NIOSerialEventLoopExecutor, @u
 
     /// Queues `task` to run at the next `runUntilIdle()`.
     public func execute(_ task: @escaping @Sendable () -> Void) {
+        queue(task) { "foreign job:\n" + Thread.callStackSymbols.prefix(14).joined(separator: "\n") }
+    }
+
+    /// Queues `task`; from another thread into `foreign` (described under `MESH_SIM_DEBUG_FOREIGN`).
+    private func queue(_ task: @escaping @Sendable () -> Void, describeForeign: () -> String) {
         guard pthread_equal(owner, pthread_self()) != 0 else {
             foreignLock.withLock { foreign.append(task) }
-            if ProcessInfo.processInfo.environment["MESH_SIM_DEBUG_FOREIGN"] != nil {
-                print("foreign job:\n" + Thread.callStackSymbols.prefix(14).joined(separator: "\n"))
-            }
+            if Self.debugForeign { print(describeForeign()) }
             return
         }
         guard !abandoned else { return }
         jobs.append(task)
+    }
+
+    /// Queues a job of an actor or task that runs on this loop (as NIO's default does). Under
+    /// `MESH_SIM_DEBUG_FOREIGN`, a job handed in from another thread is described by where its
+    /// task resumes: a task that started without this loop as its executor preference (a plain
+    /// `Task {}`), awaited something outside its actor and resumed on the global pool.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unownedJob = UnownedJob(job)
+        queue({ unownedJob.runSynchronously(on: self.asUnownedSerialExecutor()) }) {
+            "foreign job: " + Self.resumePoint(of: unownedJob)
+        }
+    }
+
+    private static let debugForeign = ProcessInfo.processInfo.environment["MESH_SIM_DEBUG_FOREIGN"] != nil
+
+    /// The function a job resumes in, as "file+offset" for `addr2line -f -C -e file offset`.
+    /// Debugging aid only: reads the job header of Swift 6's runtime (the resume function
+    /// follows the heap object header, two scheduler words, flags and id, and two reserved
+    /// words: byte offset 56 of every job, which is at least 64 bytes long), and finds the
+    /// mapped file in /proc/self/maps.
+    private static func resumePoint(of job: UnownedJob) -> String {
+        let header = unsafeBitCast(job, to: UnsafeRawPointer.self)
+        let resume = header.load(fromByteOffset: 56, as: UInt.self)
+        let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+        for line in maps.split(separator: "\n") {
+            // start-end perms offset dev inode path
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, let dash = fields[0].firstIndex(of: "-"),
+                  let start = UInt(fields[0][..<dash], radix: 16),
+                  let end = UInt(fields[0][fields[0].index(after: dash)...], radix: 16),
+                  let offset = UInt(fields[2], radix: 16), start <= resume, resume < end else { continue }
+            return "resumes in \(fields[5])+0x\(String(resume - start + offset, radix: 16))"
+        }
+        return "resumes at 0x" + String(resume, radix: 16)
     }
 
     /// Moves jobs that arrived from other threads into the queue.

@@ -15,6 +15,8 @@ public struct SimulationConfiguration: Sendable {
     public var maximumStepTime: UInt64 = 200_000_000
     /// Longest virtual time the healing phase may take before what is missing counts as lost.
     public var healingTime: UInt64 = 120_000_000_000
+    /// Trace lines kept for printing (the digest covers every line either way).
+    public var traceCapacity = 40
 
     public init(steps: Int = SimulationEnvironment.defaultSteps, bug: SimulationBug = .none, folder: String) {
         self.steps = steps
@@ -33,8 +35,12 @@ public struct SimulationResult: Sendable {
     public let faults: Int
     public let virtualMilliseconds: Double
     public let violations: [SimulationViolation]
-    /// The last steps (up to 40), oldest first.
+    /// The last steps (up to 40; every step when the run kept its whole trace), oldest first.
     public let trace: [String]
+    /// Lines the run recorded in all, and the digest over all of them (`SimulationTrace.digest`):
+    /// two runs of one seed are the same run exactly when both agree.
+    public var traceLines = 0
+    public var traceDigest = ""
     public let network: SimulatedNetwork.Tally
     /// Jobs that reached a daemon's loop from another thread (0 in a deterministic run).
     public var foreignJobs = 0
@@ -102,6 +108,7 @@ public final class Simulation: @unchecked Sendable {
         let skews = (0..<count).map { index in index == 0 ? 0 : Double(setup.int(-3_000...3_000)) / 1_000 }
         let keys = (0..<count).map { SimulatedDaemon.deviceID($0).description }
         context = SimulationContext(seed: seed, clock: clock, daemons: count, deviceKeys: keys, skews: skews)
+        context.trace = SimulationTrace(capacity: configuration.traceCapacity)
         network = SimulatedNetwork(nodeCount: count, clock: clock, random: root.fork("network"))
         runFolder = "\(configuration.folder)/seed-\(seed)"
         try FileManager.default.createDirectory(atPath: runFolder, withIntermediateDirectories: true)
@@ -161,7 +168,8 @@ public final class Simulation: @unchecked Sendable {
         return SimulationResult(seed: seed, daemons: daemons.count, steps: context.step + 1, itemsSent: context.itemsSent,
                                 itemsDelivered: context.itemsDelivered, faults: context.faults,
                                 virtualMilliseconds: context.clock.milliseconds, violations: context.violations,
-                                trace: context.trace.recent, network: network.tally, foreignJobs: foreign)
+                                trace: context.trace.recent, traceLines: context.trace.count,
+                                traceDigest: context.trace.digestText, network: network.tally, foreignJobs: foreign)
     }
 
     /// Starts daemon `index`'s current incarnation and connects it.

@@ -48,7 +48,8 @@ public struct SimulationCampaign: Sendable {
             done.enter()
             let thread = Thread { [environment, folder] in
                 for index in stride(from: worker, to: seeds.count, by: threads) where !results.stopped(before: index) {
-                    let result = Self.runOne(seed: seeds[index], steps: environment.steps, bug: environment.bug, folder: folder)
+                    let result = Self.runOne(seed: seeds[index], steps: environment.steps, bug: environment.bug, folder: folder,
+                                             wholeTrace: environment.replaySeed != nil)
                     results.set(index, result)
                 }
                 done.leave()
@@ -70,6 +71,8 @@ public struct SimulationCampaign: Sendable {
             if environment.replaySeed != nil {
                 log("seed \(result.seed): \(result.daemons) daemons, \(result.steps) steps, network \(result.network)")
                 for line in result.trace { log("  \(line)") }
+                log("seed \(result.seed): trace of \(result.traceLines) lines, digest \(result.traceDigest)"
+                    + (result.foreignJobs > 0 ? "; \(result.foreignJobs) jobs came from other threads (not a deterministic run)" : ""))
             }
             if !result.passed, summary.failure == nil {
                 summary.failure = result
@@ -91,10 +94,12 @@ public struct SimulationCampaign: Sendable {
         return nil
     }
 
-    /// One seed.
-    public static func runOne(seed: UInt64, steps: Int, bug: SimulationBug, folder: String) -> SimulationResult {
+    /// One seed. With `wholeTrace` the result keeps every trace line (a replay prints them all).
+    public static func runOne(seed: UInt64, steps: Int, bug: SimulationBug, folder: String, wholeTrace: Bool = false) -> SimulationResult {
         do {
-            return try Simulation(seed: seed, configuration: SimulationConfiguration(steps: steps, bug: bug, folder: folder)).run()
+            var configuration = SimulationConfiguration(steps: steps, bug: bug, folder: folder)
+            if wholeTrace { configuration.traceCapacity = Int.max }
+            return try Simulation(seed: seed, configuration: configuration).run()
         } catch {
             return SimulationResult(seed: seed, daemons: 0, steps: 0, itemsSent: 0, itemsDelivered: 0, faults: 0,
                                     virtualMilliseconds: 0, violations: [SimulationViolation(.stuck, "set-up failed: \(error)")],
@@ -108,6 +113,7 @@ public struct SimulationCampaign: Sendable {
         lines += result.violations.map { "  \($0)" }
         lines.append("last steps:")
         lines += result.trace.map { "  \($0)" }
+        lines.append("trace: \(result.traceLines) lines, digest \(result.traceDigest) (a replay prints the same)")
         lines.append("replay: \(environment.replayCommand(seed: result.seed))")
         if !environment.deterministicHashing {
             lines.append("(this run had Swift's per-process hash seed; set SWIFT_DETERMINISTIC_HASHING=1 to replay the router's internal orderings exactly)")

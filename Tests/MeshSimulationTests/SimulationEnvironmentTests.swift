@@ -26,4 +26,26 @@ struct SimulationEnvironmentTests {
         #expect(trace.recent == ["[2 @2.5 ms] s2", "[3 @3.8 ms] s3", "[4 @5.0 ms] s4"])
         #expect(trace.count == 5)
     }
+
+    @Test("the trace digest covers every line, not only the kept ones")
+    func traceDigest() {
+        func digest(_ texts: [String], capacity: Int) -> String {
+            var trace = SimulationTrace(capacity: capacity)
+            for (step, text) in texts.enumerated() { trace.record(step: step, milliseconds: 1, text) }
+            return trace.digestText
+        }
+        let lines = ["a", "b", "c", "d"]
+        #expect(digest(lines, capacity: 2) == digest(lines, capacity: 100))
+        #expect(digest(lines, capacity: 2) != digest(["x", "b", "c", "d"], capacity: 2), "a dropped line still counts")
+        #expect(digest(lines, capacity: 2) != digest(["a", "b", "c"], capacity: 2))
+        #expect(digest(lines, capacity: 2).count == 16)
+        // FNV-1a 64 of "[0 @1.0 ms] a\n".
+        var expected: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "[0 @1.0 ms] a\n".utf8 { expected = (expected ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        #expect(digest(["a"], capacity: 1) == String(expected, radix: 16).leftPadded(to: 16))
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
