@@ -131,9 +131,7 @@ extension DeliveryRouter {
             let router = self
             loop.scheduleTask(in: .milliseconds(100)) {
                 router.onLoop { router in
-                    Task(executorPreference: router.taskExecutor) {
-                        _ = try? await router.worker.run { try store.markDelivered(ids: toRecord) }
-                    }
+                    router.spawn { _ = try? await $0.worker.run { try store.markDelivered(ids: toRecord) } }
                 }
             }
         }

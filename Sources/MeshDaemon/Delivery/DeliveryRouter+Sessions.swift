@@ -88,7 +88,7 @@ extension DeliveryRouter {
                 router.onLoop { $0.deliveryWaits.finish(id, delivered: false) }
             }
             deliveryWaits.setDeadline(deadline, of: id)
-            Task(executorPreference: taskExecutor) { await self.checkDeliveryWaits(on: peer) }
+            spawn { await $0.checkDeliveryWaits(on: peer) }
         }
     }
 
@@ -232,7 +232,7 @@ extension DeliveryRouter {
             await load.value
             return
         }
-        let load = Task { await self.loadPairedPeers() }
+        let load = Task(executorPreference: taskExecutor) { await self.loadPairedPeers() }
         watermarkLoad = load
         await load.value
     }

@@ -49,6 +49,8 @@ public actor DeliveryRouter: Service {
     var watermarkLoad: Task<Void, Never>?
     var random: DeliveryRandom
     var ran = false
+    /// The tasks `spawn` started and that have not ended (`run()` awaits them when it stops).
+    var tasks = TrackedTasks()
 
     /// The tick loop's wait (`runTicks`) and its loop timer.
     var tickWaiter: CheckedContinuation<Void, Never>?
@@ -124,6 +126,7 @@ public actor DeliveryRouter: Service {
         await withTaskExecutorPreference(taskExecutor) { await self.serve(stop: stop, stopper: stopper) }
         detachInbound()
         inboxSignalQueue.finish()
+        await stopTasks()
         await flushSeen()
         let committer = self.committer
         _ = try? await worker.run { committer.shutdown() }
@@ -192,17 +195,25 @@ public actor DeliveryRouter: Service {
         }
     }
 
-    /// Sends encoded message bytes; on the stream path returns once they were written. Throws
-    /// `ChannelSendError`. (The write's future is awaited through a continuation on this actor:
-    /// no hop to another executor.)
+    /// Sends encoded message bytes; on the stream path returns once they were written (or the
+    /// task was cancelled: the router stops). Throws `ChannelSendError`. (The write's future is
+    /// awaited on this actor: no hop to another executor.)
     func send(_ bytes: [UInt8], to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async throws {
         switch path {
         case .datagram:
             try channels.sendDatagram(bytes, to: peer)
         case .stream:
             let written = try channels.sendStream(bytes, to: peer, connection: connection)
-            let ok: Bool = await withCheckedContinuation { continuation in
-                written.whenComplete { continuation.resume(returning: (try? $0.get()) != nil) }
+            // A cancelled task stops waiting. The operation names `self`, so it runs on this
+            // actor: a closure that does not capture it would hop to another executor.
+            let wait = StreamWriteWait()
+            let ok = await withTaskCancellationHandler {
+                await withCheckedContinuation(isolation: self) { continuation in
+                    wait.set(continuation)
+                    written.whenComplete { wait.resume((try? $0.get()) != nil) }
+                }
+            } onCancel: {
+                wait.resume(false)
             }
             guard ok else { throw ChannelSendError(code: .writeFailed) }
         }
