@@ -106,13 +106,13 @@ extension DeliveryRouter {
     /// The wait between ticks is a task scheduled on the loop (virtual time in the simulator).
     func runTicks() async {
         var round: UInt64 = 0
-        while !stoppingInbound {
+        while !inbound.stopping {
             await withCheckedContinuation { continuation in
                 tickWaiter = continuation
                 let router = self
                 tickTimer = loop.scheduleTask(in: .milliseconds(100)) { router.onLoop { $0.tickTimerFired() } }
             }
-            guard !stoppingInbound else { return }
+            guard !inbound.stopping else { return }
             round &+= 1
             await tick(round: round)
         }

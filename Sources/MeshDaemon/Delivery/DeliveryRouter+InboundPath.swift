@@ -34,9 +34,6 @@ extension DeliveryRouter: DeliveryInbound {
         return false
     }
 
-    /// Set when the router stops: the inbound consumers end and no longer wait for inbox room.
-    var stoppingInbound: Bool { inbound.stopping }
-
     /// Resumes the consumers waiting for a message or an event.
     func resumeInboundConsumers() {
         let (message, event) = inbound.wakeable()
