@@ -108,7 +108,7 @@ enum FuzzRouterBed {
                 await router.storeInboxBacklog()
             case 2:
                 guard let message = try? ChannelMessage(decoding: input.record()) else { continue }
-                _ = await node.handleStreamMessage(message, from: peer, receivedAt: clock.wallNanoseconds())
+                await node.fuzzStreamMessage(message, from: peer, receivedAt: clock.wallNanoseconds())
             case 3:
                 clock.advance(nanoseconds: UInt64(input.byte()) * 50_000_000)
                 await router.tick(round: UInt64(steps))
@@ -131,7 +131,7 @@ extension DeliveryRouter {
     /// Lets the inbox replays that `attach` started finish (bounded), so what follows sees a
     /// settled router.
     func settleReplays() async {
-        for _ in 0..<10_000 where !replaying.isEmpty { await Task.yield() }
+        for _ in 0..<10_000 where !handOut.replaying.isEmpty { await Task.yield() }
     }
 
     /// What `run()` does when it stops, for a router that never ran.
@@ -139,6 +139,16 @@ extension DeliveryRouter {
         await flushSeen()
         let committer = self.committer
         _ = try? await worker.run { committer.shutdown() }
+    }
+}
+
+extension MeshNode {
+    /// One authenticated channel message from `peer` on the stream, as the stream reader
+    /// dispatches it after the frame opened.
+    func fuzzStreamMessage(_ message: ChannelMessage, from peer: DeviceID, receivedAt: Int64) {
+        let now = clock.monotonicNanoseconds()
+        _ = perform(channels.streamMessage(message, from: peer, receivedAt: receivedAt, now: now),
+                    from: peer, path: .stream, now: now)
     }
 }
 
