@@ -82,15 +82,15 @@ enum StoreBenchmark {
         print(String(format: "  raw write+fdatasync of 4 KiB in this folder:  %10.0f /s", fsyncRate(folder: folder)))
 
         var seconds = try timed {
-            for _ in 0..<settings.singleItems { try store.enqueue(peer: "p1", item: item()) }
+            for _ in 0..<settings.singleItems { try store.outbox.enqueue(peer: "p1", item: item()) }
         }
         report("outbox enqueue, 1 item per commit", settings.singleItems, seconds, unit: "commits/s")
-        try store.acknowledgeOutbox(peer: "p1", upTo: .max >> 1)
+        try store.outbox.acknowledge(peer: "p1", upTo: .max >> 1)
 
         seconds = try timed {
             for _ in 0..<settings.singleItems {
-                let receipt = try store.enqueue(peer: "p2", item: item())
-                try store.acknowledgeOutbox(peer: "p2", upTo: receipt.sequence)
+                let receipt = try store.outbox.enqueue(peer: "p2", item: item())
+                try store.outbox.acknowledge(peer: "p2", upTo: receipt.sequence)
             }
         }
         report("outbox enqueue+ack, 2 commits per msg", settings.singleItems, seconds, unit: "msgs/s")
@@ -98,26 +98,26 @@ enum StoreBenchmark {
         let batches = max(1, settings.batchItems / settings.batchSize)
         seconds = try timed {
             for _ in 0..<batches {
-                let receipts = try store.enqueueBatch(peer: "p3", items: (0..<settings.batchSize).map { _ in item() })
-                try store.acknowledgeOutbox(peer: "p3", upTo: receipts.last?.sequence ?? 0)
+                let receipts = try store.outbox.enqueue(peer: "p3", items: (0..<settings.batchSize).map { _ in item() })
+                try store.outbox.acknowledge(peer: "p3", upTo: receipts.last?.sequence ?? 0)
             }
         }
         report("outbox enqueue+ack, group commit", batches * settings.batchSize, seconds, unit: "items/s")
 
         seconds = try timed {
             for n in 0..<settings.singleItems {
-                let receipts = try store.receiveInbox(from: "p4", items: [received(n)], at: now)
-                if case .stored(let id) = receipts[0] { try store.acknowledgeInbox(ids: [id]) }
+                let receipts = try store.inbox.receive(from: "p4", items: [received(n)], at: now)
+                if case .stored(let id) = receipts[0] { try store.inbox.acknowledge(ids: [id]) }
             }
         }
         report("inbox receive+ack, 1 item per commit", settings.singleItems, seconds, unit: "msgs/s")
 
         seconds = try timed {
             for b in 0..<batches {
-                let receipts = try store.receiveInbox(from: "p5", items: (0..<settings.batchSize).map { received(b * settings.batchSize + $0) }, at: now)
+                let receipts = try store.inbox.receive(from: "p5", items: (0..<settings.batchSize).map { received(b * settings.batchSize + $0) }, at: now)
                 let ids = receipts.compactMap { if case .stored(let id) = $0 { id } else { nil } }
-                try store.markDelivered(ids: ids)
-                try store.acknowledgeInbox(ids: ids)
+                try store.inbox.markDelivered(ids: ids)
+                try store.inbox.acknowledge(ids: ids)
             }
         }
         report("inbox receive+deliver+ack, group commit", batches * settings.batchSize, seconds, unit: "items/s")

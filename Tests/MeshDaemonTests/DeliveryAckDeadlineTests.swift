@@ -44,9 +44,9 @@ extension DeliveryIntegration {
             }
             print("fast peer's item fell back after \(ContinuousClock.now - started) (deadline 20 ms; the other peer's: 500 ms)")
             #expect(await a.router.counters.realtimeFallbacks == 1)
-            try await waitUntil("its outbox copy", timeout: 5) { try a.store.listOutbox(peer: fast.description).count == 1 }
+            try await waitUntil("its outbox copy", timeout: 5) { try a.store.outbox.list(peer: fast.description).count == 1 }
             try await waitUntil("the slow peer's item in the outbox too", timeout: 5) {
-                try a.store.listOutbox(peer: slow.description).count == 1
+                try a.store.outbox.list(peer: slow.description).count == 1
             }
             #expect(await a.router.realtime.waits.isEmpty)
             await bed.shutdown()
@@ -67,7 +67,7 @@ extension DeliveryIntegration {
             if ContinuousClock.now - started < .milliseconds(400) {
                 #expect(await a.router.realtime.waits.isWaiting(early.eventID), "the earlier item waits for its own deadline")
             }
-            try await waitUntil("both in the outbox", timeout: 5) { try a.store.listOutbox(peer: peer.description).count == 2 }
+            try await waitUntil("both in the outbox", timeout: 5) { try a.store.outbox.list(peer: peer.description).count == 2 }
             await bed.shutdown()
         }
 
@@ -90,11 +90,11 @@ extension DeliveryIntegration {
                 return try Self.lastSequence(a.store, b.id) == Int64(fallbacks)
             }
             try await waitUntil("no outbox row for the unpaired device", timeout: 2) {
-                try a.store.listOutbox(peer: b.id).isEmpty
+                try a.store.outbox.list(peer: b.id).isEmpty
             }
             // Past every deadline: nothing that waited for bob's ack comes back as a row.
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
-            #expect(try a.store.listOutbox(peer: b.id).isEmpty)
+            #expect(try a.store.outbox.list(peer: b.id).isEmpty)
             #expect(try a.store.counts().outbox.items == 0)
             #expect(await a.router.realtime.waits.isEmpty)
             await bed.shutdown()

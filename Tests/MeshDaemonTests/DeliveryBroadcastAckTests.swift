@@ -22,7 +22,7 @@ extension DeliveryIntegration {
         }
 
         static func outbox(_ daemon: RunningDaemon, _ peer: DeviceID) throws -> [UUID] {
-            try daemon.store.listOutbox(peer: peer.description).map(\.eventID)
+            try daemon.store.outbox.list(peer: peer.description).map(\.eventID)
         }
 
         @Test func aSendToAllFallsBackOnlyToTheOutboxOfThePeerThatDidNotAck() async throws {

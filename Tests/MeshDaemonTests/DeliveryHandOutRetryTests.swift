@@ -53,7 +53,7 @@ struct DeliveryHandOutRetryTests {
         try await waitUntil("every item handed", timeout: 10) { sink.inboxIDs.count >= entries.count }
         #expect(sink.inboxIDs == entries.map(\.id.rawValue), "each once, in order")
         #expect(sink.markedInboxIDs.isEmpty, "never handed before, so not marked: \(sink.markedInboxIDs)")
-        #expect(try daemon.store.inboxEntries(ids: entries.map(\.id)).allSatisfy { $0.deliveryCount == 1 })
+        #expect(try daemon.store.inbox.entries(ids: entries.map(\.id)).allSatisfy { $0.deliveryCount == 1 })
 
         // Recorded again: once that replay ended, a new item goes straight to the app.
         try await waitUntil("the retry's replay ended", timeout: 5) {

@@ -20,7 +20,7 @@ struct DeliveryReplayInboxBoundTests {
         // A replay runs (as after events were shed) while 10 items arrive for the app.
         await daemon.router.beginReplayForTest(sink)
         let items = (1...10).map { makeInboxItem($0) }
-        let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        let receipts = try daemon.store.inbox.receive(from: "P", items: items, at: storeTestEpoch)
         let entries = zip(items, receipts).compactMap { item, receipt -> InboxEntry? in
             guard case .stored(let id) = receipt else { return nil }
             return InboxEntry(id: id, peer: "P", item: item, receivedAt: storeTestEpoch, deliveryCount: 0)
@@ -100,13 +100,13 @@ struct DeliveryReplayInboxBoundTests {
         let daemon = try await bed.start(name: "features")
         let features = ["alpha", "beta", "gamma", "other"]
         let items = (1...1_300).map { makeInboxItem($0, feature: features[($0 * 7 / 3) % features.count]) }
-        let receipts = try daemon.store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        let receipts = try daemon.store.inbox.receive(from: "P", items: items, at: storeTestEpoch)
         let ids = zip(items, receipts).compactMap { item, receipt -> Int64? in
             guard case .stored(let id) = receipt, item.featureID != "other" else { return nil }
             return id.rawValue
         }
 
-        let page = try daemon.store.pendingInbox(featureIDs: ["gamma", "alpha", "beta", "alpha"], after: InboxID(rawValue: ids[10]), limit: 100)
+        let page = try daemon.store.inbox.pending(featureIDs: ["gamma", "alpha", "beta", "alpha"], after: InboxID(rawValue: ids[10]), limit: 100)
         #expect(page.map(\.id.rawValue) == Array(ids.drop { $0 <= ids[10] }.prefix(100)))
 
         let sink = CollectingSink()

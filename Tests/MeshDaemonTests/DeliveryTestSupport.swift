@@ -185,7 +185,7 @@ extension RunningDaemon {
     /// in the daemon's store, as received and not handed to any app yet.
     func storeInboxItems(count: Int, from first: Int = 1) throws -> [InboxEntry] {
         let items = (first..<(first + count)).map { makeInboxItem($0) }
-        let receipts = try store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        let receipts = try store.inbox.receive(from: "P", items: items, at: storeTestEpoch)
         return zip(items, receipts).compactMap { item, receipt -> InboxEntry? in
             guard case .stored(let id) = receipt else { return nil }
             return InboxEntry(id: id, peer: "P", item: item, receivedAt: storeTestEpoch, deliveryCount: 0)

@@ -22,9 +22,9 @@ struct IdleMemoryReleaseTests {
         defer { dir.cleanUp() }
         let store = try DeliveryStore.open(path: dir.path())
         for chunk in 0..<20 {
-            _ = try store.enqueueBatch(peer: "A", items: (0..<200).map { makeOutboxItem(chunk * 200 + $0, size: 1_000) })
+            _ = try store.outbox.enqueue(peer: "A", items: (0..<200).map { makeOutboxItem(chunk * 200 + $0, size: 1_000) })
         }
-        #expect(try store.pendingOutbox(peer: "A", limit: 10_000).count == 4_000)
+        #expect(try store.outbox.pending(peer: "A", limit: 10_000).count == 4_000)
         let full = store.pageCacheBytes()
         #expect(full > 2 << 20, "4 000 items of 1 kB read back fill the page cache: \(full) bytes")
 
@@ -33,8 +33,8 @@ struct IdleMemoryReleaseTests {
         #expect(released < full / 4, "page cache \(full) → \(released) bytes")
 
         // Nothing is lost and the store goes on working.
-        #expect(try store.pendingOutbox(peer: "A", limit: 10_000).map { payloadIndex($0.item.payload) } == Array(0..<4_000))
-        #expect(try store.enqueue(peer: "A", item: makeOutboxItem(4_000)).sequence == 4_001)
+        #expect(try store.outbox.pending(peer: "A", limit: 10_000).map { payloadIndex($0.item.payload) } == Array(0..<4_000))
+        #expect(try store.outbox.enqueue(peer: "A", item: makeOutboxItem(4_000)).sequence == 4_001)
         #expect(try store.integrityCheck() == ["ok"])
         store.close()
         store.releaseMemory()    // closed: nothing to do, no crash

@@ -27,8 +27,8 @@ extension DeliveryIntegration {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }
             let a = try await bed.start(name: "alice")
-            let demo = try a.store.enqueue(peer: "P", item: makeOutboxItem(1, feature: "demo"))
-            let chat = try a.store.enqueue(peer: "P", item: makeOutboxItem(2, feature: "chat"))
+            let demo = try a.store.outbox.enqueue(peer: "P", item: makeOutboxItem(1, feature: "demo"))
+            let chat = try a.store.outbox.enqueue(peer: "P", item: makeOutboxItem(2, feature: "chat"))
             let dispatcher = Self.dispatcher(a)
 
             let seen = try Self.decode(MeshQueueReply.self, await dispatcher.perform(.queue, credentials: Self.demoUser))
@@ -42,13 +42,13 @@ extension DeliveryIntegration {
 
             let refused = await dispatcher.perform(.queueCancel(id: chat.id.rawValue), credentials: Self.demoUser)
             #expect(refused.failureCode == "not-found")
-            #expect(try a.store.listOutbox().map(\.featureID).sorted() == ["chat", "demo"], "the chat item must stay queued")
+            #expect(try a.store.outbox.list().map(\.featureID).sorted() == ["chat", "demo"], "the chat item must stay queued")
             let cancelled = await dispatcher.perform(.queueCancel(id: demo.id.rawValue), credentials: Self.demoUser)
             #expect(cancelled.failureCode == nil)
-            #expect(try a.store.listOutbox().map(\.featureID) == ["chat"])
+            #expect(try a.store.outbox.list().map(\.featureID) == ["chat"])
             let byRoot = await dispatcher.perform(.queueCancel(id: chat.id.rawValue), credentials: Self.root)
             #expect(byRoot.failureCode == nil)
-            #expect(try a.store.listOutbox().isEmpty)
+            #expect(try a.store.outbox.list().isEmpty)
             await bed.shutdown()
         }
 
@@ -56,16 +56,16 @@ extension DeliveryIntegration {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }
             let a = try await bed.start(name: "alice")
-            try a.store.receiveInbox(from: "P", items: [makeInboxItem(1, feature: "demo"), makeInboxItem(2, feature: "chat")],
+            try a.store.inbox.receive(from: "P", items: [makeInboxItem(1, feature: "demo"), makeInboxItem(2, feature: "chat")],
                                      at: storeTestEpoch)
-            let demoID = try #require(try a.store.pendingInbox(featureID: "demo").first).id.rawValue
-            let chatID = try #require(try a.store.pendingInbox(featureID: "chat").first).id.rawValue
+            let demoID = try #require(try a.store.inbox.pending(featureID: "demo").first).id.rawValue
+            let chatID = try #require(try a.store.inbox.pending(featureID: "chat").first).id.rawValue
             let dispatcher = Self.dispatcher(a)
 
             let refused = try Self.decode(MeshInboxAckReply.self,
                                           await dispatcher.perform(.inboxAck(ids: [chatID]), credentials: Self.demoUser))
             #expect(refused.acknowledged == 0)
-            #expect(try a.store.pendingInbox(featureID: "chat").count == 1, "the chat item must stay in the inbox")
+            #expect(try a.store.inbox.pending(featureID: "chat").count == 1, "the chat item must stay in the inbox")
 
             // An id that names no item yet (the next one the inbox will assign) is not remembered
             // as acknowledged: the item that later gets it still reaches its app.
@@ -73,11 +73,11 @@ extension DeliveryIntegration {
             let mixed = try Self.decode(MeshInboxAckReply.self,
                                         await dispatcher.perform(.inboxAck(ids: [demoID, chatID, future]), credentials: Self.demoUser))
             #expect(mixed.acknowledged == 1)
-            #expect(try a.store.pendingInbox(featureID: "demo").isEmpty)
-            #expect(try a.store.pendingInbox(featureID: "chat").count == 1)
+            #expect(try a.store.inbox.pending(featureID: "demo").isEmpty)
+            #expect(try a.store.inbox.pending(featureID: "chat").count == 1)
 
-            try a.store.receiveInbox(from: "P", items: [makeInboxItem(3, feature: "demo")], at: storeTestEpoch)
-            let later = try #require(try a.store.pendingInbox(featureID: "demo").first).id.rawValue
+            try a.store.inbox.receive(from: "P", items: [makeInboxItem(3, feature: "demo")], at: storeTestEpoch)
+            let later = try #require(try a.store.inbox.pending(featureID: "demo").first).id.rawValue
             #expect(later == future)
             let sink = CollectingSink()
             _ = await a.router.attach(features: ["demo"], sink: sink)

@@ -23,16 +23,16 @@ struct SeenBatchRobustnessTests {
         raw.close()
 
         store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
-        #expect(try store.hasSeen(eventID: a) && store.hasSeen(eventID: b) && store.hasSeen(eventID: c))
+        #expect(try store.inbox.hasSeen(eventID: a) && store.inbox.hasSeen(eventID: b) && store.inbox.hasSeen(eventID: c))
         let d = UUID(), e = UUID()
-        #expect(try store.recordSeen(from: "P", eventIDs: [d, e, a]) == [true, true, false])
-        #expect(try !store.hasSeen(eventID: a) && !store.hasSeen(eventID: b))
-        #expect(try store.hasSeen(eventID: c) && store.hasSeen(eventID: d) && store.hasSeen(eventID: e))
+        #expect(try store.inbox.recordSeen(from: "P", eventIDs: [d, e, a]) == [true, true, false])
+        #expect(try !store.inbox.hasSeen(eventID: a) && !store.inbox.hasSeen(eventID: b))
+        #expect(try store.inbox.hasSeen(eventID: c) && store.inbox.hasSeen(eventID: d) && store.inbox.hasSeen(eventID: e))
         store.close()
         store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
         defer { store.close() }
-        #expect(try !store.hasSeen(eventID: a) && !store.hasSeen(eventID: b))
-        #expect(try store.hasSeen(eventID: c) && store.hasSeen(eventID: d) && store.hasSeen(eventID: e))
+        #expect(try !store.inbox.hasSeen(eventID: a) && !store.inbox.hasSeen(eventID: b))
+        #expect(try store.inbox.hasSeen(eventID: c) && store.inbox.hasSeen(eventID: d) && store.inbox.hasSeen(eventID: e))
         #expect(try store.counts().seenEventIDs == 3)
     }
 
@@ -43,23 +43,23 @@ struct SeenBatchRobustnessTests {
         let options = DeliveryStoreOptions(dedupHorizonPerPeer: statement == "DELETE" ? 2 : 3)
         var store = try DeliveryStore.open(path: dir.path(), options: options)
         let a = UUID(), b = UUID(), c = UUID(), d = UUID()
-        #expect(try store.recordSeen(from: "P", eventIDs: [a, b]) == [true, true])
+        #expect(try store.inbox.recordSeen(from: "P", eventIDs: [a, b]) == [true, true])
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
         try raw.execute("CREATE TRIGGER refuse BEFORE \(statement) ON seen_batch BEGIN SELECT RAISE(ABORT, 'refused'); END",
                         "test setup")
-        #expect(throws: StoreError.self) { try store.recordSeen(from: "P", eventIDs: [c, d]) }
-        #expect(try store.hasSeen(eventID: a) && store.hasSeen(eventID: b))
-        #expect(try !store.hasSeen(eventID: c) && !store.hasSeen(eventID: d))
+        #expect(throws: StoreError.self) { try store.inbox.recordSeen(from: "P", eventIDs: [c, d]) }
+        #expect(try store.inbox.hasSeen(eventID: a) && store.inbox.hasSeen(eventID: b))
+        #expect(try !store.inbox.hasSeen(eventID: c) && !store.inbox.hasSeen(eventID: d))
         #expect(try store.counts().seenEventIDs == 2)
         try raw.execute("DROP TRIGGER refuse", "test setup")
         raw.close()
 
-        #expect(try store.recordSeen(from: "P", eventIDs: [c, d]) == [true, true])
-        let memory = try [a, b, c, d].map { try store.hasSeen(eventID: $0) }
+        #expect(try store.inbox.recordSeen(from: "P", eventIDs: [c, d]) == [true, true])
+        let memory = try [a, b, c, d].map { try store.inbox.hasSeen(eventID: $0) }
         store.close()
         store = try DeliveryStore.open(path: dir.path(), options: options)
         defer { store.close() }
-        #expect(try [a, b, c, d].map { try store.hasSeen(eventID: $0) } == memory, "memory and file agree")
+        #expect(try [a, b, c, d].map { try store.inbox.hasSeen(eventID: $0) } == memory, "memory and file agree")
         #expect(memory == (statement == "DELETE" ? [false, false, true, true] : [false, true, true, true]))
     }
 
@@ -70,24 +70,24 @@ struct SeenBatchRobustnessTests {
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 10))
         let items = [makeInboxItem(1), makeInboxItem(2)]
-        try store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
-        let ids = try store.pendingInbox(featureID: "demo").map(\.id)
+        try store.inbox.receive(from: "P", items: items, at: storeTestEpoch)
+        let ids = try store.inbox.pending(featureID: "demo").map(\.id)
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
         try raw.execute("CREATE TRIGGER refuse BEFORE INSERT ON acked_batch BEGIN SELECT RAISE(ABORT, 'refused'); END",
                         "test setup")
-        #expect(throws: StoreError.self) { try store.acknowledgeInbox(ids: ids) }
-        #expect(try store.pendingInbox(featureID: "demo").map(\.id) == ids, "nothing was deleted")
+        #expect(throws: StoreError.self) { try store.inbox.acknowledge(ids: ids) }
+        #expect(try store.inbox.pending(featureID: "demo").map(\.id) == ids, "nothing was deleted")
         #expect(try store.counts().inbox.items == 2)
         #expect(try store.counts().seenEventIDs == 0)
         try raw.execute("DROP TRIGGER refuse", "test setup")
         raw.close()
 
-        #expect(try store.acknowledgeInbox(ids: ids) == 2)
+        #expect(try store.inbox.acknowledge(ids: ids) == 2)
         store.close()
         store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 10))
         defer { store.close() }
         #expect(try store.counts().inbox.items == 0)
-        #expect(try store.receiveInbox(from: "P", items: items, at: storeTestEpoch) == [.duplicate, .duplicate],
+        #expect(try store.inbox.receive(from: "P", items: items, at: storeTestEpoch) == [.duplicate, .duplicate],
                 "acked IDs are remembered after reopening")
     }
 
@@ -99,10 +99,10 @@ struct SeenBatchRobustnessTests {
         let store = try DeliveryStore.open(path: dir.path())
         defer { store.close() }
         let items = (0..<4).map { makeInboxItem($0) }
-        let fromP = try store.receiveInbox(from: "P", items: Array(items[0..<2]), at: storeTestEpoch).compactMap { receipt in
+        let fromP = try store.inbox.receive(from: "P", items: Array(items[0..<2]), at: storeTestEpoch).compactMap { receipt in
             if case .stored(let id) = receipt { id } else { nil }
         }
-        try store.receiveInbox(from: "Q", items: Array(items[2..<4]), at: storeTestEpoch)
+        try store.inbox.receive(from: "Q", items: Array(items[2..<4]), at: storeTestEpoch)
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 1000)
         try raw.run("UPDATE inbox SET event_id = ? WHERE event_id = ?", [.blob([1, 2, 3]), .blob(StoreColumns.blob(items[0].eventID))],
                     "test setup")
@@ -110,12 +110,12 @@ struct SeenBatchRobustnessTests {
                     "test setup")
         raw.close()
         #expect(fromP.count == 2)
-        #expect(try store.acknowledgeInbox(ids: fromP) == 2)
-        #expect(try store.hasSeen(eventID: items[1].eventID))
-        let summary = try store.dropPeer("Q")
+        #expect(try store.inbox.acknowledge(ids: fromP) == 2)
+        #expect(try store.inbox.hasSeen(eventID: items[1].eventID))
+        let summary = try store.peers.drop("Q")
         #expect(summary.inboxItems == 2)
         #expect(try store.counts().inbox.items == 0)
-        #expect(try store.hasSeen(eventID: items[3].eventID), "a dropped item's valid ID is remembered")
+        #expect(try store.inbox.hasSeen(eventID: items[3].eventID), "a dropped item's valid ID is remembered")
         #expect(try store.counts().seenEventIDs == 2)
     }
 
@@ -142,7 +142,7 @@ struct SeenBatchRobustnessTests {
         store = try DeliveryStore.open(path: dir.path(), options: options)
         let fresh = (0..<200).map { _ in UUID() }
         let start = ContinuousClock.now
-        for id in fresh { #expect(try store.recordSeen(from: "P", eventIDs: [id]) == [true]) }
+        for id in fresh { #expect(try store.inbox.recordSeen(from: "P", eventIDs: [id]) == [true]) }
         let elapsed = ContinuousClock.now - start
         // A figure, not a limit (timings belong to benchmarks): ~40 ms per flush before the
         // in-place change, ~0.2 ms after, in a debug build.
@@ -151,7 +151,7 @@ struct SeenBatchRobustnessTests {
         store = try DeliveryStore.open(path: dir.path(), options: options)
         defer { store.close() }
         #expect(try store.counts().seenEventIDs == horizon)
-        #expect(try !store.hasSeen(eventID: old[0]) && !store.hasSeen(eventID: old[199]))
-        #expect(try store.hasSeen(eventID: old[200]) && store.hasSeen(eventID: fresh[199]))
+        #expect(try !store.inbox.hasSeen(eventID: old[0]) && !store.inbox.hasSeen(eventID: old[199]))
+        #expect(try store.inbox.hasSeen(eventID: old[200]) && store.inbox.hasSeen(eventID: fresh[199]))
     }
 }

@@ -12,7 +12,7 @@ struct StoreAlteredHeaderTests {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
         let store = try DeliveryStore.open(path: dir.path())
-        try store.enqueue(peer: "A", item: makeOutboxItem(1))
+        try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1))
         store.close()
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
         try raw.execute("PRAGMA user_version = \(version)", "test setup")

@@ -67,7 +67,7 @@ struct StoreCrashTests {
 
             let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(verification: .full))
             #expect(try store.integrityCheck() == ["ok"])
-            let entries = try store.pendingOutbox(peer: Self.peer, limit: 1_000_000)
+            let entries = try store.outbox.pending(peer: Self.peer, limit: 1_000_000)
             let indices = entries.map { payloadIndex($0.item.payload) }
             #expect(zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "round \(round): out of order or duplicated")
             #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
@@ -85,7 +85,7 @@ struct StoreCrashTests {
 
             // Acknowledge a random prefix, as a peer would, so deletes are exercised too.
             if let cut = entries.dropLast(entries.count / 3).last {
-                try store.acknowledgeOutbox(peer: Self.peer, upTo: cut.sequence)
+                try store.outbox.acknowledge(peer: Self.peer, upTo: cut.sequence)
                 acknowledgedThrough = payloadIndex(cut.item.payload)
             }
             nextIndex = (indices.last ?? nextIndex - 1) + 1
@@ -107,9 +107,9 @@ struct StoreCrashTests {
             let count = Int.random(in: 1...8, using: &generator)
             let items = (index..<index + count).map { makeOutboxItem($0, size: Int.random(in: 8...2_000, using: &generator)) }
             if count == 1 {
-                try store.enqueue(peer: Self.peer, item: items[0])
+                try store.outbox.enqueue(peer: Self.peer, item: items[0])
             } else {
-                try store.enqueueBatch(peer: Self.peer, items: items)
+                try store.outbox.enqueue(peer: Self.peer, items: items)
             }
             // One write(2) per line: atomic on a pipe, so a kill never leaves half a line.
             FileHandle.standardOutput.write(Data("MESHCRASH OK \(index) \(index + count - 1)\n".utf8))

@@ -18,28 +18,28 @@ struct StoreDamagedRowTests {
         var items = (0..<5).map { makeInboxItem($0) }
         items[3].sessionID = session
         items[4].sessionID = session
-        try store.receiveInbox(from: "P", items: items, at: storeTestEpoch)
+        try store.inbox.receive(from: "P", items: items, at: storeTestEpoch)
         try dir.alter([
             ("UPDATE inbox SET event_id = ? WHERE event_id = ?", [.blob([9, 9]), .blob(StoreColumns.blob(items[1].eventID))]),
             ("UPDATE inbox SET session = ? WHERE event_id = ?", [.text("garbage"), .blob(StoreColumns.blob(items[3].eventID))]),
         ])
-        let page = try store.pendingInbox(featureID: "demo", limit: 10)
+        let page = try store.inbox.pending(featureID: "demo", limit: 10)
         #expect(page.map(\.item.payload) == items.map(\.payload), "all five, in arrival order")
         #expect(page.map(\.hasDamagedID) == [false, true, false, true, false])
         #expect(page[1].item.eventID == StoreColumns.damagedID && page[1].item.sessionID == nil)
         #expect(page[3].item.eventID == items[3].eventID && page[3].item.sessionID == StoreColumns.damagedID)
         #expect(page[4].item.sessionID == session)
         #expect(page[0].item.eventID == items[0].eventID && page[2].item.eventID == items[2].eventID)
-        #expect(try store.inboxEntries(ids: [page[3].id, page[1].id]).map(\.hasDamagedID) == [true, true])
-        #expect(try store.acknowledgeInbox(ids: page.map(\.id)) == 5)
+        #expect(try store.inbox.entries(ids: [page[3].id, page[1].id]).map(\.hasDamagedID) == [true, true])
+        #expect(try store.inbox.acknowledge(ids: page.map(\.id)) == 5)
         #expect(try store.counts().inbox.items == 0)
-        #expect(try !store.hasSeen(eventID: StoreColumns.damagedID), "the stand-in ID is never remembered")
-        #expect(try store.hasSeen(eventID: items[3].eventID))
+        #expect(try !store.inbox.hasSeen(eventID: StoreColumns.damagedID), "the stand-in ID is never remembered")
+        #expect(try store.inbox.hasSeen(eventID: items[3].eventID))
     }
 
     /// Outbox rows whose event or session ID was damaged in the file are repaired where the
     /// pump reads them: a fresh event ID (kept: the next read returns the same one), no session;
-    /// the rows around them are untouched, and `listOutbox` lists them meanwhile.
+    /// the rows around them are untouched, and `outbox.list` lists them meanwhile.
     @Test func aDamagedIDInTheOutboxIsRepairedWhereItIsRead() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
@@ -50,23 +50,23 @@ struct StoreDamagedRowTests {
             OutboxItem(eventID: UUID(), featureID: "demo", sessionID: session, kind: 2, payload: [UInt8(index)],
                        createdAt: storeTestEpoch)
         }
-        for item in items { _ = try store.enqueue(peer: "P", item: item) }
+        for item in items { _ = try store.outbox.enqueue(peer: "P", item: item) }
         try dir.alter([
             ("UPDATE outbox SET event_id = ? WHERE event_id = ?", [.blob([1, 2, 3]), .blob(StoreColumns.blob(items[1].eventID))]),
             ("UPDATE outbox SET session = ? WHERE event_id = ?", [.integer(5), .blob(StoreColumns.blob(items[2].eventID))]),
         ])
-        #expect(try store.listOutbox().map(\.eventID) == [items[0].eventID, StoreColumns.damagedID, items[2].eventID, items[3].eventID])
-        let first = try store.pendingOutbox(peer: "P", limit: 10)
+        #expect(try store.outbox.list().map(\.eventID) == [items[0].eventID, StoreColumns.damagedID, items[2].eventID, items[3].eventID])
+        let first = try store.outbox.pending(peer: "P", limit: 10)
         #expect(first.map(\.item.payload) == items.map(\.payload))
         #expect(first.map(\.repairedID) == [false, true, true, false])
         let fresh = first[1].item.eventID
         #expect(fresh != items[1].eventID && fresh != StoreColumns.damagedID)
         #expect(first[2].item.eventID == items[2].eventID && first[2].item.sessionID == nil)
         #expect(first[0].item.sessionID == session && first[3].item.sessionID == session)
-        let again = try store.pendingOutbox(peer: "P", limit: 10)
+        let again = try store.outbox.pending(peer: "P", limit: 10)
         #expect(again.map(\.repairedID) == [false, false, false, false])
         #expect(again.map(\.item.eventID) == first.map(\.item.eventID), "the repair was stored")
-        #expect(try store.acknowledgeOutbox(peer: "P", upTo: again[3].sequence) == 4)
+        #expect(try store.outbox.acknowledge(peer: "P", upTo: again[3].sequence) == 4)
         #expect(try store.counts().outbox.items == 0)
     }
 
@@ -79,14 +79,14 @@ struct StoreDamagedRowTests {
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path())
         let good = UUID()
-        #expect(try store.putSession(SessionRecord(sessionID: good, featureID: "demo", owner: "me", status: "running",
+        #expect(try store.sessions.put(SessionRecord(sessionID: good, featureID: "demo", owner: "me", status: "running",
                                                    updatedAt: storeTestEpoch, revision: 1, sourcePeer: nil)))
-        #expect(try store.putTimerAnchor(sessionID: good, revision: 1, bytes: [1], at: storeTestEpoch))
-        #expect(try store.putWatermark(WatermarkRecord(peer: "P", sessionID: good, direction: .received, featureID: "demo",
+        #expect(try store.sessions.putTimerAnchor(sessionID: good, revision: 1, bytes: [1], at: storeTestEpoch))
+        #expect(try store.peers.putWatermark(WatermarkRecord(peer: "P", sessionID: good, direction: .received, featureID: "demo",
                                                        sequence: 3, updatedAt: storeTestEpoch)))
-        #expect(try store.putOutboundSlot(featureID: "demo", sessionID: good, revision: 2, bytes: [2], at: storeTestEpoch))
-        #expect(try store.putOutboundSlot(featureID: "other", revision: 1, bytes: [9], at: storeTestEpoch))
-        #expect(try store.putInboundSlot(peer: "P", featureID: "demo", sessionID: good, revision: 4, bytes: [4], at: storeTestEpoch))
+        #expect(try store.slots.putOutbound(featureID: "demo", sessionID: good, revision: 2, bytes: [2], at: storeTestEpoch))
+        #expect(try store.slots.putOutbound(featureID: "other", revision: 1, bytes: [9], at: storeTestEpoch))
+        #expect(try store.slots.putInbound(peer: "P", featureID: "demo", sessionID: good, revision: 4, bytes: [4], at: storeTestEpoch))
         store.close()
         let bad: SQLiteValue = .blob([1, 2, 3])
         try dir.alter([
@@ -98,12 +98,12 @@ struct StoreDamagedRowTests {
         ])
         store = try DeliveryStore.open(path: dir.path())
         defer { store.close() }
-        #expect(try store.listSessions().map(\.sessionID) == [good])
-        #expect(try store.listTimerAnchors().map(\.sessionID) == [good])
-        #expect(try store.watermarks().map(\.sessionID) == [good])
-        #expect(try store.listOutboundSlots().map(\.featureID) == ["demo", "other"])
-        #expect(try store.listOutboundSlots().map(\.sessionID) == [good, nil])
-        #expect(try store.listInboundSlots().map(\.sessionID) == [good])
+        #expect(try store.sessions.list().map(\.sessionID) == [good])
+        #expect(try store.sessions.listTimerAnchors().map(\.sessionID) == [good])
+        #expect(try store.peers.watermarks().map(\.sessionID) == [good])
+        #expect(try store.slots.listOutbound().map(\.featureID) == ["demo", "other"])
+        #expect(try store.slots.listOutbound().map(\.sessionID) == [good, nil])
+        #expect(try store.slots.listInbound().map(\.sessionID) == [good])
     }
 
     /// A peer's sequence counter (`outbox_peer`) damaged or lowered in the file never hands out a
@@ -113,8 +113,8 @@ struct StoreDamagedRowTests {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path())
-        for index in 0..<3 { _ = try store.enqueue(peer: "P", item: makeOutboxItem(index)) }
-        for index in 8..<10 { _ = try store.enqueue(peer: "Q", item: makeOutboxItem(index)) }
+        for index in 0..<3 { _ = try store.outbox.enqueue(peer: "P", item: makeOutboxItem(index)) }
+        for index in 8..<10 { _ = try store.outbox.enqueue(peer: "Q", item: makeOutboxItem(index)) }
         store.close()
         try dir.alter([
             ("UPDATE outbox_peer SET last_sequence = 'garbage' WHERE peer = 'P'", []),
@@ -122,10 +122,10 @@ struct StoreDamagedRowTests {
         ])
         store = try DeliveryStore.open(path: dir.path())
         defer { store.close() }
-        #expect(try store.enqueue(peer: "P", item: makeOutboxItem(3)).sequence == 4)
-        #expect(try store.enqueue(peer: "Q", item: makeOutboxItem(10)).sequence == 3)
-        #expect(try store.pendingOutbox(peer: "P", limit: 10).map(\.sequence) == [1, 2, 3, 4])
-        #expect(try store.pendingOutbox(peer: "P", limit: 10).map(\.item.payload) == (0..<4).map { makeOutboxItem($0).payload })
+        #expect(try store.outbox.enqueue(peer: "P", item: makeOutboxItem(3)).sequence == 4)
+        #expect(try store.outbox.enqueue(peer: "Q", item: makeOutboxItem(10)).sequence == 3)
+        #expect(try store.outbox.pending(peer: "P", limit: 10).map(\.sequence) == [1, 2, 3, 4])
+        #expect(try store.outbox.pending(peer: "P", limit: 10).map(\.item.payload) == (0..<4).map { makeOutboxItem($0).payload })
     }
 
     /// Outbox rows whose sequence was damaged (text) or made non-positive in the file move to
@@ -136,23 +136,23 @@ struct StoreDamagedRowTests {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path())
-        for index in 0..<4 { _ = try store.enqueue(peer: "P", item: makeOutboxItem(index)) }
-        _ = try store.enqueue(peer: "Q", item: makeOutboxItem(7))
+        for index in 0..<4 { _ = try store.outbox.enqueue(peer: "P", item: makeOutboxItem(index)) }
+        _ = try store.outbox.enqueue(peer: "Q", item: makeOutboxItem(7))
         store.close()
         try dir.alter([
             ("UPDATE outbox SET sequence = 'x' WHERE peer = 'P' AND sequence = 2", []),
             ("UPDATE outbox SET sequence = -5 WHERE peer = 'P' AND sequence = 3", []),
         ])
         store = try DeliveryStore.open(path: dir.path())
-        let pending = try store.pendingOutbox(peer: "P", limit: 10)
+        let pending = try store.outbox.pending(peer: "P", limit: 10)
         #expect(pending.map(\.sequence) == [1, 4, 5, 6])
         #expect(pending.map(\.item.payload) == [0, 3, 1, 2].map { makeOutboxItem($0).payload })
-        #expect(try store.pendingOutbox(peer: "Q", limit: 10).map(\.sequence) == [1], "other peers untouched")
-        #expect(try store.enqueue(peer: "P", item: makeOutboxItem(4)).sequence == 7)
-        #expect(try store.acknowledgeOutbox(peer: "P", upTo: 4) == 2, "the moved rows wait for their own ack")
+        #expect(try store.outbox.pending(peer: "Q", limit: 10).map(\.sequence) == [1], "other peers untouched")
+        #expect(try store.outbox.enqueue(peer: "P", item: makeOutboxItem(4)).sequence == 7)
+        #expect(try store.outbox.acknowledge(peer: "P", upTo: 4) == 2, "the moved rows wait for their own ack")
         store.close()
         store = try DeliveryStore.open(path: dir.path())
         defer { store.close() }
-        #expect(try store.pendingOutbox(peer: "P", limit: 10).map(\.sequence) == [5, 6, 7], "a clean file is left as it is")
+        #expect(try store.outbox.pending(peer: "P", limit: 10).map(\.sequence) == [5, 6, 7], "a clean file is left as it is")
     }
 }

@@ -16,7 +16,7 @@ struct StoreFileTests {
         var generator = SeededGenerator(seed: 0x5EED)
         let store = try DeliveryStore.open(path: path)
         for chunk in 0..<10 {
-            try store.enqueueBatch(peer: "A", items: (0..<50).map { makeOutboxItem(chunk * 50 + $0, size: 200) })
+            try store.outbox.enqueue(peer: "A", items: (0..<50).map { makeOutboxItem(chunk * 50 + $0, size: 200) })
         }
         store.close()
 
@@ -42,7 +42,7 @@ struct StoreFileTests {
         defer { dir.cleanUp() }
         let path = dir.path()
         let store = try DeliveryStore.open(path: path)
-        try store.enqueue(peer: "A", item: makeOutboxItem(1))
+        try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1))
         for file in [path, path + "-wal", path + "-shm"] {
             let attributes = try FileManager.default.attributesOfItem(atPath: file)
             #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file)")
@@ -81,7 +81,7 @@ struct StoreFileTests {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path())
-        _ = try store.enqueue(peer: "A", item: makeOutboxItem(1))
+        _ = try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1))
         store.close()
         // Make it look like a file written by the first release.
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
@@ -91,19 +91,19 @@ struct StoreFileTests {
 
         store = try DeliveryStore.open(path: dir.path())
         defer { store.close() }
-        #expect(try store.pendingOutbox(peer: "A", limit: 10).count == 1, "queued data survives the migration")
+        #expect(try store.outbox.pending(peer: "A", limit: 10).count == 1, "queued data survives the migration")
         let session = UUID()
         func mark(_ sequence: UInt64) -> WatermarkRecord {
             WatermarkRecord(peer: "A", sessionID: session, direction: .received, featureID: "demo", sequence: sequence,
                             updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
         }
-        #expect(try store.putWatermark(mark(5)))
-        #expect(try !store.putWatermark(mark(3)))
-        #expect(try store.watermarks().map(\.sequence) == [5])
-        let huge = #expect(throws: StoreError.self) { try store.putWatermark(mark(.max)) }
+        #expect(try store.peers.putWatermark(mark(5)))
+        #expect(try !store.peers.putWatermark(mark(3)))
+        #expect(try store.peers.watermarks().map(\.sequence) == [5])
+        let huge = #expect(throws: StoreError.self) { try store.peers.putWatermark(mark(.max)) }
         #expect(huge?.code == .invalidArgument)
-        _ = try store.dropPeer("A")
-        #expect(try store.watermarks().isEmpty, "unpairing forgets the peer's watermarks")
+        _ = try store.peers.drop("A")
+        #expect(try store.peers.watermarks().isEmpty, "unpairing forgets the peer's watermarks")
     }
 
     /// Version 5 drops the inbox's index by peer: a version-4 file keeps its items, and an
@@ -112,8 +112,8 @@ struct StoreFileTests {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path())
-        try store.receiveInbox(from: "A", items: [makeInboxItem(1), makeInboxItem(2)], at: storeTestEpoch)
-        try store.receiveInbox(from: "B", items: [makeInboxItem(3)], at: storeTestEpoch)
+        try store.inbox.receive(from: "A", items: [makeInboxItem(1), makeInboxItem(2)], at: storeTestEpoch)
+        try store.inbox.receive(from: "B", items: [makeInboxItem(3)], at: storeTestEpoch)
         store.close()
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
         func peerIndexes() throws -> [String] {
@@ -129,9 +129,9 @@ struct StoreFileTests {
         defer { check.close() }
         #expect(try check.query("SELECT name FROM sqlite_master WHERE name = 'inbox_by_peer'", [], "test") { $0.text(0) }.isEmpty)
         #expect(try check.first("PRAGMA user_version", [], "test") { $0.int64(0) } == StoreSchema.currentVersion)
-        #expect(try store.pendingInbox(featureID: "demo").map(\.item.senderSequence) == [1, 2, 3])
-        _ = try store.dropPeer("A")
-        #expect(try store.pendingInbox(featureID: "demo").map(\.peer) == ["B"])
+        #expect(try store.inbox.pending(featureID: "demo").map(\.item.senderSequence) == [1, 2, 3])
+        _ = try store.peers.drop("A")
+        #expect(try store.inbox.pending(featureID: "demo").map(\.peer) == ["B"])
     }
 
     @Test func aVersionTwoFileIsMigratedKeepingItsSeenSetInOrderPerPeer() throws {
@@ -139,7 +139,7 @@ struct StoreFileTests {
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
         let pending = makeInboxItem(9)
-        try store.receiveInbox(from: "A", items: [pending], at: storeTestEpoch)
+        try store.inbox.receive(from: "A", items: [pending], at: storeTestEpoch)
         store.close()
         // Make it look like a file written before either part of the seen-set had its own table:
         // one `inbox_seen` row per received item (acked or not), oldest first, and one damaged row.
@@ -156,19 +156,19 @@ struct StoreFileTests {
         raw.close()
 
         store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
-        #expect(try old.allSatisfy { try store.hasSeen(eventID: $0) }, "the old seen-set survives the migration")
+        #expect(try old.allSatisfy { try store.inbox.hasSeen(eventID: $0) }, "the old seen-set survives the migration")
         #expect(try store.counts().seenEventIDs == 6, "5 old IDs and the pending item's; the damaged row is dropped")
-        #expect(try store.receiveInbox(from: "A", items: [makeInboxItem(1, eventID: old[4])], at: storeTestEpoch) == [.duplicate])
+        #expect(try store.inbox.receive(from: "A", items: [makeInboxItem(1, eventID: old[4])], at: storeTestEpoch) == [.duplicate])
         // Acking the pending item (already remembered) and a new one: A's oldest go first, per peer.
         let fresh = makeInboxItem(10)
-        try store.receiveInbox(from: "A", items: [fresh], at: storeTestEpoch)
-        #expect(try store.acknowledgeInbox(ids: try store.pendingInbox(featureID: "demo").map(\.id)) == 2)
+        try store.inbox.receive(from: "A", items: [fresh], at: storeTestEpoch)
+        #expect(try store.inbox.acknowledge(ids: try store.inbox.pending(featureID: "demo").map(\.id)) == 2)
         store.close()
         store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(dedupHorizonPerPeer: 3))
         defer { store.close() }
-        #expect(try [old[0], old[1], old[3]].allSatisfy { try !store.hasSeen(eventID: $0) })
-        #expect(try [old[4], pending.eventID, fresh.eventID].allSatisfy { try store.hasSeen(eventID: $0) })
-        #expect(try store.hasSeen(eventID: old[2]), "B's ID is counted apart")
+        #expect(try [old[0], old[1], old[3]].allSatisfy { try !store.inbox.hasSeen(eventID: $0) })
+        #expect(try [old[4], pending.eventID, fresh.eventID].allSatisfy { try store.inbox.hasSeen(eventID: $0) })
+        #expect(try store.inbox.hasSeen(eventID: old[2]), "B's ID is counted apart")
         #expect(try store.counts().seenEventIDs == 4)
         let left = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
         defer { left.close() }
@@ -183,7 +183,7 @@ struct StoreFileTests {
 
         let store = try DeliveryStore.open(path: dir.path())
         store.close()
-        let closed = #expect(throws: StoreError.self) { try store.enqueue(peer: "A", item: makeOutboxItem(1)) }
+        let closed = #expect(throws: StoreError.self) { try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1)) }
         #expect(closed?.code == .closed)
     }
 
@@ -191,10 +191,10 @@ struct StoreFileTests {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(synchronous: .normal))
-        try store.enqueue(peer: "A", item: makeOutboxItem(1))
+        try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1))
         store.close()
         store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(verification: .full))
-        #expect(try store.pendingOutbox(peer: "A").count == 1)
+        #expect(try store.outbox.pending(peer: "A").count == 1)
         #expect(try store.databaseSize() > 0)
     }
 }

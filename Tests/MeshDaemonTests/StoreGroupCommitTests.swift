@@ -30,7 +30,7 @@ struct StoreGroupCommitTests {
         store.close()
 
         let reopened = try DeliveryStore.open(path: dir.path())
-        let entries = try reopened.pendingOutbox(peer: "A", limit: 10_000)
+        let entries = try reopened.outbox.pending(peer: "A", limit: 10_000)
         #expect(entries.count == senders * perSender)
         for sender in 0..<senders {
             let own = entries.map { payloadIndex($0.item.payload) }.filter { $0 / 1_000 == sender }
@@ -53,8 +53,8 @@ struct StoreGroupCommitTests {
         #expect(results.map { (try? $0.get()) != nil } == [true, false, true, true, true])
         if case .failure(let error) = results[1] { #expect(error.limit == .outboxBytesPerPeer(100)) }
         if case .success(.inbox(let receipt)) = results[4] { #expect(receipt == .duplicate) }
-        #expect(try store.pendingOutbox(peer: "A").map { payloadIndex($0.item.payload) } == [1, 3])
-        #expect(try store.pendingOutbox(peer: "A").map(\.sequence) == [1, 2])
+        #expect(try store.outbox.pending(peer: "A").map { payloadIndex($0.item.payload) } == [1, 3])
+        #expect(try store.outbox.pending(peer: "A").map(\.sequence) == [1, 2])
         #expect(try store.counts().inbox.items == 1)
     }
 
@@ -62,8 +62,8 @@ struct StoreGroupCommitTests {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
         let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxOutboxItemsPerPeer: 5))
-        for i in 1...5 { _ = try store.enqueue(peer: "A", item: makeOutboxItem(i)) }
-        #expect(throws: StoreError.self) { try store.enqueue(peer: "A", item: makeOutboxItem(6)) }
+        for i in 1...5 { _ = try store.outbox.enqueue(peer: "A", item: makeOutboxItem(i)) }
+        #expect(throws: StoreError.self) { try store.outbox.enqueue(peer: "A", item: makeOutboxItem(6)) }
 
         let results = store.commitGroup([
             .outbox(peer: "B", item: makeOutboxItem(100)),
@@ -75,8 +75,8 @@ struct StoreGroupCommitTests {
             if case .success(.acknowledged(let count)) = result { count } else { nil }
         }
         #expect(deleted == [nil, 3, 1, 0], "each delete counts what it removed; a repeat removes nothing")
-        #expect(try store.pendingOutbox(peer: "A").map { payloadIndex($0.item.payload) } == [4, 5])
-        #expect(try store.pendingOutbox(peer: "B").isEmpty)
+        #expect(try store.outbox.pending(peer: "A").map { payloadIndex($0.item.payload) } == [4, 5])
+        #expect(try store.outbox.pending(peer: "B").isEmpty)
         let counts = try store.counts()
         #expect(counts.outboxByPeer["A"]?.items == 2)
         #expect(counts.outboxByPeer["B"] == nil)
@@ -89,7 +89,7 @@ struct StoreGroupCommitTests {
         await #expect(throws: StoreError.self) { try await committer.acknowledgeOutbox(peer: "A", upTo: 6) }
         store.close()
         let reopened = try DeliveryStore.open(path: dir.path())
-        #expect(try reopened.pendingOutbox(peer: "A").map(\.sequence) == [6])
+        #expect(try reopened.outbox.pending(peer: "A").map(\.sequence) == [6])
     }
 
     @Test func onAFullDatabaseTheSendsOfTheGroupFailAndItsDeletesStillFreeSpace() throws {
@@ -98,7 +98,7 @@ struct StoreGroupCommitTests {
         let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxDatabaseBytes: 256 << 10))
         var accepted = 0
         for i in 0..<200 {
-            guard (try? store.enqueue(peer: "A", item: makeOutboxItem(i, size: 4_000))) != nil else { break }
+            guard (try? store.outbox.enqueue(peer: "A", item: makeOutboxItem(i, size: 4_000))) != nil else { break }
             accepted += 1
         }
         #expect(accepted > 10 && accepted < 200, "the file filled up after \(accepted) items")
@@ -117,7 +117,7 @@ struct StoreGroupCommitTests {
             return
         }
         #expect(removed == 10)
-        #expect(try store.pendingOutbox(peer: "A", limit: 1_000).map { payloadIndex($0.item.payload) } == Array(10..<accepted))
+        #expect(try store.outbox.pending(peer: "A", limit: 1_000).map { payloadIndex($0.item.payload) } == Array(10..<accepted))
         #expect(try store.counts().outboxByPeer["A"]?.items == accepted - 10)
         #expect(try store.integrityCheck() == ["ok"])
     }
@@ -135,7 +135,7 @@ struct StoreGroupCommitTests {
             try await committer.enqueue(peer: "A", item: makeOutboxItem(1))
         }
         #expect(error?.code == .closed)
-        #expect(try store.pendingInbox(featureID: "demo").count == 1)
+        #expect(try store.inbox.pending(featureID: "demo").count == 1)
     }
 
     @Test func theCommitThreadIsNamedSoToolsShowIt() async throws {
@@ -166,7 +166,7 @@ struct StoreGroupCommitTests {
             for index in 0..<count {
                 committer.enqueue(peer: "A", item: makeOutboxItem(index), on: loop) { result in
                     let sequence = (try? result.get())?.sequence ?? 0
-                    let durable = ((try? store.pendingOutbox(peer: "A", limit: 10_000)) ?? []).contains { $0.sequence == sequence }
+                    let durable = ((try? store.outbox.pending(peer: "A", limit: 10_000)) ?? []).contains { $0.sequence == sequence }
                     seen.value.append((index, sequence, loop.inEventLoop, durable))
                     if seen.value.count == count { done.succeed(seen.value) }
                 }
@@ -185,6 +185,6 @@ struct StoreGroupCommitTests {
         }
         let refusal = try await closed.futureResult.get()
         #expect(refusal.code == .closed && refusal.onLoop)
-        #expect(try store.pendingOutbox(peer: "A", limit: 10_000).count == count)
+        #expect(try store.outbox.pending(peer: "A", limit: 10_000).count == count)
     }
 }

@@ -81,8 +81,8 @@ extension StoreSpaceReserveTests {
         let store = try DeliveryStore.open(path: dir.path())
         defer { store.close() }
         #expect(!store.spaceReserve().held)
-        #expect(try store.enqueue(peer: "A", item: makeOutboxItem(1)).sequence == 1)
-        _ = try store.receiveInbox(from: "A", items: [makeInboxItem(1)], at: storeTestEpoch)
+        #expect(try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1)).sequence == 1)
+        _ = try store.inbox.receive(from: "A", items: [makeInboxItem(1)], at: storeTestEpoch)
         #expect(try store.counts().inbox.items == 1)
     }
 }

@@ -12,12 +12,12 @@ struct StoreTextTests {
         defer { dir.cleanUp() }
         let store = try DeliveryStore.open(path: dir.path())
         let feature = "demo\u{0}x", peer = "A\u{0}B"
-        try store.enqueue(peer: peer, item: makeOutboxItem(1, feature: feature))
-        try store.enqueue(peer: "A", item: makeOutboxItem(2, feature: "demo"))
-        let pending = try store.pendingOutbox(peer: peer)
+        try store.outbox.enqueue(peer: peer, item: makeOutboxItem(1, feature: feature))
+        try store.outbox.enqueue(peer: "A", item: makeOutboxItem(2, feature: "demo"))
+        let pending = try store.outbox.pending(peer: peer)
         #expect(pending.map(\.item.featureID) == [feature])
         #expect(pending.map(\.peer) == [peer])
-        #expect(try store.pendingOutbox(peer: "A").map(\.item.featureID) == ["demo"])
+        #expect(try store.outbox.pending(peer: "A").map(\.item.featureID) == ["demo"])
         store.close()
     }
 }

@@ -109,7 +109,7 @@ extension DeliveryRouter {
         // hand-out is recorded a tick later — the historical bug the simulator must catch.
         let recordLater = options.testBugHandOutBeforeDurable && !alreadyRecorded
         do {
-            if !alreadyRecorded && !recordLater { _ = try await worker.run { try store.markDelivered(ids: toRecord) } }
+            if !alreadyRecorded && !recordLater { _ = try await worker.run { try store.inbox.markDelivered(ids: toRecord) } }
         } catch {
             counters.storeErrors &+= 1
             logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])
@@ -131,7 +131,7 @@ extension DeliveryRouter {
             let router = self
             loop.scheduleTask(in: .milliseconds(100)) {
                 router.onLoop { router in
-                    router.spawn { _ = try? await $0.worker.run { try store.markDelivered(ids: toRecord) } }
+                    router.spawn { _ = try? await $0.worker.run { try store.inbox.markDelivered(ids: toRecord) } }
                 }
             }
         }
@@ -165,7 +165,7 @@ extension DeliveryRouter {
         let store = self.store, inboxIDs = ids.map(InboxID.init(rawValue:))
         let deleted: [Int64]
         do {
-            deleted = try await worker.run { try store.deleteInbox(ids: inboxIDs, permitting: permits).map(\.rawValue) }
+            deleted = try await worker.run { try store.inbox.delete(ids: inboxIDs, permitting: permits).map(\.rawValue) }
         } catch {
             throw MeshError.store(error)
         }

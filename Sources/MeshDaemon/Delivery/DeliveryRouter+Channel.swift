@@ -51,7 +51,7 @@ extension DeliveryRouter {
         _ = realtime.stopWaiting(for: peer)
         let store = self.store, key = peer.description
         do {
-            let summary = try await worker.run { try store.dropPeer(key) }
+            let summary = try await worker.run { try store.peers.drop(key) }
             logger.info("delivery data of unpaired device dropped",
                         metadata: ["peer.id": "\(peer.short)", "outbox": "\(summary.outboxItems)", "inbox": "\(summary.inboxItems)"])
         } catch {
@@ -64,7 +64,7 @@ extension DeliveryRouter {
     func resendState(to peer: DeviceID) async {
         let store = self.store
         guard let (slots, sessions, anchors) = try? await worker.run({
-            (try store.listOutboundSlots(), try store.listSessions(), try store.listTimerAnchors())
+            (try store.slots.listOutbound(), try store.sessions.list(), try store.sessions.listTimerAnchors())
         }) else {
             counters.storeErrors &+= 1
             return

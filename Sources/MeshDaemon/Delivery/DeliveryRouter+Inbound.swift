@@ -83,7 +83,7 @@ extension DeliveryRouter {
         let store = self.store
         do {
             // No per-ID queries: these passed the pipeline's dedup.
-            _ = try await worker.run { for (peer, ids) in batch { _ = try store.recordSeen(from: peer, eventIDs: ids, lookUp: false) } }
+            _ = try await worker.run { for (peer, ids) in batch { _ = try store.inbox.recordSeen(from: peer, eventIDs: ids, lookUp: false) } }
         } catch {
             noteStoreError(error, "could not remember delivered realtime event ids")
         }
@@ -135,7 +135,7 @@ extension DeliveryRouter {
             // What fits is stored even when the rest does not: a batch larger than the room left
             // would otherwise be refused whole at every resend, and never get through.
             receipts = try await worker.run {
-                try store.receiveInbox(from: key, items: toStore, at: at, storingWhatFits: true, handedOutFeatures: handedOut)
+                try store.inbox.receive(from: key, items: toStore, at: at, storingWhatFits: true, handedOutFeatures: handedOut)
             }
         } catch {
             counters.inboxRefused &+= UInt64(toStore.count)

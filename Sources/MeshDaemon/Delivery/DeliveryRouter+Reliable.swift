@@ -16,7 +16,7 @@ extension DeliveryRouter {
                   let read = peerStates[peer]?.outbox.nextRead(window: options.reliableWindow) else { return }
             let entries: [OutboxEntry]
             do {
-                entries = try await worker.run { try store.pendingOutbox(peer: key, after: read.after, limit: read.limit) }
+                entries = try await worker.run { try store.outbox.pending(peer: key, after: read.after, limit: read.limit) }
             } catch {
                 noteStoreError(error, "could not read the outbox")
                 return
@@ -151,7 +151,7 @@ extension DeliveryRouter {
             _ = try await committer.acknowledgeOutbox(peer: key, upTo: upTo)
         } catch let error as StoreError where error.code == .closed {
             let store = self.store
-            _ = try await worker.run { try store.acknowledgeOutbox(peer: key, upTo: upTo) }
+            _ = try await worker.run { try store.outbox.acknowledge(peer: key, upTo: upTo) }
         }
     }
 
@@ -159,7 +159,7 @@ extension DeliveryRouter {
     public func queue() async throws -> [(summary: OutboxSummary, attempts: Int, ageSeconds: Double)] {
         let store = self.store
         let items: [OutboxSummary]
-        do { items = try await worker.run { try store.listOutbox() } } catch { throw MeshError.store(error) }
+        do { items = try await worker.run { try store.outbox.list() } } catch { throw MeshError.store(error) }
         let now = wallNow()
         return items.map { summary in
             let peer = peersByKey[summary.peer]
@@ -173,7 +173,7 @@ extension DeliveryRouter {
     public func cancelQueued(id: Int64, permitting permits: (@Sendable (String) -> Bool)? = nil) async throws {
         let store = self.store
         let removed: Bool
-        do { removed = try await worker.run { try store.cancelOutbox(id: OutboxID(rawValue: id), permitting: permits) } } catch {
+        do { removed = try await worker.run { try store.outbox.cancel(id: OutboxID(rawValue: id), permitting: permits) } } catch {
             throw MeshError.store(error)
         }
         guard removed else { throw MeshError.notFound("no queued item has id \(id); see `meshctl queue`") }

@@ -19,7 +19,7 @@ extension DeliveryRouter {
                 let after = cursor
                 let page: [InboxEntry]
                 do {
-                    page = try await worker.run { try store.pendingInbox(featureIDs: features, after: after, limit: 500) }
+                    page = try await worker.run { try store.inbox.pending(featureIDs: features, after: after, limit: 500) }
                 } catch {
                     // The rest of the inbox stays stored; a replay tries again later.
                     noteStoreError(error, "could not read the inbox of features \(features.joined(separator: ",")) to hand it to an app")
@@ -80,7 +80,7 @@ extension DeliveryRouter {
             guard isAttached(key) else { break }
             let entries: [InboxEntry]
             do {
-                entries = try await worker.run { try store.inboxEntries(ids: chunk) }
+                entries = try await worker.run { try store.inbox.entries(ids: chunk) }
             } catch {
                 counters.storeErrors &+= 1
                 logger.error("could not read shed inbox items to offer them again", metadata: ["error": "\(error)"])
@@ -118,7 +118,7 @@ extension DeliveryRouter {
             let ids = handOut.takeUnrecorded(key)
             guard !ids.isEmpty else { return }
             do {
-                _ = try await worker.run { try store.markDelivered(ids: ids) }
+                _ = try await worker.run { try store.inbox.markDelivered(ids: ids) }
             } catch {
                 counters.storeErrors &+= 1
                 logger.error("could not mark inbox items delivered; offered again later", metadata: ["error": "\(error)"])

@@ -200,7 +200,7 @@ extension DeliveryRouter {
         let store = self.store
         spawn { router in
             do {
-                _ = try await router.worker.run { try store.cancelOutbox(id: receipt.id) }
+                _ = try await router.worker.run { try store.outbox.cancel(id: receipt.id) }
             } catch {
                 router.noteStoreError(error, "could not delete an item queued for an unpaired device")
             }

@@ -13,11 +13,11 @@ extension DeliveryRouter {
         }
         let store = self.store
         let existing: SessionRecord?
-        do { existing = try await worker.run { try store.session(id: sessionID) } } catch { throw MeshError.store(error) }
+        do { existing = try await worker.run { try store.sessions.record(id: sessionID) } } catch { throw MeshError.store(error) }
         if existing?.status == "closed" { throw MeshError.sessionClosed(sessionID.uuidString) }
         let record = SessionRecord(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
                                    updatedAt: wallNow(), revision: (existing?.revision ?? 0) + 1, sourcePeer: nil)
-        do { _ = try await worker.run { try store.putSession(record) } } catch { throw MeshError.store(error) }
+        do { _ = try await worker.run { try store.sessions.put(record) } } catch { throw MeshError.store(error) }
         emit(.session(record, change: existing == nil ? .announced : .updated), feature: featureID)
         for (peer, state) in peerStates where state.active {
             await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
@@ -34,7 +34,7 @@ extension DeliveryRouter {
         let slot: SnapshotSlot?
         do {
             (existing, slot) = try await worker.run {
-                (try store.session(id: sessionID), try store.outboundSlot(featureID: featureID, sessionID: sessionID))
+                (try store.sessions.record(id: sessionID), try store.slots.outbound(featureID: featureID, sessionID: sessionID))
             }
         } catch {
             throw MeshError.store(error)
@@ -53,7 +53,7 @@ extension DeliveryRouter {
         } catch {
             throw MeshError.invalidArgument("session.close: \(error)")
         }
-        do { _ = try await worker.run { try store.putSession(record) } } catch { throw MeshError.store(error) }
+        do { _ = try await worker.run { try store.sessions.put(record) } } catch { throw MeshError.store(error) }
         emit(.session(record, change: .closed), feature: featureID)
         let peers = peerStates.keys.sorted()
         let item = DeliveryItem(eventID: metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
@@ -97,7 +97,7 @@ extension DeliveryRouter {
         let waiting = deliveryWaits.waiting(on: peer)
         guard !waiting.isEmpty else { return }
         let store = self.store, key = key(peer)
-        guard let queued = try? await worker.run({ Set(try store.listOutbox(peer: key).map(\.eventID)) }) else { return }
+        guard let queued = try? await worker.run({ Set(try store.outbox.list(peer: key).map(\.eventID)) }) else { return }
         for (id, eventID) in waiting where !queued.contains(eventID) { deliveryWaits.finish(id, delivered: true) }
     }
 
@@ -109,15 +109,15 @@ extension DeliveryRouter {
     /// The directory, optionally of one feature, most recently updated first.
     public func sessions(featureID: String?) async throws -> [SessionRecord] {
         let store = self.store
-        do { return try await worker.run { try store.listSessions(featureID: featureID) } } catch { throw MeshError.store(error) }
+        do { return try await worker.run { try store.sessions.list(featureID: featureID) } } catch { throw MeshError.store(error) }
     }
 
     func sessionReceived(_ message: DeliverySessionRecord, from peer: DeviceID) async {
         counters.sessionsReceived &+= 1
         let record = message.record(sourcePeer: peer.description), store = self.store
         guard let (existing, changed) = try? await worker.run({
-            let existing = try store.session(id: record.sessionID)
-            return (existing, try store.putSession(record))
+            let existing = try store.sessions.record(id: record.sessionID)
+            return (existing, try store.sessions.put(record))
         }) else {
             counters.storeErrors &+= 1
             return
@@ -136,7 +136,7 @@ extension DeliveryRouter {
         let store = self.store, at = wallNow(), bytes = record.encoded()
         let stored: Bool
         do {
-            stored = try await worker.run { try store.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at) }
+            stored = try await worker.run { try store.sessions.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at) }
         } catch {
             throw MeshError.store(error)
         }
@@ -165,7 +165,7 @@ extension DeliveryRouter {
         local.anchor = record.anchor.shifted(by: -offset)
         let store = self.store, at = wallNow(), bytes = local.encoded(), sessionID = local.sessionID, revision = local.revision
         guard let stored = try? await worker.run({
-            try store.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at)
+            try store.sessions.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at)
         }) else {
             counters.storeErrors &+= 1
             return
@@ -218,7 +218,7 @@ extension DeliveryRouter {
         let store = self.store
         spawn { router in
             do {
-                _ = try await router.worker.run { try store.putWatermark(record) }
+                _ = try await router.worker.run { try store.peers.putWatermark(record) }
             } catch {
                 router.noteStoreError(error, "could not store a delivery watermark")
             }
@@ -244,7 +244,7 @@ extension DeliveryRouter {
         let store = self.store
         let records: [WatermarkRecord]
         do {
-            records = try await worker.run { try store.watermarks() }
+            records = try await worker.run { try store.peers.watermarks() }
         } catch {
             noteStoreError(error, "could not read the stored delivery watermarks")
             return

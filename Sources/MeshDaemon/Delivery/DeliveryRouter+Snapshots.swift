@@ -19,13 +19,13 @@ extension DeliveryRouter {
         let peers = try await targets(target)
         let store = self.store, at = wallNow()
         if metadata.payloadType != Self.sessionClosedPayloadType,
-           let record = try? await worker.run({ try store.session(id: metadata.sessionID) }), record.status == "closed" {
+           let record = try? await worker.run({ try store.sessions.record(id: metadata.sessionID) }), record.status == "closed" {
             throw MeshError.sessionClosed(metadata.sessionID.uuidString)
         }
         let stored: Bool
         do {
             stored = try await worker.run {
-                try store.putOutboundSlot(featureID: metadata.featureID, sessionID: metadata.sessionID,
+                try store.slots.putOutbound(featureID: metadata.featureID, sessionID: metadata.sessionID,
                                           revision: snapshot.revision, bytes: encoded, at: at)
             }
         } catch {
@@ -51,7 +51,7 @@ extension DeliveryRouter {
     /// The revision in this device's outbound slot of a feature (and session), if any.
     public func outboundRevision(featureID: String, sessionID: UUID?) async throws -> UInt64? {
         let store = self.store
-        do { return try await worker.run { try store.outboundSlot(featureID: featureID, sessionID: sessionID)?.revision } } catch {
+        do { return try await worker.run { try store.slots.outbound(featureID: featureID, sessionID: sessionID)?.revision } } catch {
             throw MeshError.store(error)
         }
     }
@@ -70,10 +70,10 @@ extension DeliveryRouter {
         do {
             stored = try await worker.run {
                 if metadata.payloadType != Self.sessionClosedPayloadType,
-                   let record = try store.session(id: metadata.sessionID), record.status == "closed" {
+                   let record = try store.sessions.record(id: metadata.sessionID), record.status == "closed" {
                     return false
                 }
-                return try store.putInboundSlot(peer: key, featureID: metadata.featureID, sessionID: metadata.sessionID,
+                return try store.slots.putInbound(peer: key, featureID: metadata.featureID, sessionID: metadata.sessionID,
                                                 revision: snapshot.revision, bytes: bytes, at: at)
             }
         } catch {
@@ -94,7 +94,7 @@ extension DeliveryRouter {
         let key: String? = if let peer, !peer.isEmpty { try resolvePairedPeer(peer).description } else { nil }
         let store = self.store
         let slots: [SnapshotSlot]
-        do { slots = try await worker.run { try store.listInboundSlots(peer: key) } } catch { throw MeshError.store(error) }
+        do { slots = try await worker.run { try store.slots.listInbound(peer: key) } } catch { throw MeshError.store(error) }
         let best = slots.filter { $0.featureID == featureID && (sessionID == nil || $0.sessionID == sessionID) }
             .max { $0.updatedAt < $1.updatedAt }
         return best.map { ($0.peer ?? "", $0.bytes) }
@@ -134,7 +134,7 @@ extension DeliveryRouter {
         }
         let store = self.store
         let slot = try? await worker.run {
-            try store.listOutboundSlots().filter {
+            try store.slots.listOutbound().filter {
                 $0.sessionID == request.sessionID && (request.featureID == nil || $0.featureID == request.featureID)
             }.max { $0.updatedAt < $1.updatedAt }
         }

@@ -1,4 +1,4 @@
-/// A sink whose inbox hand-out could not be recorded in the store (`markDelivered` failed, as on
+/// A sink whose inbox hand-out could not be recorded in the store (`StoreInbox.markDelivered` failed, as on
 /// a full disk). Inbox items are not handed to it without that record (an app that dies before
 /// acking must get them flagged as redeliveries), and handing later items first would break
 /// per-peer order; so it gets no inbox item until a replay, tried again with backoff from the

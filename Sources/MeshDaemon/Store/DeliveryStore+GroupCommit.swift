@@ -34,16 +34,16 @@ extension DeliveryStore {
                         do {
                             switch write {
                             case .outbox(let peer, let item):
-                                let receipt = try insertOutbox(item, peer: peer, db: db, batch: &batch,
+                                let receipt = try outbox.insert(item, peer: peer, db: db, batch: &batch,
                                                                operation: "enqueue outbox item for peer \(peer)")
                                 results.append(.success(.outbox(receipt)))
                             case .inbox(let peer, let item, let time):
-                                let receipt = try insertInbox(item, peer: peer, at: time, db: db, batch: &batch,
-                                                              operation: "store received item from peer \(peer)")
+                                let receipt = try inbox.insert(item, peer: peer, at: time, db: db, batch: &batch,
+                                                               operation: "store received item from peer \(peer)")
                                 results.append(.success(.inbox(receipt)))
                             case .acknowledgeOutbox(let peer, let upTo):
-                                let removed = try deleteAcknowledgedOutbox(peer: peer, upTo: upTo, db: db,
-                                                                           operation: "acknowledge outbox for peer \(peer)")
+                                let removed = try outbox.deleteAcknowledged(peer: peer, upTo: upTo, db: db,
+                                                                            operation: "acknowledge outbox for peer \(peer)")
                                 batch.outboxRemoved[peer] = (batch.outboxRemoved[peer] ?? QueueTally()) + removed
                                 results.append(.success(.acknowledged(removed.items)))
                             }
@@ -51,7 +51,7 @@ extension DeliveryStore {
                             results.append(.failure(error))
                         }
                     }
-                    try finishOutbox(db: db, batch: batch, operation: operation)
+                    try outbox.saveSequences(db: db, batch: batch, operation: operation)
                     return results
                 }
                 tallies.apply(batch)
@@ -66,12 +66,12 @@ extension DeliveryStore {
 
     /// The group rolled back: its writes fail with `error`, except the outbox deletes, which run
     /// again on their own. They free space, so on a full disk they must not wait for room that
-    /// only they can make (``acknowledgeOutbox(peer:upTo:)`` gives up the space reserve).
+    /// only they can make (``StoreOutbox/acknowledge(peer:upTo:)`` gives up the space reserve).
     private func failed(_ writes: [GroupWrite], with error: StoreError) -> [Result<GroupWriteResult, StoreError>] {
         writes.map { write in
             guard case .acknowledgeOutbox(let peer, let upTo) = write else { return .failure(error) }
             do {
-                return .success(.acknowledged(try acknowledgeOutbox(peer: peer, upTo: upTo)))
+                return .success(.acknowledged(try outbox.acknowledge(peer: peer, upTo: upTo)))
             } catch let error as StoreError {
                 return .failure(error)
             } catch {

@@ -4,6 +4,12 @@ import Foundation
 /// The daemon's durable store: per-peer outbox, inbox with dedup, latest-state slots, the
 /// session directory and timer anchors, in one SQLite file (WAL mode).
 ///
+/// This type owns the connection: it opens, checks and closes the file, holds the lock, the
+/// space reserve and the in-memory state derived from the tables (queue tallies, seen-sets),
+/// and commits groups of writes (``StoreGroupCommitter``). The tables are read and written
+/// through its gateways, one per concern: ``outbox``, ``inbox``, ``slots``, ``sessions`` and
+/// ``peers``. A gateway is a view of the store (no state, lock or allocation of its own).
+///
 /// Thread safety: internally locked. Every method takes one lock for its whole duration, so
 /// calls from any thread or actor are serialised; a call blocks its caller for the duration
 /// of one SQLite transaction (one fsync with `synchronous = FULL`). Call it from the daemon's
@@ -29,6 +35,17 @@ public final class DeliveryStore: @unchecked Sendable {
     var ackedBatches: SeenBatches
     /// Space held back for deletes on a full disk; guarded by `lock`.
     private let reserve: StoreSpaceReserve
+
+    /// The outbox: reliable items for peer daemons, per-peer FIFO, until the peer acks.
+    public var outbox: StoreOutbox { StoreOutbox(store: self) }
+    /// The inbox: items received from peer daemons, deduplicated, until an app acks.
+    public var inbox: StoreInbox { StoreInbox(store: self) }
+    /// Latest-state slots, outbound and per peer inbound.
+    public var slots: StoreSlots { StoreSlots(store: self) }
+    /// The session directory and timer anchors.
+    public var sessions: StoreSessions { StoreSessions(store: self) }
+    /// Per-peer state: delivery watermarks, and forgetting a peer when it is unpaired.
+    public var peers: StorePeers { StorePeers(store: self) }
 
     private init(path: String, options: DeliveryStoreOptions, connection: SQLiteConnection, tallies: StoreTallies,
                  seenBatches: SeenBatches, ackedBatches: SeenBatches) {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A stored inbox item with its delivery count, as returned by ``DeliveryStore/pendingInbox(featureID:after:limit:)``.
+/// A stored inbox item with its delivery count, as returned by ``StoreInbox/pending(featureID:after:limit:)``.
 public struct InboxEntry: Sendable, Equatable {
     /// Store-wide id, in arrival order.
     public var id: InboxID
@@ -10,7 +10,7 @@ public struct InboxEntry: Sendable, Equatable {
     public var item: InboxItem
     /// When this daemon stored it.
     public var receivedAt: Date
-    /// How many times ``DeliveryStore/markDelivered(ids:)`` was called for it.
+    /// How many times ``StoreInbox/markDelivered(ids:)`` was called for it.
     public var deliveryCount: Int
     /// The row's event or session ID was damaged in the file: `item` holds
     /// ``StoreColumns/damagedID`` in its place (the payload still carries the envelope whole).

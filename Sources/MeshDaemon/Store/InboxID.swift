@@ -1,6 +1,6 @@
 /// The store-wide identifier of an inbox item, in arrival order. Never reused.
 ///
-/// Pass it back to ``DeliveryStore/markDelivered(ids:)`` and ``DeliveryStore/acknowledgeInbox(ids:)``.
+/// Pass it back to ``StoreInbox/markDelivered(ids:)`` and ``StoreInbox/acknowledge(ids:)``.
 public struct InboxID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The underlying row id.
     public let rawValue: Int64

@@ -1,4 +1,4 @@
-/// What ``DeliveryStore/receiveInbox(from:items:at:)`` did with one received item.
+/// What ``StoreInbox/receive(from:items:at:storingWhatFits:handedOutFeatures:)`` did with one received item.
 ///
 /// Both outcomes mean the item is safe with this daemon: acknowledge both to the sender.
 public enum InboxReceipt: Sendable, Equatable {

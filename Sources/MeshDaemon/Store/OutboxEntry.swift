@@ -1,6 +1,6 @@
 import Foundation
 
-/// A queued outbox item with its delivery bookkeeping, as returned by ``DeliveryStore/pendingOutbox(peer:after:limit:)``.
+/// A queued outbox item with its delivery bookkeeping, as returned by ``StoreOutbox/pending(peer:after:limit:)``.
 public struct OutboxEntry: Sendable, Equatable {
     /// Store-wide id.
     public var id: OutboxID
@@ -15,7 +15,7 @@ public struct OutboxEntry: Sendable, Equatable {
     /// When the last attempt was recorded, if any.
     public var lastAttemptAt: Date?
     /// Its event or session ID was damaged in the file and this read repaired it (see
-    /// ``DeliveryStore/pendingOutbox(peer:after:limit:)``).
+    /// ``StoreOutbox/pending(peer:after:limit:)``).
     public var repairedID: Bool
 
     /// Creates an entry.

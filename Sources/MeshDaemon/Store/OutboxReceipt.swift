@@ -1,4 +1,4 @@
-/// Where an enqueued item sits: returned by ``DeliveryStore/enqueue(peer:item:)`` once it is durable.
+/// Where an enqueued item sits: returned by ``StoreOutbox/enqueue(peer:item:)`` once it is durable.
 public struct OutboxReceipt: Sendable, Equatable {
     /// Store-wide id (for `meshctl queue cancel`).
     public var id: OutboxID

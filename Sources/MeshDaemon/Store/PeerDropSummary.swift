@@ -1,4 +1,4 @@
-/// What ``DeliveryStore/dropPeer(_:)`` deleted when a peer was unpaired.
+/// What ``StorePeers/drop(_:)`` deleted when a peer was unpaired.
 public struct PeerDropSummary: Sendable, Equatable {
     /// Outbox items that were still queued for the peer.
     public var outboxItems: Int

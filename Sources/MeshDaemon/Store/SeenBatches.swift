@@ -1,7 +1,7 @@
 import Foundation
 
 /// A part of the seen-set stored as appended rows — `seen_batch`: event IDs that reached an app
-/// live (``DeliveryStore/recordSeen(from:eventIDs:)``); `acked_batch`: event IDs of inbox items
+/// live (``StoreInbox/recordSeen(from:eventIDs:lookUp:)``); `acked_batch`: event IDs of inbox items
 /// that left the inbox (an app's ack, or an unpair) — one row per call and peer (16 bytes per ID,
 /// in order), mirrored here in memory for lookups.
 ///

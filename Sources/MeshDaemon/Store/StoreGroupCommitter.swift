@@ -45,7 +45,7 @@ public final class StoreGroupCommitter: @unchecked Sendable {
     }
 
     /// Queues `item` for `peer` durably, sharing the commit with concurrent callers.
-    /// Same semantics and errors as ``DeliveryStore/enqueue(peer:item:)``.
+    /// Same semantics and errors as ``StoreOutbox/enqueue(peer:item:)``.
     /// Suspends on the caller's executor (`nonisolated(nonsending)`), so no hop to the shared pool.
     public nonisolated(nonsending) func enqueue(peer: String, item: OutboxItem) async throws -> OutboxReceipt {
         guard case .outbox(let receipt) = try await submit(.outbox(peer: peer, item: item)) else {
@@ -55,7 +55,7 @@ public final class StoreGroupCommitter: @unchecked Sendable {
     }
 
     /// Stores a received item durably, sharing the commit with concurrent callers.
-    /// Same semantics and errors as ``DeliveryStore/receiveInbox(from:items:at:)`` for one item.
+    /// Same semantics and errors as ``StoreInbox/receive(from:items:at:storingWhatFits:handedOutFeatures:)`` for one item.
     public nonisolated(nonsending) func receive(from peer: String, item: InboxItem, at time: Date) async throws -> InboxReceipt {
         guard case .inbox(let receipt) = try await submit(.inbox(peer: peer, item: item, at: time)) else {
             throw mismatch()
@@ -65,7 +65,7 @@ public final class StoreGroupCommitter: @unchecked Sendable {
 
     /// Deletes `peer`'s outbox items up to `upTo` (the peer daemon stored them), in the next
     /// group commit: the deletes share the fsync of the writes committed with them. Returns how
-    /// many items went. Same semantics and errors as ``DeliveryStore/acknowledgeOutbox(peer:upTo:)``.
+    /// many items went. Same semantics and errors as ``StoreOutbox/acknowledge(peer:upTo:)``.
     public nonisolated(nonsending) func acknowledgeOutbox(peer: String, upTo: UInt64) async throws -> Int {
         guard case .acknowledged(let count) = try await submit(.acknowledgeOutbox(peer: peer, upTo: upTo)) else {
             throw mismatch()

@@ -116,7 +116,7 @@ enum StoreSchema {
         );
         CREATE INDEX acked_batch_by_peer ON acked_batch (peer, id);
         """,
-        // Version 5: no index of the inbox by peer. Only an unpair (`dropPeer`) looks the inbox
+        // Version 5: no index of the inbox by peer. Only an unpair (`StorePeers.drop`) looks the inbox
         // up by peer, and a scan of the bounded inbox serves it; every received item paid for
         // the index twice, at its insert and at its delete (≈ 10 % of the receiver's CPU per
         // reliable item).

@@ -1,7 +1,14 @@
 import Foundation
 
-/// Inbox: items received from peer daemons, deduplicated by event ID, kept until an app acks.
-extension DeliveryStore {
+/// The inbox tables of a ``DeliveryStore`` (`store.inbox`): items received from peer daemons,
+/// deduplicated by event ID, kept until an app acks; and the seen-sets that remember event IDs
+/// after that (`acked_batch`) or that reached an app by another path (`seen_batch`).
+///
+/// A view of the store: it runs on the store's connection under the store's lock, and keeps
+/// the store's inbox tally and seen-sets in memory in step after each commit.
+public struct StoreInbox: Sendable {
+    let store: DeliveryStore
+
     /// Stores received items from `peer` in one transaction and says, per item, whether it was
     /// new or a duplicate. Acknowledge both kinds to the sender once this returns.
     ///
@@ -18,7 +25,7 @@ extension DeliveryStore {
     /// Items of `handedOutFeatures` are recorded as delivered in the same transaction (as
     /// ``markDelivered(ids:)`` would): the caller hands them to an attached app right after.
     @discardableResult
-    public func receiveInbox(from peer: String, items: [InboxItem], at time: Date, storingWhatFits: Bool = false,
+    public func receive(from peer: String, items: [InboxItem], at time: Date, storingWhatFits: Bool = false,
                              handedOutFeatures: Set<String> = []) throws -> [InboxReceipt] {
         guard !items.isEmpty else { return [] }
         // Received items get the space reserve only while the inbox is empty. Otherwise an app's
@@ -26,7 +33,7 @@ extension DeliveryStore {
         // last ack the reserve takes back the room a checkpoint gave, the WAL cannot grow, and
         // every resend of the sender would be refused for good (seen with a 3 MiB disk: 240 of
         // 400 items, then nothing for minutes).
-        return try withConnectionFreeingSpace(onlyIf: { tallies.inbox.items == 0 }) { db in
+        return try store.withConnectionFreeingSpace(onlyIf: { store.tallies.inbox.items == 0 }) { db in
             let operation = "store received items from peer \(peer)"
             var batch = StoreWriteBatch()
             let receipts = try db.transaction(operation) {
@@ -34,7 +41,7 @@ extension DeliveryStore {
                 receipts.reserveCapacity(items.count)
                 for item in items {
                     do {
-                        receipts.append(try insertInbox(item, peer: peer, at: time, handedOut: handedOutFeatures.contains(item.featureID),
+                        receipts.append(try insert(item, peer: peer, at: time, handedOut: handedOutFeatures.contains(item.featureID),
                                                         db: db, batch: &batch, operation: operation))
                     } catch let error as StoreError where storingWhatFits && !receipts.isEmpty && error.code == .full && error.isConfiguredLimit {
                         break    // checked before the insert: nothing of this item was written
@@ -42,7 +49,7 @@ extension DeliveryStore {
                 }
                 return receipts
             }
-            tallies.apply(batch)
+            store.tallies.apply(batch)
             return receipts
         }
     }
@@ -56,9 +63,9 @@ extension DeliveryStore {
     /// twice only takes a second place within the horizon.
     public func recordSeen(from peer: String, eventIDs: [UUID], lookUp: Bool = true) throws -> [Bool] {
         guard !eventIDs.isEmpty else { return [] }
-        return try withConnection { db in
+        return try store.withConnection { db in
             let operation = "remember event ids from peer \(peer)"
-            let horizon = options.dedupHorizonPerPeer
+            let horizon = store.options.dedupHorizonPerPeer
             // One transaction for the lookups too: SQLite then takes its file locks once, not
             // once per probed ID.
             let (fresh, change) = try db.transaction(operation) { () throws -> ([Bool], SeenBatches.Change?) in
@@ -68,7 +75,7 @@ extension DeliveryStore {
                 var addedSet = EventIDSet(minimumCapacity: eventIDs.count)
                 for eventID in eventIDs {
                     let known = try addedSet.contains(eventID)
-                        || (lookUp ? isKnown(eventID, db: db, operation: operation) : seenBatches.contains(eventID))
+                        || (lookUp ? isKnown(eventID, db: db, operation: operation) : store.seenBatches.contains(eventID))
                     fresh.append(!known)
                     if !known {
                         added.append(eventID)
@@ -77,16 +84,16 @@ extension DeliveryStore {
                 }
                 guard !added.isEmpty else { return (fresh, nil) }
                 // (No local copy of `seenBatches`: `apply` below then mutates it without copying.)
-                return (fresh, try seenBatches.record(added, peer: peer, horizon: horizon, db: db, operation: operation))
+                return (fresh, try store.seenBatches.record(added, peer: peer, horizon: horizon, db: db, operation: operation))
             }
-            if let change { seenBatches.apply(change) }
+            if let change { store.seenBatches.apply(change) }
             return fresh
         }
     }
 
     /// Whether `eventID` is in the inbox or the seen-set.
     public func hasSeen(eventID: UUID) throws -> Bool {
-        try withConnection { db in try isKnown(eventID, db: db, operation: "look up event id") }
+        try store.withConnection { db in try isKnown(eventID, db: db, operation: "look up event id") }
     }
 
     /// Unacknowledged items for `featureID` after `after`, in arrival order (so per-sender FIFO),
@@ -97,8 +104,8 @@ extension DeliveryStore {
     /// place of that ID. Handing out needs neither (the app reads the envelope, IDs included,
     /// from the payload, and acks by inbox ID); ``InboxEntry/hasDamagedID`` tells the router to
     /// count and log it.
-    public func pendingInbox(featureID: String, after: InboxID? = nil, limit: Int = 100) throws -> [InboxEntry] {
-        try withConnection { db in
+    public func pending(featureID: String, after: InboxID? = nil, limit: Int = 100) throws -> [InboxEntry] {
+        try store.withConnection { db in
             try db.query("""
                 SELECT \(Self.inboxEntryColumns) FROM inbox WHERE feature = ? AND id > ? ORDER BY id LIMIT ?
                 """, [.text(featureID), .integer(after?.rawValue ?? 0), .integer(Int64(max(0, limit)))],
@@ -109,30 +116,30 @@ extension DeliveryStore {
     /// The first `limit` inbox items of any of `featureIDs` after `after`, in id order (the
     /// order they arrived in, across features: an attachment of several features gets each
     /// peer's items in the order they were sent). Ids come from the `(feature, id)` index per
-    /// feature, merged; then the rows by id (``inboxEntries(ids:)``: an item acknowledged in
+    /// feature, merged; then the rows by id (``entries(ids:)``: an item acknowledged in
     /// between is left out).
-    public func pendingInbox(featureIDs: [String], after: InboxID? = nil, limit: Int = 100) throws -> [InboxEntry] {
+    public func pending(featureIDs: [String], after: InboxID? = nil, limit: Int = 100) throws -> [InboxEntry] {
         let features = Array(Set(featureIDs)).sorted()
         guard features.count > 1 else {
             guard let only = features.first else { return [] }
-            return try pendingInbox(featureID: only, after: after, limit: limit)
+            return try pending(featureID: only, after: after, limit: limit)
         }
-        let ids = try withConnection { db in
+        let ids = try store.withConnection { db in
             try features.flatMap { feature in
                 try db.query("SELECT id FROM inbox WHERE feature = ? AND id > ? ORDER BY id LIMIT ?",
                              [.text(feature), .integer(after?.rawValue ?? 0), .integer(Int64(max(0, limit)))],
                              "read inbox for feature \(feature)") { InboxID(rawValue: $0.int64(0)) }
             }
         }
-        return try inboxEntries(ids: Array(ids.sorted().prefix(max(0, limit))))
+        return try entries(ids: Array(ids.sorted().prefix(max(0, limit))))
     }
 
     /// The unacknowledged items among `ids`, in id order (ids of acknowledged items are left
     /// out). For re-offering items a connection shed before its app saw them. Damaged IDs are
-    /// read as in ``pendingInbox(featureID:after:limit:)``.
-    public func inboxEntries(ids: [InboxID]) throws -> [InboxEntry] {
+    /// read as in ``pending(featureID:after:limit:)``.
+    public func entries(ids: [InboxID]) throws -> [InboxEntry] {
         guard !ids.isEmpty else { return [] }
-        return try withConnection { db in
+        return try store.withConnection { db in
             let operation = "read inbox items by id"
             return try ids.compactMap { id throws -> InboxEntry? in
                 try db.first("SELECT \(Self.inboxEntryColumns) FROM inbox WHERE id = ?", [.integer(id.rawValue)], operation,
@@ -163,7 +170,7 @@ extension DeliveryStore {
         guard !ids.isEmpty else { return 0 }
         // With the space reserve: items are handed to the app only after this record, and only
         // the app's ack can delete them, so on a full disk nothing could drain without it.
-        return try withConnectionFreeingSpace { db in
+        return try store.withConnectionFreeingSpace { db in
             let operation = "mark inbox items delivered"
             return try db.transaction(operation) {
                 var changed = 0
@@ -180,15 +187,15 @@ extension DeliveryStore {
     /// (`acked_batch`, one row per sending peer), in one transaction. Returns how many were
     /// deleted; unknown ids are ignored.
     @discardableResult
-    public func acknowledgeInbox(ids: [InboxID]) throws -> Int {
-        try deleteInbox(ids: ids).count
+    public func acknowledge(ids: [InboxID]) throws -> Int {
+        try delete(ids: ids).count
     }
 
-    /// As ``acknowledgeInbox(ids:)``, returning the ids that named an item. With `permits`,
+    /// As ``acknowledge(ids:)``, returning the ids that named an item. With `permits`,
     /// items whose feature it does not accept are left in the inbox (treated as unknown ids).
-    public func deleteInbox(ids: [InboxID], permitting permits: ((String) -> Bool)? = nil) throws -> [InboxID] {
+    public func delete(ids: [InboxID], permitting permits: ((String) -> Bool)? = nil) throws -> [InboxID] {
         guard !ids.isEmpty else { return [] }
-        return try withConnectionFreeingSpace { db in
+        return try store.withConnectionFreeingSpace { db in
             let operation = "acknowledge inbox items"
             let (deleted, changes) = try db.transaction(operation) { () throws -> ([(InboxID, Int)], [SeenBatches.Change]) in
                 var deleted: [(InboxID, Int)] = []
@@ -206,10 +213,10 @@ extension DeliveryStore {
                     deleted.append((id, size))
                     left.append((peer, eventID))
                 }
-                return (deleted, try rememberLeftInbox(left, db: db, operation: operation))
+                return (deleted, try rememberLeft(left, db: db, operation: operation))
             }
-            for change in changes { ackedBatches.apply(change) }
-            tallies.inbox = tallies.inbox - QueueTally(items: deleted.count, bytes: deleted.reduce(0) { $0 + $1.1 })
+            for change in changes { store.ackedBatches.apply(change) }
+            store.tallies.inbox = store.tallies.inbox - QueueTally(items: deleted.count, bytes: deleted.reduce(0) { $0 + $1.1 })
             return deleted.map(\.0)
         }
     }
@@ -219,18 +226,19 @@ extension DeliveryStore {
     /// Remembered once: an ID already there (e.g. moved there from an older file) would only
     /// take a second place in the horizon. A damaged ID (nil: not 16 bytes) cannot match
     /// anything and is skipped. Apply the changes once the transaction committed.
-    func rememberLeftInbox(_ left: [(peer: String, eventID: UUID?)], db: SQLiteConnection,
+    func rememberLeft(_ left: [(peer: String, eventID: UUID?)], db: SQLiteConnection,
                            operation: String) throws -> [SeenBatches.Change] {
         var peers: [String] = []
         var byPeer: [String: [UUID]] = [:]
         var taken: Set<UUID> = []
         for (peer, eventID) in left {
-            guard let eventID, !ackedBatches.contains(eventID), taken.insert(eventID).inserted else { continue }
+            guard let eventID, !store.ackedBatches.contains(eventID), taken.insert(eventID).inserted else { continue }
             if byPeer[peer] == nil { peers.append(peer) }
             byPeer[peer, default: []].append(eventID)
         }
         return try peers.map { peer in
-            try ackedBatches.record(byPeer[peer] ?? [], peer: peer, horizon: options.dedupHorizonPerPeer, db: db, operation: operation)
+            try store.ackedBatches.record(byPeer[peer] ?? [], peer: peer, horizon: store.options.dedupHorizonPerPeer, db: db,
+                                          operation: operation)
         }
     }
 
@@ -243,19 +251,19 @@ extension DeliveryStore {
 
     /// Whether the seen-set (in memory) holds `eventID`: delivered live, or acknowledged.
     private func isRemembered(_ eventID: UUID) -> Bool {
-        seenBatches.contains(eventID) || ackedBatches.contains(eventID)
+        store.seenBatches.contains(eventID) || store.ackedBatches.contains(eventID)
     }
 
     /// Stores one received item inside an open transaction, or reports it as a duplicate.
     /// `handedOut`: the item goes to an attached app right after this transaction, which
     /// records that delivery with it (`delivery_count` 1) instead of in one of its own.
-    func insertInbox(_ item: InboxItem, peer: String, at time: Date, handedOut: Bool = false, db: SQLiteConnection,
+    func insert(_ item: InboxItem, peer: String, at time: Date, handedOut: Bool = false, db: SQLiteConnection,
                      batch: inout StoreWriteBatch, operation: String) throws -> InboxReceipt {
         if isRemembered(item.eventID) { return .duplicate }
         let eventID = StoreColumns.blob(item.eventID)
         let grown = batch.inboxAdded + QueueTally(items: 1, bytes: item.payload.count)
         do {
-            try checkInboxLimits(adding: grown, operation: operation)
+            try checkLimits(adding: grown, operation: operation)
         } catch {
             // A duplicate is reported as one, full or not (the sender may then delete it).
             if try isKnown(item.eventID, db: db, operation: operation) { return .duplicate }
@@ -270,7 +278,7 @@ extension DeliveryStore {
             ON CONFLICT (event_id) DO NOTHING
             """, [.text(peer), .blob(eventID), .text(item.featureID), StoreColumns.value(item.sessionID),
                   .integer(Int64(item.kind)),
-                  try StoreColumns.integer(item.senderSequence, name: "sender sequence", operation: operation, path: path),
+                  try StoreColumns.integer(item.senderSequence, name: "sender sequence", operation: operation, path: store.path),
                   .blob(item.payload), StoreColumns.value(time), .integer(handedOut ? 1 : 0)], operation)
         guard db.changes > 0 else { return .duplicate }
         let id = InboxID(rawValue: db.lastInsertRowID)
@@ -278,15 +286,16 @@ extension DeliveryStore {
         return .stored(id)
     }
 
-    private func checkInboxLimits(adding: QueueTally, operation: String) throws {
-        let total = tallies.inbox + adding
+    private func checkLimits(adding: QueueTally, operation: String) throws {
+        let options = store.options    // plain integers: a copy costs nothing
+        let total = store.tallies.inbox + adding
         let limit: StoreLimit? =
             if total.items > options.maxInboxItems { .inboxItems(options.maxInboxItems) }
             else if total.bytes > options.maxInboxBytes { .inboxBytes(options.maxInboxBytes) }
             else { nil }
         if let limit {
-            throw StoreError(code: .full, operation: operation, path: path, limit: limit,
-                             detail: "the inbox is full (\(tallies.inbox.items) items, \(tallies.inbox.bytes) bytes waiting for apps)")
+            throw StoreError(code: .full, operation: operation, path: store.path, limit: limit,
+                             detail: "the inbox is full (\(store.tallies.inbox.items) items, \(store.tallies.inbox.bytes) bytes waiting for apps)")
         }
     }
 }

@@ -1,13 +1,13 @@
 import Foundation
 
 /// Delivery watermarks (docs/DELIVERY.md, "Presence and watermarks"): one row per (peer, session, direction), only ever raised.
-extension DeliveryStore {
+extension StorePeers {
     /// Stores a watermark. Returns `true` when it was new or higher than the stored one; a
     /// lower or equal value leaves the row as it is. Sequences above `Int64.max` are refused
     /// with `StoreError` code `.invalidArgument`.
     @discardableResult
     public func putWatermark(_ record: WatermarkRecord) throws -> Bool {
-        try withConnection { db in
+        try store.withConnection { db in
             let operation = "store watermark of session \(record.sessionID)"
             try db.run("""
                 INSERT INTO watermark (peer, session, direction, feature, sequence, updated_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -16,7 +16,7 @@ extension DeliveryStore {
                 WHERE excluded.sequence > watermark.sequence
                 """, [.text(record.peer), .blob(StoreColumns.blob(record.sessionID)), .integer(record.direction.rawValue),
                       .text(record.featureID),
-                      try StoreColumns.integer(record.sequence, name: "sequence", operation: operation, path: path),
+                      try StoreColumns.integer(record.sequence, name: "sequence", operation: operation, path: store.path),
                       StoreColumns.value(record.updatedAt)], operation)
             return db.changes > 0
         }
@@ -24,7 +24,7 @@ extension DeliveryStore {
 
     /// Every stored watermark (read once when the router starts).
     public func watermarks() throws -> [WatermarkRecord] {
-        try withConnection { db in
+        try store.withConnection { db in
             try db.query("SELECT peer, session, direction, feature, sequence, updated_at FROM watermark ORDER BY peer, session",
                          [], "read watermarks") { row -> WatermarkRecord? in
                 // A row whose key was damaged in the file cannot be addressed: left out (the

@@ -1,8 +1,14 @@
 import Foundation
 import SessionMesh
 
-/// Outbox: reliable items for peer daemons, per-peer FIFO, deleted only when the peer acks.
-extension DeliveryStore {
+/// The outbox table of a ``DeliveryStore`` (`store.outbox`): reliable items for peer daemons,
+/// per-peer FIFO, deleted only when the peer acks. Per-peer sequences come from `outbox_peer`.
+///
+/// A view of the store: it runs on the store's connection under the store's lock, and keeps
+/// the store's queue tallies in step after each commit.
+public struct StoreOutbox: Sendable {
+    let store: DeliveryStore
+
     /// Queues one item for `peer` and returns once it is durable (one transaction, one fsync).
     ///
     /// Throws `.full` naming the limit when a configured limit or the disk is full; nothing
@@ -10,7 +16,7 @@ extension DeliveryStore {
     /// the existing entry (`wasAlreadyQueued`).
     @discardableResult
     public func enqueue(peer: String, item: OutboxItem) throws -> OutboxReceipt {
-        try enqueueBatch(peer: peer, items: [item])[0]
+        try enqueue(peer: peer, items: [item])[0]
     }
 
     /// Queues many items for `peer` in one transaction (group commit: one fsync for all).
@@ -18,17 +24,17 @@ extension DeliveryStore {
     /// All or nothing: if any item would exceed a limit, none is stored and `.full` is thrown.
     /// Receipts are in the order of `items`; sequences follow that order.
     @discardableResult
-    public func enqueueBatch(peer: String, items: [OutboxItem]) throws -> [OutboxReceipt] {
+    public func enqueue(peer: String, items: [OutboxItem]) throws -> [OutboxReceipt] {
         guard !items.isEmpty else { return [] }
-        return try withConnection { db in
+        return try store.withConnection { db in
             let operation = "enqueue outbox item for peer \(peer)"
             var batch = StoreWriteBatch()
             let receipts = try db.transaction(operation) {
-                let receipts = try items.map { try insertOutbox($0, peer: peer, db: db, batch: &batch, operation: operation) }
-                try finishOutbox(db: db, batch: batch, operation: operation)
+                let receipts = try items.map { try insert($0, peer: peer, db: db, batch: &batch, operation: operation) }
+                try saveSequences(db: db, batch: batch, operation: operation)
                 return receipts
             }
-            tallies.apply(batch)
+            store.tallies.apply(batch)
             return receipts
         }
     }
@@ -40,10 +46,10 @@ extension DeliveryStore {
     /// the envelope in the payload (a receiver refuses an item whose IDs differ from its
     /// envelope's), or, when the payload does not decode, a fresh random event ID and no session.
     /// ``OutboxEntry/repairedID`` marks it so the router can count and log it.
-    public func pendingOutbox(peer: String, after sequence: UInt64 = 0, limit: Int = 100) throws -> [OutboxEntry] {
-        try withConnection { db in
+    public func pending(peer: String, after sequence: UInt64 = 0, limit: Int = 100) throws -> [OutboxEntry] {
+        try store.withConnection { db in
             let operation = "read outbox for peer \(peer)"
-            let after = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
+            let after = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: store.path)
             var entries = try db.query("""
                 SELECT id, sequence, event_id, feature, session, kind, payload, created_at, attempts, last_attempt_at
                 FROM outbox WHERE peer = ? AND sequence > ? ORDER BY sequence LIMIT ?
@@ -74,21 +80,21 @@ extension DeliveryStore {
 
     /// The peer daemon stored everything up to `sequence`: deletes those items. Returns how many.
     @discardableResult
-    public func acknowledgeOutbox(peer: String, upTo sequence: UInt64) throws -> Int {
-        try withConnectionFreeingSpace { db in
+    public func acknowledge(peer: String, upTo sequence: UInt64) throws -> Int {
+        try store.withConnectionFreeingSpace { db in
             let operation = "acknowledge outbox for peer \(peer)"
             let removed = try db.transaction(operation) {
-                try deleteAcknowledgedOutbox(peer: peer, upTo: sequence, db: db, operation: operation)
+                try deleteAcknowledged(peer: peer, upTo: sequence, db: db, operation: operation)
             }
-            tallies.removeOutbox(peer: peer, removed)
+            store.tallies.removeOutbox(peer: peer, removed)
             return removed.items
         }
     }
 
     /// Deletes `peer`'s outbox items up to `sequence` inside the caller's transaction and returns
     /// what went; the caller takes it off the tallies once the transaction commits.
-    func deleteAcknowledgedOutbox(peer: String, upTo sequence: UInt64, db: SQLiteConnection, operation: String) throws -> QueueTally {
-        let upTo = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
+    func deleteAcknowledged(peer: String, upTo sequence: UInt64, db: SQLiteConnection, operation: String) throws -> QueueTally {
+        let upTo = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: store.path)
         // A sum, then a plain delete: `DELETE … RETURNING` materialises every deleted row's
         // result in an ephemeral table first.
         let removed = try db.first("""
@@ -102,9 +108,9 @@ extension DeliveryStore {
 
     /// The peer daemon stored these events: deletes exactly those items of `peer`. Returns how many.
     @discardableResult
-    public func acknowledgeOutbox(peer: String, eventIDs: [UUID]) throws -> Int {
+    public func acknowledge(peer: String, eventIDs: [UUID]) throws -> Int {
         guard !eventIDs.isEmpty else { return 0 }
-        return try withConnectionFreeingSpace { db in
+        return try store.withConnectionFreeingSpace { db in
             let operation = "acknowledge outbox for peer \(peer)"
             let sizes = try db.transaction(operation) {
                 try eventIDs.flatMap { eventID in
@@ -112,7 +118,7 @@ extension DeliveryStore {
                                  [.text(peer), .blob(StoreColumns.blob(eventID))], operation) { Int($0.int64(0)) }
                 }
             }
-            tallies.removeOutbox(peer: peer, QueueTally(items: sizes.count, bytes: sizes.reduce(0, +)))
+            store.tallies.removeOutbox(peer: peer, QueueTally(items: sizes.count, bytes: sizes.reduce(0, +)))
             return sizes.count
         }
     }
@@ -120,11 +126,11 @@ extension DeliveryStore {
     /// Records a send attempt of these items (attempt count + 1, last attempt time) in one transaction.
     public func recordAttempt(peer: String, sequences: [UInt64], at time: Date) throws {
         guard !sequences.isEmpty else { return }
-        try withConnection { db in
+        try store.withConnection { db in
             let operation = "record send attempt for peer \(peer)"
             try db.transaction(operation) {
                 for sequence in sequences {
-                    let value = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: path)
+                    let value = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: store.path)
                     try db.run("UPDATE outbox SET attempts = attempts + 1, last_attempt_at = ? WHERE peer = ? AND sequence = ?",
                                [StoreColumns.value(time), .text(peer), value], operation)
                 }
@@ -135,8 +141,8 @@ extension DeliveryStore {
     /// Cancels one queued item (`meshctl queue cancel ID`). Returns `false` when no such item is
     /// queued, or when `permits` is given and does not accept the item's feature (it stays queued).
     @discardableResult
-    public func cancelOutbox(id: OutboxID, permitting permits: ((String) -> Bool)? = nil) throws -> Bool {
-        try withConnectionFreeingSpace { db in
+    public func cancel(id: OutboxID, permitting permits: ((String) -> Bool)? = nil) throws -> Bool {
+        try store.withConnectionFreeingSpace { db in
             let operation = "cancel outbox item \(id)"
             let removed = try db.transaction(operation) { () throws -> (String, Int)? in
                 if let permits {
@@ -147,14 +153,14 @@ extension DeliveryStore {
                                     operation) { ($0.text(0), Int($0.int64(1))) }
             }
             guard let (peer, size) = removed else { return false }
-            tallies.removeOutbox(peer: peer, QueueTally(items: 1, bytes: size))
+            store.tallies.removeOutbox(peer: peer, QueueTally(items: 1, bytes: size))
             return true
         }
     }
 
     /// Outstanding transfers without payloads, by peer then sequence (`meshctl queue`).
-    public func listOutbox(peer: String? = nil, limit: Int = 1_000) throws -> [OutboxSummary] {
-        try withConnection { db in
+    public func list(peer: String? = nil, limit: Int = 1_000) throws -> [OutboxSummary] {
+        try store.withConnection { db in
             try db.query("""
                 SELECT id, peer, sequence, event_id, feature, session, kind, LENGTH(payload), created_at,
                        attempts, last_attempt_at
@@ -174,19 +180,19 @@ extension DeliveryStore {
     }
 
     /// Inserts one item inside an open transaction, recording what it added in `batch`.
-    func insertOutbox(_ item: OutboxItem, peer: String, db: SQLiteConnection, batch: inout StoreWriteBatch,
+    func insert(_ item: OutboxItem, peer: String, db: SQLiteConnection, batch: inout StoreWriteBatch,
                       operation: String) throws -> OutboxReceipt {
         let eventID = StoreColumns.blob(item.eventID)
         let one = QueueTally(items: 1, bytes: item.payload.count)
         let peerAdded = (batch.outboxAdded[peer] ?? QueueTally()) + one
         do {
-            try checkOutboxLimits(peer: peer, peerAdding: peerAdded, totalAdding: batch.outboxTotalAdded + one, operation: operation)
+            try checkLimits(peer: peer, peerAdding: peerAdded, totalAdding: batch.outboxTotalAdded + one, operation: operation)
         } catch {
             // A send of an event queued already is answered with its receipt, full or not.
-            if let existing = try queuedOutbox(peer: peer, eventID: eventID, db: db, operation: operation) { return existing }
+            if let existing = try queued(peer: peer, eventID: eventID, db: db, operation: operation) { return existing }
             throw error
         }
-        let sequence = (batch.lastSequence[peer] ?? tallies.lastSequence[peer] ?? 0) + 1
+        let sequence = (batch.lastSequence[peer] ?? store.tallies.lastSequence[peer] ?? 0) + 1
         // One statement for the common case, a new event: its unique index finds a duplicate
         // (an app sending the same event again), which is then looked up. A lookup before
         // every insert cost ≈ 15 % of the insert.
@@ -198,8 +204,8 @@ extension DeliveryStore {
                   StoreColumns.value(item.sessionID), .integer(Int64(item.kind)), .blob(item.payload),
                   StoreColumns.value(item.createdAt)], operation)
         guard db.changes > 0 else {
-            guard let existing = try queuedOutbox(peer: peer, eventID: eventID, db: db, operation: operation) else {
-                throw StoreError(code: .internalError, operation: operation, path: path,
+            guard let existing = try queued(peer: peer, eventID: eventID, db: db, operation: operation) else {
+                throw StoreError(code: .internalError, operation: operation, path: store.path,
                                  detail: "the outbox neither took event \(item.eventID) nor holds it")
             }
             return existing
@@ -211,7 +217,7 @@ extension DeliveryStore {
     }
 
     /// The receipt of `eventID` when it is queued for `peer` already.
-    private func queuedOutbox(peer: String, eventID: [UInt8], db: SQLiteConnection, operation: String) throws -> OutboxReceipt? {
+    private func queued(peer: String, eventID: [UInt8], db: SQLiteConnection, operation: String) throws -> OutboxReceipt? {
         try db.first("SELECT id, sequence FROM outbox WHERE peer = ? AND event_id = ?",
                      [.text(peer), .blob(eventID)], operation, row: {
             OutboxReceipt(id: OutboxID(rawValue: $0.int64(0)), sequence: StoreColumns.unsigned($0, 1), wasAlreadyQueued: true)
@@ -219,7 +225,7 @@ extension DeliveryStore {
     }
 
     /// Persists the advanced per-peer sequence counters of `batch` (same transaction).
-    func finishOutbox(db: SQLiteConnection, batch: StoreWriteBatch, operation: String) throws {
+    func saveSequences(db: SQLiteConnection, batch: StoreWriteBatch, operation: String) throws {
         for (peer, last) in batch.lastSequence {
             try db.run("""
                 INSERT INTO outbox_peer (peer, last_sequence) VALUES (?, ?)
@@ -229,9 +235,10 @@ extension DeliveryStore {
     }
 
     /// Throws `.full` naming the first limit that the uncommitted additions would exceed.
-    private func checkOutboxLimits(peer: String, peerAdding: QueueTally, totalAdding: QueueTally, operation: String) throws {
-        let peerTally = (tallies.outboxByPeer[peer] ?? QueueTally()) + peerAdding
-        let total = tallies.outbox + totalAdding
+    private func checkLimits(peer: String, peerAdding: QueueTally, totalAdding: QueueTally, operation: String) throws {
+        let options = store.options    // plain integers: a copy costs nothing
+        let peerTally = (store.tallies.outboxByPeer[peer] ?? QueueTally()) + peerAdding
+        let total = store.tallies.outbox + totalAdding
         let limit: StoreLimit? =
             if peerTally.items > options.maxOutboxItemsPerPeer { .outboxItemsPerPeer(options.maxOutboxItemsPerPeer) }
             else if peerTally.bytes > options.maxOutboxBytesPerPeer { .outboxBytesPerPeer(options.maxOutboxBytesPerPeer) }
@@ -239,8 +246,8 @@ extension DeliveryStore {
             else if total.bytes > options.maxOutboxBytesTotal { .outboxBytesTotal(options.maxOutboxBytesTotal) }
             else { nil }
         if let limit {
-            let queued = tallies.outboxByPeer[peer] ?? QueueTally()
-            throw StoreError(code: .full, operation: operation, path: path, limit: limit,
+            let queued = store.tallies.outboxByPeer[peer] ?? QueueTally()
+            throw StoreError(code: .full, operation: operation, path: store.path, limit: limit,
                              detail: "the outbox is full (\(queued.items) items, \(queued.bytes) bytes queued for this peer)")
         }
     }

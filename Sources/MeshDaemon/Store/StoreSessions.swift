@@ -1,12 +1,17 @@
 import Foundation
 
-/// The session directory and timer anchors: one row per session, latest revision wins.
-extension DeliveryStore {
+/// The session directory and timer anchors of a ``DeliveryStore`` (`store.sessions`): one row
+/// per session in each, latest revision wins.
+///
+/// A view of the store: it runs on the store's connection under the store's lock.
+public struct StoreSessions: Sendable {
+    let store: DeliveryStore
+
     /// Stores a directory row. Returns `true` when it was new or its revision is strictly higher
     /// than the stored one; a stale row is ignored (a closed session is never revived by it).
     @discardableResult
-    public func putSession(_ record: SessionRecord) throws -> Bool {
-        try withConnection { db in
+    public func put(_ record: SessionRecord) throws -> Bool {
+        try store.withConnection { db in
             let operation = "store session \(record.sessionID)"
             try db.run("""
                 INSERT INTO session_directory (session_id, feature, owner, status, updated_at, revision, source_peer)
@@ -17,15 +22,15 @@ extension DeliveryStore {
                 WHERE excluded.revision > session_directory.revision
                 """, [.blob(StoreColumns.blob(record.sessionID)), .text(record.featureID), .text(record.owner),
                       .text(record.status), StoreColumns.value(record.updatedAt),
-                      try StoreColumns.integer(record.revision, name: "revision", operation: operation, path: path),
+                      try StoreColumns.integer(record.revision, name: "revision", operation: operation, path: store.path),
                       .optional(record.sourcePeer)], operation)
             return db.changes > 0
         }
     }
 
     /// The directory row of a session, if any.
-    public func session(id: UUID) throws -> SessionRecord? {
-        try withConnection { db in
+    public func record(id: UUID) throws -> SessionRecord? {
+        try store.withConnection { db in
             try db.first("""
                 SELECT session_id, feature, owner, status, updated_at, revision, source_peer
                 FROM session_directory WHERE session_id = ?
@@ -34,8 +39,8 @@ extension DeliveryStore {
     }
 
     /// Directory rows of one feature, or all when `featureID` is `nil`, most recently updated first.
-    public func listSessions(featureID: String? = nil) throws -> [SessionRecord] {
-        try withConnection { db in
+    public func list(featureID: String? = nil) throws -> [SessionRecord] {
+        try store.withConnection { db in
             try db.query("""
                 SELECT session_id, feature, owner, status, updated_at, revision, source_peer
                 FROM session_directory WHERE ?1 IS NULL OR feature = ?1 ORDER BY updated_at DESC
@@ -45,8 +50,8 @@ extension DeliveryStore {
 
     /// Deletes a directory row. Returns whether there was one.
     @discardableResult
-    public func deleteSession(id: UUID) throws -> Bool {
-        try withConnection { db in
+    public func delete(id: UUID) throws -> Bool {
+        try store.withConnection { db in
             try db.run("DELETE FROM session_directory WHERE session_id = ?", [.blob(StoreColumns.blob(id))], "delete session")
             return db.changes > 0
         }
@@ -56,7 +61,7 @@ extension DeliveryStore {
     /// is strictly higher than the stored one.
     @discardableResult
     public func putTimerAnchor(sessionID: UUID, revision: UInt64, bytes: [UInt8], at time: Date) throws -> Bool {
-        try withConnection { db in
+        try store.withConnection { db in
             let operation = "store timer anchor of session \(sessionID)"
             try db.run("""
                 INSERT INTO timer_anchor (session_id, revision, bytes, updated_at) VALUES (?, ?, ?, ?)
@@ -64,7 +69,7 @@ extension DeliveryStore {
                 SET revision = excluded.revision, bytes = excluded.bytes, updated_at = excluded.updated_at
                 WHERE excluded.revision > timer_anchor.revision
                 """, [.blob(StoreColumns.blob(sessionID)),
-                      try StoreColumns.integer(revision, name: "revision", operation: operation, path: path),
+                      try StoreColumns.integer(revision, name: "revision", operation: operation, path: store.path),
                       .blob(bytes), StoreColumns.value(time)], operation)
             return db.changes > 0
         }
@@ -72,7 +77,7 @@ extension DeliveryStore {
 
     /// A session's latest timer anchor, if any.
     public func timerAnchor(sessionID: UUID) throws -> TimerAnchorRecord? {
-        try withConnection { db in
+        try store.withConnection { db in
             try db.first("SELECT session_id, revision, bytes, updated_at FROM timer_anchor WHERE session_id = ?",
                          [.blob(StoreColumns.blob(sessionID))], "read timer anchor", row: Self.anchorRow) ?? nil
         }
@@ -80,7 +85,7 @@ extension DeliveryStore {
 
     /// Every stored timer anchor.
     public func listTimerAnchors() throws -> [TimerAnchorRecord] {
-        try withConnection { db in
+        try store.withConnection { db in
             try db.query("SELECT session_id, revision, bytes, updated_at FROM timer_anchor ORDER BY session_id", [],
                          "list timer anchors", row: Self.anchorRow).compactMap { $0 }
         }
@@ -89,7 +94,7 @@ extension DeliveryStore {
     /// Deletes a session's timer anchor. Returns whether there was one.
     @discardableResult
     public func deleteTimerAnchor(sessionID: UUID) throws -> Bool {
-        try withConnection { db in
+        try store.withConnection { db in
             try db.run("DELETE FROM timer_anchor WHERE session_id = ?", [.blob(StoreColumns.blob(sessionID))],
                        "delete timer anchor")
             return db.changes > 0

@@ -1,5 +1,11 @@
-/// Forgetting a peer when it is unpaired.
-extension DeliveryStore {
+/// Per-peer state of a ``DeliveryStore`` (`store.peers`): delivery watermarks, and forgetting
+/// a peer when it is unpaired, across every table.
+///
+/// A view of the store: it runs on the store's connection under the store's lock, and keeps
+/// the store's tallies and seen-sets in memory in step after each commit.
+public struct StorePeers: Sendable {
+    let store: DeliveryStore
+
     /// Deletes everything held for or from `peer` in one transaction: its outbox, its
     /// unacknowledged inbox items, its inbound snapshot slots and the session rows learned from it.
     ///
@@ -7,8 +13,8 @@ extension DeliveryStore {
     /// its remembered event IDs (so items it still has queued are not delivered twice if it is
     /// paired again); both are small and bounded.
     @discardableResult
-    public func dropPeer(_ peer: String) throws -> PeerDropSummary {
-        try withConnectionFreeingSpace { db in
+    public func drop(_ peer: String) throws -> PeerDropSummary {
+        try store.withConnectionFreeingSpace { db in
             let operation = "forget peer \(peer)"
             let (outbox, inbox, slots, sessions, remembered) = try db.transaction(operation) {
                 let outbox = try db.query("DELETE FROM outbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],
@@ -17,7 +23,7 @@ extension DeliveryStore {
                                            operation) { (StoreColumns.validUUID($0, 0), Int($0.int64(1))) }
                 try db.run("DELETE FROM inbox WHERE peer = ?", [.text(peer)], operation)
                 // Their IDs join the acknowledged ones, as an app's ack would have put them.
-                let remembered = try rememberLeftInbox(dropped.map { (peer, $0.0) }, db: db, operation: operation)
+                let remembered = try store.inbox.rememberLeft(dropped.map { (peer, $0.0) }, db: db, operation: operation)
                 let inbox = dropped.map(\.1)
                 try db.run("DELETE FROM inbound_slot WHERE peer = ?", [.text(peer)], operation)
                 let slots = db.changes
@@ -26,9 +32,9 @@ extension DeliveryStore {
                 try db.run("DELETE FROM watermark WHERE peer = ?", [.text(peer)], operation)
                 return (outbox, inbox, slots, sessions, remembered)
             }
-            for change in remembered { ackedBatches.apply(change) }
-            tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
-            tallies.inbox = tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))
+            for change in remembered { store.ackedBatches.apply(change) }
+            store.tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
+            store.tallies.inbox = store.tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))
             return PeerDropSummary(outboxItems: outbox.count, inboxItems: inbox.count, inboundSlots: slots, sessions: sessions)
         }
     }
