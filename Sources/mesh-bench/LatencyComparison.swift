@@ -80,12 +80,19 @@ enum LatencyComparison {
         print("mesh-bench compare: lean apps, \(settings.payloadBytes)-byte payloads, \(settings.rounds) rounds of one message through each pair in turn")
         print("  this:  \(here)")
         print("  other: \(settings.other)")
+        // Each build's two daemons' CPU time: unlike wall time, it hardly depends on the load.
+        let cpu: [() -> Double] = [0, 1].map { which in
+            let (a, b) = (daemons[2 * which], daemons[2 * which + 1])
+            return { (a.cpuSeconds()?.total ?? 0) + (b.cpuSeconds()?.total ?? 0) }
+        }
         var samples: [[UInt64]] = [[], []]
+        var cpuUsed = [0.0, 0.0]
         var differences: [Int64] = []
         var thisFaster = 0, notLive = [0, 0]
         for round in 0..<(settings.rounds + 200) {
             var got: [UInt64?] = [nil, nil]
             for which in (round % 2 == 0 ? [0, 1] : [1, 0]) {
+                if round == 200 { cpuUsed[which] -= cpu[which]() }
                 got[which] = try pairs[which].oneMessage(index: round)
             }
             guard round >= 200 else { continue }
@@ -103,6 +110,8 @@ enum LatencyComparison {
         }
         let p50s = samples.map { DeliveryBenchmark.percentile($0, 0.50) }
         print("  p50 this ÷ other: " + String(format: "%.3f", p50s[0] / max(p50s[1], 1e-9)))
+        for which in 0..<2 { cpuUsed[which] += cpu[which]() }
+        ThroughputComparison.printCPU("realtime latency rounds", seconds: cpuUsed, messages: settings.rounds, labels: builds.map(\.0))
         let sorted = differences.sorted()
         func difference(_ p: Double) -> String {
             guard !sorted.isEmpty else { return "?" }
@@ -113,7 +122,7 @@ enum LatencyComparison {
         guard settings.throughput.rounds > 0 else { return }
         var throughput = settings.throughput
         throughput.payloadBytes = settings.payloadBytes
-        _ = try ThroughputComparison.measure(throughput, pairs: sockets, labels: builds.map(\.0))
+        _ = try ThroughputComparison.measure(throughput, pairs: sockets, labels: builds.map(\.0), cpu: cpu)
     }
 
     private static func micros(_ samples: [UInt64], _ p: Double) -> String {

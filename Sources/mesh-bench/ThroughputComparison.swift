@@ -22,10 +22,15 @@ enum ThroughputComparison {
         var shortfalls = [0, 0]
         /// Sequences seen twice without the redelivery mark (must stay 0).
         var duplicates = [0, 0]
+        /// CPU seconds both daemons of each build used during these bursts, and the messages sent.
+        var cpuSeconds = [0.0, 0.0]
+        var messages = 0
     }
 
-    /// `pairs`: the (sender socket, receiver socket) of this build's pair and the other's.
-    static func measure(_ settings: Settings, pairs: [(sender: String, receiver: String)], labels: [String]) throws -> [Series] {
+    /// `pairs`: the (sender socket, receiver socket) of this build's pair and the other's; `cpu`:
+    /// the CPU seconds each build's two daemons used so far.
+    static func measure(_ settings: Settings, pairs: [(sender: String, receiver: String)], labels: [String],
+                        cpu: [() -> Double]) throws -> [Series] {
         let kinds: [(name: String, mode: SessionDeliveryMode, count: Int)] = [
             ("realtime throughput", .realtimeBestEffort, settings.realtimeMessages),
             ("reliable throughput", .reliableEventually, settings.reliableMessages),
@@ -36,7 +41,10 @@ enum ThroughputComparison {
         var series = kinds.map { Series(name: $0.name) }
         for round in 0..<settings.rounds {
             for (kindIndex, kind) in kinds.enumerated() {
+                series[kindIndex].messages += kind.count
                 for which in (round % 2 == 0 ? [0, 1] : [1, 0]) {
+                    let cpuBefore = cpu[which]()
+                    defer { series[kindIndex].cpuSeconds[which] += cpu[which]() - cpuBefore }
                     let probe = try BlockingThroughputProbe.run(
                         sender: pairs[which].sender, receiver: pairs[which].receiver, count: kind.count,
                         payloadBytes: settings.payloadBytes, batch: settings.batch, lead: settings.lead, mode: kind.mode,
@@ -57,8 +65,19 @@ enum ThroughputComparison {
             let ratios = zip(entry.rates[0], entry.rates[1]).map { $0 / max($1, 1e-9) }
             print("  \(entry.name), this ÷ other: " + String(format: "%.3f", median(entry.rates[0]) / max(median(entry.rates[1]), 1e-9))
                   + " (medians); per round " + ratios.map { String(format: "%.3f", $0) }.joined(separator: ", "))
+            printCPU(entry.name, seconds: entry.cpuSeconds, messages: entry.messages, labels: labels)
         }
         return series
+    }
+
+    /// Prints the daemons' CPU time per message of each build and this ÷ other: the figure to
+    /// trust when the machine is loaded (wall-time figures then spread widely; CPU time per
+    /// message hardly moves). /proc's clock ticks are 10 ms, so phases of seconds are exact enough.
+    static func printCPU(_ name: String, seconds: [Double], messages: Int, labels: [String]) {
+        guard messages > 0, seconds.count == 2, labels.count == 2 else { return }
+        let perMessage = seconds.map { $0 * 1e6 / Double(messages) }
+        print("  \(name), daemon CPU per message: " + zip(labels, perMessage).map { "\($0) " + String(format: "%.2f µs", $1) }
+              .joined(separator: ", ") + ";  this ÷ other: " + String(format: "%.3f", perMessage[0] / max(perMessage[1], 1e-9)))
     }
 
     static func median(_ values: [Double]) -> Double {
