@@ -55,6 +55,9 @@ final class SimulatedChannels: DeliveryChannels, @unchecked Sendable {
         }
     }
 
+    /// The simulated network delivers each datagram as it is sent: nothing waits.
+    func flushDatagrams() {}
+
     func sendStream(_ message: [UInt8], to peer: DeviceID, connection: UInt64?) throws -> EventLoopFuture<Void> {
         guard network.send(from: index, to: try peerIndex(peer), bytes: message, path: .stream, connection: connection) else {
             throw SimulatedChannelError.notActive

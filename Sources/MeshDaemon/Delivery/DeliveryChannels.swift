@@ -22,8 +22,12 @@ package protocol DeliveryChannels: AnyObject, Sendable {
     /// The task executor the router's child tasks prefer (the loop's in a daemon).
     var taskExecutor: any TaskExecutor { get }
 
-    /// Sends one datagram message (best effort). Throws `ChannelSendError`.
+    /// Sends one datagram message (best effort). Throws `ChannelSendError`. The datagram may
+    /// wait for the end of the loop turn (with the others of the turn) or for `flushDatagrams()`.
     func sendDatagram(_ message: [UInt8], to peer: DeviceID) throws
+    /// The datagrams `sendDatagram` wrote and that still wait leave now: a caller that sent a
+    /// batch at the end of its own turn calls it, so they do not wait for another loop pass.
+    func flushDatagrams()
     /// Sends one message on `peer`'s stream, in order; the future completes once it was written
     /// (or failed). With `connection`, only on that connection (see `streamConnection(of:)`).
     /// Throws `ChannelSendError` when nothing was sent.

@@ -50,6 +50,7 @@ extension DeliveryRouter {
             }
         }
         datagramAcks.recycle(&backlog)
+        channels.flushDatagrams()
     }
 
     /// Sends `message` without waiting for the write: the node shares this loop.

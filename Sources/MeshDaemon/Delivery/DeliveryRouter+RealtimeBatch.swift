@@ -28,6 +28,7 @@ extension DeliveryRouter {
             }
         }
         realtime.recycle(&backlog)
+        channels.flushDatagrams()
     }
 
     /// One datagram of `items` realtime items; when it cannot go out, those of `eventIDs` still

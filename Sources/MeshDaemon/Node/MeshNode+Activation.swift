@@ -91,4 +91,12 @@ extension MeshNode {
         datagramFlushScheduled = false
         udpChannel?.flush()
     }
+
+    /// Flushes the datagrams written so far, for a caller that ends a batch of its own (the
+    /// router's end-of-turn realtime and ack flushes): they leave now instead of one loop pass
+    /// later. The scheduled flush still runs (and sends what was written after this).
+    func flushDatagramsNow() {
+        guard datagramFlushScheduled else { return }
+        udpChannel?.flush()
+    }
 }

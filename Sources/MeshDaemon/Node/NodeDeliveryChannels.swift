@@ -19,6 +19,10 @@ final class NodeDeliveryChannels: DeliveryChannels {
         try node.onLoop { try $0.sendApplicationDatagram(message, to: peer) }
     }
 
+    func flushDatagrams() {
+        node.onLoop { $0.flushDatagramsNow() }
+    }
+
     func sendStream(_ message: [UInt8], to peer: DeviceID, connection: UInt64?) throws -> EventLoopFuture<Void> {
         try node.onLoop { node in
             guard let runtime = node.peers[peer] else { throw ChannelSendError(code: .unknownPeer) }
