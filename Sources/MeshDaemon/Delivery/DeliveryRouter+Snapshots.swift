@@ -6,7 +6,10 @@ import SessionMesh
 /// Latest-state slots and snapshot requests.
 extension DeliveryRouter {
     /// `payloadType` of the closing envelope and snapshot `session.close` publishes.
-    public static let sessionClosedPayloadType = "sessionmesh.session.closed"
+    public static let sessionClosedPayloadType = SnapshotSlots.sessionClosedPayloadType
+
+    /// The slots and their rules (`SnapshotSlots`), over this router's store.
+    var snapshotSlots: SnapshotSlots { SnapshotSlots(store: store, worker: worker) }
 
     /// Stores `snapshot` in the outbound slot of its (feature, session) and pushes it.
     ///
@@ -15,76 +18,45 @@ extension DeliveryRouter {
     /// request). Returns whether the slot took it (false: an equal or higher revision is there).
     public func publishSnapshot(_ snapshot: AnySessionSyncSnapshot, encoded: [UInt8],
                                 to target: String?) async throws -> Bool {
-        let metadata = snapshot.metadata
         let peers = try await targets(target)
-        let store = self.store, at = wallNow()
-        if metadata.payloadType != Self.sessionClosedPayloadType,
-           let record = try? await worker.run({ try store.sessions.record(id: metadata.sessionID) }), record.status == "closed" {
-            throw MeshError.sessionClosed(metadata.sessionID.uuidString)
-        }
-        let stored: Bool
-        do {
-            stored = try await worker.run {
-                try store.slots.putOutbound(featureID: metadata.featureID, sessionID: metadata.sessionID,
-                                          revision: snapshot.revision, bytes: encoded, at: at)
-            }
-        } catch {
-            throw MeshError.store(error)
-        }
-        let isReply = target.map { !$0.isEmpty && $0 != "all" } ?? false
-        guard stored || isReply else { return false }
-        let message = (isReply ? DeliveryMessage.snapshotReply(encoded) : .snapshotPush(encoded)).encode()
+        let (stored, message) = try await snapshotSlots.publish(snapshot, encoded: encoded,
+                                                                isReply: SnapshotSlots.isReply(to: target), at: wallNow())
+        guard let message else { return false }
         for peer in peers {
-            guard let state = peerStates[peer] else { continue }
-            if state.active {
-                if await transmitRaw(message, to: peer) { counters.snapshotsPushed &+= 1 }
-            } else if !state.everActivated {
-                let before = state.pending.collapsedSnapshotCount
-                peerStates[peer]?.pending.enqueue(snapshot: message, forKey: metadata.featureID)
-                if (peerStates[peer]?.pending.collapsedSnapshotCount ?? before) > before { counters.pendingCollapsed &+= 1 }
+            guard let slot = peerStates.index(forKey: peer) else { continue }
+            switch peerStates.values[slot].routeSnapshot(message, featureID: snapshot.metadata.featureID) {
+            case .push: if await transmitRaw(message, to: peer) { counters.snapshotsPushed &+= 1 }
+            case .buffered(let collapsed): if collapsed { counters.pendingCollapsed &+= 1 }
+            case .onActivation: break
             }
-            // Otherwise the stored slot is pushed on the next activation.
         }
         return stored
     }
 
     /// The revision in this device's outbound slot of a feature (and session), if any.
     public func outboundRevision(featureID: String, sessionID: UUID?) async throws -> UInt64? {
-        let store = self.store
-        do { return try await worker.run { try store.slots.outbound(featureID: featureID, sessionID: sessionID)?.revision } } catch {
-            throw MeshError.store(error)
-        }
+        try await snapshotSlots.outboundRevision(featureID: featureID, sessionID: sessionID)
     }
 
-    /// A snapshot from a peer: into its inbound slot (a lower revision never replaces a higher
-    /// one; a closed session is not revived), then to the attached apps of the feature.
+    /// A snapshot from a peer: into its inbound slot (see `SnapshotSlots.receive`), then to the
+    /// attached apps of the feature.
     func snapshotReceived(_ bytes: [UInt8], from peer: DeviceID, isReply: Bool) async {
-        // A revision the store cannot hold is malformed here, not a store error per message.
-        guard let snapshot = try? SessionWireCodec.decodeSnapshot(bytes), snapshot.revision <= UInt64(Int64.max) else {
+        guard let snapshot = SnapshotSlots.decode(bytes) else {
             counters.malformed &+= 1
             return
         }
         counters.snapshotsReceived &+= 1
-        let metadata = snapshot.metadata, store = self.store, key = peer.description, at = wallNow()
-        let stored: Bool
+        let key = peer.description
         do {
-            stored = try await worker.run {
-                if metadata.payloadType != Self.sessionClosedPayloadType,
-                   let record = try store.sessions.record(id: metadata.sessionID), record.status == "closed" {
-                    return false
-                }
-                return try store.slots.putInbound(peer: key, featureID: metadata.featureID, sessionID: metadata.sessionID,
-                                                revision: snapshot.revision, bytes: bytes, at: at)
+            guard try await snapshotSlots.receive(snapshot, bytes: bytes, from: key, isReply: isReply, at: wallNow()) else {
+                counters.snapshotsStale &+= 1
+                return
             }
         } catch {
             noteStoreError(error, "could not store a received snapshot")
             return
         }
-        guard stored || isReply else {
-            counters.snapshotsStale &+= 1
-            return
-        }
-        emit(.snapshot(from: key, encoded: bytes), feature: metadata.featureID)
+        emit(.snapshot(from: key, encoded: bytes), feature: snapshot.metadata.featureID)
     }
 
     /// The latest snapshot received from `peer` (nil: from any peer) for a feature (and session),
@@ -92,12 +64,7 @@ extension DeliveryRouter {
     public func latestSnapshot(featureID: String, peer: String?, sessionID: UUID?) async throws
         -> (peer: String, encoded: [UInt8])? {
         let key: String? = if let peer, !peer.isEmpty { try resolvePairedPeer(peer).description } else { nil }
-        let store = self.store
-        let slots: [SnapshotSlot]
-        do { slots = try await worker.run { try store.slots.listInbound(peer: key) } } catch { throw MeshError.store(error) }
-        let best = slots.filter { $0.featureID == featureID && (sessionID == nil || $0.sessionID == sessionID) }
-            .max { $0.updatedAt < $1.updatedAt }
-        return best.map { ($0.peer ?? "", $0.bytes) }
+        return try await snapshotSlots.latest(featureID: featureID, peer: key, sessionID: sessionID)
     }
 
     /// Asks `peer` (nil: every active peer) for a snapshot; the answer arrives as a snapshot event.
@@ -132,18 +99,12 @@ extension DeliveryRouter {
                 return
             }
         }
-        let store = self.store
-        let slot = try? await worker.run {
-            try store.slots.listOutbound().filter {
-                $0.sessionID == request.sessionID && (request.featureID == nil || $0.featureID == request.featureID)
-            }.max { $0.updatedAt < $1.updatedAt }
-        }
-        guard let found = slot ?? nil else { return }
+        guard let answer = await snapshotSlots.answer(request) else { return }
         counters.snapshotRequestsAnsweredFromSlot &+= 1
         // Not awaited: this runs on the path that takes every peer's messages, and a peer that
         // does not read its connection must not hold that up. When its connection does not
         // drain, the reply is skipped (the requester may ask again).
-        let reply = DeliveryMessage.snapshotReply(found.bytes).encode()
+        let reply = DeliveryMessage.snapshotReply(answer).encode()
         _ = channels.sendStreamIfDraining(reply, to: peer)
     }
 }

@@ -1,0 +1,145 @@
+import Foundation
+import MeshCore
+import SessionMesh
+
+/// The latest-state slots and their rules: an outbound slot per (feature, session) holds the
+/// latest revision this device published, an inbound slot per (peer, feature, session) the
+/// latest one received from that peer.
+///
+/// - A lower or equal revision never replaces a higher one (the store's compare-and-put).
+/// - A closed session is never revived: publishing to it is refused (`session-closed`) and a
+///   snapshot of it from a peer is not stored (a reply is still shown to the apps that asked),
+///   except the closing snapshot `session.close` publishes (payload type
+///   `sessionClosedPayloadType`).
+/// - A push (no target) goes out only when its slot took it; a reply (to a named peer) always
+///   goes out, and a received reply is always shown, even when its slot held that revision.
+/// - A read or a request is answered from the most recently updated matching slot.
+///
+/// Holds only the store and its worker, no router state: the router sends what `publish`
+/// returns to each peer as that peer's state routes it (`DeliveryPeerState.routeSnapshot`),
+/// and emits what `receive` accepts. Its calls suspend on the caller's executor
+/// (`nonisolated(nonsending)`, as `StoreWorker.run`): from the router, no hop off its loop.
+struct SnapshotSlots: Sendable {
+    /// `payloadType` of the closing envelope and snapshot `session.close` publishes.
+    static let sessionClosedPayloadType = "sessionmesh.session.closed"
+
+    let store: DeliveryStore
+    let worker: StoreWorker
+
+    /// Whether a publish to `target` is a reply: a target that is not nil, empty or "all".
+    static func isReply(to target: String?) -> Bool {
+        target.map { !$0.isEmpty && $0 != "all" } ?? false
+    }
+
+    /// Stores `snapshot` (encoded as `encoded`) in its outbound slot at the wall time `at`.
+    /// Returns whether the slot took it, and the message for the peers (nil: a push whose slot
+    /// held an equal or higher revision, which is not sent). Throws `session-closed` for a
+    /// closed session (not for its closing snapshot) and a store error as `MeshError.store`.
+    nonisolated(nonsending) func publish(_ snapshot: AnySessionSyncSnapshot, encoded: [UInt8], isReply: Bool,
+                                         at: Date) async throws -> (stored: Bool, message: [UInt8]?) {
+        let metadata = snapshot.metadata, store = self.store
+        if metadata.payloadType != Self.sessionClosedPayloadType,
+           let record = try? await worker.run({ try store.sessions.record(id: metadata.sessionID) }), record.status == "closed" {
+            throw MeshError.sessionClosed(metadata.sessionID.uuidString)
+        }
+        let stored: Bool
+        do {
+            stored = try await worker.run {
+                try store.slots.putOutbound(featureID: metadata.featureID, sessionID: metadata.sessionID,
+                                            revision: snapshot.revision, bytes: encoded, at: at)
+            }
+        } catch {
+            throw MeshError.store(error)
+        }
+        guard stored || isReply else { return (false, nil) }
+        return (stored, (isReply ? DeliveryMessage.snapshotReply(encoded) : .snapshotPush(encoded)).encode())
+    }
+
+    /// A received snapshot message's body; nil when malformed (a revision the store cannot
+    /// hold, above `Int64.max`, is malformed too).
+    static func decode(_ bytes: [UInt8]) -> AnySessionSyncSnapshot? {
+        guard let snapshot = try? SessionWireCodec.decodeSnapshot(bytes), snapshot.revision <= UInt64(Int64.max) else {
+            return nil
+        }
+        return snapshot
+    }
+
+    /// Stores a snapshot received from `peer` (its store key) in its inbound slot at `at`.
+    /// True when the attached apps see it: the slot took it, or it is a reply. False: a push
+    /// that is stale (an equal or higher revision is there) or of a closed session. Throws
+    /// store errors.
+    nonisolated(nonsending) func receive(_ snapshot: AnySessionSyncSnapshot, bytes: [UInt8], from peer: String,
+                                         isReply: Bool, at: Date) async throws -> Bool {
+        let metadata = snapshot.metadata, store = self.store
+        let stored = try await worker.run {
+            if metadata.payloadType != Self.sessionClosedPayloadType,
+               let record = try store.sessions.record(id: metadata.sessionID), record.status == "closed" {
+                return false
+            }
+            return try store.slots.putInbound(peer: peer, featureID: metadata.featureID, sessionID: metadata.sessionID,
+                                              revision: snapshot.revision, bytes: bytes, at: at)
+        }
+        return stored || isReply
+    }
+
+    /// The revision in the outbound slot of a feature (and session), if any.
+    nonisolated(nonsending) func outboundRevision(featureID: String, sessionID: UUID?) async throws -> UInt64? {
+        let store = self.store
+        do { return try await worker.run { try store.slots.outbound(featureID: featureID, sessionID: sessionID)?.revision } } catch {
+            throw MeshError.store(error)
+        }
+    }
+
+    /// The latest snapshot received from `peer` (its store key; nil: any peer) for a feature
+    /// (and session). Throws store errors as `MeshError.store`.
+    nonisolated(nonsending) func latest(featureID: String, peer: String?,
+                                        sessionID: UUID?) async throws -> (peer: String, encoded: [UInt8])? {
+        let store = self.store
+        let slots: [SnapshotSlot]
+        do { slots = try await worker.run { try store.slots.listInbound(peer: peer) } } catch { throw MeshError.store(error) }
+        return Self.latest(of: slots, featureID: featureID, sessionID: sessionID).map { ($0.peer ?? "", $0.bytes) }
+    }
+
+    /// Of `slots`, the most recently updated one of `featureID` (and of `sessionID` when given).
+    static func latest(of slots: [SnapshotSlot], featureID: String, sessionID: UUID?) -> SnapshotSlot? {
+        slots.filter { $0.featureID == featureID && (sessionID == nil || $0.sessionID == sessionID) }
+            .max { $0.updatedAt < $1.updatedAt }
+    }
+
+    /// The encoded snapshot answering a peer's `request` from the outbound slots (when no app
+    /// of the feature is attached); nil when none matches or the store fails.
+    nonisolated(nonsending) func answer(_ request: SessionSnapshotRequest) async -> [UInt8]? {
+        let store = self.store
+        let slot = try? await worker.run { Self.answer(request, from: try store.slots.listOutbound()) }
+        return (slot ?? nil)?.bytes
+    }
+
+    /// Of `slots`, the most recently updated one of the request's session (and of its feature
+    /// when it names one).
+    static func answer(_ request: SessionSnapshotRequest, from slots: [SnapshotSlot]) -> SnapshotSlot? {
+        slots.filter { $0.sessionID == request.sessionID && (request.featureID == nil || $0.featureID == request.featureID) }
+            .max { $0.updatedAt < $1.updatedAt }
+    }
+}
+
+extension DeliveryPeerState {
+    /// Where a published snapshot goes for this peer now.
+    enum SnapshotRoute: Sendable, Equatable {
+        /// The channel is active: pushed now.
+        case push
+        /// Buffered before the first activation (`collapsed`: it replaced one of its feature).
+        case buffered(collapsed: Bool)
+        /// Inactive after an activation: its stored slot is pushed on the next activation.
+        case onActivation
+    }
+
+    /// Routes a published snapshot `message` of `featureID` (buffering it when the channel was
+    /// never active). Mutating so the router calls it in place, through its dictionary.
+    mutating func routeSnapshot(_ message: [UInt8], featureID: String) -> SnapshotRoute {
+        if active { return .push }
+        guard !everActivated else { return .onActivation }
+        let before = pending.collapsedSnapshotCount
+        pending.enqueue(snapshot: message, forKey: featureID)
+        return .buffered(collapsed: pending.collapsedSnapshotCount > before)
+    }
+}
