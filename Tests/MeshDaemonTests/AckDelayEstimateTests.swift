@@ -98,7 +98,9 @@ struct AckDelayEstimateTests {
     static func sendAndAck(_ item: DeliveryItem, from peer: DeviceID, after delay: UInt64, _ router: isolated DeliveryRouter) {
         router.ensurePeer(peer)
         let sentAt = router.now()
-        router.expectAck(item, from: peer, floor: 0.5, roundTripNanoseconds: nil, sentAt: sentAt)
+        if let wakeAt = router.realtime.expectAck(item, from: peer, floor: 0.5, roundTripNanoseconds: nil, sentAt: sentAt) {
+            router.armAckWatchdog(at: wakeAt)
+        }
         router.realtimeAcked(item.eventID, from: peer, at: sentAt + delay)
     }
 

@@ -19,7 +19,10 @@ extension DeliveryIntegration {
         static func expectAcks(_ router: isolated DeliveryRouter, _ items: [(DeliveryItem, DeviceID, floor: Double)]) {
             for (item, peer, floor) in items {
                 router.ensurePeer(peer)
-                router.expectAck(item, from: peer, floor: floor, roundTripNanoseconds: nil, sentAt: router.now())
+                if let wakeAt = router.realtime.expectAck(item, from: peer, floor: floor, roundTripNanoseconds: nil,
+                                                          sentAt: router.now()) {
+                    router.armAckWatchdog(at: wakeAt)
+                }
             }
         }
 

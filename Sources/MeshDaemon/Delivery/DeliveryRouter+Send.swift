@@ -94,23 +94,16 @@ extension DeliveryRouter {
             committer.enqueue(peer: key(peer), item: outbox, on: loop) { [self] result in
                 self.onLoop { router in
                     let waiting = waiting.value
-                    guard let receipts = waiting.record(result, at: index) else { return }
-                    router.finishReliable(receipts, waiting)
+                    if waiting.record(result, at: index) { router.finishReliable(waiting) }
                 }
             }
         }
     }
 
     /// All targets of a reliable send are committed: pumps, counters, and the reply.
-    private func finishReliable(_ results: [Result<OutboxReceipt, StoreError>], _ waiting: ReliableSendWait) {
-        var failure: StoreError?
-        for (peer, result) in zip(waiting.peers, results) {
-            switch result {
-            case .success(let receipt): queued(receipt, for: peer)
-            case .failure(let error): failure = failure ?? error
-            }
-        }
-        guard let failure else {
+    private func finishReliable(_ waiting: ReliableSendWait) {
+        waiting.forEachCommitted { peer, receipt in queued(receipt, for: peer) }
+        guard let failure = waiting.failure else {
             counters.reliableEnqueued &+= UInt64(waiting.peers.count)
             waiting.reply(.success(DeliverySendOutcome(outcome: "queued", peers: waiting.peers.count)))
             return
@@ -118,15 +111,12 @@ extension DeliveryRouter {
         waiting.reply(.failure(enqueueFailure(failure)))
     }
 
-    /// The error a reliable send reports when its item could not be queued, counted: a full
-    /// queue or disk is `queue-full` (refused), anything else a store failure.
+    /// The error a reliable send reports when its item could not be queued, counted
+    /// (`ReliableSendWait.failure(for:)`).
     func enqueueFailure(_ error: any Error) -> MeshError {
-        if let full = error as? StoreError, full.code == .full {
-            counters.reliableRefused &+= 1
-            return MeshError.queueFull(full.description)
-        }
-        counters.storeErrors &+= 1
-        return MeshError.store(error)
+        let (failure, refused) = ReliableSendWait.failure(for: error)
+        if refused { counters.reliableRefused &+= 1 } else { counters.storeErrors &+= 1 }
+        return failure
     }
 
     /// A realtime item to each of `peers`: `queued` when any copy went to the outbox, else
@@ -216,29 +206,15 @@ extension DeliveryRouter {
 
     // MARK: - Acks of realtime items
 
-    /// Registers the ack deadline of `item` sent to `peer` now, from the peer's adaptive floor
-    /// and RTT (see `RealtimeSender.expectAck`).
+    /// Registers the ack deadline of `item` sent to `peer` now (`RealtimeSender.expectAck`).
     func expectAck(_ item: DeliveryItem, from peer: DeviceID) {
-        expectAck(item, from: peer, floor: peerStates[peer]?.ackWaitFloor ?? options.minimumAckDeadline,
-                  roundTripNanoseconds: peerStates[peer]?.roundTripNanoseconds, sentAt: now())
+        if let wakeAt = realtime.expectAck(item, from: peer, peers: peerStates, sentAt: now()) { armAckWatchdog(at: wakeAt) }
     }
 
-    /// As `expectAck(_:from:)`, with the peer's floor and RTT already read, sent at the
-    /// monotonic instant `sentAt` (the send path has just read the clock).
-    func expectAck(_ item: DeliveryItem, from peer: DeviceID, floor: Double, roundTripNanoseconds: Int64?, sentAt: UInt64) {
-        if let wakeAt = realtime.expectAck(item, from: peer, floor: floor, roundTripNanoseconds: roundTripNanoseconds,
-                                           sentAt: sentAt) {
-            armAckWatchdog(at: wakeAt)
-        }
-    }
-
-    /// `peer` acked `eventID`: its copy stops waiting, and the delay is a sample for the peer's
-    /// ack deadline (its floor shrinks). Another peer's copy of the same event keeps waiting.
+    /// `peer` acked `eventID` (`RealtimeSender.acked`: the copy stops waiting, the peer's floor
+    /// shrinks). Another peer's copy of the same event keeps waiting.
     func realtimeAcked(_ eventID: UUID, from peer: DeviceID, at now: UInt64) {
-        guard let delay = realtime.acked(eventID, from: peer, at: now) else { return }
-        counters.realtimeAcked &+= 1
-        let minimum = options.minimumAckDeadline
-        if let slot = peerStates.index(forKey: peer) { peerStates.values[slot].ackArrivedInTime(minimumDeadline: minimum, delay: delay) }
+        if realtime.acked(eventID, from: peer, at: now, peers: &peerStates) { counters.realtimeAcked &+= 1 }
     }
 
     /// Wakes `watchAcks` at the monotonic instant `deadline` (replacing an armed later wake-up):
@@ -251,17 +227,12 @@ extension DeliveryRouter {
         ackWatchdog = loop.scheduleTask(in: delay) { router.onLoop { $0.watchAcks() } }
     }
 
-    /// Falls back the copies whose ack is late, each to its own peer's outbox (and grows that
-    /// peer's floor), and re-arms for the earliest deadline left (`RealtimeSender.expire`).
+    /// Falls back the copies whose ack is late, each to its own peer's outbox, and re-arms for
+    /// the earliest deadline left (`RealtimeSender.expire`: the late copies' peers' floors grow).
     func watchAcks() {
         ackWatchdog = nil
-        let (expired, wakeAt) = realtime.expire(now: now())
-        for waiting in expired {
-            if let slot = peerStates.index(forKey: waiting.peer) {
-                peerStates.values[slot].ackTimedOut(minimumDeadline: options.minimumAckDeadline, maximumDeadline: options.maximumAckDeadline)
-            }
-            fallBack(waiting.item, to: waiting.peer)
-        }
+        let (expired, wakeAt) = realtime.expire(now: now(), peers: &peerStates)
+        for waiting in expired { fallBack(waiting.item, to: waiting.peer) }
         if let wakeAt { armAckWatchdog(at: wakeAt) }
     }
 }

@@ -63,6 +63,27 @@ struct RealtimeSender: Sendable {
         return Double(now &- min(now, wait.sentAt)) / 1e9
     }
 
+    /// As `acked(_:from:at:)`, and the delay is a sample for the peer's ack deadline: its floor
+    /// shrinks (`DeliveryPeerState.ackArrivedInTime`, in place in `peers`). True when a copy
+    /// waited for that peer.
+    mutating func acked(_ eventID: UUID, from peer: DeviceID, at now: UInt64,
+                        peers: inout [DeviceID: DeliveryPeerState]) -> Bool {
+        guard let delay = acked(eventID, from: peer, at: now) else { return false }
+        if let slot = peers.index(forKey: peer) {
+            peers.values[slot].ackArrivedInTime(minimumDeadline: minimumAckDeadline, delay: delay)
+        }
+        return true
+    }
+
+    /// `item` went to `peer` at `sentAt` on another path than `send` (a drained pre-activation
+    /// item on the stream): its copy waits for the ack from the peer's floor and RTT in `peers`
+    /// (the minimum deadline for a peer not there). Returns the watchdog instant as `expectAck`.
+    mutating func expectAck(_ item: DeliveryItem, from peer: DeviceID, peers: [DeviceID: DeliveryPeerState],
+                            sentAt: UInt64) -> UInt64? {
+        expectAck(item, from: peer, floor: peers[peer]?.ackWaitFloor ?? minimumAckDeadline,
+                  roundTripNanoseconds: peers[peer]?.roundTripNanoseconds, sentAt: sentAt)
+    }
+
     /// The copy of `eventID` for `peer` stops waiting (its datagram did not go out, its stream
     /// write failed): returned when it waited, to fall back now.
     mutating func stopWaiting(_ eventID: UUID, for peer: DeviceID) -> RealtimeAckWaits.Wait? {
@@ -97,6 +118,18 @@ struct RealtimeSender: Sendable {
         }
         timeline.removeAll()
         return (expired, nil)
+    }
+
+    /// As `expire(now:)`, and each late copy's peer waits longer from now on: its floor grows
+    /// (`DeliveryPeerState.ackTimedOut`, in place in `peers`) once per late copy.
+    mutating func expire(now: UInt64, peers: inout [DeviceID: DeliveryPeerState])
+        -> (expired: [RealtimeAckWaits.Wait], wakeAt: UInt64?) {
+        let result = expire(now: now)
+        for waiting in result.expired {
+            guard let slot = peers.index(forKey: waiting.peer) else { continue }
+            peers.values[slot].ackTimedOut(minimumDeadline: minimumAckDeadline, maximumDeadline: maximumAckDeadline)
+        }
+        return result
     }
 
     /// What a realtime send to one peer does.
