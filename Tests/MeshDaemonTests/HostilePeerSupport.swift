@@ -101,13 +101,13 @@ extension MeshNode {
     }
 
     /// The keepalive requests this node sent to `peer` and has no reply for (white box).
-    func outstandingKeepalives(to peer: DeviceID) -> [Int64] { peers[peer]?.estimator.outstanding ?? [] }
+    func outstandingKeepalives(to peer: DeviceID) -> [Int64] { channels.peers[peer]?.estimator.outstanding ?? [] }
 
     /// Bytes of inbound messages queued for the consumer now.
     func queuedInboundBytes() -> Int { inbound.queuedBytes }
 
     /// This node's record of `peer` (public key and pair key), for hand-made handshakes.
-    func pairedRecord(of peer: DeviceID) -> PairedPeer? { peers[peer]?.record }
+    func pairedRecord(of peer: DeviceID) -> PairedPeer? { channels.peers[peer]?.record }
 }
 
 extension DeliveryRouter {

@@ -123,7 +123,7 @@ struct NodePairingHardeningTests {
         _ = try await bed.pair(alice, bob)
         try await waitUntil("channel", timeout: 5) { await bothActive(alice, bob) }
         let bobID = bob.node.deviceID
-        let keyBefore = try #require(await alice.node.peers[bobID]?.record.pairKey)
+        let keyBefore = try #require(await alice.node.channels.peers[bobID]?.record.pairKey)
 
         // Even a code created with --replace does not let a code holder take bob's place.
         let invitation = try await alice.node.createPairingCode(validFor: 60, replace: true)
@@ -144,7 +144,7 @@ struct NodePairingHardeningTests {
             return open.finishAndDrain()
         }
         #expect(replied == 0)
-        #expect(await alice.node.peers[bobID]?.record.pairKey == keyBefore)
+        #expect(await alice.node.channels.peers[bobID]?.record.pairKey == keyBefore)
         let counters = await alice.node.status().counters
         #expect(counters["pairings.completed"] == 1)
         #expect(counters["pairing.attempts_failed"] == 1)
@@ -159,7 +159,7 @@ struct NodePairingHardeningTests {
         let bob = try await bed.start(name: "bob")
         _ = try await bed.pair(alice, bob)
         let bobID = bob.node.deviceID, aliceID = alice.node.deviceID
-        let aliceKey = try #require(await alice.node.peers[bobID]?.record.pairKey)
+        let aliceKey = try #require(await alice.node.channels.peers[bobID]?.record.pairKey)
 
         // The inviter knows bob and its code was created without --replace: refused, code withdrawn.
         let plain = try await alice.node.createPairingCode(validFor: 60)
@@ -172,7 +172,7 @@ struct NodePairingHardeningTests {
         let told = await #expect(throws: MeshError.self) { try await waiter.value }
         #expect(told?.code == "already-paired")
         #expect(told?.message.contains("--replace") == true)
-        #expect(await alice.node.peers[bobID]?.record.pairKey == aliceKey)
+        #expect(await alice.node.channels.peers[bobID]?.record.pairKey == aliceKey)
 
         // With --replace on both sides the pairing is replaced and the channel comes back.
         let replacing = try await alice.node.createPairingCode(validFor: 60, replace: true)
@@ -180,9 +180,9 @@ struct NodePairingHardeningTests {
         let joined = try await bob.node.joinPairing(code: replacing.code, address: alice.address, replace: true)
         #expect(joined.deviceID == aliceID.description)
         #expect(try await invited.deviceID == bobID.description)
-        let newKey = try #require(await alice.node.peers[bobID]?.record.pairKey)
+        let newKey = try #require(await alice.node.channels.peers[bobID]?.record.pairKey)
         #expect(newKey != aliceKey)
-        #expect(await bob.node.peers[aliceID]?.record.pairKey == newKey)
+        #expect(await bob.node.channels.peers[aliceID]?.record.pairKey == newKey)
         try await waitUntil("channel after replacing", timeout: 5) { await bothActive(alice, bob) }
 
         // The joiner knows alice and did not ask to replace: it keeps its pairing and says why.
@@ -191,7 +191,7 @@ struct NodePairingHardeningTests {
             _ = try await bob.node.joinPairing(code: third.code, address: alice.address)
         }
         #expect(kept?.code == "already-paired")
-        #expect(await bob.node.peers[aliceID]?.record.pairKey == newKey)
+        #expect(await bob.node.channels.peers[aliceID]?.record.pairKey == newKey)
         await bed.shutdown()
     }
 

@@ -8,7 +8,10 @@ import NIOCore
 /// inputs change is `DiscoveryTracker`'s decision; the node carries it out.
 struct NodeDiscoveryService {
     let discovery: any PeerDiscovery
-    let node: MeshNode
+    /// The node (a fake in tests).
+    let node: any NodeDiscoveryHost
+    /// Where the maintenance timer runs: the node's loop (a testing loop on virtual time in tests).
+    let loop: any EventLoop
     let logger: Logger
 
     /// How often the timer re-reads this machine's interfaces, matches newly paired devices
@@ -27,14 +30,11 @@ struct NodeDiscoveryService {
             return
         }
         let (updates, updateQueue) = AsyncStream.makeStream(of: DiscoveryAdvertisement?.self)
-        await node.discoveryStarted(advertising: advertisement, updates: updateQueue)
-        let maintenance = node.loop.scheduleRepeatedTask(initialDelay: Self.maintenanceInterval,
-                                                         delay: Self.maintenanceInterval) { [weak node] task in
-            guard let node, node.onLoop({ $0.maintainDiscovery() }) else {
-                task.cancel()
-                return
-            }
+        // Armed before the node hears of the start (its first pass is an interval away).
+        let maintenance = LoopTicker.start(on: loop, every: Self.maintenanceInterval) { [weak node] in
+            node?.maintainDiscoveryOnLoop() ?? false
         }
+        await node.discoveryStarted(advertising: advertisement, updates: updateQueue)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await event in events { await node.applyDiscovery(event) }
@@ -60,4 +60,22 @@ struct NodeDiscoveryService {
         }
         await node.advertisementUpdated(wanted, succeeded: succeeded)
     }
+}
+
+/// What `NodeDiscoveryService` needs of the node: `MeshNode`, or a fake in tests.
+protocol NodeDiscoveryHost: AnyObject, Sendable {
+    /// What the node should advertise now.
+    func wantedAdvertisement() async -> DiscoveryAdvertisement?
+    /// Discovery started with `advertisement` published; `updates` takes the next ones.
+    func discoveryStarted(advertising advertisement: DiscoveryAdvertisement?,
+                          updates: AsyncStream<DiscoveryAdvertisement?>.Continuation) async
+    /// Applies one discovery event.
+    func applyDiscovery(_ event: DiscoveryEvent) async
+    /// An advertisement update ended.
+    func advertisementUpdated(_ advertisement: DiscoveryAdvertisement?, succeeded: Bool) async
+    /// Discovery stopped.
+    func discoveryEnded() async
+    /// One maintenance pass, called on the service's loop; false once the node stops (the
+    /// timer ends).
+    func maintainDiscoveryOnLoop() -> Bool
 }

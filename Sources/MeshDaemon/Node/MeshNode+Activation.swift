@@ -47,11 +47,11 @@ extension MeshNode {
     /// Seals `message` for the stream path of `peer` and writes it; false when not active.
     @discardableResult
     func sendStream(_ message: ChannelMessage, to peer: DeviceID) -> EventLoopFuture<Void>? {
-        guard var runtime = peers[peer], var channel = runtime.channel, let connection = runtime.connection else { return nil }
+        guard var runtime = channels.peers[peer], var channel = runtime.channel, let connection = runtime.connection else { return nil }
         do {
             let bytes = try channel.sealStream(message)
             runtime.channel = channel
-            peers[peer] = runtime
+            channels.peers[peer] = runtime
             counters.streamMessagesSent += 1
             return writeStream(bytes, to: connection)
         } catch {
@@ -63,14 +63,14 @@ extension MeshNode {
     /// Seals `message` for the datagram path of `peer` and sends it; false when not active.
     @discardableResult
     func sendDatagram(_ message: ChannelMessage, to peer: DeviceID) -> Bool {
-        guard let udp = udpChannel, let slot = peers.index(forKey: peer) else { return false }
+        guard let udp = udpChannel, let slot = channels.peers.index(forKey: peer) else { return false }
         // Room for the largest datagram up front: growing the buffer while sealing cost a
         // reallocation and a copy (≈ 800 instructions) per realtime datagram.
         var buffer = udp.allocator.buffer(capacity: Self.maximumDatagramBytes)
         do {
-            // Sealed in place through `peers.values` (no copy of the peer's runtime or channel,
-            // and no move in and out of an Optional as `peers[peer]?.…` makes).
-            guard let endpoint = try peers.values[slot].sealDatagram(message, into: &buffer) else { return false }
+            // Sealed in place through `channels.peers.values` (no copy of the peer's runtime or channel,
+            // and no move in and out of an Optional as `channels.peers[peer]?.…` makes).
+            guard let endpoint = try channels.peers.values[slot].sealDatagram(message, into: &buffer) else { return false }
             counters.datagramsSent += 1
             // Flushed once when the loop turn ends: the datagrams of one burst (a read of the
             // local API, of the UDP socket, a timer pass) leave with one sendmmsg(2).

@@ -6,7 +6,7 @@ extension MeshNode {
     /// This daemon's identity, listen address, uptime and counters.
     public func status() async -> DaemonStatus {
         let uptime = Double(clock.monotonicNanoseconds() &- startedAt) / 1e9
-        let values = NodeReports.statusCounters(counters, paired: peers.count, active: peers.values.filter { $0.channel != nil }.count,
+        let values = NodeReports.statusCounters(counters, paired: channels.peers.count, active: channels.peers.values.filter { $0.channel != nil }.count,
                                                 unauthenticated: connections.unauthenticated.count,
                                                 discovery: discoveryTracker.counters(enabled: discovery != nil))
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
@@ -17,13 +17,13 @@ extension MeshNode {
     /// Every paired device with channel state, addresses, RTT, clock offset and lease.
     public func peers() async -> [PeerStatus] {
         let now = clock.monotonicNanoseconds()
-        return peers.values.sorted { $0.record.name < $1.record.name }.map { runtime in
+        return channels.peers.values.sorted { $0.record.name < $1.record.name }.map { runtime in
             NodeReports.peerStatus(runtime, addresses: discoveryTracker.displayedAddresses(runtime.record), now: now, clock: clock)
         }
     }
 
     /// Finds a paired device by full ID, short ID or unique prefix (case and dashes ignored).
-    func resolvePeer(_ text: String) throws -> DeviceID { try NodeReports.resolvePeer(text, among: peers.keys) }
+    func resolvePeer(_ text: String) throws -> DeviceID { try NodeReports.resolvePeer(text, among: channels.peers.keys) }
 
     /// Removes a paired device: tells it over a live channel, closes the channel, forgets it.
     public func unpair(deviceID: String) async throws {
@@ -31,15 +31,15 @@ extension MeshNode {
         if let sent = sendStream(.unpaired, to: peer) {
             _ = try? await sent.get()
         }
-        guard peers[peer] != nil else { return }    // may have been removed while waiting
+        guard channels.peers[peer] != nil else { return }    // may have been removed while waiting
         removePeer(peer, reason: "unpaired on this device")
     }
 
     /// Forgets `peer` everywhere: store, channel, indices.
     func removePeer(_ peer: DeviceID, reason: String) {
         dropChannel(peer, reason: reason, redial: false)
-        peers.removeValue(forKey: peer)
-        indexTable = indexTable.filter { $0.value != peer }
+        channels.peers.removeValue(forKey: peer)
+        channels.indexTable = channels.indexTable.filter { $0.value != peer }
         persistPeers()
         logger.info("device unpaired", metadata: ["peer.id": "\(peer.short)"])
         channelEvent(.unpaired(peer))
@@ -49,7 +49,7 @@ extension MeshNode {
     /// for this run).
     func persistPeers() {
         do {
-            try store.save(peers.values.map(\.record).sorted { $0.pairedAt < $1.pairedAt })
+            try store.save(channels.peers.values.map(\.record).sorted { $0.pairedAt < $1.pairedAt })
         } catch {
             logger.error("could not save the paired-device store", metadata: ["error": "\(error)"])
         }

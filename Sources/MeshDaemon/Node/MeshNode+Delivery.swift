@@ -10,7 +10,7 @@ extension MeshNode {
 
     /// Whether `peer` has an active channel now.
     func isActive(_ peer: DeviceID) -> Bool {
-        guard let index = peers.index(forKey: peer) else { return false }
-        return peers.values[index].channel != nil
+        guard let index = channels.peers.index(forKey: peer) else { return false }
+        return channels.peers.values[index].channel != nil
     }
 }

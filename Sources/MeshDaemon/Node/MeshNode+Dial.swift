@@ -55,13 +55,13 @@ extension MeshNode {
         guard phase == .running, let runtime = channels.dialDue(peer) else { return nil }
         let addresses = dialCandidates(runtime)
         // Nothing to dial: the peer will connect to us.
-        guard !addresses.isEmpty, let generation = peers[peer]?.dial.startAttempt() else { return nil }
+        guard !addresses.isEmpty, let generation = channels.peers[peer]?.dial.startAttempt() else { return nil }
         return (addresses, generation)
     }
 
     /// A dial job ended; when every address failed, back off and try again later.
     func dialEnded(_ peer: DeviceID, generation: UInt64, failed: Bool) {
-        guard peers[peer]?.dial.attemptEnded(generation: generation, failed: failed) == true else { return }
+        guard channels.peers[peer]?.dial.attemptEnded(generation: generation, failed: failed) == true else { return }
         scheduleDial(peer, immediately: false)
     }
 

@@ -7,7 +7,7 @@ import NIOCore
 /// Discovery wired into the node: runs the backend, feeds its events to `DiscoveryTracker`
 /// (which decides) and carries out what it returns. Discovery never decides trust: every
 /// address still has to pass the channel handshake with the paired key.
-extension MeshNode {
+extension MeshNode: NodeDiscoveryHost {
     /// Discovery as `meshd` runs it: Avahi merged with the static peers (none over mDNS when
     /// `mdns` is off or the daemon listens on a loopback address).
     public static func defaultDiscovery(for configuration: DaemonConfiguration, logger: Logger) -> any PeerDiscovery {
@@ -20,8 +20,11 @@ extension MeshNode {
     /// Runs discovery until the node stops (see `NodeDiscoveryService`).
     nonisolated func runDiscovery() async {
         guard let discovery else { return }
-        await NodeDiscoveryService(discovery: discovery, node: self, logger: logger).run()
+        await NodeDiscoveryService(discovery: discovery, node: self, loop: loop, logger: logger).run()
     }
+
+    /// `maintainDiscovery` from the node's loop (the maintenance timer).
+    nonisolated func maintainDiscoveryOnLoop() -> Bool { onLoop { $0.maintainDiscovery() } }
 
     /// Discovery started with `advertisement` published; `updates` takes the next ones.
     func discoveryStarted(advertising advertisement: DiscoveryAdvertisement?,
@@ -92,13 +95,13 @@ extension MeshNode {
 
     /// Re-matches discovered services when devices were paired or unpaired.
     func matchPairedDevices() {
-        guard discovered.paired != Set(peers.keys) else { return }
+        guard discovered.paired != Set(channels.peers.keys) else { return }
         carryOut(discoveryTracker.pairedDevicesChanged(discoveryPeers()))
     }
 
     /// The paired devices as `DiscoveryTracker` sees them.
     func discoveryPeers() -> [DiscoveryTracker.Peer] {
-        peers.map { id, runtime in
+        channels.peers.map { id, runtime in
             let connection = runtime.connection?.channel
             return DiscoveryTracker.Peer(id: id, hasChannel: runtime.channel != nil,
                                          remoteHost: connection?.remoteAddress?.ipAddress.map(DiscoveredPeerTable.unscoped),
@@ -152,8 +155,8 @@ extension MeshNode {
     /// addresses that attempt is not trying are dialled next to it (it may be stuck for
     /// seconds on a stale address that does not answer).
     func kickDial(_ peer: DeviceID) {
-        guard phase == .running, let slot = peers.index(forKey: peer) else { return }
-        switch peers.values[slot].dial.kick(channelActive: peers.values[slot].channel != nil) {
+        guard phase == .running, let slot = channels.peers.index(forKey: peer) else { return }
+        switch channels.peers.values[slot].dial.kick(channelActive: channels.peers.values[slot].channel != nil) {
         case .none:
             return
         case .dialBesideAttempt:
@@ -180,7 +183,7 @@ extension MeshNode {
                         metadata: ["peer.id": "\(peer.short)", "address": "\(endpoint)"])
         }
         guard discoveryTracker.isStatic(endpoint, staticPeers: configuration.staticPeers),
-              peers[peer]?.record.learn(address: endpoint.description, source: .static) == true else { return }
+              channels.peers[peer]?.record.learn(address: endpoint.description, source: .static) == true else { return }
         persistPeers()
     }
 }

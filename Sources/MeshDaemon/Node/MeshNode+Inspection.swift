@@ -5,7 +5,7 @@ import NIOCore
 extension MeshNode {
     /// Local and remote address of the TCP connection carrying the channel to `peer`.
     func channelConnectionEndpoints(_ peer: DeviceID) -> (local: SocketAddress?, remote: SocketAddress?)? {
-        guard let connection = peers[peer]?.connection, peers[peer]?.channel != nil else { return nil }
+        guard let connection = channels.peers[peer]?.connection, channels.peers[peer]?.channel != nil else { return nil }
         return (connection.channel.localAddress, connection.channel.remoteAddress)
     }
 
@@ -15,7 +15,7 @@ extension MeshNode {
 
 extension MeshNode {
     /// The stored record of a paired device (tests craft handshakes with its pair key).
-    func pairedRecord(_ peer: DeviceID) -> PairedPeer? { peers[peer]?.record }
+    func pairedRecord(_ peer: DeviceID) -> PairedPeer? { channels.peers[peer]?.record }
 }
 
 extension MeshNode {
@@ -26,5 +26,5 @@ extension MeshNode {
 
 extension MeshNode {
     /// The session index datagrams to this node from `peer` carry now.
-    func currentLocalIndex(of peer: DeviceID) -> UInt32? { peers[peer]?.channel?.current.localIndex }
+    func currentLocalIndex(of peer: DeviceID) -> UInt32? { channels.peers[peer]?.channel?.current.localIndex }
 }

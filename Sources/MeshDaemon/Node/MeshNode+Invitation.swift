@@ -115,7 +115,7 @@ extension MeshNode: PairingAttemptHost {
     /// Stores the new peer (before the last message goes out, so its first handshake finds
     /// the key) and tells the waiters; false when `PairingInvitations.complete` refuses.
     func pairingSucceeded(_ outcome: PairingOutcome, attempt: PairingAttemptID, admission: InboundAdmission) -> Bool {
-        let existing = peers[outcome.peerDeviceID]
+        let existing = channels.peers[outcome.peerDeviceID]
         switch invitations.complete(attempt, alreadyPaired: existing != nil) {
         case .stale:
             return false
@@ -139,12 +139,12 @@ extension MeshNode: PairingAttemptHost {
     /// Adds (or replaces) a paired device from a pairing outcome and saves the store.
     func storePairing(_ outcome: PairingOutcome, address: PeerAddress?) -> PairedDevice {
         let id = outcome.peerDeviceID
-        if peers[id] != nil { dropChannel(id, reason: "paired again", redial: false) }
+        if channels.peers[id] != nil { dropChannel(id, reason: "paired again", redial: false) }
         var record = PairedPeer(publicKey: outcome.peerPublicKey, name: outcome.peerName, pairKey: outcome.pairKey,
-                                addresses: peers[id]?.record.addresses ?? [], pairedAt: clock.wallSeconds())
+                                addresses: channels.peers[id]?.record.addresses ?? [], pairedAt: clock.wallSeconds())
         if let address { record.learn(address: address.address, source: address.source) }
-        peers[id] = PeerRuntime(record: record, tuning: tuning, leaseSeconds: configuration.reachabilityLease)
-        indexTable = indexTable.filter { $0.value != id }
+        channels.peers[id] = PeerRuntime(record: record, tuning: tuning, leaseSeconds: configuration.reachabilityLease)
+        channels.indexTable = channels.indexTable.filter { $0.value != id }
         persistPeers()
         counters.pairingsCompleted += 1
         logger.info("device paired", metadata: ["peer.id": "\(id.short)", "peer.name": "\(outcome.peerName)"])

@@ -40,7 +40,7 @@ extension MeshNode {
         guard outcome.peerPublicKey != identity.keyPair.publicKey else {
             throw MeshError.invalidArgument("that address is this daemon itself")
         }
-        if let existing = peers[outcome.peerDeviceID], !replace {
+        if let existing = channels.peers[outcome.peerDeviceID], !replace {
             counters.pairingsRefusedAlreadyPaired += 1
             throw MeshError.alreadyPaired(
                 name: existing.record.name, id: outcome.peerDeviceID,

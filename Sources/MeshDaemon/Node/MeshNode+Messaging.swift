@@ -19,9 +19,9 @@ extension MeshNode {
     /// ``streamConnection(of:)``); when the peer's channel has moved to another one since, it
     /// throws `.notActive` and sends nothing.
     public func send(_ message: [UInt8], to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async throws {
-        guard peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
-        guard peers[peer]?.channel != nil else { throw ChannelSendError(code: .notActive) }
-        if let connection, peers[peer]?.connection?.id != connection { throw ChannelSendError(code: .notActive) }
+        guard channels.peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
+        guard channels.peers[peer]?.channel != nil else { throw ChannelSendError(code: .notActive) }
+        if let connection, channels.peers[peer]?.connection?.id != connection { throw ChannelSendError(code: .notActive) }
         switch path {
         case .datagram:
             try sendApplicationDatagram(message, to: peer)
@@ -34,7 +34,7 @@ extension MeshNode {
     /// The datagram path of `send(_:to:path:)`, synchronous: for callers already isolated to
     /// the node's loop (the delivery router). Throws `ChannelSendError`.
     func sendApplicationDatagram(_ message: [UInt8], to peer: DeviceID) throws {
-        guard peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
+        guard channels.peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
         guard message.count <= Self.maximumDatagramMessage else { throw ChannelSendError(code: .tooLargeForDatagram) }
         guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
     }
@@ -43,7 +43,7 @@ extension MeshNode {
     /// write; false (nothing sent) when there is no active channel or its connection is not
     /// writable (the peer does not read: NIO's outbound buffer is over its high-water mark).
     func sendStreamIfDraining(_ message: [UInt8], to peer: DeviceID) -> Bool {
-        guard let connection = peers[peer]?.connection, peers[peer]?.channel != nil, connection.channel.isWritable else {
+        guard let connection = channels.peers[peer]?.connection, channels.peers[peer]?.channel != nil, connection.channel.isWritable else {
             return false
         }
         return sendStream(.application(message), to: peer) != nil
@@ -53,12 +53,12 @@ extension MeshNode {
     /// A new channel (after a reconnect) has a new one, possibly before the delivery router has
     /// consumed its activation event.
     func streamConnection(of peer: DeviceID) -> UInt64? {
-        guard let runtime = peers[peer], runtime.channel != nil else { return nil }
+        guard let runtime = channels.peers[peer], runtime.channel != nil else { return nil }
         return runtime.connection?.id
     }
 
     /// Device IDs of peers whose channel is active now.
-    public func activePeers() -> [DeviceID] { peers.filter { $0.value.channel != nil }.map(\.key) }
+    public func activePeers() -> [DeviceID] { channels.peers.filter { $0.value.channel != nil }.map(\.key) }
 
     /// Hands an application message to the inbound handler (the delivery router), which
     /// handles it at once or queues it behind earlier ones, in order; what `InboundGate`

@@ -5,8 +5,8 @@ extension MeshNode {
     /// Measures `count` round trips (1…10 000) over each path to a peer with an active channel.
     public func ping(deviceID: String, count: Int) async throws -> PingReport {
         let peer = try resolvePeer(deviceID)
-        guard peers[peer]?.channel != nil else { throw MeshError.peerNotActive(deviceID) }
-        let reports = await PingSeries(count: count).run(isActive: { peers[peer]?.channel != nil }) { path in
+        guard channels.peers[peer]?.channel != nil else { throw MeshError.peerNotActive(deviceID) }
+        let reports = await PingSeries(count: count).run(isActive: { channels.peers[peer]?.channel != nil }) { path in
             await probe(peer, path: path)
         }
         return PingReport(deviceID: peer.description, paths: reports)

@@ -46,7 +46,7 @@ extension MeshNode {
             return false
         case .proceed(let bytes, let completed):
             if completed { counters.rekeysCompleted += 1 }
-            if let bytes, let connection = peers[peer]?.connection { _ = writeStream(bytes, to: connection) }
+            if let bytes, let connection = channels.peers[peer]?.connection { _ = writeStream(bytes, to: connection) }
             return true
         }
     }

@@ -87,7 +87,7 @@ extension MeshNode {
     func learnObservedAddress(_ endpoint: SocketAddress, for peer: DeviceID) {
         guard let ip = endpoint.ipAddress, let port = endpoint.port else { return }
         let text = DaemonConfiguration.Endpoint(host: ip, port: port).description
-        guard peers[peer]?.record.learn(address: text, source: .observed) == true else { return }
+        guard channels.peers[peer]?.record.learn(address: text, source: .observed) == true else { return }
         persistPeers()
     }
 }

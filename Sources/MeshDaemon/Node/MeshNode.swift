@@ -133,7 +133,7 @@ public actor MeshNode: MeshControlPlane, Service {
         logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
                                                      "device.id": "\(identity.deviceID.short)"])
         await NodeListeners.noteReceiveBuffer(udp, logger: logger)
-        for id in peers.keys { scheduleDial(id, immediately: true) }
+        for id in channels.peers.keys { scheduleDial(id, immediately: true) }
         startTimers()
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop
@@ -186,23 +186,11 @@ public actor MeshNode: MeshControlPlane, Service {
         tcpServer?.close(promise: nil)
         udpChannel?.close(promise: nil)
         for channel in connections.open.values { channel.close(promise: nil) }
-        for id in Array(peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
+        for id in Array(channels.peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
         for waiter in invitations.takeWaiters() { waiter.resume(throwing: MeshError.stopping) }
         for id in pings.ids(of: nil) { finishPing(id, at: nil) }
         for search in inviterSearches.endAll() { finish(search) }
         releaseInboundRoomWaiters()
-    }
-
-    /// Every paired device by ID (kept in `channels`; modified in place).
-    var peers: [DeviceID: PeerRuntime] {
-        get { channels.peers }
-        _modify { yield &channels.peers }
-    }
-
-    /// Which device each of this side's session indices belongs to (kept in `channels`).
-    var indexTable: [UInt32: DeviceID] {
-        get { channels.indexTable }
-        _modify { yield &channels.indexTable }
     }
 
     /// The UDP port this node announces in handshakes (0 before it is bound).

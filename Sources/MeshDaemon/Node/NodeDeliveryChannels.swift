@@ -25,7 +25,7 @@ final class NodeDeliveryChannels: DeliveryChannels {
 
     func sendStream(_ message: [UInt8], to peer: DeviceID, connection: UInt64?) throws -> EventLoopFuture<Void> {
         try node.onLoop { node in
-            guard let runtime = node.peers[peer] else { throw ChannelSendError(code: .unknownPeer) }
+            guard let runtime = node.channels.peers[peer] else { throw ChannelSendError(code: .unknownPeer) }
             guard runtime.channel != nil else { throw ChannelSendError(code: .notActive) }
             if let connection, runtime.connection?.id != connection { throw ChannelSendError(code: .notActive) }
             guard let written = node.sendStream(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
@@ -47,7 +47,7 @@ final class NodeDeliveryChannels: DeliveryChannels {
 
     func pairedDevices() -> [DeliveryPairedDevice] {
         node.onLoop { node in
-            node.peers.values.sorted { $0.record.name < $1.record.name }
+            node.channels.peers.values.sorted { $0.record.name < $1.record.name }
                 .map { DeliveryPairedDevice(deviceID: $0.record.deviceID, name: $0.record.name) }
         }
     }
