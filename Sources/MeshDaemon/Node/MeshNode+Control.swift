@@ -38,8 +38,7 @@ extension MeshNode {
     /// Forgets `peer` everywhere: store, channel, indices.
     func removePeer(_ peer: DeviceID, reason: String) {
         dropChannel(peer, reason: reason, redial: false)
-        channels.peers.removeValue(forKey: peer)
-        channels.indexTable = channels.indexTable.filter { $0.value != peer }
+        channels.remove(peer)
         persistPeers()
         logger.info("device unpaired", metadata: ["peer.id": "\(peer.short)"])
         channelEvent(.unpaired(peer))
@@ -49,7 +48,7 @@ extension MeshNode {
     /// for this run).
     func persistPeers() {
         do {
-            try store.save(channels.peers.values.map(\.record).sorted { $0.pairedAt < $1.pairedAt })
+            try store.save(channels.records)
         } catch {
             logger.error("could not save the paired-device store", metadata: ["error": "\(error)"])
         }

@@ -73,10 +73,8 @@ extension MeshNode: NodeDiscoveryHost {
     /// What this daemon should advertise now (the live code's public hint while it accepts
     /// attempts). Nil before the port is bound.
     func wantedAdvertisement() -> DiscoveryAdvertisement? {
-        var pairingHint: String?
-        if let live = invitations.live, live.isUsable(at: wallDate()) { pairingHint = live.code.publicHint }
-        return NodeDiscoveryDefaults.advertisement(name: configuration.name, port: boundListenAddress?.port,
-                                                   deviceID: identity.deviceID, pairingHint: pairingHint)
+        NodeDiscoveryDefaults.advertisement(name: configuration.name, port: boundListenAddress?.port,
+                                            deviceID: identity.deviceID, pairingHint: invitations.advertisedHint(at: wallDate()))
     }
 
     /// Applies one discovery event.

@@ -140,11 +140,7 @@ extension MeshNode: PairingAttemptHost {
     func storePairing(_ outcome: PairingOutcome, address: PeerAddress?) -> PairedDevice {
         let id = outcome.peerDeviceID
         if channels.peers[id] != nil { dropChannel(id, reason: "paired again", redial: false) }
-        var record = PairedPeer(publicKey: outcome.peerPublicKey, name: outcome.peerName, pairKey: outcome.pairKey,
-                                addresses: channels.peers[id]?.record.addresses ?? [], pairedAt: clock.wallSeconds())
-        if let address { record.learn(address: address.address, source: address.source) }
-        channels.peers[id] = PeerRuntime(record: record, tuning: tuning, leaseSeconds: configuration.reachabilityLease)
-        channels.indexTable = channels.indexTable.filter { $0.value != id }
+        channels.storePairing(outcome, address: address, pairedAt: clock.wallSeconds(), leaseSeconds: configuration.reachabilityLease)
         persistPeers()
         counters.pairingsCompleted += 1
         logger.info("device paired", metadata: ["peer.id": "\(id.short)", "peer.name": "\(outcome.peerName)"])

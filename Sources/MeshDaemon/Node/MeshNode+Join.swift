@@ -37,14 +37,12 @@ extension MeshNode {
             counters.pairingAttemptsFailed += 1
             throw error
         }
-        guard outcome.peerPublicKey != identity.keyPair.publicKey else {
-            throw MeshError.invalidArgument("that address is this daemon itself")
-        }
-        if let existing = channels.peers[outcome.peerDeviceID], !replace {
-            counters.pairingsRefusedAlreadyPaired += 1
-            throw MeshError.alreadyPaired(
-                name: existing.record.name, id: outcome.peerDeviceID,
-                advice: "its pairing here was kept. If the other device stored this new pairing, the channel between them fails until both hold the same one: pair again with a new code and `meshctl pair - --replace` (the other device needs `meshctl pair --replace` when it already knows this one)")
+        do {
+            try PairingJoinRequest.accept(outcome, localPublicKey: identity.keyPair.publicKey,
+                                          existing: channels.peers[outcome.peerDeviceID]?.record, replace: replace)
+        } catch {
+            if error.kind == .alreadyPaired { counters.pairingsRefusedAlreadyPaired += 1 }
+            throw error
         }
         let device = storePairing(outcome, address: PeerAddress(address: endpoint.description, source: .pairing))
         scheduleDial(outcome.peerDeviceID, immediately: true)

@@ -62,6 +62,12 @@ struct PairingInvitations {
         return takeWaiters()
     }
 
+    /// The public hint to advertise at `now`: the live code's while it accepts attempts.
+    func advertisedHint(at now: Date) -> String? {
+        guard let live, live.isUsable(at: now) else { return nil }
+        return live.code.publicHint
+    }
+
     /// Whether `code` (as a user typed it) is the live code.
     func isLive(_ code: String) -> Bool {
         guard let live else { return false }

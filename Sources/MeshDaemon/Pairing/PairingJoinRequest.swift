@@ -27,4 +27,19 @@ struct PairingJoinRequest {
         }
         endpoint = given
     }
+
+    /// Whether to store the device a finished exchange paired with: throws `MeshError` when it
+    /// is this daemon itself (`localPublicKey`), or a device already paired here (`existing`)
+    /// and `replace` is false (`already-paired`: the stored pairing is kept).
+    static func accept(_ outcome: PairingOutcome, localPublicKey: [UInt8], existing: PairedPeer?,
+                       replace: Bool) throws(MeshError) {
+        guard outcome.peerPublicKey != localPublicKey else {
+            throw MeshError.invalidArgument("that address is this daemon itself")
+        }
+        if let existing, !replace {
+            throw MeshError.alreadyPaired(
+                name: existing.name, id: outcome.peerDeviceID,
+                advice: "its pairing here was kept. If the other device stored this new pairing, the channel between them fails until both hold the same one: pair again with a new code and `meshctl pair - --replace` (the other device needs `meshctl pair --replace` when it already knows this one)")
+        }
+    }
 }

@@ -117,6 +117,31 @@ struct PeerChannels: Sendable {
         return (connection, hadChannel)
     }
 
+    /// Stores the device `outcome` paired (replacing an earlier pairing of it, whose channel
+    /// the caller dropped first) with pairing time `pairedAt` (wall seconds): its known
+    /// addresses stay, `address` (where pairing reached it, if known) is learned, and session
+    /// indices of the replaced pairing are freed. Returns the stored record.
+    @discardableResult
+    mutating func storePairing(_ outcome: PairingOutcome, address: PeerAddress?, pairedAt: Double,
+                               leaseSeconds: Double) -> PairedPeer {
+        let id = outcome.peerDeviceID
+        var record = PairedPeer(publicKey: outcome.peerPublicKey, name: outcome.peerName, pairKey: outcome.pairKey,
+                                addresses: peers[id]?.record.addresses ?? [], pairedAt: pairedAt)
+        if let address { record.learn(address: address.address, source: address.source) }
+        peers[id] = PeerRuntime(record: record, tuning: tuning, leaseSeconds: leaseSeconds)
+        indexTable = indexTable.filter { $0.value != id }
+        return record
+    }
+
+    /// Forgets `peer` (unpaired) and its session indices; the caller dropped its channel first.
+    mutating func remove(_ peer: DeviceID) {
+        peers.removeValue(forKey: peer)
+        indexTable = indexTable.filter { $0.value != peer }
+    }
+
+    /// The records to save in the paired-device store, oldest pairing first.
+    var records: [PairedPeer] { peers.values.map(\.record).sorted { $0.pairedAt < $1.pairedAt } }
+
     /// Whether `peer` has an active channel carried by connection `connectionID` now.
     func isCurrent(_ peer: DeviceID, connectionID: UInt64) -> Bool {
         peers[peer]?.connection?.id == connectionID
