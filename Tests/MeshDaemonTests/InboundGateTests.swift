@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import MeshCore
 import MeshCrypto
@@ -74,5 +75,39 @@ struct InboundGateTests {
         #expect(gate.isFull == false && gate.queued == 0 && gate.queuedBytes == 0)
         // Without a handler nothing makes room, so readers never pause.
         #expect(Self.admit(&gate, Self.message(.stream, bytes: 100)) == .held)
+    }
+
+    @Test func pausedStreamReadersResumeOnceTheQueueIsBelowItsBoundsOrWhenReleased() {
+        var gate = InboundGate()
+        _ = gate.handlerChanged(installed: true)
+        let fullAt = InboundGate.messageLimit * 3 / 4
+        for _ in 0..<fullAt { gate.handlerQueued(bytes: 1) }
+        #expect(gate.isFull)
+        let resumed = Mutex<[Int]>([])
+        for reader in 1...3 { gate.pause { resumed.withLock { $0.append(reader) } } }
+        #expect(gate.pausedReaders == 3)
+        // Queued again while still full: nobody resumes.
+        gate.handlerQueued(bytes: 1)
+        let stillFull = gate.handlerConsumed(bytes: 1)
+        #expect(stillFull.isEmpty)
+        #expect(gate.pausedReaders == 3)
+        // One below the bound: every paused reader, in the order they paused.
+        let released = gate.handlerConsumed(bytes: 1)
+        #expect(released.count == 3 && gate.pausedReaders == 0)
+        for resume in released { resume() }
+        #expect(resumed.withLock { $0 } == [1, 2, 3])
+        let nobodyPaused = gate.handlerConsumed(bytes: 1)
+        #expect(nobodyPaused.isEmpty)
+
+        // Readers paused when the handler goes away (or the node stops) are all handed back.
+        for _ in 0..<fullAt { gate.handlerQueued(bytes: 1) }
+        gate.pause { resumed.withLock { $0.append(4) } }
+        #expect(Self.change(&gate, installed: false).isEmpty)
+        let rest = gate.releaseReaders()
+        #expect(rest.count == 1 && gate.pausedReaders == 0)
+        for resume in rest { resume() }
+        #expect(resumed.withLock { $0 } == [1, 2, 3, 4])
+        let again = gate.releaseReaders()
+        #expect(again.isEmpty)
     }
 }

@@ -5,9 +5,10 @@
 /// A datagram message beyond half of either bound is dropped (datagrams are best effort). A
 /// stream message is never dropped for room: its reader pauses after it until the handler made
 /// room (`isFull`), so a peer sending faster than this daemon stores is slowed down by TCP
-/// instead of growing the daemon's memory, and cannot crowd out other peers. Without a handler
-/// messages are held, up to the message bound. Decisions only: `MeshNode` calls the handler
-/// and resumes the paused readers.
+/// instead of growing the daemon's memory, and cannot crowd out other peers. The paused readers
+/// are kept here (each as what resumes it) and handed back when they may read on. Without a
+/// handler messages are held, up to the message bound. Decisions and bookkeeping only:
+/// `MeshNode` calls the handler and resumes what it is handed.
 struct InboundGate: Sendable {
     /// Bound on queued (and on held) messages.
     static let messageLimit = 8192
@@ -24,6 +25,11 @@ struct InboundGate: Sendable {
     private(set) var queuedBytes = 0
     /// What arrived while no handler was installed, in order.
     private(set) var held: [HeldInbound] = []
+    /// Stream readers paused until the handler makes room, each as what resumes it.
+    private var paused: [@Sendable () -> Void] = []
+
+    /// Stream readers paused now.
+    var pausedReaders: Int { paused.count }
 
     /// Where an arriving message goes.
     enum Admission: Equatable, Sendable {
@@ -64,10 +70,23 @@ struct InboundGate: Sendable {
         queuedBytes += bytes
     }
 
-    /// The handler finished one message of `bytes` it had queued.
-    mutating func handlerConsumed(bytes: Int) {
+    /// The handler finished one message of `bytes` it had queued: the paused readers to
+    /// resume, all of them once the queue is below its stream bounds again.
+    @discardableResult
+    mutating func handlerConsumed(bytes: Int) -> [@Sendable () -> Void] {
         queued = max(0, queued - 1)
         queuedBytes = max(0, queuedBytes - bytes)
+        guard !paused.isEmpty, !isFull else { return [] }
+        return releaseReaders()
+    }
+
+    /// A stream reader pauses (the gate `isFull`) until `resume` is handed back.
+    mutating func pause(_ resume: @escaping @Sendable () -> Void) { paused.append(resume) }
+
+    /// Every paused reader, to resume now (the handler went away, or the node stops).
+    mutating func releaseReaders() -> [@Sendable () -> Void] {
+        defer { paused = [] }
+        return paused
     }
 
     /// Whether a stream reader should pause before reading more: the handler's queue is past

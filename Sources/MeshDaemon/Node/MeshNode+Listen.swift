@@ -56,19 +56,13 @@ extension MeshNode {
         let source = channel.remoteAddress?.ipAddress ?? "?"
         let now = clock.monotonicNanoseconds()
         switch connections.admit(channel, source: source, known: isPairedDeviceAddress(source), now: now) {
-        case .refused(.rateLimited):
-            counters.connectionsRateLimited += 1
-            return nil
-        case .refused(.sourceFull):
-            counters.connectionsOverSourceCap += 1
-            return nil
-        case .refused(.full):
-            counters.connectionsOverCap += 1
+        case .refused(let refusal):
+            counters.count(refusal)
             return nil
         case .admitted(let id, let evicted):
             if let evicted {
                 counters.connectionsEvicted += 1
-                deadlines.removeValue(forKey: evicted.id)?.cancel()
+                connections.dropDeadline(evicted.id)?.cancel()
                 evicted.channel?.close(promise: nil)
             }
             armDeadline(channel, seconds: tuning.firstMessageTimeout, connection: id)
@@ -93,35 +87,33 @@ extension MeshNode {
     /// Closes `channel` after `seconds` unless the connection authenticates or ends first
     /// (replaces an earlier deadline of the same connection).
     func armDeadline(_ channel: any Channel, seconds: Double, connection id: UInt64) {
-        deadlines[id]?.cancel()
         // On the node's loop (every connection's channel is on it too), so the node is entered
         // at once, without a task.
-        deadlines[id] = loop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: seconds))) { [weak self] in
+        let timer = loop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: seconds))) { [weak self] in
             guard let self else {
                 channel.close(promise: nil)
                 return
             }
             self.onLoop { $0.deadlinePassed(id, channel: channel) }
         }
+        connections.setDeadline(id, timer)?.cancel()
     }
 
     /// A deadline fired: unless the connection authenticated or ended meanwhile, close it.
     private func deadlinePassed(_ id: UInt64, channel: any Channel) {
-        guard deadlines.removeValue(forKey: id) != nil else { return }
+        guard connections.deadlinePassed(id) else { return }
         counters.connectionsTimedOut += 1
         channel.close(promise: nil)
     }
 
     /// Forgets a connection that closed.
     func connectionEnded(_ id: UInt64) {
-        connections.ended(id)
-        deadlines.removeValue(forKey: id)?.cancel()
+        connections.ended(id)?.cancel()
     }
 
     /// The connection authenticated: it no longer counts against the cap or has a deadline.
     func markAuthenticated(_ id: UInt64) {
-        deadlines.removeValue(forKey: id)?.cancel()
-        connections.authenticated(id)
+        connections.authenticated(id)?.cancel()
     }
 
     /// Mutates the counters (for nonisolated callers).

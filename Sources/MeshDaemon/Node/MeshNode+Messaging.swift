@@ -82,14 +82,12 @@ extension MeshNode {
     /// Returns once the inbound queue has room for stream messages again (at once when it has).
     func waitForInboundRoom() async {
         guard inbound.isFull else { return }
-        await withCheckedContinuation { inboundRoomWaiters.append($0) }
+        await withCheckedContinuation { reader in inbound.pause { reader.resume() } }
     }
 
-    /// Resumes the stream readers waiting for room (the queue drained, or the node stops).
+    /// Resumes the stream readers waiting for room (the handler went away, or the node stops).
     func releaseInboundRoomWaiters() {
-        let waiters = inboundRoomWaiters
-        inboundRoomWaiters = []
-        for waiter in waiters { waiter.resume() }
+        for resume in inbound.releaseReaders() { resume() }
     }
 
     /// Installs (nil: removes) the consumer of inbound messages and channel events; what was
@@ -116,7 +114,6 @@ extension MeshNode {
 
     /// The handler finished one message it had queued.
     func inboundConsumed(bytes: Int = 0) {
-        inbound.handlerConsumed(bytes: bytes)
-        if !inboundRoomWaiters.isEmpty, !inbound.isFull { releaseInboundRoomWaiters() }
+        for resume in inbound.handlerConsumed(bytes: bytes) { resume() }
     }
 }

@@ -29,7 +29,7 @@ extension MeshNode {
             engage(admission.id, channel: admission.channel, deadline: tuning.handshakeTimeout)
             return (message2, pending)
         case .refused(let refusal):
-            count(refusal)
+            counters.count(refusal)
             switch refusal {
             case .unknownKey:
                 logger.debug("refused a handshake no paired device's key made", metadata: ["source": "\(admission.sourceIP)"])
@@ -46,25 +46,12 @@ extension MeshNode {
         }
     }
 
-    /// Counts a refused or abandoned handshake.
-    func count(_ refusal: HandshakeRefusal) {
-        switch refusal {
-        case .failed: counters.handshakesFailed += 1
-        case .unknownKey: counters.handshakesRefusedUnknownKey += 1
-        case .busy: counters.handshakesRefusedBusy += 1
-        case .replay: counters.handshakesRefusedReplay += 1
-        case .future: counters.handshakesRefusedFuture += 1
-        case .lostSimultaneousConnect: counters.simultaneousConnectsResolved += 1
-        case .gone: break
-        }
-    }
-
     /// Opens the initiator's first stream frame; a valid `confirm` activates the channel.
     func completeResponder(_ pending: PendingResponder, confirmFrame: [UInt8], admission: InboundAdmission) -> Bool {
         guard phase == .running else { return false }
         switch channels.confirmResponder(pending, confirmFrame: confirmFrame) {
         case .refused(let refusal):
-            count(refusal)
+            counters.count(refusal)
             return false
         case .confirmed(let channel):
             markAuthenticated(admission.id)

@@ -42,10 +42,8 @@ public actor MeshNode: MeshControlPlane, Service {
     var phase = Phase.idle
     /// Paired devices with their channels, session indices and the handshake rules.
     var channels: PeerChannels
-    /// TCP connections: open ones, admission, where unauthenticated ones stand.
+    /// TCP connections: open ones, admission, where unauthenticated ones stand, their deadlines.
     var connections: ConnectionTable
-    /// Deadline timers of connections that have not authenticated, by connection.
-    var deadlines: [UInt64: Scheduled<Void>] = [:]
     var counters = NodeCounters()
     /// The live pairing code, its `pair.wait` requests, the last pairing it made.
     var invitations = PairingInvitations()
@@ -57,10 +55,9 @@ public actor MeshNode: MeshControlPlane, Service {
     var ignoresDatagrams = false
     /// The consumer of inbound messages and channel events (the delivery router; see `setInbound`).
     var inboundHandler: (any DeliveryInbound)?
-    /// What the handler queued, what waits for one (see `deliver`).
+    /// What the handler queued, what waits for one, the stream readers paused for room (see
+    /// `deliver`, `waitForInboundRoom`).
     var inbound = InboundGate()
-    /// Stream readers waiting until the inbound handler made room (see `waitForInboundRoom`).
-    var inboundRoomWaiters: [CheckedContinuation<Void, Never>] = []
     /// The timer pass (`startTimers`), cancelled when the node stops.
     var timerTask: RepeatedTask?
     /// Dial jobs waiting out their backoff, by peer.

@@ -38,6 +38,28 @@ struct NodeCounters: Sendable {
     /// Duration of the last handshake this side initiated (message 1 built → keys), µs.
     var lastHandshakeMicroseconds: UInt64 = 0
 
+    /// Counts a refused or abandoned channel handshake under its counter (`.gone`: none).
+    mutating func count(_ refusal: HandshakeRefusal) {
+        switch refusal {
+        case .failed: handshakesFailed += 1
+        case .unknownKey: handshakesRefusedUnknownKey += 1
+        case .busy: handshakesRefusedBusy += 1
+        case .replay: handshakesRefusedReplay += 1
+        case .future: handshakesRefusedFuture += 1
+        case .lostSimultaneousConnect: simultaneousConnectsResolved += 1
+        case .gone: break
+        }
+    }
+
+    /// Counts an inbound connection `ConnectionTable` refused.
+    mutating func count(_ refusal: ConnectionTable.Refusal) {
+        switch refusal {
+        case .rateLimited: connectionsRateLimited += 1
+        case .sourceFull: connectionsOverSourceCap += 1
+        case .full: connectionsOverCap += 1
+        }
+    }
+
     /// Name → value, as `DaemonStatus.counters`.
     var dictionary: [String: UInt64] {
         [

@@ -32,6 +32,9 @@ struct ConnectionTable {
     private var pairingFirstMessagePending: Set<UInt64> = []
     /// Monotonic instant each pairing attempt must end by, by connection.
     private var pairingAttemptEnds: [UInt64: UInt64] = [:]
+    /// The deadline timer of each connection that has not authenticated (it closes the
+    /// connection when it fires first).
+    private var deadlines: [UInt64: Scheduled<Void>] = [:]
 
     init(tuning: ChannelTuning) {
         rateLimiter = HandshakeRateLimiter(ratePerSecond: tuning.handshakesPerSecondPerSource, burst: tuning.handshakeBurstPerSource)
@@ -98,14 +101,33 @@ struct ConnectionTable {
     /// The pairing attempt on `id` ended (it authenticated as a pairing).
     mutating func pairingAttemptEnded(_ id: UInt64) { pairingAttemptEnds.removeValue(forKey: id) }
 
-    /// `id` authenticated: it no longer counts against the unauthenticated slots.
-    mutating func authenticated(_ id: UInt64) { unauthenticated.release(id) }
+    /// `timer` is `id`'s deadline from now on: the deadline it replaces, to cancel.
+    mutating func setDeadline(_ id: UInt64, _ timer: Scheduled<Void>) -> Scheduled<Void>? {
+        deadlines.updateValue(timer, forKey: id)
+    }
 
-    /// `id` closed: forgotten everywhere.
-    mutating func ended(_ id: UInt64) {
+    /// `id`'s deadline fired: whether to close the connection (false when it authenticated or
+    /// ended meanwhile).
+    mutating func deadlinePassed(_ id: UInt64) -> Bool { deadlines.removeValue(forKey: id) != nil }
+
+    /// Drops `id`'s deadline (its connection is being closed): the timer, to cancel.
+    mutating func dropDeadline(_ id: UInt64) -> Scheduled<Void>? { deadlines.removeValue(forKey: id) }
+
+    /// `id` authenticated: it no longer counts against the unauthenticated slots nor has a
+    /// deadline; the deadline's timer, to cancel.
+    @discardableResult
+    mutating func authenticated(_ id: UInt64) -> Scheduled<Void>? {
+        unauthenticated.release(id)
+        return deadlines.removeValue(forKey: id)
+    }
+
+    /// `id` closed: forgotten everywhere; its deadline's timer, to cancel.
+    @discardableResult
+    mutating func ended(_ id: UInt64) -> Scheduled<Void>? {
         open.removeValue(forKey: id)
         unauthenticated.release(id)
         pairingAttemptEnds.removeValue(forKey: id)
         pairingFirstMessagePending.remove(id)
+        return deadlines.removeValue(forKey: id)
     }
 }
