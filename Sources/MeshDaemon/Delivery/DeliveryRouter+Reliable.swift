@@ -10,18 +10,18 @@ extension DeliveryRouter {
     func pump(_ peer: DeviceID) async {
         guard peerStates[peer]?.active == true, peerStates[peer]?.outbox.beginPump() == true else { return }
         defer { peerStates[peer]?.outbox.endPump() }
-        let store = self.store, key = key(peer)
+        let rows = outboxRows, key = key(peer)
         for _ in 0..<1_000_000 {
             guard peerStates[peer]?.active == true,
                   let read = peerStates[peer]?.outbox.nextRead(window: options.reliableWindow) else { return }
-            let entries: [OutboxEntry]
+            let page: (entries: [OutboxEntry], repaired: [Int64])
             do {
-                entries = try await worker.run { try store.outbox.pending(peer: key, after: read.after, limit: read.limit) }
+                page = try await rows.pending(peer: key, after: read.after, limit: read.limit)
             } catch {
                 noteStoreError(error, "could not read the outbox")
                 return
             }
-            let repaired = entries.filter(\.repairedID).map(\.id.rawValue)
+            let (entries, repaired) = page
             if !repaired.isEmpty {
                 counters.outboxRepairedIDs &+= UInt64(repaired.count)
                 logger.warning("outbox items with an event or session id damaged in the state file: given a new event id and sent",
@@ -132,7 +132,7 @@ extension DeliveryRouter {
             var target: UInt64? = upTo
             while let upTo = target {
                 do {
-                    try await router.acknowledgeOutbox(peer: key, upTo: upTo)
+                    try await router.outboxRows.acknowledge(peer: key, upTo: upTo)
                     router.counters.reliableAckCommits &+= 1
                     await router.checkDeliveryWaits(on: peer)
                 } catch {
@@ -144,38 +144,20 @@ extension DeliveryRouter {
         }
     }
 
-    /// Deletes through the group committer; once it is shut down (the router is stopping), on
-    /// the store worker.
-    private func acknowledgeOutbox(peer key: String, upTo: UInt64) async throws {
-        do {
-            _ = try await committer.acknowledgeOutbox(peer: key, upTo: upTo)
-        } catch let error as StoreError where error.code == .closed {
-            let store = self.store
-            _ = try await worker.run { try store.outbox.acknowledge(peer: key, upTo: upTo) }
-        }
-    }
+    /// The outbox rows in the store (`OutboxRows`).
+    var outboxRows: OutboxRows { OutboxRows(store: store, worker: worker, committer: committer) }
 
     /// Outstanding transfers for `meshctl queue`, with attempts of this run added.
     public func queue() async throws -> [(summary: OutboxSummary, attempts: Int, ageSeconds: Double)] {
-        let store = self.store
-        let items: [OutboxSummary]
-        do { items = try await worker.run { try store.outbox.list() } } catch { throw MeshError.store(error) }
-        let now = wallNow()
-        return items.map { summary in
-            let peer = peersByKey[summary.peer]
-            let live = peer.flatMap { peerStates[$0]?.outbox.attempts[summary.sequence] } ?? 0
-            return (summary, summary.attempts + live, summary.age(at: now))
+        let items = try await outboxRows.list()
+        return OutboxRows.listing(items, now: wallNow()) { key, sequence in
+            peersByKey[key].flatMap { peerStates[$0]?.outbox.attempts[sequence] } ?? 0
         }
     }
 
     /// Cancels one outstanding transfer; throws `not-found` when no such item is queued, or
     /// when `permits` is given and does not accept the item's feature.
     public func cancelQueued(id: Int64, permitting permits: (@Sendable (String) -> Bool)? = nil) async throws {
-        let store = self.store
-        let removed: Bool
-        do { removed = try await worker.run { try store.outbox.cancel(id: OutboxID(rawValue: id), permitting: permits) } } catch {
-            throw MeshError.store(error)
-        }
-        guard removed else { throw MeshError.notFound("no queued item has id \(id); see `meshctl queue`") }
+        try await outboxRows.cancel(id: id, permitting: permits)
     }
 }

@@ -187,10 +187,9 @@ extension DeliveryRouter {
             schedulePump(peer)
             return
         }
-        let store = self.store
         spawn { router in
             do {
-                _ = try await router.worker.run { try store.outbox.cancel(id: receipt.id) }
+                try await router.outboxRows.drop(receipt.id)
             } catch {
                 router.noteStoreError(error, "could not delete an item queued for an unpaired device")
             }
