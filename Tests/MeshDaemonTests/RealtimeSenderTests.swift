@@ -104,8 +104,7 @@ struct RealtimeSenderTests {
         #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: true) == .fallBack, "channel down")
         state.active = true
         #expect(sender.send(Self.item(), to: peer, state: &state, now: 0, atOnce: true) == .fallBack, "no app attached there")
-        state.remoteFeatures = ["demo"]
-        state.presenceExpiresAt = 1_000 * Self.ms
+        _ = state.presenceReceived(["demo"], now: 0, lease: 1)
         let first = Self.item()
         #expect(sender.send(first, to: peer, state: &state, now: 0, atOnce: true)
                 == .sent(wakeAt: 20 * Self.ms, datagram: DeliveryMessage.realtime(first).encode(), scheduleFlush: false))

@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 import SessionMesh
 
 /// What the router tracks per paired peer (inside the router actor).
@@ -30,11 +31,8 @@ struct DeliveryPeerState: Sendable {
         roomAnnounced = false
     }
 
-    /// Features the peer announced an attached app for, and until when (monotonic ns).
-    var remoteFeatures: Set<String> = []
-    var presenceExpiresAt: UInt64 = 0
-    /// Features reported reachable to local apps.
-    var reachableFeatures: Set<String> = []
+    /// Features the peer announced an attached app for, and until when; what local apps were told.
+    var presence = PeerPresence()
 
     /// Smallest realtime ack deadline for this peer now, seconds (adapts to late acks).
     var ackDeadlineFloor: Double = 0
@@ -47,10 +45,8 @@ struct DeliveryPeerState: Sendable {
     var roundTripNanoseconds: Int64?
     var offsetNanoseconds: Int64?
 
-    /// Watermarks this device's apps set for the peer's events, by session.
-    var watermarksSent: [UUID: (featureID: String, sequence: UInt64)] = [:]
-    /// Watermarks the peer reported for our events, by session.
-    var watermarksReceived: [UUID: (featureID: String, sequence: UInt64)] = [:]
+    /// Watermarks exchanged with the peer.
+    var watermarks = WatermarkBook()
 
     init(pendingCapacity: Int, retryInitial: Double) {
         pending = PendingDeliveryQueue(envelopeCapacity: pendingCapacity)
@@ -116,14 +112,90 @@ struct DeliveryPeerState: Sendable {
 
     /// Whether an app of `featureID` is attached on the peer and the channel is up, at `now`.
     func isReachable(_ featureID: String, now: UInt64) -> Bool {
-        active && now < presenceExpiresAt && remoteFeatures.contains(featureID)
+        active && presence.isAnnounced(featureID, now: now)
+    }
+
+    /// The channel came up: buffered items are drained to be sent (in arrival order, on the
+    /// stream), the outbox starts over, ack delays measured on the old channel are forgotten.
+    mutating func activate(now: UInt64, retryInitial: Double) -> ActivationPlan {
+        active = true
+        everActivated = true
+        outbox.restart(now: now, retryInitial: retryInitial)
+        forgetAckDelays()
+        return ActivationPlan(reachability: [ReachabilityChange(featureID: nil, reachable: true, reason: .channelActive)],
+                              drained: pending.drain())
+    }
+
+    /// The channel went down: every feature of the peer becomes unreachable, then the peer.
+    mutating func deactivate(now: UInt64) -> [ReachabilityChange] {
+        active = false
+        presence.forget()
+        return presence.update(active: false, now: now, gained: .channelActive, lost: .channelDown)
+            + [ReachabilityChange(featureID: nil, reachable: false, reason: .channelDown)]
+    }
+
+    /// The peer announced the features it has an attached app for, valid for `lease` seconds.
+    mutating func presenceReceived(_ features: [String], now: UInt64, lease: Double) -> [ReachabilityChange] {
+        presence.announced(features, now: now, lease: lease)
+        return presence.update(active: active, now: now, gained: .appAttached, lost: .appDetached)
+    }
+
+    /// The tick: features whose presence lease ran out become unreachable.
+    mutating func expireLease(now: UInt64) -> [ReachabilityChange] {
+        presence.update(active: active, now: now, gained: .appAttached, lost: .leaseExpired)
     }
 }
 
-/// One `attach` of a local client.
-struct DeliveryAttachment: Sendable {
-    var features: Set<String>
-    var sessionID: UUID?
-    var app: String?
-    var sink: any DeliveryEventSink
+/// What the router does when a peer's channel comes up, in this order: the reachability
+/// events, this device's presence, the drained pre-activation items, the state a peer gets on
+/// every activation (`ActivationResend`), the outbox.
+struct ActivationPlan: Sendable {
+    var reachability: [ReachabilityChange]
+    var drained: [PendingDeliveryQueue<DeliveryItem, [UInt8]>.Item]
+}
+
+/// A reachability change to report to local apps: of a feature on the peer (to that feature's
+/// apps) or, with `featureID` nil, of the peer itself (to every app).
+struct ReachabilityChange: Sendable, Equatable {
+    var featureID: String?
+    var reachable: Bool
+    var reason: ReachabilityChangeReason
+}
+
+/// What a peer announced of its attached apps (presence), and which of its features local
+/// apps were told are reachable.
+struct PeerPresence: Sendable, Equatable {
+    /// Features the peer announced an attached app for, and until when (monotonic ns).
+    private(set) var remoteFeatures: Set<String> = []
+    private(set) var expiresAt: UInt64 = 0
+    /// Features reported reachable to local apps.
+    private(set) var reachableFeatures: Set<String> = []
+
+    /// Whether the peer announced `featureID` and its lease runs at `now`.
+    func isAnnounced(_ featureID: String, now: UInt64) -> Bool {
+        now < expiresAt && remoteFeatures.contains(featureID)
+    }
+
+    /// The peer announced `features`, valid `lease` seconds from `now`.
+    mutating func announced(_ features: [String], now: UInt64, lease: Double) {
+        remoteFeatures = Set(features)
+        let nanoseconds = lease * 1e9
+        expiresAt = now &+ (nanoseconds > 0 && nanoseconds < 1.8e19 ? UInt64(nanoseconds) : 0)
+    }
+
+    /// The channel went down: nothing announced holds any more.
+    mutating func forget() {
+        remoteFeatures = []
+        expiresAt = 0
+    }
+
+    /// Recomputes the reachable features; returns the ones gained (sorted), then the ones lost (sorted).
+    mutating func update(active: Bool, now: UInt64, gained: ReachabilityChangeReason,
+                         lost: ReachabilityChangeReason) -> [ReachabilityChange] {
+        let reachable: Set<String> = active && now < expiresAt ? remoteFeatures : []
+        let up = reachable.subtracting(reachableFeatures), down = reachableFeatures.subtracting(reachable)
+        reachableFeatures = reachable
+        return up.sorted().map { ReachabilityChange(featureID: $0, reachable: true, reason: gained) }
+            + down.sorted().map { ReachabilityChange(featureID: $0, reachable: false, reason: lost) }
+    }
 }

@@ -10,12 +10,10 @@ extension DeliveryRouter {
     /// several times; features add up.
     public func attach(features: [String], sessionID: UUID? = nil, app: String? = nil,
                        sink: any DeliveryEventSink) async -> DeliveryAttachResult {
-        let id = nextAttachmentID
-        nextAttachmentID &+= 1
-        attachments[id] = DeliveryAttachment(features: Set(features), sessionID: sessionID, app: app, sink: sink)
+        let change = attachments.attach(features: Set(features), sessionID: sessionID, app: app, sink: sink)
         // Inbox items arriving from now on wait for the replay (so they follow the stored ones).
         handOut.beginReplay(ObjectIdentifier(sink))
-        await announcePresenceIfChanged()
+        announcePresence(change.presence)
         let now = now()
         let peers = channels.pairedDevices().map { device in
             let state = peerStates[device.deviceID]
@@ -26,31 +24,26 @@ extension DeliveryRouter {
         // The peers' current watermarks first (the sink holds events until the reply is out).
         for event in currentWatermarks(features: Set(features), sessionID: sessionID) { sink.emit(event) }
         spawn { await $0.replayInbox(features: features, to: sink) }
-        return DeliveryAttachResult(attachmentID: id, localDeviceID: localDeviceID.description, peers: peers)
+        return DeliveryAttachResult(attachmentID: change.id, localDeviceID: localDeviceID.description, peers: peers)
     }
 
     /// Ends an attachment (the client disconnected). Unknown ids are ignored.
     public func detach(_ attachmentID: UInt64) async {
-        guard let removed = attachments.removeValue(forKey: attachmentID) else { return }
-        let key = ObjectIdentifier(removed.sink)
-        if !isAttached(key) {
+        guard let change = attachments.detach(attachmentID) else { return }
+        if let key = change.sinkGone {
             // Forget everything kept for this sink: a later sink may get the same identifier.
             // A replay still running for it stops at its next page and hands nothing more.
             for waiter in handOut.forget(key)?.waiters ?? [] { waiter.resume() }
         }
-        await announcePresenceIfChanged()
+        announcePresence(change.presence)
     }
 
     /// Whether some attachment still uses the sink `key`.
-    func isAttached(_ key: ObjectIdentifier) -> Bool {
-        attachments.values.contains { ObjectIdentifier($0.sink) == key }
-    }
+    func isAttached(_ key: ObjectIdentifier) -> Bool { attachments.isAttached(key) }
 
-    /// Sends the set of features with an attached app to every active peer when it changed.
-    func announcePresenceIfChanged() async {
-        let features = Set(attachments.values.flatMap(\.features)).sorted()
-        guard features != announcedFeatures else { return }
-        announcedFeatures = features
+    /// Sends the features with an attached app to every active peer (when they changed: non-nil).
+    func announcePresence(_ features: [String]?) {
+        guard let features else { return }
         // Not awaited: an attach must answer at once even while a peer's connection is stuck.
         let peers = peerStates.filter(\.value.active).map(\.key)
         spawn { router in
@@ -60,27 +53,9 @@ extension DeliveryRouter {
 
     /// A peer announced which features have an attached app there.
     func presenceReceived(_ features: [String], from peer: DeviceID) {
-        guard var state = peerStates[peer] else { return }
-        state.remoteFeatures = Set(features)
-        state.presenceExpiresAt = now() &+ UInt64(options.presenceLease * 1e9)
-        peerStates[peer] = state
-        updateReachability(peer, gained: .appAttached, lost: .appDetached)
-    }
-
-    /// Recomputes which features of `peer` are reachable and emits the changes.
-    func updateReachability(_ peer: DeviceID, gained: ReachabilityChangeReason, lost: ReachabilityChangeReason) {
-        guard var state = peerStates[peer] else { return }
         let now = now()
-        let reachable: Set<String> = state.active && now < state.presenceExpiresAt ? state.remoteFeatures : []
-        let up = reachable.subtracting(state.reachableFeatures), down = state.reachableFeatures.subtracting(reachable)
-        state.reachableFeatures = reachable
-        peerStates[peer] = state
-        for feature in up.sorted() {
-            emit(.reachability(peer: peer.description, featureID: feature, reachable: true, reason: gained), feature: feature)
-        }
-        for feature in down.sorted() {
-            emit(.reachability(peer: peer.description, featureID: feature, reachable: false, reason: lost), feature: feature)
-        }
+        guard let changes = peerStates[peer]?.presenceReceived(features, now: now, lease: options.presenceLease) else { return }
+        emitReachability(changes, of: peer)
     }
 
     /// Emits a live envelope to `sink`, or holds it while the sink's replay runs.
@@ -146,15 +121,7 @@ extension DeliveryRouter {
     }
 
     /// The sinks of attachments of `featureID`, each once.
-    func sinks(for featureID: String) -> [any DeliveryEventSink] {
-        if let cached = sinksByFeature[featureID] { return cached }
-        var seen = Set<ObjectIdentifier>()
-        let sinks = attachments.values.filter { $0.features.contains(featureID) }.map(\.sink)
-            .filter { seen.insert(ObjectIdentifier($0)).inserted }
-        // Cached only when non-empty: bounded by the attached features, whatever peers send.
-        if !sinks.isEmpty { sinksByFeature[featureID] = sinks }
-        return sinks
-    }
+    func sinks(for featureID: String) -> [any DeliveryEventSink] { attachments.sinks(for: featureID) }
 
     /// An app acknowledged inbox items: deletes them. Returns how many were deleted.
     ///
@@ -163,12 +130,7 @@ extension DeliveryRouter {
     /// so an id acked before its item exists cannot keep that item from its app.
     public func acknowledgeInbox(ids: [Int64], permitting permits: (@Sendable (String) -> Bool)? = nil) async throws -> Int {
         let store = self.store, inboxIDs = ids.map(InboxID.init(rawValue:))
-        let deleted: [Int64]
-        do {
-            deleted = try await worker.run { try store.inbox.delete(ids: inboxIDs, permitting: permits).map(\.rawValue) }
-        } catch {
-            throw MeshError.store(error)
-        }
+        let deleted = try await worker.call { try store.inbox.delete(ids: inboxIDs, permitting: permits).map(\.rawValue) }
         handOut.acknowledge(deleted)
         if !deleted.isEmpty { await announceRoom() }
         return deleted.count

@@ -5,22 +5,16 @@ import SessionMesh
 
 /// Channel events: activation drains the pending buffer and resends what peers need.
 extension DeliveryRouter {
+    /// The channel to `peer` came up: what `ActivationPlan` lists, in its order.
     func activated(_ peer: DeviceID) async {
         ensurePeer(peer)
-        guard var state = peerStates[peer] else { return }
-        state.active = true
-        state.everActivated = true
-        state.outbox.restart(now: now(), retryInitial: options.retryInitial)
-        // Ack delays were measured on the channel that went down (perhaps another path).
-        state.forgetAckDelays()
-        let drained = state.pending.drain()
-        peerStates[peer] = state
-        counters.pendingDrained &+= UInt64(drained.count)
-        emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: true, reason: .channelActive))
-        await refreshEstimate(peer)
-        await transmit(.presence(features: announcedFeatures), to: peer, path: .stream)
+        guard let plan = peerStates[peer]?.activate(now: now(), retryInitial: options.retryInitial) else { return }
+        counters.pendingDrained &+= UInt64(plan.drained.count)
+        emitReachability(plan.reachability, of: peer)
+        refreshEstimate(peer)
+        await transmit(.presence(features: attachments.announcedFeatures), to: peer, path: .stream)
         // Pre-activation items, in arrival order, on the ordered stream path.
-        for item in drained {
+        for item in plan.drained {
             switch item {
             case .envelope(let envelope): await sendRealtimeOnStream(envelope, to: peer)
             case .snapshot(let message):
@@ -32,13 +26,8 @@ extension DeliveryRouter {
     }
 
     func deactivated(_ peer: DeviceID) {
-        guard var state = peerStates[peer] else { return }
-        state.active = false
-        state.remoteFeatures = []
-        state.presenceExpiresAt = 0
-        peerStates[peer] = state
-        updateReachability(peer, gained: .channelActive, lost: .channelDown)
-        emitToAll(.reachability(peer: peer.description, featureID: nil, reachable: false, reason: .channelDown))
+        guard let changes = peerStates[peer]?.deactivate(now: now()) else { return }
+        emitReachability(changes, of: peer)
         // This peer's realtime copies still waiting for its ack go to its outbox now (other
         // peers' copies of the same items keep waiting for their own acks).
         for waiting in realtime.stopWaiting(for: peer) {
@@ -60,7 +49,8 @@ extension DeliveryRouter {
         }
     }
 
-    /// Outbound slots, local sessions, anchors and watermarks: what a peer gets on every activation.
+    /// Outbound slots, local sessions, anchors and watermarks: what a peer gets on every
+    /// activation (`ActivationResend`).
     func resendState(to peer: DeviceID) async {
         let store = self.store
         guard let (slots, sessions, anchors) = try? await worker.run({
@@ -69,20 +59,12 @@ extension DeliveryRouter {
             counters.storeErrors &+= 1
             return
         }
-        for session in sessions where session.sourcePeer == nil {
-            await transmit(.session(DeliverySessionRecord(session)), to: peer, path: .stream)
+        for message in ActivationResend(slots: slots, sessions: sessions, anchors: anchors).messages {
+            guard await transmit(message, to: peer, path: .stream) else { continue }
+            if case .snapshotPush = message { counters.snapshotsPushed &+= 1 }
         }
-        for slot in slots where await transmit(.snapshotPush(slot.bytes), to: peer, path: .stream) {
-            counters.snapshotsPushed &+= 1
-        }
-        for stored in anchors {
-            if let record = try? DeliveryAnchorRecord(stored: stored.bytes) {
-                await transmit(.anchor(record), to: peer, path: .stream)
-            }
-        }
-        for (sessionID, mark) in peerStates[peer]?.watermarksSent ?? [:] {
-            await transmit(.watermark(sessionID: sessionID, featureID: mark.featureID, sequence: mark.sequence),
-                           to: peer, path: .stream)
+        for message in peerStates[peer]?.watermarks.sentMessages ?? [] {
+            await transmit(message, to: peer, path: .stream)
         }
     }
 
@@ -96,25 +78,24 @@ extension DeliveryRouter {
         }
     }
 
-    func refreshEstimate(_ peer: DeviceID) async {
+    /// The node's latest round trip and clock offset of `peer`.
+    func refreshEstimate(_ peer: DeviceID) {
         let estimate = channels.linkEstimate(of: peer)
         peerStates[peer]?.roundTripNanoseconds = estimate.roundTripNanoseconds
         peerStates[peer]?.offsetNanoseconds = estimate.offsetNanoseconds
     }
 
-    /// Every 100 ms: estimates, presence renewal, lease expiry, reliable retries, seen-set flush.
-    /// The wait between ticks is a task scheduled on the loop (virtual time in the simulator).
+    /// The tick loop (`TickSchedule`). The wait between ticks is a task scheduled on the loop
+    /// (virtual time in the simulator).
     func runTicks() async {
-        var round: UInt64 = 0
         while !inbound.stopping {
             await withCheckedContinuation { continuation in
                 tickWaiter = continuation
                 let router = self
-                tickTimer = loop.scheduleTask(in: .milliseconds(100)) { router.onLoop { $0.tickTimerFired() } }
+                tickTimer = loop.scheduleTask(in: TickSchedule.interval) { router.onLoop { $0.tickTimerFired() } }
             }
             guard !inbound.stopping else { return }
-            round &+= 1
-            await tick(round: round)
+            await tick(round: ticks.next())
         }
     }
 
@@ -130,14 +111,15 @@ extension DeliveryRouter {
         tickTimerFired()
     }
 
+    /// One tick: per active peer estimates, presence renewal, lease expiry, reliable retries;
+    /// then hand-out retries, held warnings, the seen-set flush, idle memory release.
     func tick(round: UInt64) async {
-        let renewEvery = UInt64(max(1, (options.presenceLease / 3) * 10))
         for peer in peerStates.keys.sorted() where peerStates[peer]?.active == true {
-            await refreshEstimate(peer)
-            if round % renewEvery == 0 {
-                await transmit(.presence(features: announcedFeatures), to: peer, path: .datagram)
+            refreshEstimate(peer)
+            if ticks.renewsPresence(round) {
+                await transmit(.presence(features: attachments.announcedFeatures), to: peer, path: .datagram)
             }
-            updateReachability(peer, gained: .appAttached, lost: .leaseExpired)
+            emitReachability(peerStates[peer]?.expireLease(now: now()) ?? [], of: peer)
             if peerStates[peer]?.outbox.roomResendPending == true { reliableRoom(from: peer) }
             retryIfStalled(peer)
         }

@@ -42,7 +42,7 @@ extension DeliveryRouter {
     /// unacknowledged inbox item of its features that it was not handed yet.
     func resync(_ sink: any DeliveryEventSink) async {
         let key = ObjectIdentifier(sink)
-        let features = Set(attachments.values.filter { ObjectIdentifier($0.sink) == key }.flatMap(\.features))
+        let features = attachments.features(of: key)
         guard !features.isEmpty else { return }
         guard handOut.beginReplay(key) else {
             handOut.replaying[key]?.resyncAfter = true

@@ -8,66 +8,42 @@ extension DeliveryRouter {
     /// Announces or updates a session of this device and replicates it to active peers (and to
     /// the others on their next activation). Throws `session-closed` for a closed session.
     public func announceSession(sessionID: UUID, featureID: String, owner: String, status: String) async throws {
-        guard status != "closed" else {
-            throw MeshError.invalidArgument("session.announce: use session.close to close a session")
-        }
+        try SessionDirectoryRow.checkAnnounced(status: status)
         let store = self.store
-        let existing: SessionRecord?
-        do { existing = try await worker.run { try store.sessions.record(id: sessionID) } } catch { throw MeshError.store(error) }
-        if existing?.status == "closed" { throw MeshError.sessionClosed(sessionID.uuidString) }
-        let record = SessionRecord(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
-                                   updatedAt: wallNow(), revision: (existing?.revision ?? 0) + 1, sourcePeer: nil)
-        do { _ = try await worker.run { try store.sessions.put(record) } } catch { throw MeshError.store(error) }
-        emit(.session(record, change: existing == nil ? .announced : .updated), feature: featureID)
+        let existing = try await worker.call { try store.sessions.record(id: sessionID) }
+        let (record, change) = try SessionDirectoryRow(existing: existing)
+            .announce(sessionID: sessionID, featureID: featureID, owner: owner, status: status, at: wallNow())
+        _ = try await worker.call { try store.sessions.put(record) }
+        emit(.session(record, change: change), feature: featureID)
         for (peer, state) in peerStates where state.active {
             await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
         }
     }
 
     /// Closes a session: directory row `closed`, a closing envelope queued reliably for every
-    /// paired device, a closing snapshot in the outbound slot. Returns once the envelope was
-    /// acknowledged by the reachable peers (within `closeWait`) — `delivered` — or is durably
-    /// queued for the others — `queued`.
+    /// paired device, a closing snapshot in the outbound slot (`SessionClosing`). Returns once
+    /// the envelope was acknowledged by the reachable peers (within `closeWait`) — `delivered`
+    /// — or is durably queued for the others — `queued`.
     public func closeSession(sessionID: UUID, featureID: String) async throws -> (delivered: [String], queued: [String]) {
         let store = self.store, at = wallNow()
-        let existing: SessionRecord?
-        let slot: SnapshotSlot?
-        do {
-            (existing, slot) = try await worker.run {
-                (try store.sessions.record(id: sessionID), try store.slots.outbound(featureID: featureID, sessionID: sessionID))
-            }
-        } catch {
-            throw MeshError.store(error)
+        let (existing, slot) = try await worker.call {
+            (try store.sessions.record(id: sessionID), try store.slots.outbound(featureID: featureID, sessionID: sessionID))
         }
-        let record = SessionRecord(sessionID: sessionID, featureID: featureID, owner: existing?.owner ?? localDeviceID.description,
-                                   status: "closed", updatedAt: at, revision: (existing?.revision ?? 0) + 1, sourcePeer: nil)
-        let metadata = SessionSyncMetadata(sessionID: sessionID, featureID: featureID, sourcePeerID: localDeviceID.description,
-                                           eventID: UUID(), sequence: 0, causalTimestamp: at,
-                                           payloadType: Self.sessionClosedPayloadType)
-        let envelope = AnySessionSyncEnvelope(metadata: metadata, payload: Data())
-        let snapshot = AnySessionSyncSnapshot(metadata: metadata, revision: (slot?.revision ?? 0) + 1, state: Data())
-        let encodedEnvelope: [UInt8], encodedSnapshot: [UInt8]
-        do {
-            encodedEnvelope = try SessionWireCodec.encode(envelope)
-            encodedSnapshot = try SessionWireCodec.encode(snapshot)
-        } catch {
-            throw MeshError.invalidArgument("session.close: \(error)")
-        }
-        do { _ = try await worker.run { try store.sessions.put(record) } } catch { throw MeshError.store(error) }
+        let closing = try SessionClosing(sessionID: sessionID, featureID: featureID, existing: existing,
+                                         slotRevision: slot?.revision, localDevice: localDeviceID.description,
+                                         at: at, eventID: UUID())
+        let record = closing.record
+        _ = try await worker.call { try store.sessions.put(record) }
         emit(.session(record, change: .closed), feature: featureID)
         let peers = peerStates.keys.sorted()
-        let item = DeliveryItem(eventID: metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
-                                featureID: featureID, sessionID: sessionID, payload: encodedEnvelope)
-        try await enqueueReliable(item, for: peers)
-        _ = try await publishSnapshot(snapshot, encoded: encodedSnapshot, to: nil)
+        try await enqueueReliable(closing.item, for: peers)
+        _ = try await publishSnapshot(closing.snapshot, encoded: closing.encodedSnapshot, to: nil)
         var delivered: [String] = [], queued: [String] = []
-        for peer in peers {
-            if peerStates[peer]?.active == true {
-                await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
-            }
+        for peer in peers where peerStates[peer]?.active == true {
+            await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
         }
         for peer in peers {
-            if peerStates[peer]?.active == true, await waitUntilDelivered(item.eventID, to: peer) {
+            if peerStates[peer]?.active == true, await waitUntilDelivered(closing.item.eventID, to: peer) {
                 delivered.append(peer.description)
             } else {
                 queued.append(peer.description)
@@ -109,7 +85,7 @@ extension DeliveryRouter {
     /// The directory, optionally of one feature, most recently updated first.
     public func sessions(featureID: String?) async throws -> [SessionRecord] {
         let store = self.store
-        do { return try await worker.run { try store.sessions.list(featureID: featureID) } } catch { throw MeshError.store(error) }
+        return try await worker.call { try store.sessions.list(featureID: featureID) }
     }
 
     func sessionReceived(_ message: DeliverySessionRecord, from peer: DeviceID) async {
@@ -123,8 +99,7 @@ extension DeliveryRouter {
             return
         }
         guard changed else { return }
-        let change: SessionChange = record.status == "closed" ? .closed : existing == nil ? .announced : .updated
-        emit(.session(record, change: change), feature: record.featureID)
+        emit(.session(record, change: SessionDirectoryRow(existing: existing).change(to: record)), feature: record.featureID)
     }
 
     // MARK: - Timer anchors
@@ -134,11 +109,8 @@ extension DeliveryRouter {
     public func setAnchor(sessionID: UUID, featureID: String, revision: UInt64, anchor: SessionTimerAnchor) async throws -> Bool {
         let record = DeliveryAnchorRecord(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
         let store = self.store, at = wallNow(), bytes = record.encoded()
-        let stored: Bool
-        do {
-            stored = try await worker.run { try store.sessions.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at) }
-        } catch {
-            throw MeshError.store(error)
+        let stored = try await worker.call {
+            try store.sessions.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at)
         }
         if stored {
             for (peer, state) in peerStates where state.active { await transmit(.anchor(record), to: peer, path: .stream) }
@@ -154,15 +126,13 @@ extension DeliveryRouter {
     /// believes at most an hour either way.
     func anchorReceived(_ record: DeliveryAnchorRecord, from peer: DeviceID) async {
         counters.anchorsReceived &+= 1
-        guard record.anchor.accumulatedElapsedBeforeAnchor.isFinite, record.anchor.accumulatedElapsedBeforeAnchor >= 0 else {
+        guard record.isUsable else {
             counters.anchorsRefused &+= 1
             warnPeerFault("refused a timer anchor with a negative accumulated time", peer: peer)
             return
         }
-        await refreshEstimate(peer)
-        let offset = Double(peerStates[peer]?.offsetNanoseconds ?? 0) / 1e9
-        var local = record
-        local.anchor = record.anchor.shifted(by: -offset)
+        refreshEstimate(peer)
+        let local = record.inLocalClock(offsetNanoseconds: peerStates[peer]?.offsetNanoseconds)
         let store = self.store, at = wallNow(), bytes = local.encoded(), sessionID = local.sessionID, revision = local.revision
         guard let stored = try? await worker.run({
             try store.sessions.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at)
@@ -186,27 +156,26 @@ extension DeliveryRouter {
         }
         let target = try resolvePairedPeer(peer)
         ensurePeer(target)
-        guard let state = peerStates[target] else { return }
-        if let known = state.watermarksSent[sessionID], known.sequence >= sequence { return }
-        peerStates[target]?.watermarksSent[sessionID] = (featureID, sequence)
+        guard peerStates[target]?.watermarks.set(sessionID: sessionID, featureID: featureID, sequence: sequence) == true
+        else { return }
         persistWatermark(peer: target, sessionID: sessionID, direction: .sent, featureID: featureID, sequence: sequence)
-        if state.active {
+        if peerStates[target]?.active == true {
             await transmit(.watermark(sessionID: sessionID, featureID: featureID, sequence: sequence), to: target, path: .stream)
         }
     }
 
     func watermarkReceived(sessionID: UUID, featureID: String, sequence: UInt64, from peer: DeviceID) {
-        guard let state = peerStates[peer] else { return }
-        if let known = state.watermarksReceived[sessionID], known.sequence >= sequence { return }
-        guard state.watermarksReceived[sessionID] != nil
-                || state.watermarksReceived.count < options.maximumWatermarkSessionsPerPeer else {
+        let maximum = options.maximumWatermarkSessionsPerPeer
+        switch peerStates[peer]?.watermarks.received(sessionID: sessionID, featureID: featureID, sequence: sequence,
+                                                     maximumSessions: maximum) {
+        case nil, .stale?: return
+        case .refused?:
             counters.watermarksRefused &+= 1
             warnPeerFault("refused a watermark: the peer has the maximum of sessions with one", peer: peer)
-            return
+        case .raised?:
+            persistWatermark(peer: peer, sessionID: sessionID, direction: .received, featureID: featureID, sequence: sequence)
+            emit(.watermark(peer: key(peer), sessionID: sessionID, featureID: featureID, sequence: sequence), feature: featureID)
         }
-        peerStates[peer]?.watermarksReceived[sessionID] = (featureID, sequence)
-        persistWatermark(peer: peer, sessionID: sessionID, direction: .received, featureID: featureID, sequence: sequence)
-        emit(.watermark(peer: key(peer), sessionID: sessionID, featureID: featureID, sequence: sequence), feature: featureID)
     }
 
     /// Writes a raised watermark to the store, off the caller's path (the store keeps the
@@ -250,30 +219,17 @@ extension DeliveryRouter {
             return
         }
         for record in records {
-            guard let peer = peersByKey[record.peer] else { continue }
-            let mark = (featureID: record.featureID, sequence: record.sequence)
-            switch record.direction {
-            case .sent:
-                if (peerStates[peer]?.watermarksSent[record.sessionID]?.sequence ?? 0) < record.sequence {
-                    peerStates[peer]?.watermarksSent[record.sessionID] = mark
-                }
-            case .received:
-                if (peerStates[peer]?.watermarksReceived[record.sessionID]?.sequence ?? 0) < record.sequence {
-                    peerStates[peer]?.watermarksReceived[record.sessionID] = mark
-                }
-            }
+            if let peer = peersByKey[record.peer] { peerStates[peer]?.watermarks.merge(record) }
         }
     }
 
     /// The watermarks peers reported for `features`, as events for a newly attached app.
     func currentWatermarks(features: Set<String>, sessionID: UUID?) -> [DeliveryEvent] {
-        var events: [DeliveryEvent] = []
-        for (peer, state) in peerStates.sorted(by: { $0.key < $1.key }) {
-            for (session, mark) in state.watermarksReceived.sorted(by: { $0.key.uuidString < $1.key.uuidString })
-            where features.contains(mark.featureID) && (sessionID == nil || sessionID == session) {
-                events.append(.watermark(peer: key(peer), sessionID: session, featureID: mark.featureID, sequence: mark.sequence))
+        peerStates.sorted { $0.key < $1.key }.flatMap { peer, state in
+            state.watermarks.current(features: features, sessionID: sessionID).map {
+                DeliveryEvent.watermark(peer: key(peer), sessionID: $0.sessionID, featureID: $0.mark.featureID,
+                                        sequence: $0.mark.sequence)
             }
         }
-        return events
     }
 }

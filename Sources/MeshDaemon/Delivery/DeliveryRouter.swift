@@ -33,14 +33,8 @@ public actor DeliveryRouter: Service {
     /// Full textual IDs (the store's peer keys), cached: formatting and parsing IDs is not free.
     var peerKeys: [DeviceID: String] = [:]
     var peersByKey: [String: DeviceID] = [:]
-    var attachments: [UInt64: DeliveryAttachment] = [:] {
-        didSet { sinksByFeature.removeAll() }
-    }
-    /// `sinks(for:)` of features that have sinks, until `attachments` changes (it runs for every
-    /// received realtime item).
-    var sinksByFeature: [String: [any DeliveryEventSink]] = [:]
-    var nextAttachmentID: UInt64 = 1
-    var announcedFeatures: [String] = []
+    /// The attached local clients, the sinks of each feature, the presence announced to peers.
+    var attachments = AttachmentTable()
     /// Realtime sends: ack waits and deadlines, fallbacks, one loop turn's datagrams.
     var realtime: RealtimeSender
     /// The ack watchdog's loop timer, armed at `realtime.watchdogAt`.
@@ -52,7 +46,8 @@ public actor DeliveryRouter: Service {
     /// The tasks `spawn` started and that have not ended (`run()` awaits them when it stops).
     var tasks = TrackedTasks()
 
-    /// The tick loop's wait (`runTicks`) and its loop timer.
+    /// The tick's rounds; the tick loop's wait (`runTicks`) and its loop timer.
+    var ticks: TickSchedule
     var tickWaiter: CheckedContinuation<Void, Never>?
     var tickTimer: Scheduled<Void>?
     /// `closeSession` waiting for its closing item to leave a peer's outbox (`waitUntilDelivered`).
@@ -96,6 +91,7 @@ public actor DeliveryRouter: Service {
         self.realtime = RealtimeSender(minimumAckDeadline: options.minimumAckDeadline,
                                        maximumAckDeadline: options.maximumAckDeadline)
         self.options = options
+        self.ticks = TickSchedule(presenceLease: options.presenceLease)
         self.inbox = InboxPipeline(byteLimit: options.inboxBacklogBytes, dedupMemory: options.realtimeDedupMemory)
         self.handOut = InboxHandOut(maximumDeferredInbox: options.maximumDeferredInbox,
                                     maximumDeferredLive: options.maximumDeferredLive, retryMaximum: options.handOutRetryMaximum)
@@ -221,17 +217,20 @@ public actor DeliveryRouter: Service {
 
     /// Emits `event` to every attachment of `featureID` (each sink once).
     func emit(_ event: DeliveryEvent, feature featureID: String) {
-        var seen = Set<ObjectIdentifier>()
-        for attachment in attachments.values where attachment.features.contains(featureID) {
-            if seen.insert(ObjectIdentifier(attachment.sink)).inserted { attachment.sink.emit(event) }
-        }
+        for sink in attachments.sinks(for: featureID) { sink.emit(event) }
     }
 
     /// Emits `event` to every attachment (each sink once).
     func emitToAll(_ event: DeliveryEvent) {
-        var seen = Set<ObjectIdentifier>()
-        for attachment in attachments.values where seen.insert(ObjectIdentifier(attachment.sink)).inserted {
-            attachment.sink.emit(event)
+        for sink in attachments.allSinks() { sink.emit(event) }
+    }
+
+    /// Emits reachability changes of `peer`: a feature's to its apps, the peer's to every app.
+    func emitReachability(_ changes: [ReachabilityChange], of peer: DeviceID) {
+        for change in changes {
+            let event = DeliveryEvent.reachability(peer: peer.description, featureID: change.featureID,
+                                                   reachable: change.reachable, reason: change.reason)
+            if let feature = change.featureID { emit(event, feature: feature) } else { emitToAll(event) }
         }
     }
 

@@ -25,7 +25,7 @@ extension DeliveryRouter {
     /// From the tick: starts the replays that are due.
     func retryHandOuts() {
         for key in handOut.startDueRetries(now: now()) {
-            guard let sink = attachments.values.first(where: { ObjectIdentifier($0.sink) == key })?.sink else {
+            guard let sink = attachments.sink(key) else {
                 handOut.dropRetry(key)
                 continue
             }

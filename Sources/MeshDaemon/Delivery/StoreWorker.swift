@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 
 /// Runs blocking `DeliveryStore` calls on one dedicated serial queue, so an fsync never blocks
 /// the router actor or a thread of the Swift concurrency pool. Inline (the deterministic
@@ -17,6 +18,17 @@ final class StoreWorker: Sendable {
         guard let queue else { return try body() }
         return try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}
+
+extension StoreWorker {
+    /// `run`, for calls whose failure the caller reports: an error is thrown as `MeshError.store`.
+    nonisolated(nonsending) func call<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        do {
+            return try await run(body)
+        } catch {
+            throw MeshError.store(error)
         }
     }
 }

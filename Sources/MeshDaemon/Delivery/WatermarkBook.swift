@@ -1,0 +1,71 @@
+import Foundation
+
+/// The watermarks exchanged with one peer (docs/DELIVERY.md, "Presence and watermarks"): the
+/// ones this device's apps set for the peer's events (`sent`) and the ones the peer reported
+/// for this device's events (`received`), by session. Both only ever rise.
+///
+/// The router keeps one per peer and does the I/O: a raise it is told about is to be stored,
+/// and sent (a `sent` one, when the channel is up) or emitted to the apps (a `received` one).
+struct WatermarkBook: Sendable, Equatable {
+    struct Mark: Sendable, Equatable {
+        var featureID: String
+        var sequence: UInt64
+    }
+
+    /// Watermarks this device's apps set for the peer's events, by session.
+    private(set) var sent: [UUID: Mark] = [:]
+    /// Watermarks the peer reported for this device's events, by session.
+    private(set) var received: [UUID: Mark] = [:]
+
+    /// What a watermark the peer reported does.
+    enum Received: Equatable {
+        /// Higher than the known one (or the first of its session): store it and emit it.
+        case raised
+        /// Not higher than the known one: nothing.
+        case stale
+        /// A new session beyond the per-peer bound: refused (a peer fault).
+        case refused
+    }
+
+    /// An app here processed the peer's events of `sessionID` up to `sequence`. True when that
+    /// raised the watermark (store it; send it when the channel is up).
+    mutating func set(sessionID: UUID, featureID: String, sequence: UInt64) -> Bool {
+        if let known = sent[sessionID], known.sequence >= sequence { return false }
+        sent[sessionID] = Mark(featureID: featureID, sequence: sequence)
+        return true
+    }
+
+    /// The peer reported a watermark. At most `maximumSessions` sessions are kept per peer.
+    mutating func received(sessionID: UUID, featureID: String, sequence: UInt64, maximumSessions: Int) -> Received {
+        if let known = received[sessionID] {
+            guard known.sequence < sequence else { return .stale }
+        } else if received.count >= maximumSessions {
+            return .refused
+        }
+        received[sessionID] = Mark(featureID: featureID, sequence: sequence)
+        return .raised
+    }
+
+    /// Merges a stored watermark (at load): only ever raises a known one.
+    mutating func merge(_ record: WatermarkRecord) {
+        let mark = Mark(featureID: record.featureID, sequence: record.sequence)
+        switch record.direction {
+        case .sent:
+            if (sent[record.sessionID]?.sequence ?? 0) < record.sequence { sent[record.sessionID] = mark }
+        case .received:
+            if (received[record.sessionID]?.sequence ?? 0) < record.sequence { received[record.sessionID] = mark }
+        }
+    }
+
+    /// The watermarks this device's apps set, as the messages that resend them to the peer.
+    var sentMessages: [DeliveryMessage] {
+        sent.map { .watermark(sessionID: $0.key, featureID: $0.value.featureID, sequence: $0.value.sequence) }
+    }
+
+    /// The peer's reported watermarks of `features` (and of `sessionID` when given), by session ID text.
+    func current(features: Set<String>, sessionID: UUID?) -> [(sessionID: UUID, mark: Mark)] {
+        received.sorted { $0.key.uuidString < $1.key.uuidString }
+            .filter { features.contains($0.value.featureID) && (sessionID == nil || sessionID == $0.key) }
+            .map { (sessionID: $0.key, mark: $0.value) }
+    }
+}
