@@ -26,6 +26,19 @@ extension DeliveryIntegration {
             }
         }
 
+        /// As `expectAcks`, returning the router's wall clock read just before (same actor turn):
+        /// what the fallback rows' `createdAt` (the router's wall clock at each fallback) count from.
+        static func expectAcksAt(_ router: isolated DeliveryRouter, _ items: [(DeliveryItem, DeviceID, floor: Double)]) -> Date {
+            let registeredAt = router.wallNow()
+            expectAcks(router, items)
+            return registeredAt
+        }
+
+        /// The outbox row of `eventID` for `peer`.
+        static func row(_ store: DeliveryStore, _ peer: DeviceID, _ eventID: UUID) throws -> OutboxSummary? {
+            try store.outbox.list(peer: peer.description).first { $0.eventID == eventID }
+        }
+
         /// The highest outbox sequence ever given to `peer` (kept when the peer's rows are dropped).
         static func lastSequence(_ store: DeliveryStore, _ peer: String) throws -> Int64 {
             try store.withConnection { db in
@@ -39,18 +52,19 @@ extension DeliveryIntegration {
             let a = try await bed.start(name: "alice")
             let slow = DeviceID(publicKey: Array(repeating: 7, count: 32)), fast = DeviceID(publicKey: Array(repeating: 9, count: 32))
             let slowItem = try Self.item("slow"), fastItem = try Self.item("fast")
-            let started = ContinuousClock.now
             // The slow peer's item first, at the longest deadline (500 ms); then the fast peer's (20 ms).
-            await Self.expectAcks(a.router, [(slowItem, slow, 0.5), (fastItem, fast, 0)])
-            try await waitUntil("the fast peer's item fell back", timeout: 0.3) {
-                await a.router.realtime.waits.isWaiting(fastItem.eventID) == false
+            let registeredAt = await Self.expectAcksAt(a.router, [(slowItem, slow, 0.5), (fastItem, fast, 0)])
+            try await waitUntil("both items in their peers' outboxes", timeout: 5) {
+                try Self.row(a.store, fast, fastItem.eventID) != nil && Self.row(a.store, slow, slowItem.eventID) != nil
             }
-            print("fast peer's item fell back after \(ContinuousClock.now - started) (deadline 20 ms; the other peer's: 500 ms)")
-            #expect(await a.router.counters.realtimeFallbacks == 1)
-            try await waitUntil("its outbox copy", timeout: 5) { try a.store.outbox.list(peer: fast.description).count == 1 }
-            try await waitUntil("the slow peer's item in the outbox too", timeout: 5) {
-                try a.store.outbox.list(peer: slow.description).count == 1
-            }
+            // When each fell back, by the router's own clock at the fallback (each row's creation
+            // time), not by when this test got round to looking: timing-proof on a loaded machine.
+            let fastAfter = try #require(try Self.row(a.store, fast, fastItem.eventID)).createdAt.timeIntervalSince(registeredAt)
+            let slowAfter = try #require(try Self.row(a.store, slow, slowItem.eventID)).createdAt.timeIntervalSince(registeredAt)
+            print("fast peer's item fell back after \(fastAfter) s (deadline 20 ms), the slow peer's after \(slowAfter) s (500 ms)")
+            #expect(fastAfter < 0.5, "the fast peer's item fell back before the slow peer's deadline")
+            #expect(slowAfter >= 0.499, "the slow peer's item waited for its own deadline")
+            #expect(await a.router.counters.realtimeFallbacks == 2)
             #expect(await a.router.realtime.waits.isEmpty)
             await bed.shutdown()
         }
@@ -61,16 +75,15 @@ extension DeliveryIntegration {
             let a = try await bed.start(name: "alice")
             let peer = DeviceID(publicKey: Array(repeating: 7, count: 32))
             let early = try Self.item("early"), late = try Self.item("late")
-            let started = ContinuousClock.now
             // The floor was high for the first item and shrank (acks in time) before the second.
-            await Self.expectAcks(a.router, [(early, peer, 0.5), (late, peer, 0)])
-            try await waitUntil("the later item with the shorter deadline fell back", timeout: 0.3) {
-                await a.router.realtime.waits.isWaiting(late.eventID) == false
-            }
-            if ContinuousClock.now - started < .milliseconds(400) {
-                #expect(await a.router.realtime.waits.isWaiting(early.eventID), "the earlier item waits for its own deadline")
-            }
+            let registeredAt = await Self.expectAcksAt(a.router, [(early, peer, 0.5), (late, peer, 0)])
             try await waitUntil("both in the outbox", timeout: 5) { try a.store.outbox.list(peer: peer.description).count == 2 }
+            // When each fell back, by the router's clock at the fallback (the rows' creation time).
+            let lateAfter = try #require(try Self.row(a.store, peer, late.eventID)).createdAt.timeIntervalSince(registeredAt)
+            let earlyAfter = try #require(try Self.row(a.store, peer, early.eventID)).createdAt.timeIntervalSince(registeredAt)
+            print("the later item fell back after \(lateAfter) s (deadline 20 ms), the earlier one after \(earlyAfter) s (500 ms)")
+            #expect(lateAfter < 0.5, "the later item with the shorter deadline is not held back by the earlier one")
+            #expect(earlyAfter >= 0.499, "the earlier item waits for its own deadline")
             await bed.shutdown()
         }
 

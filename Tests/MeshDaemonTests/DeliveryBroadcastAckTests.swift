@@ -25,6 +25,19 @@ extension DeliveryIntegration {
             try daemon.store.outbox.list(peer: peer.description).map(\.eventID)
         }
 
+        /// The router's ack counters read in one actor turn (so no deadline fires between them):
+        /// acks in time, fallbacks, and the copies still waiting (`delivery.realtime.awaiting_ack`).
+        struct AckCounts: Equatable {
+            var acked: UInt64
+            var fallbacks: UInt64
+            var awaiting: Int
+        }
+
+        static func ackCounts(_ router: isolated DeliveryRouter) -> AckCounts {
+            AckCounts(acked: router.counters.realtimeAcked, fallbacks: router.counters.realtimeFallbacks,
+                      awaiting: router.realtime.waits.count)
+        }
+
         @Test func aSendToAllFallsBackOnlyToTheOutboxOfThePeerThatDidNotAck() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }
@@ -60,6 +73,12 @@ extension DeliveryIntegration {
             try await waitUntil("carol's copy in carol's outbox on alice", timeout: 5) {
                 try Self.outbox(a, c.deviceID) == [eventID]
             }
+            // Every copy settled (acked or fell back) before the counters are read: bob's ack may
+            // still be on its way when carol's copy lands in her outbox.
+            try await waitUntil("both copies acked or fallen back", timeout: 5) {
+                let counts = await Self.ackCounts(a.router)
+                return counts.acked + counts.fallbacks == 2
+            }
             #expect(try Self.outbox(a, b.deviceID).isEmpty, "bob acked: his copy does not fall back")
             let counters = await a.router.counterValues()
             #expect(counters["delivery.realtime.acked"] == 1)
@@ -75,13 +94,13 @@ extension DeliveryIntegration {
             let a = try await bed.start(name: "alice")
             let first = Self.peer(7), second = Self.peer(9), bystander = Self.peer(11)
             let both = try Fixtures.item("both"), secondOnly = try Fixtures.item("second only")
-            await Fixtures.expectAcks(a.router, [(both, first, 0.05), (both, second, 0.05), (secondOnly, second, 0.05)])
-            await a.router.ensurePeer(bystander)
-            // The second peer acks `both`; the first peer acks what only the second got.
-            await Self.ack(both.eventID, from: second, a.router)
-            await Self.ack(secondOnly.eventID, from: first, a.router)
-            #expect(await a.router.counters.realtimeAcked == 1)
-            #expect(await a.router.counterValues()["delivery.realtime.awaiting_ack"] == 2)
+            // The waits, the acks and the count in one actor turn: the 50 ms deadlines cannot fire
+            // in between, however loaded the machine.
+            let counts = await Self.waitAndAck(a.router, both: both, secondOnly: secondOnly, first: first, second: second,
+                                               bystander: bystander)
+            #expect(counts.acked == 1)
+            #expect(counts.awaiting == 2)
+            #expect(counts.fallbacks == 0)
 
             try await waitUntil("both unacked copies in their own peers' outboxes", timeout: 5) {
                 try Self.outbox(a, first) == [both.eventID] && Self.outbox(a, second) == [secondOnly.eventID]
@@ -104,32 +123,58 @@ extension DeliveryIntegration {
             await bed.shutdown()
         }
 
-        /// Alice, with deadlines of 1 s, and `items` waiting for each of `peers` (in both orders,
-        /// so whichever peer a single slot per event kept, one of the items shows it).
-        static func waiting(_ bed: DeliveryTestBed, _ peers: [DeviceID]) async throws -> (RunningDaemon, [DeliveryItem]) {
+        /// `both` waits for the first and second peer's acks, `secondOnly` for the second's (50 ms
+        /// floors); the second peer acks `both`, the first acks what only the second got. Counts
+        /// read in the same turn.
+        static func waitAndAck(_ router: isolated DeliveryRouter, both: DeliveryItem, secondOnly: DeliveryItem,
+                               first: DeviceID, second: DeviceID, bystander: DeviceID) -> AckCounts {
+            Fixtures.expectAcks(router, [(both, first, 0.05), (both, second, 0.05), (secondOnly, second, 0.05)])
+            router.ensurePeer(bystander)
+            ack(both.eventID, from: second, router)
+            ack(secondOnly.eventID, from: first, router)
+            return ackCounts(router)
+        }
+
+        /// Alice, with deadlines of 1 s (at most 2 s), and two items.
+        static func alice(_ bed: DeliveryTestBed) async throws -> (RunningDaemon, [DeliveryItem]) {
             var options = DeliveryTestBed.options()
             options.maximumAckDeadline = 2
             let a = try await bed.start(name: "alice", options: options)
-            let one = try Fixtures.item("one"), two = try Fixtures.item("two")
-            await Fixtures.expectAcks(a.router, peers.map { (one, $0, floor: 1.0) } + peers.reversed().map { (two, $0, floor: 1.0) })
-            return (a, [one, two])
+            return (a, [try Fixtures.item("one"), try Fixtures.item("two")])
+        }
+
+        /// `items` wait for each of `peers` (in both orders, so whichever peer a single slot per
+        /// event kept, one of the items shows it).
+        static func expectAcks(_ router: isolated DeliveryRouter, _ items: [DeliveryItem], from peers: [DeviceID]) {
+            Fixtures.expectAcks(router, peers.map { (items[0], $0, floor: 1.0) } + peers.reversed().map { (items[1], $0, floor: 1.0) })
+        }
+
+        /// The copies wait for both peers; the first peer's channel goes down; the second peer
+        /// acks both items: all in one actor turn, so no deadline fires in between. The counts
+        /// right after the channel loss, and after the acks.
+        static func loseFirstChannel(_ router: isolated DeliveryRouter, _ items: [DeliveryItem], first: DeviceID,
+                                     second: DeviceID) -> (afterLoss: AckCounts, afterAcks: AckCounts) {
+            expectAcks(router, items, from: [first, second])
+            router.deactivated(first)
+            let afterLoss = ackCounts(router)
+            for item in items { ack(item.eventID, from: second, router) }
+            return (afterLoss, ackCounts(router))
         }
 
         @Test func aChannelLossFallsBackOnlyThatPeersCopiesAtOnce() async throws {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }
             let first = Self.peer(7), second = Self.peer(9)
-            let (a, items) = try await Self.waiting(bed, [first, second])
+            let (a, items) = try await Self.alice(bed)
             let eventIDs = Set(items.map(\.eventID))
-            // The first peer's channel goes down: its copies go to its outbox at once (well
-            // before the 1 s deadline); the second peer's keep waiting for its ack.
-            await a.router.deactivated(first)
-            try await waitUntil("the first peer's copies in its outbox", timeout: 0.9) {
+            // The first peer's channel goes down: its copies fall back at once (in the same turn,
+            // so before any deadline could pass); the second peer's keep waiting for its ack.
+            let counts = await Self.loseFirstChannel(a.router, items, first: first, second: second)
+            #expect(counts.afterLoss == Self.AckCounts(acked: 0, fallbacks: 2, awaiting: 2))
+            #expect(counts.afterAcks == Self.AckCounts(acked: 2, fallbacks: 2, awaiting: 0))
+            try await waitUntil("the first peer's copies in its outbox", timeout: 5) {
                 try Set(Self.outbox(a, first)) == eventIDs
             }
-            #expect(await a.router.counterValues()["delivery.realtime.awaiting_ack"] == 2)
-            for item in items { await Self.ack(item.eventID, from: second, a.router) }
-            #expect(await a.router.counters.realtimeAcked == 2)
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try Self.outbox(a, second).isEmpty, "the second peer acked both")
             #expect(await a.router.counters.realtimeFallbacks == 2)
@@ -141,10 +186,14 @@ extension DeliveryIntegration {
             let bed = DeliveryTestBed()
             defer { Task { await bed.shutdown() } }
             let first = Self.peer(7), second = Self.peer(9)
-            let (a, items) = try await Self.waiting(bed, [first, second])
+            let (a, items) = try await Self.alice(bed)
+            await Self.expectAcks(a.router, items, from: [first, second])
             // The first peer is unpaired: its copies are forgotten (they never fall back)...
             await a.router.unpaired(first)
-            #expect(await a.router.counterValues()["delivery.realtime.awaiting_ack"] == 2)
+            // ...the second peer's two copies still wait, or (on a machine slow enough that their
+            // 1 s deadline passed meanwhile) fell back: either way two, not four, and not none.
+            let counts = await Self.ackCounts(a.router)
+            #expect(counts.awaiting + Int(counts.fallbacks) == 2, "\(counts)")
             // ...and the second peer's still fall back to its outbox at their deadline.
             try await waitUntil("the second peer's copies in its outbox", timeout: 5) {
                 try Set(Self.outbox(a, second)) == Set(items.map(\.eventID))
