@@ -8,26 +8,24 @@ import Testing
 
 @Suite("LocalAPIService in a ServiceGroup")
 struct LocalAPIServiceTests {
-    /// Records that `onListening` ran.
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.lock(); value = true; lock.unlock() }
-        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-    }
-
     @Test func servesUntilGracefulShutdownThenRemovesTheSocket() async throws {
         let directory = try TemporaryFolder.make()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = DaemonConfiguration(stateDirectory: directory + "/state", socketPath: directory + "/meshd.sock")
-        let listening = Flag()
+        // `onListening` and the end of the group (a service that failed to start) each end this
+        // wait: the test awaits the event rather than polling against a deadline.
+        let (started, signal) = AsyncStream.makeStream(of: Bool.self)
         let service = LocalAPIService(configuration: configuration, controlPlane: FakeControlPlane(),
                                       eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: Logger(label: "test"),
-                                      onListening: { listening.set() })
+                                      onListening: { signal.yield(true) })
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: service)],
                                                                           logger: Logger(label: "test")))
-        let running = Task { try await group.run() }
-        try await pollUntil { listening.isSet }
+        let running = Task {
+            defer { signal.yield(false) }
+            try await group.run()
+        }
+        var events = started.makeAsyncIterator()
+        try #require(await events.next() == true, "the local API listens")
 
         let client = try await MeshClient.connect(socketPath: configuration.socketPath)
         #expect(try await client.status().counters["api.connections.accepted"] == 1)

@@ -48,8 +48,11 @@ struct DaemonTransportReplayTests {
         }
     }
 
-    /// Runs `start()` for at most `seconds`; nil (the transport then stopped) when it did not finish.
-    static func start(_ transport: DaemonSessionSyncTransport, within seconds: Double) async -> Result<Void, any Error>? {
+    /// Runs `start()` until it finishes; nil (the transport then stopped) when it made no progress
+    /// for `seconds`: the daemon got no new request meanwhile (a replay waiting for a reply the
+    /// daemon holds back makes none). A deadline on progress, so a loaded machine only slows it.
+    static func start(_ transport: DaemonSessionSyncTransport, daemon: FakeDaemon,
+                      stalledFor seconds: Double) async -> Result<Void, any Error>? {
         let outcome = Locked<Result<Void, any Error>?>(nil)
         let task = Task {
             do {
@@ -59,7 +62,9 @@ struct DaemonTransportReplayTests {
                 outcome.withLock { $0 = .failure(error) }
             }
         }
-        if await eventually(seconds, { outcome.withLock { $0 != nil } }) { return outcome.withLock { $0 } }
+        if await eventually(stalledFor: seconds, progress: { daemon.requests.count }, { outcome.withLock { $0 != nil } }) {
+            return outcome.withLock { $0 }
+        }
         await transport.stop()
         await task.value
         return nil
@@ -79,7 +84,7 @@ struct DaemonTransportReplayTests {
         try await transport.sendSnapshot(Fixtures.snapshot(revision: 1), mode: .latestSnapshot, to: nil)
         for sequence in 8...9 { try await transport.send(Fixtures.envelope(sequence: UInt64(sequence)), mode: .realtimeBestEffort, to: nil) }
 
-        let started = await Self.start(transport, within: 5)
+        let started = await Self.start(transport, daemon: daemon, stalledFor: 10)
         #expect(started.map { (try? $0.get()) != nil } == true, "start() did not finish: the replay waited for replies one by one")
         #expect(transport.isAttached)
         let data = daemon.requests.filter { $0.operation == .send || $0.operation == .snapshotPublish }
@@ -101,7 +106,7 @@ struct DaemonTransportReplayTests {
         for sequence in 1...4 { try await transport.send(Fixtures.envelope(sequence: UInt64(sequence)), mode: .realtimeBestEffort, to: nil) }
         try await transport.sendSnapshot(Fixtures.snapshot(revision: 1), mode: .latestSnapshot, to: nil)
 
-        let started = try #require(await Self.start(transport, within: 5), "start() did not finish")
+        let started = try #require(await Self.start(transport, daemon: daemon, stalledFor: 10), "start() did not finish")
         guard case .failure(let error) = started else {
             Issue.record("start() succeeded although envelope 2 failed")
             return

@@ -112,10 +112,24 @@ extension LocalAPIFrame {
 
 /// Polls `condition` every 10 ms for up to `seconds`.
 func eventually(_ seconds: Double = 5, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
+    try await eventually(stalledFor: seconds, progress: { 0 }, condition)
+}
+
+/// Polls `condition` every 10 ms; gives up only once `progress` (a count that grows while the
+/// work advances: requests the fake daemon got, replies the app got) has not changed for
+/// `seconds`. A deadline on progress rather than on the total time, which a loaded machine
+/// stretches: stuck work still fails after `seconds`.
+func eventually(stalledFor seconds: Double, progress: () -> Int, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    var seen = progress()
+    var deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try await condition() { return true }
         try? await Task.sleep(for: .milliseconds(10))
+        let now = progress()
+        if now != seen {
+            seen = now
+            deadline = Date().addingTimeInterval(seconds)
+        }
     }
     return try await condition()
 }

@@ -101,7 +101,8 @@ struct MeshClientCallbackTests {
             }
         }
         try await client.channel.eventLoop.submit { for _ in 0..<16 { sendNext() } }.get()
-        #expect(await eventually { record.all.count == count })
+        // Stuck sends fail after 10 s without a completion; a slow machine only makes them slower.
+        #expect(await eventually(stalledFor: 10, progress: { record.all.count }) { record.all.count == count })
         #expect(Set(record.all) == Set(envelopes.map(\.metadata.eventID.uuidString)))
         #expect(record.callsOffTheLoop == 0)
         #expect(try daemon.requests.map { try MeshSendRequest.decode($0.body).envelope.metadata.sequence } == (1...count).map(UInt64.init))
