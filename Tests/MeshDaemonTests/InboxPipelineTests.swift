@@ -232,9 +232,34 @@ struct DatagramAcksTests {
         #expect(!queue.handlesAtOnce, "the second is being handled")
         queue.messageDone()
         #expect(queue.handlesAtOnce)
-        queue.append(.paired(peer))
-        queue.append(.activated(peer))
+        #expect(queue.append(.paired(peer)).isEmpty)
+        #expect(queue.append(.activated(peer)).isEmpty)
         let events = [queue.nextEvent(), queue.nextEvent(), queue.nextEvent()]
         #expect(events == [.paired(peer), .activated(peer), nil])
+    }
+
+    /// A device's unpairing is handled by the event consumer, its messages by the message
+    /// consumer: a message it sent before must not be handled after the unpairing (it would
+    /// register the device again). Its queued messages leave with the event, in their order
+    /// relative to the others' untouched, and later ones are refused until it is paired again.
+    @Test func anUnpairedDevicesQueuedMessagesLeaveWithTheEventAndLaterOnesAreRefused() {
+        var queue = InboundQueue()
+        let gone = InboxPipelineTests.peer, other = DeviceID(publicKey: Array(repeating: 3, count: 32))
+        queue.append(InboundChannelMessage(peer: gone, path: .stream, bytes: [1]))
+        queue.append(InboundChannelMessage(peer: other, path: .stream, bytes: [2]))
+        queue.append(InboundChannelMessage(peer: gone, path: .datagram, bytes: [3, 3]))
+        queue.append(InboundChannelMessage(peer: other, path: .stream, bytes: [4]))
+        #expect(!queue.refuses(gone))
+        let dropped = queue.append(.unpaired(gone))
+        #expect(dropped.map(\.bytes) == [[1], [3, 3]])
+        #expect(queue.refuses(gone) && !queue.refuses(other))
+        #expect(queue.nextMessage()?.bytes == [2])
+        queue.messageDone()
+        #expect(queue.nextMessage()?.bytes == [4])
+        queue.messageDone()
+        #expect(queue.nextMessage() == nil && queue.handlesAtOnce, "nothing of the unpaired device is left, nor counted")
+        #expect(queue.nextEvent() == .unpaired(gone))
+        #expect(queue.append(.paired(gone)).isEmpty)
+        #expect(!queue.refuses(gone), "paired again: its messages are handled")
     }
 }

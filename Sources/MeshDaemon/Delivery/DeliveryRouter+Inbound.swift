@@ -117,6 +117,10 @@ extension DeliveryRouter {
     /// Stores received items in the inbox (one transaction), acks them (cumulative ack for
     /// batches, one ack per realtime item), then hands the new ones to the apps.
     func store(_ works: [DeliveryInboxWork], from peer: DeviceID) async {
+        // Received before the device was unpaired: not stored. (Checked right before the store
+        // call is issued: the unpairing's delete of the device's rows comes after it on the
+        // serial worker whenever this check passed.)
+        guard !inbound.refuses(peer) else { return }
         var awaitingResend = peerStates[peer]?.awaitingResend ?? false
         var transaction = inbox.transaction(works, awaitingResend: &awaitingResend)
         peerStates[peer]?.awaitingResend = awaitingResend

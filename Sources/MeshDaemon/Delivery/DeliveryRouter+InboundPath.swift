@@ -17,10 +17,7 @@ extension DeliveryRouter: DeliveryInbound {
     }
 
     package nonisolated func channelEvent(_ event: PeerChannelEvent) {
-        onLoop { router in
-            router.inbound.append(event)
-            router.resumeInboundConsumers()
-        }
+        onLoop { $0.channelEventOnLoop(event) }
     }
 
     package nonisolated func inboundBurstEnded() {
@@ -28,10 +25,19 @@ extension DeliveryRouter: DeliveryInbound {
     }
 
     func receiveOnLoop(_ message: InboundChannelMessage) -> Bool {
+        // A device unpaired meanwhile: its message is not handled (it would register it again).
+        if inbound.refuses(message.peer) { return true }
         if inbound.handlesAtOnce, handleImmediately(message) { return true }
         inbound.append(message)
         resumeInboundConsumers()
         return false
+    }
+
+    /// Queues a channel event; an unpairing drops the device's queued messages (what the
+    /// channels count for them is released).
+    func channelEventOnLoop(_ event: PeerChannelEvent) {
+        for dropped in inbound.append(event) { channels.inboundConsumed(bytes: dropped.bytes.count) }
+        resumeInboundConsumers()
     }
 
     /// Resumes the consumers waiting for a message or an event.

@@ -5,6 +5,11 @@ import NIOCore
 /// task that waits here while its queue is empty. Realtime datagrams may be handled at once
 /// only while no message is queued or being handled (`handlesAtOnce`), so a peer's messages
 /// keep their order.
+///
+/// The two queues are worked through independently, so a device's `.unpaired` event could be
+/// handled before a message it sent just before: its handling would register the device again.
+/// So an unpaired device's queued messages leave the queue with the event, and what it still
+/// sends is refused (`refuses`) until it is paired again.
 struct InboundQueue: Sendable {
     private(set) var messages = CircularBuffer<InboundChannelMessage>()
     /// Queued messages plus the one being handled.
@@ -12,6 +17,9 @@ struct InboundQueue: Sendable {
     private(set) var events = CircularBuffer<PeerChannelEvent>()
     /// The router stops: the consumers end.
     private(set) var stopping = false
+    /// Devices unpaired (and not paired again) since the router started: their messages are
+    /// dropped. One entry per unpairing, a user's action.
+    private var unpaired: Set<DeviceID> = []
     private var messageWaiter: CheckedContinuation<Void, Never>?
     private var eventWaiter: CheckedContinuation<Void, Never>?
 
@@ -23,8 +31,35 @@ struct InboundQueue: Sendable {
         messages.append(message)
     }
 
-    mutating func append(_ event: PeerChannelEvent) {
+    /// Queues a channel event. An unpairing takes the device's queued messages out of the
+    /// queue (returned: the caller releases what the channels count for them); a pairing ends
+    /// the refusal of its messages.
+    mutating func append(_ event: PeerChannelEvent) -> [InboundChannelMessage] {
         events.append(event)
+        switch event {
+        case .unpaired(let peer):
+            unpaired.insert(peer)
+            guard messages.contains(where: { $0.peer == peer }) else { return [] }
+            var kept = CircularBuffer<InboundChannelMessage>(initialCapacity: messages.count)
+            var dropped: [InboundChannelMessage] = []
+            for message in messages {
+                if message.peer == peer { dropped.append(message) } else { kept.append(message) }
+            }
+            messages = kept
+            unfinished -= dropped.count
+            return dropped
+        case .paired(let peer):
+            unpaired.remove(peer)
+            return []
+        case .activated, .deactivated:
+            return []
+        }
+    }
+
+    /// Whether a message from `peer` is dropped: the device was unpaired (an empty set is
+    /// checked first, so the common case hashes nothing).
+    func refuses(_ peer: DeviceID) -> Bool {
+        !unpaired.isEmpty && unpaired.contains(peer)
     }
 
     /// The next message to handle (it stays unfinished until `messageDone`).
