@@ -262,4 +262,23 @@ struct DatagramAcksTests {
         #expect(queue.append(.paired(gone)).isEmpty)
         #expect(!queue.refuses(gone), "paired again: its messages are handled")
     }
+
+    /// A consumer that found its queue empty may get to store its waiter only after work was
+    /// appended (an await on the router can hop through its loop, and the append's wake-up
+    /// found no waiter): it must be resumed at once then, not wait until the router stops.
+    @Test(.timeLimit(.minutes(1)))
+    func aConsumerWaitingAfterWorkArrivedIsResumedAtOnce() async {
+        var queue = InboundQueue()
+        let peer = InboxPipelineTests.peer
+        // The wake-up of an append that finds no waiter resumes nobody.
+        #expect(queue.append(.activated(peer)).isEmpty)
+        queue.append(InboundChannelMessage(peer: peer, path: .stream, bytes: [1]))
+        let woken = queue.wakeable()
+        #expect(woken.0 == nil && woken.1 == nil)
+        // The consumers store their waiters afterwards: each returns (without the check they
+        // would wait for good, and this test would hit its time limit).
+        await withCheckedContinuation { queue.waitForEvent($0) }
+        await withCheckedContinuation { queue.waitForMessage($0) }
+        #expect(queue.nextEvent() == .activated(peer) && queue.nextMessage()?.bytes == [1])
+    }
 }

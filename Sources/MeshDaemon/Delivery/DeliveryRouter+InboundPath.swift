@@ -82,7 +82,10 @@ extension DeliveryRouter: DeliveryInbound {
     /// Returns once the inbox pipeline has room (or the router stops).
     func waitForInboxRoom() async {
         guard !inbox.hasRoom, !inbound.stopping else { return }
-        await withCheckedContinuation { inboxRoomWaiters.append($0) }
+        // Checked again where the waiter is stored: room may have been made meanwhile.
+        await withCheckedContinuation { waiter in
+            if inbox.hasRoom || inbound.stopping { waiter.resume() } else { inboxRoomWaiters.append(waiter) }
+        }
     }
 
     /// Resumes the inbound consumer when the pipeline has room (or always, when `force`).

@@ -71,9 +71,17 @@ struct InboundQueue: Sendable {
 
     mutating func stop() { stopping = true }
 
-    /// A consumer waits for work (resumed by `wakeable`).
-    mutating func waitForMessage(_ waiter: CheckedContinuation<Void, Never>) { messageWaiter = waiter }
-    mutating func waitForEvent(_ waiter: CheckedContinuation<Void, Never>) { eventWaiter = waiter }
+    /// A consumer waits for work (resumed by `wakeable`), or is resumed at once when there is
+    /// some already. The consumer found its queue empty before it got here, but an await on
+    /// the router can hop through its loop, so work may have been appended (and the wake-up
+    /// found no waiter) in between: without this check it would wait until the router stops.
+    mutating func waitForMessage(_ waiter: CheckedContinuation<Void, Never>) {
+        if !messages.isEmpty || stopping { waiter.resume() } else { messageWaiter = waiter }
+    }
+
+    mutating func waitForEvent(_ waiter: CheckedContinuation<Void, Never>) {
+        if !events.isEmpty || stopping { waiter.resume() } else { eventWaiter = waiter }
+    }
 
     /// The waiting consumers that have work now (or must end): the caller resumes them.
     mutating func wakeable() -> (CheckedContinuation<Void, Never>?, CheckedContinuation<Void, Never>?) {
