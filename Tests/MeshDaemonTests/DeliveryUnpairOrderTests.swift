@@ -45,7 +45,7 @@ struct DeliveryUnpairOrderTests {
         try await channels.loop.submit { router.channelEvent(.paired(peer)) }.get()
         _ = try await channels.loop.submit { router.receive(presence) }.get()
         await Self.handleEventsThenMessages(router)
-        #expect(await router.peerStates[peer]?.remoteFeatures == ["demo"])
+        #expect(await router.peerStates[peer]?.presence.remoteFeatures == ["demo"])
         store.close()
         try await group.shutdownGracefully()
     }
