@@ -74,9 +74,14 @@ struct ProcessDeliveryLocalAPITests {
     /// its estimate of that peer's clock offset, at least 10 ms.
     /// Also checks what that bound promises: the estimate is within it of the true offset.
     static func tolerance(_ daemon: DaemonProcess, estimating peer: String, trueOffset: Double) async throws -> Double {
-        let report = try #require(try await daemon.peers().first { $0["deviceID"] as? String == peer })
-        let offset = try #require(report["clockOffsetMilliseconds"] as? Double)
-        let bound = try #require(report["clockOffsetErrorMilliseconds"] as? Double)
+        // The daemon may not have measured this peer yet (the test waited for one direction only).
+        let (offset, bound) = try await eventually("\(daemon.name)'s clock-offset estimate of the peer", timeout: 10) {
+            () -> (Double, Double)? in
+            let report = try await daemon.peers().first { $0["deviceID"] as? String == peer }
+            guard let offset = report?["clockOffsetMilliseconds"] as? Double,
+                  let bound = report?["clockOffsetErrorMilliseconds"] as? Double else { return nil }
+            return (offset, bound)
+        }
         print("process figure: \(daemon.name) estimates the peer's clock offset at \(offset) ± \(bound) ms (true \(trueOffset) ms)")
         #expect(abs(offset - trueOffset) <= bound + 1, "the estimate is within its error bound of the true offset")
         return max(0.010, (bound + 1) / 1000)
