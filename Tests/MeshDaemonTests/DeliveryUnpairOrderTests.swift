@@ -16,14 +16,9 @@ struct DeliveryUnpairOrderTests {
     /// then the message consumer works through what is queued. Driven step by step on the
     /// router's loop, so the interleaving is this one every time.
     @Test func aMessageQueuedBeforeTheUnpairingDoesNotRegisterTheDeviceAgain() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let directory = try StoreTestDirectory()
-        defer { directory.cleanUp() }
-        let channels = DeliveryRouterStopTests.StuckChannels(loop: group.next())
-        let store = try DeliveryStore.open(path: directory.path())
-        let router = DeliveryRouter(channels: channels, store: store, logger: Logger(label: "test.unpair-order"))
-        let peer = channels.peer
-        await Self.register(peer, on: router)
+        let bed = try await Bed()
+        defer { bed.directory.cleanUp() }
+        let (channels, router, peer) = (bed.channels, bed.router, bed.channels.peer)
         #expect(await router.peerStates[peer] != nil)
 
         // Bob announced his app's features, then was unpaired: both arrive, in that order.
@@ -46,21 +41,15 @@ struct DeliveryUnpairOrderTests {
         _ = try await channels.loop.submit { router.receive(presence) }.get()
         await Self.handleEventsThenMessages(router)
         #expect(await router.peerStates[peer]?.presence.remoteFeatures == ["demo"])
-        store.close()
-        try await group.shutdownGracefully()
+        try await bed.close()
     }
 
     /// Items of a batch the device sent before it was unpaired, still in the inbox pipeline
     /// when the unpairing arrives, are not stored after its rows were dropped.
     @Test func itemsInThePipelineOfAnUnpairedDeviceAreNotStored() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let directory = try StoreTestDirectory()
-        defer { directory.cleanUp() }
-        let channels = DeliveryRouterStopTests.StuckChannels(loop: group.next())
-        let store = try DeliveryStore.open(path: directory.path())
-        let router = DeliveryRouter(channels: channels, store: store, logger: Logger(label: "test.unpair-order"))
-        let peer = channels.peer
-        await Self.register(peer, on: router)
+        let bed = try await Bed()
+        defer { bed.directory.cleanUp() }
+        let (channels, store, router, peer) = (bed.channels, bed.store, bed.router, bed.channels.peer)
         let (envelope, encoded) = try RouterFixtures.envelope("before the unpairing", sequence: 1)
         let item = DeliveryItem(eventID: envelope.metadata.eventID, kind: 2, featureID: "demo",
                                 sessionID: envelope.metadata.sessionID, payload: encoded)
@@ -74,8 +63,30 @@ struct DeliveryUnpairOrderTests {
         await Self.handleEventsThenMessages(router)
         await router.storeInboxBacklog()
         #expect(try store.counts().inbox.items == 0, "nothing stored for a device that is gone")
-        store.close()
-        try await group.shutdownGracefully()
+        try await bed.close()
+    }
+
+    /// A router over channels that never deliver, a store in a temporary folder, and one
+    /// registered peer (`channels.peer`).
+    struct Bed {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let directory: StoreTestDirectory
+        let channels: DeliveryRouterStopTests.StuckChannels
+        let store: DeliveryStore
+        let router: DeliveryRouter
+
+        init() async throws {
+            directory = try StoreTestDirectory()
+            channels = DeliveryRouterStopTests.StuckChannels(loop: group.next())
+            store = try DeliveryStore.open(path: directory.path())
+            router = DeliveryRouter(channels: channels, store: store, logger: Logger(label: "test.unpair-order"))
+            await DeliveryUnpairOrderTests.register(channels.peer, on: router)
+        }
+
+        func close() async throws {
+            store.close()
+            try await group.shutdownGracefully()
+        }
     }
 
     static func register(_ peer: DeviceID, on router: isolated DeliveryRouter) {

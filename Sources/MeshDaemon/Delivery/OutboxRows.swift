@@ -53,7 +53,7 @@ struct OutboxRows: Sendable {
     /// Every outstanding row, for `meshctl queue`.
     nonisolated(nonsending) func list() async throws -> [OutboxSummary] {
         let store = self.store
-        do { return try await worker.run { try store.outbox.list() } } catch { throw MeshError.store(error) }
+        return try await worker.call { try store.outbox.list() }
     }
 
     /// `items` as `meshctl queue` shows them at the wall time `now`: the stored attempts plus
@@ -66,10 +66,7 @@ struct OutboxRows: Sendable {
     /// Cancels the row `id`; `not-found` when none is queued or `permits` refuses its feature.
     nonisolated(nonsending) func cancel(id: Int64, permitting permits: (@Sendable (String) -> Bool)?) async throws {
         let store = self.store
-        let removed: Bool
-        do { removed = try await worker.run { try store.outbox.cancel(id: OutboxID(rawValue: id), permitting: permits) } } catch {
-            throw MeshError.store(error)
-        }
+        let removed = try await worker.call { try store.outbox.cancel(id: OutboxID(rawValue: id), permitting: permits) }
         guard removed else { throw MeshError.notFound("no queued item has id \(id); see `meshctl queue`") }
     }
 }

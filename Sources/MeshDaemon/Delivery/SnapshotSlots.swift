@@ -42,14 +42,9 @@ struct SnapshotSlots: Sendable {
            let record = try? await worker.run({ try store.sessions.record(id: metadata.sessionID) }), record.status == "closed" {
             throw MeshError.sessionClosed(metadata.sessionID.uuidString)
         }
-        let stored: Bool
-        do {
-            stored = try await worker.run {
-                try store.slots.putOutbound(featureID: metadata.featureID, sessionID: metadata.sessionID,
-                                            revision: snapshot.revision, bytes: encoded, at: at)
-            }
-        } catch {
-            throw MeshError.store(error)
+        let stored = try await worker.call {
+            try store.slots.putOutbound(featureID: metadata.featureID, sessionID: metadata.sessionID,
+                                        revision: snapshot.revision, bytes: encoded, at: at)
         }
         guard stored || isReply else { return (false, nil) }
         return (stored, (isReply ? DeliveryMessage.snapshotReply(encoded) : .snapshotPush(encoded)).encode())
@@ -85,9 +80,7 @@ struct SnapshotSlots: Sendable {
     /// The revision in the outbound slot of a feature (and session), if any.
     nonisolated(nonsending) func outboundRevision(featureID: String, sessionID: UUID?) async throws -> UInt64? {
         let store = self.store
-        do { return try await worker.run { try store.slots.outbound(featureID: featureID, sessionID: sessionID)?.revision } } catch {
-            throw MeshError.store(error)
-        }
+        return try await worker.call { try store.slots.outbound(featureID: featureID, sessionID: sessionID)?.revision }
     }
 
     /// The latest snapshot received from `peer` (its store key; nil: any peer) for a feature
@@ -95,8 +88,7 @@ struct SnapshotSlots: Sendable {
     nonisolated(nonsending) func latest(featureID: String, peer: String?,
                                         sessionID: UUID?) async throws -> (peer: String, encoded: [UInt8])? {
         let store = self.store
-        let slots: [SnapshotSlot]
-        do { slots = try await worker.run { try store.slots.listInbound(peer: peer) } } catch { throw MeshError.store(error) }
+        let slots = try await worker.call { try store.slots.listInbound(peer: peer) }
         return Self.latest(of: slots, featureID: featureID, sessionID: sessionID).map { ($0.peer ?? "", $0.bytes) }
     }
 
