@@ -26,7 +26,7 @@ struct DeliveryReplayBoundTests {
         await daemon.router.emitLive(.reachability(peer: "peer", featureID: "f", reachable: true, reason: .channelDown), to: sink)
         #expect(sink.received.isEmpty, "nothing reaches the app while its replay runs")
 
-        await daemon.router.finishReplay(sink)
+        await daemon.router.endReplay(sink)
         #expect(sink.reported == [6])
         let payloads = sink.received.compactMap { event -> UInt8? in
             guard case .envelope(_, _, _, _, let encoded) = event else { return nil }
@@ -41,7 +41,7 @@ struct DeliveryReplayBoundTests {
         for index in 0..<3 {
             await daemon.router.emitLive(.envelope(from: "peer", inboxID: 0, redelivery: false, mode: 1, encoded: [UInt8(index)]), to: sink)
         }
-        await daemon.router.finishReplay(sink)
+        await daemon.router.endReplay(sink)
         #expect(sink.reported == [6])
         #expect(sink.received.count == 9)
     }

@@ -125,6 +125,50 @@ struct InboxHandOutTests {
         #expect(handOut.retries[key] == nil && handOut.readsLive(key))
     }
 
+    /// The replay's end must not hand an entry whose hand-out is not durable. The router's
+    /// replay recorded what it held, then ended; but the return from that record is an await,
+    /// and the inbox consumer held entries it had just stored (their transaction did not record
+    /// their delivery: the sink was replaying) for the replay right then. The end handed them
+    /// unrecorded, and after a restart or a reconnect the app got them again without the mark.
+    @Test func aReplayEndedWithEntriesHeldAfterItsLastRecordHandsNoneOfThem() {
+        var handOut = Self.handOut()
+        let sink = Sink(), key = ObjectIdentifier(sink)
+        handOut.beginReplay(key)
+        _ = handOut.plan(Self.entries(1...2), to: [key], replay: false)
+        #expect(handOut.takeUnrecorded(key).map(\.rawValue) == [1, 2], "recorded by the replay")
+        // Held after the replay's last look at what is unrecorded.
+        let late = handOut.plan(Self.entries(3...4), to: [key], replay: false)
+        #expect(late.ids.isEmpty, "held, not recorded by the hand-out")
+        guard let replay = handOut.endReplay(key) else {
+            Issue.record("no replay ended")
+            return
+        }
+        #expect(replay.handOutFailed, "ended as a failed replay: a retry hands the entries from the store")
+        var emitted: [Int64] = []
+        handOut.handHeld(replay, to: key) { event, inbox in
+            if inbox, case .envelope(_, let id, _, _, _) = event { emitted.append(id) }
+        }
+        #expect(emitted.isEmpty, "no held entry, not even the recorded ones before them (order)")
+        #expect(handOut.handedOut[key] == nil || handOut.handedOut[key]?.isEmpty == true)
+    }
+
+    /// What the router's end of a replay looks at: the entries to record before it may end.
+    @Test func aReplayHoldsUnrecordedEntriesUntilTakenAndAFailedOneHasNothingToRecord() {
+        var handOut = Self.handOut()
+        let sink = Sink(), key = ObjectIdentifier(sink)
+        handOut.beginReplay(key)
+        #expect(!handOut.holdsUnrecorded(key))
+        _ = handOut.plan(Self.entries(1...2), to: [key], replay: false)
+        #expect(handOut.holdsUnrecorded(key))
+        #expect(handOut.takeUnrecorded(key).count == 2)
+        #expect(!handOut.holdsUnrecorded(key))
+        _ = handOut.plan(Self.entries(3...4), to: [key], replay: false)
+        #expect(handOut.holdsUnrecorded(key), "held after the last record: recorded before the replay ends")
+        handOut.replayFailed(key)
+        #expect(!handOut.holdsUnrecorded(key))
+        #expect(handOut.takeUnrecorded(key).isEmpty, "none of it is handed, so none of it is recorded")
+    }
+
     @Test func reofferedEntriesAreOnlyThoseHandedAndNotAcknowledged() {
         var handOut = Self.handOut()
         let sink = Sink(), key = ObjectIdentifier(sink)

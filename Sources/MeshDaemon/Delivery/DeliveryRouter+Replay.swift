@@ -34,8 +34,7 @@ extension DeliveryRouter {
             await recordHeld(key)
             guard handOut.passesAgain(key), isAttached(key) else { break }
         }
-        handOut.resyncIfLeft(key)
-        finishReplay(sink)
+        await endReplay(sink)
     }
 
     /// A replay left inbox items in the store after its last pass: hands `sink` every
@@ -93,10 +92,7 @@ extension DeliveryRouter {
             counters.inboxDelivered &+= UInt64(events.count)
             counters.inboxReoffered &+= UInt64(events.count)
         }
-        await recordHeld(key)
-        // What arrived meanwhile beyond the bound is only in the store: a replay hands it.
-        handOut.resyncIfLeft(key)
-        finishReplay(sink)
+        await endReplay(sink)
     }
 
     /// Inbox rows whose event or session ID was damaged in the file are still handed out (the
@@ -111,7 +107,8 @@ extension DeliveryRouter {
 
     /// Records in the store the delivery of the inbox entries held for `key`'s replay, before
     /// they are handed (`markDelivered` must precede a hand-out). Entries held while it runs are
-    /// recorded too; at most `maximumDeferredInbox` are held per replay, so this ends.
+    /// recorded too; at most `maximumDeferredInbox` are held per replay, so this ends. More may
+    /// be held once it returned (its return is an await): `endReplay` looks again.
     func recordHeld(_ key: ObjectIdentifier) async {
         let store = self.store
         for _ in 0...options.maximumDeferredInbox {
@@ -129,9 +126,28 @@ extension DeliveryRouter {
         }
     }
 
+    /// Ends `sink`'s replay once the delivery of everything it holds is recorded: the inbox
+    /// consumer holds entries stored meanwhile for the replay (not recorded by their inbox
+    /// transaction, since the sink did not read live), at any await of the replay, including
+    /// the return from `recordHeld`, where the task may hop back to the router's executor
+    /// through its queue. So the last look at what is unrecorded and the end are one step,
+    /// with no await between; an entry held during a record is recorded by the next round.
+    /// Entries left beyond the hold's bound are only in the store: a resync hands them.
+    func endReplay(_ sink: any DeliveryEventSink) async {
+        let key = ObjectIdentifier(sink)
+        for _ in 0...options.maximumDeferredInbox {
+            guard handOut.holdsUnrecorded(key) else { break }
+            await recordHeld(key)
+        }
+        // (Rounds used up with entries still unrecorded: `InboxHandOut.endReplay` hands none of
+        // them and a retry follows.)
+        handOut.resyncIfLeft(key)
+        finishReplay(sink)
+    }
+
     /// Hands a sink what arrived during its replay, in arrival order (skipping replayed items),
-    /// and wakes the re-offers waiting for the replay's end.
-    func finishReplay(_ sink: any DeliveryEventSink) {
+    /// and wakes the re-offers waiting for the replay's end. Only `endReplay` calls it.
+    private func finishReplay(_ sink: any DeliveryEventSink) {
         let key = ObjectIdentifier(sink)
         guard let replay = handOut.endReplay(key) else { return }
         for waiter in replay.waiters { waiter.resume() }

@@ -123,11 +123,17 @@ struct InboxHandOut: Sendable {
         }
     }
 
-    /// The held entries of `key`'s replay whose delivery is not recorded yet (taken).
+    /// The held entries of `key`'s replay whose delivery is not recorded yet (taken). None once
+    /// the replay failed: it hands no held inbox entry, so there is nothing to record.
     mutating func takeUnrecorded(_ key: ObjectIdentifier) -> [InboxID] {
-        guard let ids = replaying[key]?.unrecorded, !ids.isEmpty else { return [] }
+        guard let ids = replaying[key]?.unrecorded, !ids.isEmpty, replaying[key]?.handOutFailed == false else { return [] }
         replaying[key]?.unrecorded = []
         return ids
+    }
+
+    /// Whether `key`'s replay holds entries whose delivery must be recorded before it ends.
+    func holdsUnrecorded(_ key: ObjectIdentifier) -> Bool {
+        replaying[key].map { !$0.unrecorded.isEmpty && !$0.handOutFailed } ?? false
     }
 
     /// `key`'s replay could not read or record its hand-out: it stops, and hands nothing it
@@ -153,9 +159,12 @@ struct InboxHandOut: Sendable {
 
     /// Ends `key`'s replay (nil when none ran); the caller resumes its waiters and hands what
     /// it held (`handHeld`). A replay that failed leaves the sink's retry to the caller; one
-    /// that did not ends it.
+    /// that did not ends it. A replay ended while it holds entries whose delivery is not
+    /// recorded fails too: no inbox entry reaches an app before its hand-out is durable, so
+    /// it hands none of them (nor what it held after them: order), and a retry replays them.
     mutating func endReplay(_ key: ObjectIdentifier) -> SinkReplay? {
-        guard let replay = replaying.removeValue(forKey: key) else { return nil }
+        guard var replay = replaying.removeValue(forKey: key) else { return nil }
+        if !replay.unrecorded.isEmpty { replay.handOutFailed = true }
         if !replay.handOutFailed { retries[key] = nil }
         return replay
     }
