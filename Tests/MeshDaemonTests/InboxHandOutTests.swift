@@ -169,6 +169,48 @@ struct InboxHandOutTests {
         #expect(handOut.takeUnrecorded(key).isEmpty, "none of it is handed, so none of it is recorded")
     }
 
+    /// A sink waits for a hand-out retry (a replay could not record its hand-out: a full disk)
+    /// when its connection re-offers shed items. The re-offer reads only those items, so its end
+    /// keeps the retry, and the entries stored meanwhile stay in the store for the retry's
+    /// replay (in order) instead of going out now. (Ending the retry here left them stored and
+    /// the sink reading live: its app never got them while it stayed attached.)
+    @Test func aReofferKeepsTheRetryItsSinkWaitsForAndHandsNoStoredEntry() {
+        var handOut = Self.handOut()
+        let sink = Sink(), key = ObjectIdentifier(sink)
+        handOut.beginReplay(key, reoffer: true)
+        _ = handOut.plan(Self.entries(1...2), to: [key], replay: false)
+        handOut.replayFailed(key)
+        guard let failed = handOut.endReplay(key) else {
+            Issue.record("no replay ended")
+            return
+        }
+        handOut.retryLater(key, now: 0)
+        var emitted = 0
+        handOut.handHeld(failed, to: key) { _, _ in emitted += 1 }
+        #expect(emitted == 0)
+        // The next round of shed items: entries stored during it are held, and it succeeds.
+        let began = handOut.beginReplay(key, reoffer: true)
+        #expect(began)
+        _ = handOut.plan(Self.entries(3...4), to: [key], replay: false)
+        let reachability = DeliveryEvent.reachability(peer: "P", featureID: "demo", reachable: true, reason: .channelActive)
+        _ = handOut.holdLive(reachability, for: key)
+        #expect(handOut.takeUnrecorded(key).map(\.rawValue) == [3, 4], "recorded before the round ends, as the router does")
+        guard let round = handOut.endReplay(key) else {
+            Issue.record("no replay ended")
+            return
+        }
+        #expect(!round.handOutFailed)
+        var kinds: [Bool] = []
+        handOut.handHeld(round, to: key) { kinds.append($1) }
+        #expect(kinds == [false], "the live event goes out; entries 3 and 4 wait in the store behind 1 and 2")
+        #expect(handOut.retries[key] != nil && !handOut.readsLive(key), "the sink still waits for its retry")
+        #expect(handOut.startDueRetries(now: 250_000_000) == [key], "the retry comes when due")
+        // Its replay reads the store: when it succeeds, the retry ends.
+        handOut.beginReplay(key)
+        _ = handOut.endReplay(key)
+        #expect(handOut.retries[key] == nil && handOut.readsLive(key))
+    }
+
     @Test func reofferedEntriesAreOnlyThoseHandedAndNotAcknowledged() {
         var handOut = Self.handOut()
         let sink = Sink(), key = ObjectIdentifier(sink)

@@ -70,7 +70,7 @@ extension DeliveryRouter {
                 if handOut.replaying[key] != nil { handOut.replaying[key]?.waiters.append(waiter) } else { waiter.resume() }
             }
         }
-        guard isAttached(key), handOut.beginReplay(key) else { return }
+        guard isAttached(key), handOut.beginReplay(key, reoffer: true) else { return }
         var marks: [Int64: Bool] = [:]
         for item in items { marks[item.inboxID] = item.redelivery }
         let ids = marks.keys.sorted(), store = self.store

@@ -34,11 +34,13 @@ struct InboxHandOut: Sendable {
     // MARK: - Sinks
 
     /// A sink attached: inbox items arriving from now on wait for its replay (so they follow
-    /// the stored ones). False when one runs already.
+    /// the stored ones). False when one runs already. `reoffer`: the replay offers shed items
+    /// again and reads nothing else from the store, so its end does not end a hand-out retry
+    /// the sink waits for (`endReplay`).
     @discardableResult
-    mutating func beginReplay(_ key: ObjectIdentifier) -> Bool {
+    mutating func beginReplay(_ key: ObjectIdentifier, reoffer: Bool = false) -> Bool {
         guard replaying[key] == nil else { return false }
-        replaying[key] = SinkReplay()
+        replaying[key] = SinkReplay(readsStore: !reoffer)
         return true
     }
 
@@ -159,25 +161,29 @@ struct InboxHandOut: Sendable {
 
     /// Ends `key`'s replay (nil when none ran); the caller resumes its waiters and hands what
     /// it held (`handHeld`). A replay that failed leaves the sink's retry to the caller; one
-    /// that did not ends it. A replay ended while it holds entries whose delivery is not
-    /// recorded fails too: no inbox entry reaches an app before its hand-out is durable, so
-    /// it hands none of them (nor what it held after them: order), and a retry replays them.
+    /// that read the store and did not fail ends it; a re-offer of shed items does not (it
+    /// handed the sink none of the stored items the retry is for). A replay ended while it
+    /// holds entries whose delivery is not recorded fails too: no inbox entry reaches an app
+    /// before its hand-out is durable, so it hands none of them (nor what it held after them:
+    /// order), and a retry replays them.
     mutating func endReplay(_ key: ObjectIdentifier) -> SinkReplay? {
         guard var replay = replaying.removeValue(forKey: key) else { return nil }
         if !replay.unrecorded.isEmpty { replay.handOutFailed = true }
-        if !replay.handOutFailed { retries[key] = nil }
+        if !replay.handOutFailed, replay.readsStore { retries[key] = nil }
         return replay
     }
 
     /// What an ended replay held goes out in arrival order through `emit` (with whether it is
-    /// an inbox entry); inbox entries are skipped when the replay failed (they stay in the
-    /// store, so nothing overtakes what it could not hand), or when handed before or acknowledged.
+    /// an inbox entry); inbox entries are skipped when the replay failed or the sink still
+    /// waits for a hand-out retry (they stay in the store, so nothing overtakes what could not
+    /// be handed: the retry's replay hands them), or when handed before or acknowledged.
     mutating func handHeld(_ replay: SinkReplay, to key: ObjectIdentifier, _ emit: (DeliveryEvent, _ inbox: Bool) -> Void) {
         var given = handedOut[key] ?? []
+        let keepsEntries = replay.handOutFailed || retries[key] != nil
         for item in replay.deferred {
             switch item {
             case .entry(let entry):
-                guard !replay.handOutFailed, !acknowledged.contains(entry.id.rawValue),
+                guard !keepsEntries, !acknowledged.contains(entry.id.rawValue),
                       given.insert(entry.id.rawValue).inserted else { continue }
                 emit(entry.envelope(redelivery: entry.isRedelivery), true)
             case .event(let event):

@@ -1,6 +1,9 @@
 /// What the router keeps for one sink while its inbox replay runs; all of it ends with the
 /// replay (or with the sink's last attachment).
 struct SinkReplay: Sendable {
+    /// False for a re-offer of shed items (`DeliveryRouter.reoffer`), which reads only those
+    /// items: its end leaves a pending hand-out retry in place.
+    var readsStore = true
     /// What the sink was given meanwhile, handed to it once the replay is done.
     var deferred: [DeferredDelivery] = []
     /// Live realtime envelopes in `deferred` (at most `maximumDeferredLive`), and those shed
