@@ -21,6 +21,10 @@ struct TransportState: Sendable {
     var ackQueue: [UInt64] = []
     var ackFlushing = false
     var client: MeshClient?
+    /// The transport's running tasks (event pump with its reconnect loop, ack flusher), by id:
+    /// `stop()` cancels and awaits them, and none starts once the phase is `stopped`.
+    var tasks: [UInt64: Task<Void, Never>] = [:]
+    var nextTaskID: UInt64 = 0
 }
 
 extension DaemonSessionSyncTransport {
@@ -80,7 +84,8 @@ extension DaemonSessionSyncTransport {
                 }
             }
             let events = attachment.events
-            Task { await self.pump(events, client: client) }
+            // Stopped meanwhile: no pump starts, and the connection is closed below.
+            guard spawn({ await self.pump(events, client: client) }) else { throw Self.stoppedError }
             try await drainPending(client, peers: Set(attachment.peers.map(\.deviceID)))
             acknowledge([])
         } catch {
@@ -92,7 +97,9 @@ extension DaemonSessionSyncTransport {
         }
     }
 
-    /// Detaches for good: closes the connection, fails waiting sends, ends every stream.
+    /// Detaches for good: closes the connection, fails waiting sends, ends every stream, and
+    /// cancels and awaits the transport's tasks (event pump, reconnect backoff, acks). When it
+    /// returns, nothing of the transport runs any more and nothing more is delivered.
     public func stop() async {
         let (client, waiters): (MeshClient?, [CheckedContinuation<MeshClient, any Error>]) = state.withLock { state in
             state.phase = .stopped
@@ -101,11 +108,13 @@ extension DaemonSessionSyncTransport {
         }
         for waiter in waiters { waiter.resume(throwing: Self.stoppedError) }
         await client?.close()
+        // Ended streams also release a pump waiting for a full subscriber to read.
         envelopes.finish()
         snapshots.finish()
         requests.finish()
         reachability.finish()
         events.finish()
+        await stopTasks()
     }
 
     static let stoppedError = MeshClientError(kind: .connectionClosed, code: "transport-stopped",
@@ -175,9 +184,10 @@ extension DaemonSessionSyncTransport {
         if reconnect { await reconnectLoop() }
     }
 
-    /// Retries `connectAndAttach()` with jittered exponential backoff until it succeeds, the
-    /// transport is stopped, or the policy's attempts are spent (then waiting reliable sends
-    /// fail with the last error and the transport is detached; `start()` may be called again).
+    /// Retries `connectAndAttach()` with jittered exponential backoff, waited on `clock`, until
+    /// it succeeds, the transport is stopped (which cancels the wait), or the policy's attempts
+    /// are spent (then waiting reliable sends fail with the last error and the transport is
+    /// detached; `start()` may be called again).
     private func reconnectLoop() async {
         guard let policy = reconnectPolicy else { return }
         var delay = max(0.001, policy.initialDelay)
@@ -186,7 +196,11 @@ extension DaemonSessionSyncTransport {
         while true {
             attempt += 1
             let jittered = delay * Double.random(in: 0.8...1.2, using: &generator)
-            try? await Task.sleep(nanoseconds: UInt64(jittered * 1e9))
+            do {
+                try await clock.sleep(for: .seconds(jittered))
+            } catch {
+                return
+            }
             if isStopped { return }
             do {
                 try await connectAndAttach()
@@ -206,28 +220,29 @@ extension DaemonSessionSyncTransport {
         state.withLock { if case .stopped = $0.phase { true } else { false } }
     }
 
-    /// Acks inbox ids in batches, one `inbox.ack` in flight at a time.
+    /// Acks inbox ids in batches, one `inbox.ack` in flight at a time (one of the transport's
+    /// tasks).
     func acknowledge(_ ids: [UInt64]) {
-        let startFlusher: MeshClient? = state.withLock { state in
+        state.withLock { state in
             state.ackQueue.append(contentsOf: ids)
-            guard !state.ackQueue.isEmpty, !state.ackFlushing, let client = state.client else { return nil }
-            state.ackFlushing = true
-            return client
+            guard !state.ackQueue.isEmpty, !state.ackFlushing, let client = state.client else { return }
+            state.ackFlushing = track(&state) { await self.flushAcks(client) }
         }
-        guard let client = startFlusher else { return }
-        Task {
-            while true {
-                let batch: [UInt64] = state.withLock { state in
-                    let batch = state.ackQueue
-                    state.ackQueue.removeAll()
-                    if batch.isEmpty { state.ackFlushing = false }
-                    return batch
-                }
-                if batch.isEmpty { return }
-                // A failed ack (connection gone) is harmless: the daemon redelivers the item on
-                // the next attach, marked as a redelivery, and the engine dedups it.
-                _ = try? await client.ackInbox(batch)
+    }
+
+    /// Sends the queued acks until the queue stays empty or the transport stops.
+    private func flushAcks(_ client: MeshClient) async {
+        while true {
+            let batch: [UInt64] = state.withLock { state in
+                let batch = Task.isCancelled ? [] : state.ackQueue
+                state.ackQueue.removeAll()
+                if batch.isEmpty { state.ackFlushing = false }
+                return batch
             }
+            if batch.isEmpty { return }
+            // A failed ack (connection gone) is harmless: the daemon redelivers the item on
+            // the next attach, marked as a redelivery, and the engine dedups it.
+            _ = try? await client.ackInbox(batch)
         }
     }
 

@@ -28,7 +28,12 @@ import SessionMesh
 /// the transport goes back to buffering as before `start()` and reconnects by itself with
 /// `reconnectPolicy` (jittered exponential backoff), re-attaching and re-priming the snapshot
 /// cache; items the app had not acked come again, marked as redeliveries. Pass `nil` to turn
-/// this off and call `start()` again yourself. `isAttached` tells which state it is in.
+/// this off and call `start()` again yourself. `isAttached` tells which state it is in. The
+/// backoff waits on `clock` (real time by default; a test passes a clock it advances itself).
+///
+/// Stopping: `stop()` closes the connection, ends every stream and cancels and awaits the
+/// transport's own tasks (the event pump, a reconnect in progress, the ack flusher): once it
+/// returns, nothing of the transport runs any more and nothing more is delivered.
 ///
 /// `latestPeerSnapshot(featureID:)` is synchronous: it reads a cache filled at `start()` from
 /// the daemon's persisted inbound slots (`snapshot.latest`, so it works while the peer is off)
@@ -48,6 +53,8 @@ public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
     public let sessionID: UUID?
     /// How the transport reconnects after its connection ended; nil: it does not.
     public let reconnectPolicy: DaemonReconnectPolicy?
+    /// What the reconnect backoff waits on.
+    let clock: any Clock<Duration>
 
     /// Payload limit: the local API's 1 MiB frame minus room for metadata.
     public static let maximumPayloadBytes = LocalAPIWireFormat.defaultMaximumBodyLength - 8192
@@ -75,10 +82,12 @@ public final class DaemonSessionSyncTransport: SessionSyncTransport, Sendable {
     ///     until the app calls `start()` again.
     ///   - eventBufferLimits: events each `receive…()` stream holds unread; while one is full
     ///     the transport stops reading from meshd, which then sheds realtime events.
+    ///   - clock: what the reconnect backoff waits on (real time by default).
     public init(socketPath: String, localPeer: SessionPeer, features: [String], sessionID: UUID? = nil,
                 pendingCapacity: Int = 200, reconnect: DaemonReconnectPolicy? = DaemonReconnectPolicy(),
-                eventBufferLimits: MeshEventBufferLimits = .default) {
+                eventBufferLimits: MeshEventBufferLimits = .default, clock: any Clock<Duration> = ContinuousClock()) {
         self.socketPath = socketPath
+        self.clock = clock
         self.eventBufferLimits = eventBufferLimits
         self.envelopes = MulticastStream(holdsBacklog: true, limits: eventBufferLimits)
         self.snapshots = MulticastStream(limits: eventBufferLimits)
