@@ -10,11 +10,13 @@ import ServiceLifecycle
 public struct SystemdNotifyService: Service {
     private let notifier: SystemdNotifier
     private let logger: Logger
+    private let clock: any Clock<Duration>
 
-    /// Creates the service.
-    public init(notifier: SystemdNotifier, logger: Logger) {
+    /// Creates the service; the watchdog interval is waited on `clock` (real time by default).
+    public init(notifier: SystemdNotifier, logger: Logger, clock: any Clock<Duration> = ContinuousClock()) {
         self.notifier = notifier
         self.logger = logger
+        self.clock = clock
     }
 
     /// Sends watchdog pings until graceful shutdown, then `STOPPING=1`.
@@ -25,6 +27,7 @@ public struct SystemdNotifyService: Service {
         }
         let notifier = self.notifier
         let logger = self.logger
+        let clock = self.clock
         await withGracefulShutdownHandler {
             guard let interval = notifier.watchdogInterval else {
                 try? await gracefulShutdown()
@@ -33,7 +36,7 @@ public struct SystemdNotifyService: Service {
             try? await cancelWhenGracefulShutdown {
                 while true {
                     Self.send("WATCHDOG=1", notifier: notifier, logger: logger)
-                    try await Task.sleep(for: interval)
+                    try await clock.sleep(for: interval)
                 }
             }
         } onGracefulShutdown: {
