@@ -45,6 +45,16 @@ extension DeliveryRouter {
         }
     }
 
+    /// `spawn` for code outside the router (a local API connection): on the router's loop at
+    /// once, from another thread through the loop. The task is tracked like the router's own.
+    nonisolated func spawnTracked(_ body: @escaping @Sendable (isolated DeliveryRouter) async -> Void) {
+        if loop.inEventLoop {
+            onLoop { $0.spawn(body) }
+        } else {
+            loop.execute { self.onLoop { $0.spawn(body) } }
+        }
+    }
+
     private func runTracked(_ id: UInt64, _ body: @Sendable (isolated DeliveryRouter) async -> Void) async {
         await body(self)
         tasks.ended(id)

@@ -128,7 +128,7 @@ extension LocalAPIConnectionHandler {
         guard let round = state.takeShedInboxRound(room: Self.reofferRound, sink: { connection.sink(requestID: $0) }) else { return }
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loop = context.eventLoop
-        Task {
+        router.spawnTracked { router in
             for (sink, items) in round { await router.reoffer(items, to: sink) }
             // After the flush the round's events scheduled, so writability is up to date.
             loop.execute {

@@ -96,7 +96,8 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
             releaseBudget(budgetBytes)
         }
         if let ids = connection?.close(), !ids.isEmpty, let router = dispatcher.router {
-            Task { for id in ids { await router.detach(id) } }
+            // One of the router's tasks: it stops only after the detach has run.
+            router.spawnTracked { router in for id in ids { await router.detach(id) } }
         }
         logger.debug("local API client disconnected")
         context.fireChannelInactive()
