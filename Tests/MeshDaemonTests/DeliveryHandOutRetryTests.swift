@@ -90,6 +90,31 @@ struct DeliveryHandOutRetryTests {
         #expect(sink.markedInboxIDs.isEmpty, "\(sink.markedInboxIDs)")
     }
 
+    /// The app's connection offers shed items again (a re-offer round) while its hand-out
+    /// waits for a retry: the round reads only those items, so it leaves the retry in place,
+    /// and the items whose record failed still reach the app, in order, while it stays
+    /// attached. (A round that ended the retry left them in the store until the next attach.)
+    @Test func aReofferRoundLeavesTheRetryItsSinkWaitsFor() async throws {
+        let bed = DeliveryTestBed()
+        defer { Task { await bed.shutdown() } }
+        let (daemon, failure, sink, _) = try await start(bed, name: "retry-reoffer")
+        let handed = try daemon.storeInboxItems(count: 3)
+        #expect(await daemon.router.hand(handed, to: [sink]))
+
+        try failure.refuse()
+        let waiting = try daemon.storeInboxItems(count: 3, from: 4)
+        #expect(await !daemon.router.hand(waiting, to: [sink]), "the record failed")
+        // The connection shed item 2 and offers it again.
+        await daemon.router.reoffer([ShedInboxItem(inboxID: handed[1].id.rawValue, redelivery: false)], to: sink)
+        #expect(await daemon.router.handOutRetryCountForTest() == 1, "the round kept the retry")
+        #expect(Array(sink.inboxIDs.prefix(4)) == handed.map(\.id.rawValue) + [handed[1].id.rawValue])
+
+        try failure.allow()
+        try await waitUntil("the items whose record failed are handed", timeout: 10) { sink.inboxIDs.count >= 7 }
+        #expect(Array(sink.inboxIDs.dropFirst(4)) == waiting.map(\.id.rawValue), "each once, in order")
+        #expect(sink.markedInboxIDs.isEmpty, "\(sink.markedInboxIDs)")
+    }
+
     /// An app that detaches while its hand-out waits leaves nothing behind; the next attach
     /// gets the items at once.
     @Test func aDetachForgetsTheRetryAndTheNextAttachGetsTheItems() async throws {
