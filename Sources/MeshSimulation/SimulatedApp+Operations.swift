@@ -11,7 +11,7 @@ extension SimulatedApp {
         guard attachment == nil, !busy, host.alive else { return }
         busy = true
         generation = context.nextAttachment()
-        let sink = makeSink(), feature = self.feature
+        let sink = makeSink(store: host.store), feature = self.feature
         context.note("\(name) attaches (#\(generation))")
         host.spawn { router in
             let result = await router.attach(features: [feature], sink: sink)

@@ -73,11 +73,13 @@ public final class SimulatedApp: @unchecked Sendable {
     // MARK: - Events
 
     /// A sink for one attach: events carry that attach's generation.
-    func makeSink() -> SimulatedSink { SimulatedSink(app: self, generation: generation) }
+    /// `store`: the attached daemon's, read to check that each inbox item's hand-out is durable.
+    func makeSink(store: DeliveryStore?) -> SimulatedSink { SimulatedSink(app: self, generation: generation, store: store) }
 
-    func handle(_ event: DeliveryEvent, generation: Int) {
+    func handle(_ event: DeliveryEvent, generation: Int, store: DeliveryStore?) {
         switch event {
         case .envelope(let from, let inboxID, let redelivery, let mode, let encoded):
+            if inboxID != 0, let store { checkDurable(inboxID, in: store) }
             envelopeArrived(from: from, inboxID: inboxID, redelivery: redelivery, mode: mode, encoded: encoded, generation: generation)
         case .session(let record, _):
             context.fail(context.checker.checkSession(record.sessionID, status: record.status, at: daemon))
@@ -88,6 +90,13 @@ public final class SimulatedApp: @unchecked Sendable {
         case .snapshot, .reachability, .watermark:
             break
         }
+    }
+
+    /// The item's delivery must be recorded in the store before it reaches the app (a row that
+    /// is gone was acknowledged through an earlier copy: nothing to check).
+    private func checkDurable(_ inboxID: Int64, in store: DeliveryStore) {
+        guard let entry = try? store.inbox.entries(ids: [InboxID(rawValue: inboxID)]).first, entry.deliveryCount == 0 else { return }
+        context.fail([SimulationViolation(.handOutNotDurable, "\(name) got inbox \(inboxID) before its hand-out was recorded")])
     }
 
     private func envelopeArrived(from: String, inboxID: Int64, redelivery: Bool, mode: UInt8, encoded: [UInt8], generation: Int) {
@@ -156,11 +165,13 @@ public final class SimulatedApp: @unchecked Sendable {
 final class SimulatedSink: DeliveryEventSink, @unchecked Sendable {
     private weak var app: SimulatedApp?
     let generation: Int
+    private let store: DeliveryStore?
 
-    init(app: SimulatedApp, generation: Int) {
+    init(app: SimulatedApp, generation: Int, store: DeliveryStore?) {
         self.app = app
         self.generation = generation
+        self.store = store
     }
 
-    func emit(_ event: DeliveryEvent) { app?.handle(event, generation: generation) }
+    func emit(_ event: DeliveryEvent) { app?.handle(event, generation: generation, store: store) }
 }

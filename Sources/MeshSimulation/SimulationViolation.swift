@@ -8,6 +8,9 @@ public struct SimulationViolation: Error, Sendable, Equatable, CustomStringConve
         case unacknowledgedLost = "unacknowledged-item-lost"
         /// An item reached an app twice without the redelivery mark.
         case unmarkedDuplicate = "unmarked-duplicate"
+        /// An inbox item reached an app while its row's delivery count was still 0: its hand-out
+        /// was not durable first (a crash then would hand it again unmarked).
+        case handOutNotDurable = "hand-out-not-durable"
         /// An item was handed out again after the app acknowledged it.
         case acknowledgedRedelivered = "acknowledged-item-redelivered"
         /// A peer's reliable items reached an app out of send order.

@@ -48,7 +48,7 @@ struct SimulationBugTests {
     /// `MESH_SIM_SEED_BASE` run until one fails; it must fail within 200 seeds, and for the
     /// invariant that bug breaks.
     @Test("SimulationBugs: each re-introduced bug is caught", arguments: [
-        (SimulationBug.inboxHandOutNotDurable, [SimulationViolation.Invariant.unmarkedDuplicate, .unacknowledgedLost]),
+        (SimulationBug.inboxHandOutNotDurable, [SimulationViolation.Invariant.handOutNotDurable, .unmarkedDuplicate, .unacknowledgedLost]),
         (SimulationBug.outboxDeletedBeforeAck, [SimulationViolation.Invariant.reliableLost, .enginesDiverged, .reliableOrder]),
     ])
     func caught(bug: SimulationBug, expected: [SimulationViolation.Invariant]) throws {
