@@ -68,4 +68,21 @@ struct RealtimeAckWaitsTests {
         #expect(!waits.isWaiting(onlyX.eventID))
         #expect(waits.removeAll(for: x).isEmpty)
     }
+
+    /// A channel loss falls a peer's copies back in the order they were sent (their outbox
+    /// order then follows the send order), whatever the order of the table keyed by event ID.
+    @Test func aPeersCopiesAreRemovedInTheOrderTheyStartedWaiting() {
+        var waits = RealtimeAckWaits()
+        let (x, y) = (Self.peer(1), Self.peer(2))
+        let items = (0..<40).map { _ in Self.item() }
+        for (index, item) in items.enumerated() {
+            waits.insert(item, for: x, deadline: UInt64(100 - index))
+            if index % 3 == 0 { waits.insert(item, for: y, deadline: 1) }
+        }
+        // Re-registered: it waits again from now, so it comes last.
+        waits.insert(items[5], for: x, deadline: 500)
+        let removed = waits.removeAll(for: x).map(\.item.eventID)
+        #expect(removed == (items[..<5] + items[6...] + [items[5]]).map(\.eventID))
+        #expect(waits.removeAll(for: y).map(\.item.eventID) == stride(from: 0, to: 40, by: 3).map { items[$0].eventID })
+    }
 }

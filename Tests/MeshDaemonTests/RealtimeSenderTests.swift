@@ -91,6 +91,22 @@ struct RealtimeSenderTests {
         #expect(sender.takeBacklog()?[x]?.map(\.message) == [[0x01, 4]])
     }
 
+    /// The turn's datagrams leave peer by peer in the order the turn first queued to each peer
+    /// (not in a hash order that changes from one process to the next).
+    @Test func oneTurnsPeersAreFlushedInTheOrderTheyWereFirstQueuedTo() {
+        var sender = Self.sender()
+        let peers = [Self.peer(7), Self.peer(2), Self.peer(9), Self.peer(4), Self.peer(1)]
+        for round in 0..<3 {
+            for (index, peer) in peers.enumerated() { _ = sender.queue(UUID(), message: [0x01, UInt8(round), UInt8(index)], to: peer) }
+        }
+        guard var backlog = sender.takeBacklog() else { Issue.record("nothing taken"); return }
+        #expect(backlog.map(\.peer) == peers)
+        #expect(backlog.map { $0.elements.map(\.message[1]) } == Array(repeating: [0, 1, 2], count: peers.count))
+        sender.recycle(&backlog)
+        for peer in peers.reversed() { _ = sender.queue(UUID(), message: [0x01], to: peer) }
+        #expect(sender.takeBacklog()?.map(\.peer) == peers.reversed(), "each turn has its own order")
+    }
+
     /// Where a send to one peer goes: buffered before the first activation, to the outbox when
     /// unreachable or too large, else a datagram now (`atOnce`, nothing queued before it) or at
     /// the turn's end.

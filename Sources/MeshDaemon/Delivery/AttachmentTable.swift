@@ -79,7 +79,7 @@ struct AttachmentTable: Sendable {
     mutating func sinks(for featureID: String) -> [any DeliveryEventSink] {
         if let cached = sinksByFeature[featureID] { return cached }
         var seen = Set<ObjectIdentifier>()
-        let sinks = attachments.values.filter { $0.features.contains(featureID) }.map(\.sink)
+        let sinks = inAttachOrder.filter { $0.features.contains(featureID) }.map(\.sink)
             .filter { seen.insert(ObjectIdentifier($0)).inserted }
         // Cached only when non-empty: bounded by the attached features, whatever peers send.
         if !sinks.isEmpty { sinksByFeature[featureID] = sinks }
@@ -89,6 +89,12 @@ struct AttachmentTable: Sendable {
     /// Every attached sink, each once (the targets of an event for all apps).
     func allSinks() -> [any DeliveryEventSink] {
         var seen = Set<ObjectIdentifier>()
-        return attachments.values.map(\.sink).filter { seen.insert(ObjectIdentifier($0)).inserted }
+        return inAttachOrder.map(\.sink).filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    /// The attachments oldest first: the order sinks get an event in (the ids grow; the
+    /// dictionary's own order follows the process's hash seed).
+    private var inAttachOrder: [DeliveryAttachment] {
+        attachments.sorted { $0.key < $1.key }.map(\.value)
     }
 }

@@ -3,7 +3,8 @@ import MeshCore
 
 /// The acks of realtime items received by datagram, coalesced: queued per peer as items are
 /// handled and sent once the loop has handled what it read in this turn (at most
-/// `maximumPerMessage` event IDs per ack datagram, 0x0C). It also tracks a burst of received
+/// `maximumPerMessage` event IDs per ack datagram, 0x0C), peers in the order their first ack
+/// was queued (`PeerBacklog`). It also tracks a burst of received
 /// datagrams (one socket read) and the sinks it emitted to, flushed when the burst ends. The
 /// storage of the backlog and of the burst's sink list is kept from turn to turn: nothing is
 /// allocated per datagram once they have grown.
@@ -11,9 +12,9 @@ struct DatagramAcks {
     /// Event IDs one ack datagram carries at most.
     static let maximumPerMessage = 64
 
-    private var backlog: [DeviceID: [UUID]] = [:]
+    private var backlog = PeerBacklog<UUID>()
     /// An empty backlog whose storage the next flush reuses.
-    private var spare: [DeviceID: [UUID]] = [:]
+    private var spare = PeerBacklog<UUID>()
     /// A flush is due (at the burst's end, or in a loop task already scheduled).
     private(set) var flushScheduled = false
     /// A burst of received datagrams is being handled.
@@ -24,7 +25,7 @@ struct DatagramAcks {
     /// Queues the ack of `eventID` to `peer`. True when the caller must schedule a flush in a
     /// loop task (the first ack queued outside a burst; inside one, its end flushes).
     mutating func queue(_ eventID: UUID, to peer: DeviceID) -> Bool {
-        backlog[peer, default: []].append(eventID)
+        backlog.append(eventID, for: peer)
         guard !flushScheduled else { return false }
         flushScheduled = true
         return !inBurst
@@ -57,7 +58,7 @@ struct DatagramAcks {
     }
 
     /// Takes the queued acks (nil when none), per peer; give the storage back with `recycle`.
-    mutating func take() -> [DeviceID: [UUID]]? {
+    mutating func take() -> PeerBacklog<UUID>? {
         flushScheduled = false
         guard !backlog.isEmpty else { return nil }
         var taken = spare
@@ -65,8 +66,8 @@ struct DatagramAcks {
         return taken
     }
 
-    mutating func recycle(_ taken: inout [DeviceID: [UUID]]) {
-        taken.removeAll(keepingCapacity: true)
+    mutating func recycle(_ taken: inout PeerBacklog<UUID>) {
+        taken.removeAll()
         swap(&taken, &spare)
     }
 

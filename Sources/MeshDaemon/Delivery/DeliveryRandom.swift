@@ -1,3 +1,5 @@
+import Foundation
+
 /// The router's random generator: the system's, or seeded (SplitMix64) so a simulated run is
 /// reproducible from its seed.
 struct DeliveryRandom: RandomNumberGenerator, Sendable {
@@ -20,5 +22,19 @@ struct DeliveryRandom: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+
+    /// A random (version 4) UUID from this generator: the router makes its own event IDs with
+    /// it, never with `UUID()`, so a seeded router's are the same in every run.
+    mutating func uuid() -> UUID {
+        let high = next(), low = next()
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { bytes in
+            bytes.storeBytes(of: high, as: UInt64.self)
+            bytes.storeBytes(of: low, toByteOffset: 8, as: UInt64.self)
+            bytes[6] = bytes[6] & 0x0F | 0x40
+            bytes[8] = bytes[8] & 0x3F | 0x80
+        }
+        return UUID(uuid: uuid)
     }
 }

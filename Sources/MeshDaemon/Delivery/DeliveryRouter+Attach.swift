@@ -45,7 +45,7 @@ extension DeliveryRouter {
     func announcePresence(_ features: [String]?) {
         guard let features else { return }
         // Not awaited: an attach must answer at once even while a peer's connection is stuck.
-        let peers = peerStates.filter(\.value.active).map(\.key)
+        let peers = peerStates.keys.sorted().filter { peerStates[$0]?.active == true }
         spawn { router in
             for peer in peers { await router.transmit(.presence(features: features), to: peer, path: .stream) }
         }

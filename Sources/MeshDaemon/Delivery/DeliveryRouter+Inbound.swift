@@ -79,7 +79,8 @@ extension DeliveryRouter {
     /// so a queued copy arriving after a restart is still a duplicate.
     func flushSeen() async {
         guard !inbox.seenToRecord.isEmpty else { return }
-        let batch = Dictionary(uniqueKeysWithValues: inbox.takeSeenToRecord().map { (key($0.key), $0.value) })
+        // Peers in ID order (a handful, every 100 ms), not in the dictionary's hash order.
+        let batch = inbox.takeSeenToRecord().sorted { $0.key < $1.key }.map { (key($0.key), $0.value) }
         let store = self.store
         do {
             // No per-ID queries: these passed the pipeline's dedup.

@@ -15,7 +15,7 @@ extension DeliveryRouter {
             .announce(sessionID: sessionID, featureID: featureID, owner: owner, status: status, at: wallNow())
         _ = try await worker.call { try store.sessions.put(record) }
         emit(.session(record, change: change), feature: featureID)
-        for (peer, state) in peerStates where state.active {
+        for peer in peerStates.keys.sorted() where peerStates[peer]?.active == true {
             await transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
         }
     }
@@ -31,7 +31,7 @@ extension DeliveryRouter {
         }
         let closing = try SessionClosing(sessionID: sessionID, featureID: featureID, existing: existing,
                                          slotRevision: slot?.revision, localDevice: localDeviceID.description,
-                                         at: at, eventID: UUID())
+                                         at: at, eventID: random.uuid())
         let record = closing.record
         _ = try await worker.call { try store.sessions.put(record) }
         emit(.session(record, change: .closed), feature: featureID)
@@ -113,7 +113,9 @@ extension DeliveryRouter {
             try store.sessions.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at)
         }
         if stored {
-            for (peer, state) in peerStates where state.active { await transmit(.anchor(record), to: peer, path: .stream) }
+            for peer in peerStates.keys.sorted() where peerStates[peer]?.active == true {
+                await transmit(.anchor(record), to: peer, path: .stream)
+            }
         }
         return stored
     }

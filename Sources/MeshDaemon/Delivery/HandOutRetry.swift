@@ -8,6 +8,8 @@ struct HandOutRetry: Sendable {
     var failures = 0
     /// Monotonic instant (ns) of the next replay; nil while one runs.
     var dueAt: UInt64?
+    /// When the sink's retries began, among all sinks (a counter): due retries start in this order.
+    var order: UInt64 = 0
 
     /// Backoff after the latest failure: 250 ms doubling, at most `maximum` seconds.
     func delay(maximum: Double) -> Double {

@@ -20,6 +20,8 @@ struct InboxHandOut: Sendable {
     var replaying: [ObjectIdentifier: SinkReplay] = [:]
     /// Sinks whose inbox hand-out failed to be recorded (a full disk).
     private(set) var retries: [ObjectIdentifier: HandOutRetry] = [:]
+    /// The next `HandOutRetry.order`.
+    private var nextRetryOrder: UInt64 = 0
     /// Inbox ids apps acknowledged (ids are never reused): never handed out again, even when a
     /// stale copy of the entry is still on its way (a replay page, a deferred delivery).
     private(set) var acknowledged: Set<Int64> = []
@@ -217,16 +219,18 @@ struct InboxHandOut: Sendable {
     /// `key`'s hand-out could not be recorded: no inbox item for it until a replay, due after a
     /// backoff from `now` (monotonic ns).
     mutating func retryLater(_ key: ObjectIdentifier, now: UInt64) {
-        var retry = retries[key] ?? HandOutRetry()
+        var retry = retries[key] ?? HandOutRetry(order: nextRetryOrder)
+        if retries[key] == nil { nextRetryOrder &+= 1 }
         retry.failures += 1
         retry.dueAt = now &+ UInt64(retry.delay(maximum: retryMaximum) * 1e9)
         retries[key] = retry
     }
 
-    /// Sinks whose retry is due at `now`; each is marked as running (no second start).
+    /// Sinks whose retry is due at `now`, in the order their retries began (not the table's
+    /// hash order); each is marked as running (no second start).
     mutating func startDueRetries(now: UInt64) -> [ObjectIdentifier] {
         guard !retries.isEmpty else { return [] }
-        let due = retries.filter { $0.value.dueAt.map { $0 <= now } ?? false }.map(\.key)
+        let due = retries.filter { $0.value.dueAt.map { $0 <= now } ?? false }.sorted { $0.value.order < $1.value.order }.map(\.key)
         for key in due { retries[key]?.dueAt = nil }
         return due
     }

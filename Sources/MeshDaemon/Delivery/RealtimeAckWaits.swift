@@ -17,6 +17,9 @@ struct RealtimeAckWaits: Sendable {
         var item: DeliveryItem
         var deadline: UInt64
         var sentAt: UInt64 = 0
+        /// When it started waiting, among all copies (a counter): `removeAll(for:)` returns
+        /// copies in this order.
+        var order: UInt64 = 0
     }
 
     /// The copies of one event: `first` always holds one; `others` those for further peers.
@@ -49,6 +52,8 @@ struct RealtimeAckWaits: Sendable {
     }
 
     private var byEvent: [UUID: Copies] = [:]
+    /// Copies registered so far (the next `Wait.order`).
+    private var registered: UInt64 = 0
 
     /// No copy waits.
     var isEmpty: Bool { byEvent.isEmpty }
@@ -59,7 +64,8 @@ struct RealtimeAckWaits: Sendable {
     /// Registers `item` as waiting for `peer`'s ack until `deadline`, replacing that peer's
     /// earlier wait for the same event (other peers' copies are kept).
     mutating func insert(_ item: DeliveryItem, for peer: DeviceID, deadline: UInt64, sentAt: UInt64 = 0) {
-        let wait = Wait(peer: peer, item: item, deadline: deadline, sentAt: sentAt)
+        registered &+= 1
+        let wait = Wait(peer: peer, item: item, deadline: deadline, sentAt: sentAt, order: registered)
         // One lookup: a new event gets `wait` as its default, which `put` then finds in place.
         byEvent[item.eventID, default: Copies(first: wait)].put(wait)
     }
@@ -94,14 +100,15 @@ struct RealtimeAckWaits: Sendable {
     /// Whether any peer's copy of `eventID` still waits.
     func isWaiting(_ eventID: UUID) -> Bool { byEvent[eventID] != nil }
 
-    /// Removes and returns every copy waiting for `peer` (channel down, unpair); other peers'
-    /// copies of the same events keep waiting.
+    /// Removes and returns every copy waiting for `peer` (channel down, unpair), in the order
+    /// they started waiting (their fallback then queues them in send order, whatever the
+    /// table's hash order); other peers' copies of the same events keep waiting.
     mutating func removeAll(for peer: DeviceID) -> [Wait] {
         // The events first, then the removals (no copy of the table made while walking it).
         let eventIDs = byEvent.compactMap { eventID, copies in
             copies.first.peer == peer || copies.others.contains { $0.peer == peer } ? eventID : nil
         }
-        return eventIDs.compactMap { remove($0, for: peer) }
+        return eventIDs.compactMap { remove($0, for: peer) }.sorted { $0.order < $1.order }
     }
 
     private mutating func take(_ eventID: UUID, where matches: (Wait) -> Bool) -> Wait? {

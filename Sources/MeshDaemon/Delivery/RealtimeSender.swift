@@ -14,8 +14,9 @@ import MeshCrypto
 /// delays are kept per peer, `DeliveryPeerState.ackWaitFloor`). Copies are kept per (peer,
 /// eventID): a send to several peers waits for, and falls back to, each peer separately.
 struct RealtimeSender: Sendable {
-    /// Encoded 0x01 messages queued in one loop turn per peer, in send order.
-    typealias Backlog = [DeviceID: [(eventID: UUID, message: [UInt8])]]
+    /// Encoded 0x01 messages queued in one loop turn per peer, in send order (peers in the
+    /// order the turn first queued to them: the flush does not follow a hash order).
+    typealias Backlog = PeerBacklog<(eventID: UUID, message: [UInt8])>
 
     let minimumAckDeadline: Double
     let maximumAckDeadline: Double
@@ -25,9 +26,9 @@ struct RealtimeSender: Sendable {
     private var timeline = RealtimeAckTimeline()
     /// The watchdog's next wake-up (monotonic ns); `.max` while none is armed.
     private(set) var watchdogAt = UInt64.max
-    private var backlog: Backlog = [:]
-    /// An empty backlog whose storage the next turn reuses (no dictionary allocated per turn).
-    private var spareBacklog: Backlog = [:]
+    private var backlog = Backlog()
+    /// An empty backlog whose storage the next turn reuses (no peer list allocated per turn).
+    private var spareBacklog = Backlog()
     /// The end-of-turn flush is scheduled.
     private(set) var flushScheduled = false
 
@@ -165,12 +166,12 @@ struct RealtimeSender: Sendable {
 
     /// Nothing is queued for `peer` in this turn: a datagram to it may leave at once without
     /// overtaking one.
-    func nothingQueued(for peer: DeviceID) -> Bool { backlog.isEmpty || backlog[peer] == nil }
+    func nothingQueued(for peer: DeviceID) -> Bool { backlog.isEmpty || !backlog.contains(peer) }
 
     /// Queues one encoded 0x01 message (its copy already waits for its ack) for the end of the
     /// turn; true when the caller must schedule the flush (`takeBacklog`).
     mutating func queue(_ eventID: UUID, message: [UInt8], to peer: DeviceID) -> Bool {
-        backlog[peer, default: []].append((eventID, message))
+        backlog.append((eventID, message), for: peer)
         guard !flushScheduled else { return false }
         flushScheduled = true
         return true
@@ -181,7 +182,7 @@ struct RealtimeSender: Sendable {
     mutating func takeBacklog() -> Backlog? {
         flushScheduled = false
         guard !backlog.isEmpty else { return nil }
-        var taken: Backlog = [:]
+        var taken = Backlog()
         swap(&taken, &spareBacklog)
         swap(&taken, &backlog)
         return taken
@@ -189,7 +190,7 @@ struct RealtimeSender: Sendable {
 
     /// Keeps a sent backlog's storage (emptied) for the next turn.
     mutating func recycle(_ sent: inout Backlog) {
-        sent.removeAll(keepingCapacity: true)
+        sent.removeAll()
         swap(&spareBacklog, &sent)
     }
 

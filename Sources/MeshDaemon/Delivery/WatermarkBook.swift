@@ -57,9 +57,11 @@ struct WatermarkBook: Sendable, Equatable {
         }
     }
 
-    /// The watermarks this device's apps set, as the messages that resend them to the peer.
+    /// The watermarks this device's apps set, as the messages that resend them to the peer, by
+    /// session ID text (not in the dictionary's hash order).
     var sentMessages: [DeliveryMessage] {
-        sent.map { .watermark(sessionID: $0.key, featureID: $0.value.featureID, sequence: $0.value.sequence) }
+        sent.sorted { $0.key.uuidString < $1.key.uuidString }
+            .map { .watermark(sessionID: $0.key, featureID: $0.value.featureID, sequence: $0.value.sequence) }
     }
 
     /// The peer's reported watermarks of `features` (and of `sessionID` when given), by session ID text.
