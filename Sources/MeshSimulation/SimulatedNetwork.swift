@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which channel path a message takes (the channel layer's datagram or its stream connection).
 public enum NetworkPath: Sendable, Equatable {
     case datagram
@@ -56,8 +58,8 @@ public final class SimulatedNetwork {
     private let clock: VirtualClock
     /// Reconnect delays.
     private var random: SimulationRandom
-    /// One stream per link (so the order in which a daemon sends to different peers, which may
-    /// follow a hash order, does not shift another link's draws).
+    /// One stream per link (so the order in which a daemon sends to different peers does not
+    /// shift another link's draws).
     private var linkRandom: [SimulationRandom]
     private var links: [Link]
     private var alive: [Bool]
@@ -67,6 +69,11 @@ public final class SimulatedNetwork {
     /// Reconnect delay after a link can connect again, ns.
     public var reconnectDelay: ClosedRange<UInt64> = 20_000_000...400_000_000
     public private(set) var tally = Tally()
+    /// FNV-1a (64 bit) over every message the network accepted, in send order: the virtual
+    /// instant, the two ends, the path, the connection and the bytes. Two runs of a seed sent
+    /// the same bytes in the same order exactly when both agree (up to a hash collision): it
+    /// sees what the trace does not, such as the order in which a router addressed its peers.
+    public private(set) var wireDigest: UInt64 = 0xcbf2_9ce4_8422_2325
 
     /// `nodeCount` nodes, all down until `start(_:)`; links clean.
     public init(nodeCount: Int, clock: VirtualClock, random: SimulationRandom) {
@@ -164,6 +171,8 @@ public final class SimulatedNetwork {
         let link = index(from, to)
         guard alive[from], let current = links[link].connection, connection == nil || connection == current else { return false }
         tally.sent += 1
+        digest(from: from, to: to, path: path, connection: current, bytes: bytes)
+        if Self.debugWire { print(Self.describe(from: from, to: to, path: path, connection: current, bytes: bytes, at: clock.nanoseconds)) }
         let quality = links[link].quality
         let event = NetworkEvent.message(from: from, to: to, bytes: bytes, path: path, connection: current)
         var random = linkRandom[link]
@@ -192,6 +201,32 @@ public final class SimulatedNetwork {
             }
         }
         return true
+    }
+
+    /// `MESH_SIM_DEBUG_WIRE` set: every message sent is printed (`describe`), so the runs of two
+    /// processes whose wire digests differ can be compared line by line.
+    private static let debugWire = ProcessInfo.processInfo.environment["MESH_SIM_DEBUG_WIRE"] != nil
+
+    /// `wire @<virtual ns> d<from>→d<to> <path> #<connection> <count> bytes: <the first 48, hex>`.
+    static func describe(from: Int, to: Int, path: NetworkPath, connection: UInt64, bytes: [UInt8], at time: UInt64) -> String {
+        let hex = bytes.prefix(48).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
+        return "wire @\(time) d\(from)→d\(to) \(path) #\(connection) \(bytes.count) bytes: \(hex)\(bytes.count > 48 ? " …" : "")"
+    }
+
+    /// Folds one sent message into `wireDigest`.
+    private func digest(from: Int, to: Int, path: NetworkPath, connection: UInt64, bytes: [UInt8]) {
+        var hash = wireDigest
+        func mix(_ value: UInt64) {
+            for shift in stride(from: 0, to: 64, by: 8) { hash = (hash ^ (value >> UInt64(shift) & 0xFF)) &* 0x100_0000_01b3 }
+        }
+        mix(clock.nanoseconds)
+        mix(UInt64(from) << 32 | UInt64(to) << 1 | (path == .stream ? 1 : 0))
+        mix(connection)
+        mix(UInt64(bytes.count))
+        bytes.withUnsafeBufferPointer { buffer in
+            for byte in buffer { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        wireDigest = hash
     }
 
     private func schedule(at time: UInt64, _ what: Pending) {

@@ -17,6 +17,9 @@ public struct SimulationConfiguration: Sendable {
     public var healingTime: UInt64 = 120_000_000_000
     /// Trace lines kept for printing (the digest covers every line either way).
     public var traceCapacity = 40
+    /// Set: this many daemons (2–5) instead of the number the seed picks (the rest of the run
+    /// still follows the seed).
+    public var daemons: Int?
 
     public init(steps: Int = SimulationEnvironment.defaultSteps, bug: SimulationBug = .none, folder: String) {
         self.steps = steps
@@ -41,6 +44,9 @@ public struct SimulationResult: Sendable {
     /// two runs of one seed are the same run exactly when both agree.
     public var traceLines = 0
     public var traceDigest = ""
+    /// The digest of every message the simulated network carried (`SimulatedNetwork.wireDigest`),
+    /// 16 hex digits: equal for two runs that sent the same bytes in the same order.
+    public var wireDigest = ""
     public let network: SimulatedNetwork.Tally
     /// Jobs that reached a daemon's loop from another thread (0 in a deterministic run).
     public var foreignJobs = 0
@@ -52,9 +58,10 @@ public struct SimulationResult: Sendable {
 /// crashes and restarts, all chosen from one seed; invariants checked as it runs and at the end.
 ///
 /// Single-threaded: `run()` drives every daemon's `SimulatedEventLoop` by hand, so the tasks of
-/// all routers interleave the same way for the same seed. (Swift's per-process hash seed can
-/// still change the order in which a router walks a dictionary; `SWIFT_DETERMINISTIC_HASHING=1`
-/// fixes that for an exact replay.)
+/// all routers interleave the same way for the same seed. Nothing a run does depends on Swift's
+/// per-process hash seed or on memory addresses: where the router or the simulation walks a
+/// dictionary or a set, it walks it in insertion order or sorted (docs/SIMULATION.md,
+/// "Determinism").
 public final class Simulation: @unchecked Sendable {
     public let seed: UInt64
     let configuration: SimulationConfiguration
@@ -103,7 +110,8 @@ public final class Simulation: @unchecked Sendable {
         random = root.fork("steps")
         faultRandom = root.fork("faults")
         var setup = root.fork("setup")
-        let count = setup.weighted([0, 0, 45, 30, 15, 10]) ?? 2
+        let drawn = setup.weighted([0, 0, 45, 30, 15, 10]) ?? 2
+        let count = configuration.daemons.map { min(5, max(2, $0)) } ?? drawn
         let clock = VirtualClock()
         let skews = (0..<count).map { index in index == 0 ? 0 : Double(setup.int(-3_000...3_000)) / 1_000 }
         let keys = (0..<count).map { SimulatedDaemon.deviceID($0).description }
@@ -169,7 +177,8 @@ public final class Simulation: @unchecked Sendable {
                                 itemsDelivered: context.itemsDelivered, faults: context.faults,
                                 virtualMilliseconds: context.clock.milliseconds, violations: context.violations,
                                 trace: context.trace.recent, traceLines: context.trace.count,
-                                traceDigest: context.trace.digestText, network: network.tally, foreignJobs: foreign)
+                                traceDigest: context.trace.digestText, wireDigest: SimulationTrace.hex(network.wireDigest),
+                                network: network.tally, foreignJobs: foreign)
     }
 
     /// Starts daemon `index`'s current incarnation and connects it.

@@ -49,7 +49,7 @@ public struct SimulationCampaign: Sendable {
             let thread = Thread { [environment, folder] in
                 for index in stride(from: worker, to: seeds.count, by: threads) where !results.stopped(before: index) {
                     let result = Self.runOne(seed: seeds[index], steps: environment.steps, bug: environment.bug, folder: folder,
-                                             wholeTrace: environment.replaySeed != nil)
+                                             wholeTrace: environment.replaySeed != nil, daemons: environment.daemons)
                     results.set(index, result)
                 }
                 done.leave()
@@ -60,6 +60,7 @@ public struct SimulationCampaign: Sendable {
         done.wait()
         var summary = Summary()
         summary.seedBase = environment.replaySeed ?? environment.seedBase
+        if environment.printDigests { log("simulation: this process's hash probe \(Self.hashProbe) (the digests must not depend on it)") }
         for result in results.all {
             summary.seedsRun += 1
             summary.steps += result.steps
@@ -71,8 +72,9 @@ public struct SimulationCampaign: Sendable {
             if environment.replaySeed != nil {
                 log("seed \(result.seed): \(result.daemons) daemons, \(result.steps) steps, network \(result.network)")
                 for line in result.trace { log("  \(line)") }
-                log("seed \(result.seed): trace of \(result.traceLines) lines, digest \(result.traceDigest)"
-                    + (result.foreignJobs > 0 ? "; \(result.foreignJobs) jobs came from other threads (not a deterministic run)" : ""))
+            }
+            if environment.replaySeed != nil || environment.printDigests {
+                log(Self.digestLine(result))
             }
             if !result.passed, summary.failure == nil {
                 summary.failure = result
@@ -88,17 +90,20 @@ public struct SimulationCampaign: Sendable {
     public func seedsToCatch(_ bug: SimulationBug, from base: UInt64, limit: Int) -> (seeds: Int, result: SimulationResult)? {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for offset in 0..<limit {
-            let result = Self.runOne(seed: base &+ UInt64(offset), steps: environment.steps, bug: bug, folder: folder)
+            let result = Self.runOne(seed: base &+ UInt64(offset), steps: environment.steps, bug: bug, folder: folder,
+                                     daemons: environment.daemons)
             if !result.passed { return (offset + 1, result) }
         }
         return nil
     }
 
     /// One seed. With `wholeTrace` the result keeps every trace line (a replay prints them all).
-    public static func runOne(seed: UInt64, steps: Int, bug: SimulationBug, folder: String, wholeTrace: Bool = false) -> SimulationResult {
+    public static func runOne(seed: UInt64, steps: Int, bug: SimulationBug, folder: String, wholeTrace: Bool = false,
+                              daemons: Int? = nil) -> SimulationResult {
         do {
             var configuration = SimulationConfiguration(steps: steps, bug: bug, folder: folder)
             if wholeTrace { configuration.traceCapacity = Int.max }
+            configuration.daemons = daemons
             return try Simulation(seed: seed, configuration: configuration).run()
         } catch {
             return SimulationResult(seed: seed, daemons: 0, steps: 0, itemsSent: 0, itemsDelivered: 0, faults: 0,
@@ -113,12 +118,26 @@ public struct SimulationCampaign: Sendable {
         lines += result.violations.map { "  \($0)" }
         lines.append("last steps:")
         lines += result.trace.map { "  \($0)" }
-        lines.append("trace: \(result.traceLines) lines, digest \(result.traceDigest) (a replay prints the same)")
+        lines.append("trace: \(result.traceLines) lines, digest \(result.traceDigest), wire digest \(result.wireDigest) (a replay prints the same)")
         lines.append("replay: \(environment.replayCommand(seed: result.seed))")
-        if !environment.deterministicHashing {
-            lines.append("(this run had Swift's per-process hash seed; set SWIFT_DETERMINISTIC_HASHING=1 to replay the router's internal orderings exactly)")
-        }
         return lines.joined(separator: "\n")
+    }
+
+    /// One seed's digests: `seed N: trace of L lines, digest D, wire digest W` (and a note when a
+    /// job reached a loop from another thread). Two runs of a seed, in one process or in two,
+    /// print the same line.
+    public static func digestLine(_ result: SimulationResult) -> String {
+        "seed \(result.seed): trace of \(result.traceLines) lines, digest \(result.traceDigest), wire digest \(result.wireDigest)"
+            + (result.foreignJobs > 0 ? "; \(result.foreignJobs) jobs came from other threads (not a deterministic run)" : "")
+    }
+
+    /// A value that depends on this process's hash seed (Swift picks one per process unless
+    /// `SWIFT_DETERMINISTIC_HASHING` is set): printed with the digests, so a comparison of two
+    /// processes can tell that their hash seeds differed.
+    public static var hashProbe: String {
+        var hasher = Hasher()
+        hasher.combine(0x5EED as UInt64)
+        return SimulationTrace.hex(UInt64(bitPattern: Int64(hasher.finalize())))
     }
 }
 

@@ -3,7 +3,8 @@ import Foundation
 /// The simulator's settings from the environment (docs/SIMULATION.md lists them).
 ///
 /// `MESH_SIM_SEEDS` seeds run, starting at `MESH_SIM_SEED_BASE`; `MESH_SIM_SEED` runs just that
-/// one (a replay, printing its whole trace); `MESH_SIM_STEPS` steps per seed; `MESH_SIM_BUG`
+/// one (a replay, printing its whole trace); `MESH_SIM_STEPS` steps per seed; `MESH_SIM_DAEMONS`
+/// fixes the number of daemons; `MESH_SIM_DIGESTS` prints each seed's digests; `MESH_SIM_BUG`
 /// turns on one of the test-only bug switches. A value that does not parse is an error naming
 /// the variable, never silently the default.
 public struct SimulationEnvironment: Sendable, Equatable {
@@ -16,9 +17,12 @@ public struct SimulationEnvironment: Sendable, Equatable {
     /// Threads running seeds side by side (each seed runs on one thread, so this does not
     /// change what a seed does). `MESH_SIM_THREADS`, default 2.
     public var threads: Int
-    /// Whether Swift's hash seed is fixed (`SWIFT_DETERMINISTIC_HASHING` set): needed for a
-    /// replay to repeat the router's internal orderings exactly.
-    public var deterministicHashing: Bool
+    /// Set: every seed runs this many daemons (2–5) instead of the number its seed picks.
+    /// `MESH_SIM_DAEMONS`.
+    public var daemons: Int?
+    /// Print one line per seed with its trace and wire digests (`MESH_SIM_DIGESTS=1`), so runs in
+    /// separate processes can be compared.
+    public var printDigests: Bool
 
     public static let defaultSeeds = 2_000
     public static let defaultSeedBase: UInt64 = 1
@@ -44,9 +48,14 @@ public struct SimulationEnvironment: Sendable, Equatable {
         guard let bug = SimulationBug(rawValue: bugName.isEmpty ? "none" : bugName) else {
             throw SimulationEnvironmentError("MESH_SIM_BUG=\(bugName): expected one of \(SimulationBug.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        let hashing = environment["SWIFT_DETERMINISTIC_HASHING"].map { !$0.isEmpty && $0 != "0" } ?? false
+        let daemonsText = environment["MESH_SIM_DAEMONS"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        let daemons: UInt64? = daemonsText.isEmpty ? nil : try number("MESH_SIM_DAEMONS", 0, range: 2...5)
+        let digestsText = environment["MESH_SIM_DIGESTS"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard ["", "0", "1"].contains(digestsText) else {
+            throw SimulationEnvironmentError("MESH_SIM_DIGESTS=\(digestsText): expected 0 or 1")
+        }
         return SimulationEnvironment(seeds: Int(seeds), seedBase: base, replaySeed: replay, steps: Int(steps), bug: bug, threads: Int(threads),
-                                     deterministicHashing: hashing)
+                                     daemons: daemons.map { Int($0) }, printDigests: digestsText == "1")
     }
 
     /// The seeds to run, in order (one when replaying). Wraps past `UInt64.max`.
@@ -57,8 +66,9 @@ public struct SimulationEnvironment: Sendable, Equatable {
 
     /// The shell command that replays `seed` with these settings.
     public func replayCommand(seed: UInt64) -> String {
-        var words = ["SWIFT_DETERMINISTIC_HASHING=1", "MESH_SIM_SEED=\(seed)"]
+        var words = ["MESH_SIM_SEED=\(seed)"]
         if steps != Self.defaultSteps { words.append("MESH_SIM_STEPS=\(steps)") }
+        if let daemons { words.append("MESH_SIM_DAEMONS=\(daemons)") }
         if bug != .none { words.append("MESH_SIM_BUG=\(bug.rawValue)") }
         words += ["swift", "test", "--filter", "SimulationCampaign"]
         return words.joined(separator: " ")

@@ -33,8 +33,11 @@ public struct SimulationTrace: Sendable {
     public var recent: [String] { Array(lines[head...] + lines[..<head]) }
 
     /// The digest as 16 hex digits.
-    public var digestText: String {
-        let hex = String(digest, radix: 16)
+    public var digestText: String { Self.hex(digest) }
+
+    /// `value` as 16 hex digits.
+    public static func hex(_ value: UInt64) -> String {
+        let hex = String(value, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 

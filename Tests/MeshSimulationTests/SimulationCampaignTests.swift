@@ -30,6 +30,7 @@ struct SimulationCampaignTests {
             #expect(first.foreignJobs == 0 && second.foreignJobs == 0, "seed \(seed): \(first.foreignJobs) + \(second.foreignJobs) foreign jobs")
             #expect(first.traceLines == second.traceLines)
             #expect(first.traceDigest == second.traceDigest, "seed \(seed): the two runs' traces differ")
+            #expect(first.wireDigest == second.wireDigest, "seed \(seed): the two runs sent different bytes or in another order")
             if let index = first.trace.indices.first(where: { $0 >= second.trace.count || first.trace[$0] != second.trace[$0] }) {
                 Issue.record("seed \(seed): first difference at line \(index):\n  \(first.trace[index])\n  \(second.trace[index])")
             }

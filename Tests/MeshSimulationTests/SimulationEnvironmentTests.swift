@@ -12,8 +12,15 @@ struct SimulationEnvironmentTests {
         #expect(set.bug == .outboxDeletedBeforeAck)
         let replay = try SimulationEnvironment.parse(["MESH_SIM_SEED": "77", "MESH_SIM_SEEDS": "9"])
         #expect(replay.seedList == [77])
-        #expect(replay.replayCommand(seed: 77).hasPrefix("SWIFT_DETERMINISTIC_HASHING=1 MESH_SIM_SEED=77 "))
-        for bad in [["MESH_SIM_SEEDS": "ten"], ["MESH_SIM_SEEDS": "0"], ["MESH_SIM_SEED": "-1"], ["MESH_SIM_BUG": "nope"]] {
+        // The seed alone replays a run: no hash-seed variable in the command.
+        #expect(replay.replayCommand(seed: 77) == "MESH_SIM_SEED=77 swift test --filter SimulationCampaign")
+        #expect(set.replayCommand(seed: 101) == "MESH_SIM_SEED=101 MESH_SIM_BUG=outbox-delete swift test --filter SimulationCampaign")
+        #expect(plain.daemons == nil && !plain.printDigests)
+        let fixed = try SimulationEnvironment.parse(["MESH_SIM_DAEMONS": "5", "MESH_SIM_DIGESTS": "1", "MESH_SIM_STEPS": "40"])
+        #expect(fixed.daemons == 5 && fixed.printDigests)
+        #expect(fixed.replayCommand(seed: 9) == "MESH_SIM_SEED=9 MESH_SIM_STEPS=40 MESH_SIM_DAEMONS=5 swift test --filter SimulationCampaign")
+        for bad in [["MESH_SIM_SEEDS": "ten"], ["MESH_SIM_SEEDS": "0"], ["MESH_SIM_SEED": "-1"], ["MESH_SIM_BUG": "nope"],
+                    ["MESH_SIM_DAEMONS": "6"], ["MESH_SIM_DAEMONS": "1"], ["MESH_SIM_DIGESTS": "yes"]] {
             let name = bad.keys.first ?? ""
             #expect { try SimulationEnvironment.parse(bad) } throws: { "\($0)".contains(name) }
         }
