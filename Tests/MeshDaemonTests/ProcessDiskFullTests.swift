@@ -89,7 +89,7 @@ struct ProcessDiskFullTests {
 
         let client = try await MeshClient.connect(socketPath: pair.a.socketPath)
         let filler = String(repeating: "y", count: 3_000)
-        let total = 400
+        let total = 700    // with the WAL bounded by the reserve, 400 items of 3 KB fit on the 3 MiB disk
         for sequence in 1...total {
             let reply = try await client.send(envelope: ProcessFixtures.envelope(UInt64(sequence), payload: "\(sequence) \(filler)"),
                                               mode: .reliableEventually)

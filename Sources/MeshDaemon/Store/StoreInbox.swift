@@ -163,24 +163,37 @@ public struct StoreInbox: Sendable {
                           hasDamagedID: eventID == nil || session.isDamaged)
     }
 
-    /// Records that these items were handed to an app (delivery count + 1), in one transaction.
-    /// Call it before handing them out, so an app that dies before acking sees them as redeliveries.
+    /// Records that these items were handed to an app (delivery count + 1), in transactions of at
+    /// most 64 items: on a full disk each must fit in the space reserve (docs/STORE.md, "A WAL
+    /// larger than the reserve"). When one fails, the parts before it stay recorded (their items
+    /// count one delivery too many, nothing is lost). Call it before handing them out, so an app
+    /// that dies before acking sees them as redeliveries.
+    /// Items per hand-out record transaction.
+    static let handOutRecordItems = 64
+
     @discardableResult
     public func markDelivered(ids: [InboxID]) throws -> Int {
         guard !ids.isEmpty else { return 0 }
         // With the space reserve: items are handed to the app only after this record, and only
         // the app's ack can delete them, so on a full disk nothing could drain without it.
-        return try store.withConnectionFreeingSpace { db in
-            let operation = "mark inbox items delivered"
-            return try db.transaction(operation) {
-                var changed = 0
-                for id in ids {
-                    try db.run("UPDATE inbox SET delivery_count = delivery_count + 1 WHERE id = ?", [.integer(id.rawValue)], operation)
-                    changed += db.changes
+        var changed = 0
+        var start = 0
+        while start < ids.count {
+            let chunk = ids[start..<min(ids.count, start + Self.handOutRecordItems)]
+            start += chunk.count
+            changed += try store.withConnectionFreeingSpace { db in
+                let operation = "mark inbox items delivered"
+                return try db.transaction(operation) {
+                    var changed = 0
+                    for id in chunk {
+                        try db.run("UPDATE inbox SET delivery_count = delivery_count + 1 WHERE id = ?", [.integer(id.rawValue)], operation)
+                        changed += db.changes
+                    }
+                    return changed
                 }
-                return changed
             }
         }
+        return changed
     }
 
     /// The app acknowledged these items: deletes them and adds their event IDs to the seen-set
