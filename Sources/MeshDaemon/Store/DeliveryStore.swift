@@ -35,6 +35,8 @@ public final class DeliveryStore: @unchecked Sendable {
     var ackedBatches: SeenBatches
     /// Space held back for deletes on a full disk; guarded by `lock`.
     private let reserve: StoreSpaceReserve
+    /// The WAL's checkpoint bound by the room left on the disk; guarded by `lock`.
+    private let walBound: StoreWALBound
 
     /// The outbox: reliable items for peer daemons, per-peer FIFO, until the peer acks.
     public var outbox: StoreOutbox { StoreOutbox(store: self) }
@@ -48,7 +50,7 @@ public final class DeliveryStore: @unchecked Sendable {
     public var peers: StorePeers { StorePeers(store: self) }
 
     private init(path: String, options: DeliveryStoreOptions, connection: SQLiteConnection, tallies: StoreTallies,
-                 seenBatches: SeenBatches, ackedBatches: SeenBatches) {
+                 seenBatches: SeenBatches, ackedBatches: SeenBatches, pageSize: Int64) {
         self.path = path
         self.options = options
         self.connection = connection
@@ -56,6 +58,8 @@ public final class DeliveryStore: @unchecked Sendable {
         self.seenBatches = seenBatches
         self.ackedBatches = ackedBatches
         reserve = StoreSpaceReserve(databasePath: path, bytes: options.spaceReserveBytes)
+        walBound = StoreWALBound(databasePath: path, reserveBytes: options.spaceReserveBytes, pageSize: pageSize)
+        boundWAL()
     }
 
     /// Opens the store at `path`, creating it (mode 0600) when missing, and migrates its schema.
@@ -71,8 +75,9 @@ public final class DeliveryStore: @unchecked Sendable {
             let tallies = try StoreTallies.load(from: connection)
             let seenBatches = try SeenBatches.load(SeenBatches.realtimeTable, from: connection)
             let ackedBatches = try SeenBatches.load(SeenBatches.ackedTable, from: connection)
+            let pageSize = try connection.first("PRAGMA page_size", [], "read page size") { $0.int64(0) } ?? 4096
             return DeliveryStore(path: path, options: options, connection: connection, tallies: tallies,
-                                 seenBatches: seenBatches, ackedBatches: ackedBatches)
+                                 seenBatches: seenBatches, ackedBatches: ackedBatches, pageSize: pageSize)
         } catch {
             connection.close()
             throw error
@@ -93,7 +98,17 @@ public final class DeliveryStore: @unchecked Sendable {
         if connection.isClosed {
             throw StoreError(code: .closed, operation: "use the store", path: path, detail: "the store is closed")
         }
+        boundWAL()
         return try body(connection)
+    }
+
+    /// Sets the WAL's checkpoint bound when the room left on the disk calls for another one
+    /// (read at most every 100 ms). Under the lock.
+    private func boundWAL() {
+        guard let pages = walBound.change(now: DispatchTime.now().uptimeNanoseconds) else { return }
+        if (try? connection.execute("PRAGMA wal_autocheckpoint = \(pages)", "bound the WAL by the room left")) != nil {
+            walBound.applied(pages)
+        }
     }
 
     /// As `withConnection`, for a write that frees space (deleting delivered, acknowledged or

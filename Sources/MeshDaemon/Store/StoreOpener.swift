@@ -36,18 +36,9 @@ struct StoreOpener {
         // Event IDs are random UUIDs, so index inserts touch pages all over the file: a cache
         // larger than the 2 MiB default keeps them in memory (it grows only as it is used).
         try db.execute("PRAGMA cache_size = -16384", "set page cache size")
-        // Bounds the WAL file left after a checkpoint; checkpoints still run every ~1000 pages.
+        // Bounds the WAL file left after a checkpoint. How often checkpoints run depends on the
+        // room left on the disk (`StoreWALBound`).
         try db.execute("PRAGMA journal_size_limit = \(64 << 20)", "limit WAL size")
-        if options.spaceReserveBytes > 0 {
-            // On a full disk a checkpoint must fit in the space reserve: it writes the WAL's
-            // pages into the database file while the WAL still holds them. So the WAL is
-            // checkpointed once it holds a quarter of the reserve, not only every ~1000 pages
-            // (4 MiB: on a small disk the whole database then lives in the WAL, and no checkpoint
-            // fits once the disk is full; docs/STORE.md, "A WAL larger than the reserve").
-            let pageSize = try db.first("PRAGMA page_size", [], "read page size") { $0.int64(0) } ?? 4096
-            let pages = min(1_000, max(16, Int64(options.spaceReserveBytes) / max(pageSize, 512) / 4))
-            try db.execute("PRAGMA wal_autocheckpoint = \(pages)", "bound the WAL by the space reserve")
-        }
         if let maxBytes = options.maxDatabaseBytes {
             let pageSize = try db.first("PRAGMA page_size", [], "read page size") { $0.int64(0) } ?? 4096
             try db.execute("PRAGMA max_page_count = \(max(1, Int64(maxBytes) / max(pageSize, 512)))", "set size ceiling")
