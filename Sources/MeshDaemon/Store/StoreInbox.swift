@@ -163,29 +163,26 @@ public struct StoreInbox: Sendable {
                           hasDamagedID: eventID == nil || session.isDamaged)
     }
 
-    /// Records that these items were handed to an app (delivery count + 1), in transactions of at
-    /// most 64 items: on a full disk each must fit in the space reserve (docs/STORE.md, "A WAL
-    /// larger than the reserve"). When one fails, the parts before it stay recorded (their items
-    /// count one delivery too many, nothing is lost). Call it before handing them out, so an app
-    /// that dies before acking sees them as redeliveries.
     /// Items per hand-out record transaction.
     static let handOutRecordItems = 64
 
+    /// Records that these items were handed to an app (delivery count + 1), in transactions of at
+    /// most `handOutRecordItems` items: on a full disk each must fit in the space reserve
+    /// (docs/STORE.md, "A WAL larger than the reserve"). When one fails, the parts before it stay
+    /// recorded (their items count one delivery too many, nothing is lost). Call it before handing
+    /// them out, so an app that dies before acking sees them as redeliveries.
     @discardableResult
     public func markDelivered(ids: [InboxID]) throws -> Int {
-        guard !ids.isEmpty else { return 0 }
         // With the space reserve: items are handed to the app only after this record, and only
         // the app's ack can delete them, so on a full disk nothing could drain without it.
         var changed = 0
-        var start = 0
-        while start < ids.count {
-            let chunk = ids[start..<min(ids.count, start + Self.handOutRecordItems)]
-            start += chunk.count
+        for start in stride(from: 0, to: ids.count, by: Self.handOutRecordItems) {
+            let part = ids[start..<min(ids.count, start + Self.handOutRecordItems)]
             changed += try store.withConnectionFreeingSpace { db in
                 let operation = "mark inbox items delivered"
                 return try db.transaction(operation) {
                     var changed = 0
-                    for id in chunk {
+                    for id in part {
                         try db.run("UPDATE inbox SET delivery_count = delivery_count + 1 WHERE id = ?", [.integer(id.rawValue)], operation)
                         changed += db.changes
                     }
