@@ -16,8 +16,8 @@ import NIOPosix
 // app attached to features "a" and "b". Time is a fake clock that only the input moves, so a
 // run is a function of its input. The input is a list of steps; each starts with a byte:
 //   0, 1: a record is a delivery message from P on the stream (0) or datagram path (1), handed
-//         to `DeliveryRouter.handle` as the node's inbound queue would, then stored as the
-//         router's inbox worker would (`storeInboxBacklog`).
+//         to `InboundConsumer.handle` as the router's message consumer would, then stored as
+//         its inbox consumer would (`storeInboxBacklog`).
 //   2:    a record is a channel message (`ChannelMessage(decoding:)`) from P to the node's
 //         stream dispatch (keepalives, pings, rekeys, unpair, ...).
 //   3:    time passes (next byte × 50 ms) and the router ticks (estimates, presence, leases).
@@ -104,8 +104,7 @@ enum FuzzRouterBed {
             switch step {
             case 0, 1:
                 let path: PingPath = step == 0 ? .stream : .datagram
-                await router.handle(InboundChannelMessage(peer: peer, path: path, bytes: input.record()))
-                await router.storeInboxBacklog()
+                await router.handleAndStore(InboundChannelMessage(peer: peer, path: path, bytes: input.record()))
             case 2:
                 guard let message = try? ChannelMessage(decoding: input.record()) else { continue }
                 await node.fuzzStreamMessage(message, from: peer, receivedAt: clock.wallNanoseconds())
@@ -134,9 +133,16 @@ extension DeliveryRouter {
         for _ in 0..<10_000 where !handOut.replaying.isEmpty { await Task.yield() }
     }
 
+    /// A peer's message handled as the message consumer does, then what it queued for the
+    /// inbox stored as the inbox consumer does.
+    func handleAndStore(_ message: InboundChannelMessage) async {
+        await consumer.handle(self, message)
+        await consumer.storeInboxBacklog(self)
+    }
+
     /// What `run()` does when it stops, for a router that never ran.
     func stopForFuzzing() async {
-        await flushSeen()
+        await consumer.flushSeen(self)
         let committer = self.committer
         _ = try? await worker.run { committer.shutdown() }
     }

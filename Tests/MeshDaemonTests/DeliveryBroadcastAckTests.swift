@@ -18,7 +18,7 @@ extension DeliveryIntegration {
 
         /// `peer`'s ack of `eventID`, through the handler that takes peers' datagrams.
         static func ack(_ eventID: UUID, from peer: DeviceID, _ router: isolated DeliveryRouter) {
-            _ = router.handleRealtime(.realtimeAck(eventID: eventID), from: peer, path: .datagram)
+            _ = router.consumer.handleRealtime(router, .realtimeAck(eventID: eventID), from: peer, path: .datagram)
         }
 
         static func outbox(_ daemon: RunningDaemon, _ peer: DeviceID) throws -> [UUID] {

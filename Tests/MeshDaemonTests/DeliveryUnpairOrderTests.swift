@@ -95,7 +95,7 @@ struct DeliveryUnpairOrderTests {
 
     /// Handles every queued channel event, then every queued message, as the two consumers do.
     static func handleEventsThenMessages(_ router: isolated DeliveryRouter) async {
-        while let event = router.inbound.nextEvent() {
+        while let event = router.consumer.inbound.nextEvent() {
             switch event {
             case .unpaired(let peer): await router.unpaired(peer)
             case .paired(let peer): router.ensurePeer(peer)
@@ -106,9 +106,9 @@ struct DeliveryUnpairOrderTests {
     }
 
     static func handleMessages(_ router: isolated DeliveryRouter) async {
-        while let message = router.inbound.nextMessage() {
-            await router.handle(message)
-            router.inbound.messageDone()
+        while let message = router.consumer.inbound.nextMessage() {
+            await router.consumer.handle(router, message)
+            router.consumer.inbound.messageDone()
         }
     }
 }

@@ -112,7 +112,7 @@ extension MeshNode {
 
 extension DeliveryRouter {
     /// The highest inbox-pipeline level seen, bytes.
-    func backlogPeakBytes() -> Int { inbox.peakBytes }
+    func backlogPeakBytes() -> Int { consumer.inbox.peakBytes }
 }
 
 /// The process's resident set, bytes (`/proc/self/statm`).

@@ -62,7 +62,7 @@ extension DeliveryRouter {
     func emitLive(_ event: DeliveryEvent, to sink: any DeliveryEventSink) {
         guard !handOut.holdLive(event, for: ObjectIdentifier(sink)) else { return }
         sink.emit(event)
-        datagramAcks.emitted(to: sink)
+        consumer.datagramAcks.emitted(to: sink)
     }
 
     /// Emits entries to each sink that has not had them yet, recording their delivery in the

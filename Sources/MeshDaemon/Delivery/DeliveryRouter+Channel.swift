@@ -88,13 +88,13 @@ extension DeliveryRouter {
     /// The tick loop (`TickSchedule`). The wait between ticks is a task scheduled on the loop
     /// (virtual time in the simulator).
     func runTicks() async {
-        while !inbound.stopping {
+        while !consumer.inbound.stopping {
             await withCheckedContinuation { continuation in
                 tickWaiter = continuation
                 let router = self
                 tickTimer = loop.scheduleTask(in: TickSchedule.interval) { router.onLoop { $0.tickTimerFired() } }
             }
-            guard !inbound.stopping else { return }
+            guard !consumer.inbound.stopping else { return }
             await tick(round: ticks.next())
         }
     }
@@ -125,7 +125,7 @@ extension DeliveryRouter {
         }
         retryHandOuts()
         summariseHeldWarnings()
-        await flushSeen()
+        await consumer.flushSeen(self)
         if idleMemory.tick(fingerprint: counters.traffic) {
             let store = self.store
             _ = try? await worker.run { store.releaseMemory() }

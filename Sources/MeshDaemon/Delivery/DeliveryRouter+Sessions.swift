@@ -55,7 +55,7 @@ extension DeliveryRouter {
     /// Waits (bounded by `closeWait`, on the loop's clock) until the outbox no longer holds
     /// `eventID` for `peer`: checked now and after each delete of the peer's acknowledged items.
     func waitUntilDelivered(_ eventID: UUID, to peer: DeviceID) async -> Bool {
-        guard !inbound.stopping else { return false }
+        guard !consumer.inbound.stopping else { return false }
         return await withCheckedContinuation { continuation in
             // Registered before the first check: a delete committed during it checks again.
             let id = deliveryWaits.add(eventID, peer: peer, continuation: continuation)

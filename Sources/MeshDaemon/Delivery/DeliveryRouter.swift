@@ -52,23 +52,15 @@ public actor DeliveryRouter: Service {
     var tickTimer: Scheduled<Void>?
     /// `closeSession` waiting for its closing item to leave a peer's outbox (`waitUntilDelivered`).
     var deliveryWaits = DeliveryWaits()
-    /// The receiving side (docs/DELIVERY.md): peer messages and channel events
-    /// queued for their consumers, the inbox pipeline's dedup and backlog, the hand-out of
-    /// stored items to the attached apps, and the coalesced datagram acks.
-    var inbound = InboundQueue()
-    var inbox: InboxPipeline
+    /// The receiving side (docs/DELIVERY.md): peer messages and channel events from arrival
+    /// to the inbox.
+    let consumer: InboundConsumer
+    /// The hand-out of stored items to the attached apps.
     var handOut: InboxHandOut
-    var datagramAcks = DatagramAcks()
-    /// The inbound consumer waiting for the inbox pipeline to fall below its byte bound.
-    var inboxRoomWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Warnings a peer can cause over and over, each at most once per 10 s with a count of
-    /// the ones held back.
-    var inboxFullWarning = RateLimitedWarning()
-    var inboxRefusedWarning = RateLimitedWarning()
+    /// Warnings a peer or a full disk can cause over and over, each at most once per 10 s with
+    /// a count of the ones held back.
     var peerFaultWarning = RateLimitedWarning()
     var storeErrorWarning = RateLimitedWarning()
-    nonisolated let inboxSignal: AsyncStream<Void>
-    let inboxSignalQueue: AsyncStream<Void>.Continuation
 
     /// Creates a router over `node` and an open `store`. Nothing happens until `run()`.
     /// The router owns the store's group committer and shuts it down when it stops; the caller
@@ -92,13 +84,12 @@ public actor DeliveryRouter: Service {
                                        maximumAckDeadline: options.maximumAckDeadline)
         self.options = options
         self.ticks = TickSchedule(presenceLease: options.presenceLease)
-        self.inbox = InboxPipeline(byteLimit: options.inboxBacklogBytes, dedupMemory: options.realtimeDedupMemory)
+        self.consumer = InboundConsumer(options: options)
         self.handOut = InboxHandOut(maximumDeferredInbox: options.maximumDeferredInbox,
                                     maximumDeferredLive: options.maximumDeferredLive, retryMaximum: options.handOutRetryMaximum)
         self.logger = logger
         self.clock = channels.clock
         self.localDeviceID = channels.deviceID
-        (inboxSignal, inboxSignalQueue) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Opens (or creates) `<stateDirectory>/delivery.sqlite` with `storeOptions`.
@@ -121,9 +112,9 @@ public actor DeliveryRouter: Service {
         // then run on the router's thread instead of hopping to the shared pool and back.
         await withTaskExecutorPreference(taskExecutor) { await self.serve(stop: stop, stopper: stopper) }
         detachInbound()
-        inboxSignalQueue.finish()
+        consumer.inboxSignalQueue.finish()
         await stopTasks()
-        await flushSeen()
+        await consumer.flushSeen(self)
         let committer = self.committer
         _ = try? await worker.run { committer.shutdown() }
         logger.info("delivery router stopped")
@@ -133,9 +124,9 @@ public actor DeliveryRouter: Service {
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withTaskGroup(of: Void.self) { group in
-                    group.addTask { await self.consumeChannelEvents() }
-                    group.addTask { await self.consumeInbound() }
-                    group.addTask { await self.consumeInboxWork() }
+                    group.addTask { await self.onRouter { await $0.consumer.consumeChannelEvents($0) } }
+                    group.addTask { await self.onRouter { await $0.consumer.consumeMessages($0) } }
+                    group.addTask { await self.onRouter { await $0.consumer.consumeInboxWork($0) } }
                     group.addTask { await self.runTicks() }
                     for await _ in stop {}
                     await self.stopInboundWaits()
@@ -148,6 +139,9 @@ public actor DeliveryRouter: Service {
             stopper.finish()
         }
     }
+
+    /// Runs `body` on the router (a child task's entry to a component's loop).
+    private func onRouter(_ body: @Sendable (isolated DeliveryRouter) async -> Void) async { await body(self) }
 
     /// The router runs on its node's event loop, like the node itself: a request, the router,
     /// the node and the socket write involve no thread switch. Store work never runs here
@@ -266,8 +260,8 @@ public actor DeliveryRouter: Service {
         values["pending.queued"] = UInt64(peerStates.values.reduce(0) { $0 + $1.pending.count })
         values["delivery.realtime.awaiting_ack"] = UInt64(realtime.waits.count)
         values["delivery.attachments"] = UInt64(attachments.count)
-        values["delivery.inbox.backlog_bytes"] = UInt64(inbox.bytes)
-        values["delivery.inbox.backlog_peak_bytes"] = UInt64(inbox.peakBytes)
+        values["delivery.inbox.backlog_bytes"] = UInt64(consumer.inbox.bytes)
+        values["delivery.inbox.backlog_peak_bytes"] = UInt64(consumer.inbox.peakBytes)
         let store = self.store
         // Through the worker: the store's lock may be held by a commit (an fsync).
         if let (counts, reserve) = try? await worker.run({ (try store.counts(), store.spaceReserve()) }) {
