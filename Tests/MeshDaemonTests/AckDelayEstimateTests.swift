@@ -98,17 +98,17 @@ struct AckDelayEstimateTests {
     static func sendAndAck(_ item: DeliveryItem, from peer: DeviceID, after delay: UInt64, _ router: isolated DeliveryRouter) {
         router.ensurePeer(peer)
         let sentAt = router.now()
-        if let wakeAt = router.realtime.expectAck(item, from: peer, floor: 0.5, roundTripNanoseconds: nil, sentAt: sentAt) {
-            router.armAckWatchdog(at: wakeAt)
+        if let wakeAt = router.sender.realtime.expectAck(item, from: peer, floor: 0.5, roundTripNanoseconds: nil, sentAt: sentAt) {
+            router.sender.armAckWatchdog(router, at: wakeAt)
         }
-        router.realtimeAcked(item.eventID, from: peer, at: sentAt + delay)
+        router.sender.realtimeAcked(router, item.eventID, from: peer, at: sentAt + delay)
     }
 
     /// Registers `item` the way a send does (the peer's own state picks the deadline);
     /// returns when and until when it waits (monotonic ns).
     static func expectAck(_ item: DeliveryItem, from peer: DeviceID, _ router: isolated DeliveryRouter) -> (UInt64, UInt64) {
         let before = router.now()
-        router.expectAck(item, from: peer)
-        return (before, router.realtime.waits.deadline(of: item.eventID, for: peer) ?? 0)
+        router.sender.expectAck(router, item, from: peer)
+        return (before, router.sender.realtime.waits.deadline(of: item.eventID, for: peer) ?? 0)
     }
 }

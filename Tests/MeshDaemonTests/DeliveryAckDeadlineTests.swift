@@ -19,9 +19,9 @@ extension DeliveryIntegration {
         static func expectAcks(_ router: isolated DeliveryRouter, _ items: [(DeliveryItem, DeviceID, floor: Double)]) {
             for (item, peer, floor) in items {
                 router.ensurePeer(peer)
-                if let wakeAt = router.realtime.expectAck(item, from: peer, floor: floor, roundTripNanoseconds: nil,
+                if let wakeAt = router.sender.realtime.expectAck(item, from: peer, floor: floor, roundTripNanoseconds: nil,
                                                           sentAt: router.now()) {
-                    router.armAckWatchdog(at: wakeAt)
+                    router.sender.armAckWatchdog(router, at: wakeAt)
                 }
             }
         }
@@ -65,7 +65,7 @@ extension DeliveryIntegration {
             #expect(fastAfter < 0.5, "the fast peer's item fell back before the slow peer's deadline")
             #expect(slowAfter >= 0.499, "the slow peer's item waited for its own deadline")
             #expect(await a.router.counters.realtimeFallbacks == 2)
-            #expect(await a.router.realtime.waits.isEmpty)
+            #expect(await a.router.noAckAwaited())
             await bed.shutdown()
         }
 
@@ -112,7 +112,7 @@ extension DeliveryIntegration {
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try a.store.outbox.list(peer: b.id).isEmpty)
             #expect(try a.store.counts().outbox.items == 0)
-            #expect(await a.router.realtime.waits.isEmpty)
+            #expect(await a.router.noAckAwaited())
             await bed.shutdown()
         }
 
@@ -125,7 +125,7 @@ extension DeliveryIntegration {
             await a.router.unpaired(peer)
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(await a.router.counters.realtimeFallbacks == 0)
-            #expect(await a.router.realtime.waits.isEmpty)
+            #expect(await a.router.noAckAwaited())
             #expect(try a.store.counts().outbox.items == 0)
             await bed.shutdown()
         }
@@ -135,5 +135,11 @@ extension DeliveryIntegration {
 extension DeliveryRouter {
     /// No ack deadline is armed: every waiting item was acked, fell back or was dropped, so
     /// nothing can fall back later (what a test waits for instead of sleeping past deadlines).
-    func ackWatchdogIsIdle() -> Bool { ackWatchdog == nil }
+    func ackWatchdogIsIdle() -> Bool { sender.ackWatchdog == nil }
+
+    /// No realtime copy waits for its ack.
+    func noAckAwaited() -> Bool { sender.realtime.waits.isEmpty }
+
+    /// Falls `item` back to `peer`'s outbox as a late ack does (`DeliverySender.fallBack`).
+    func fallBack(_ item: DeliveryItem, to peer: DeviceID) { sender.fallBack(self, item, to: peer) }
 }

@@ -9,7 +9,7 @@ extension DeliveryRouter {
     /// above what was sent is refused).
     func receiveAckBurst(_ upTos: [UInt64], from peer: DeviceID) {
         if let highest = upTos.max(), (peerStates[peer]?.outbox.highestSent ?? 0) < highest { peerStates[peer]?.outbox.highestSent = highest }
-        for upTo in upTos { reliableAcked(upTo: upTo, from: peer) }
+        for upTo in upTos { sender.reliableAcked(self, upTo: upTo, from: peer) }
     }
 }
 

@@ -35,7 +35,7 @@ extension DeliveryIntegration {
 
         static func ackCounts(_ router: isolated DeliveryRouter) -> AckCounts {
             AckCounts(acked: router.counters.realtimeAcked, fallbacks: router.counters.realtimeFallbacks,
-                      awaiting: router.realtime.waits.count)
+                      awaiting: router.sender.realtime.waits.count)
         }
 
         @Test func aSendToAllFallsBackOnlyToTheOutboxOfThePeerThatDidNotAck() async throws {
@@ -107,7 +107,7 @@ extension DeliveryIntegration {
             }
             #expect(await a.router.counters.realtimeFallbacks == 2)
             #expect(try Self.outbox(a, bystander).isEmpty)
-            #expect(await a.router.realtime.waits.isEmpty)
+            #expect(await a.router.noAckAwaited())
             // Adaptive floors per peer: the first peer's grew with its fallback; the second's
             // had one ack in time (shrunk to the minimum, its delay measured) and one fallback
             // (grown to 1.5 × the longer of the minimum and what its one measured delay asks
@@ -178,7 +178,7 @@ extension DeliveryIntegration {
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try Self.outbox(a, second).isEmpty, "the second peer acked both")
             #expect(await a.router.counters.realtimeFallbacks == 2)
-            #expect(await a.router.realtime.waits.isEmpty)
+            #expect(await a.router.noAckAwaited())
             await bed.shutdown()
         }
 
@@ -201,7 +201,7 @@ extension DeliveryIntegration {
             try await waitUntil("every ack deadline passed (the ack watchdog is idle)", timeout: 5) { await a.router.ackWatchdogIsIdle() }
             #expect(try Self.outbox(a, first).isEmpty)
             #expect(await a.router.counters.realtimeFallbacks == 2)
-            #expect(await a.router.realtime.waits.isEmpty)
+            #expect(await a.router.noAckAwaited())
             await bed.shutdown()
         }
     }

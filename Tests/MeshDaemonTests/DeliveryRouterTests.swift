@@ -4,6 +4,13 @@ import SessionMesh
 import Testing
 @testable import MeshDaemon
 
+extension DeliveryRouter {
+    /// Durably queues `item` for `peers` as a reliable send does (`DeliverySender.enqueueReliable`).
+    func enqueueReliable(_ item: DeliveryItem, for peers: [DeviceID]) async throws {
+        try await sender.enqueueReliable(self, item, for: peers)
+    }
+}
+
 extension DeliveryIntegration {
     @Suite("Delivery modes between two daemons", .serialized)
     struct DeliveryRouterTests {

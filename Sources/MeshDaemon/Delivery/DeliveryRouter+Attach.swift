@@ -132,7 +132,7 @@ extension DeliveryRouter {
         let store = self.store, inboxIDs = ids.map(InboxID.init(rawValue:))
         let deleted = try await worker.call { try store.inbox.delete(ids: inboxIDs, permitting: permits).map(\.rawValue) }
         handOut.acknowledge(deleted)
-        if !deleted.isEmpty { await announceRoom() }
+        if !deleted.isEmpty { await sender.announceRoom(self) }
         return deleted.count
     }
 }

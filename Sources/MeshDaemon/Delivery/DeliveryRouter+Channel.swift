@@ -16,28 +16,24 @@ extension DeliveryRouter {
         // Pre-activation items, in arrival order, on the ordered stream path.
         for item in plan.drained {
             switch item {
-            case .envelope(let envelope): await sendRealtimeOnStream(envelope, to: peer)
+            case .envelope(let envelope): await sender.sendRealtimeOnStream(self, envelope, to: peer)
             case .snapshot(let message):
                 if await transmitRaw(message, to: peer) { counters.snapshotsPushed &+= 1 }
             }
         }
         await resendState(to: peer)
-        await pump(peer)
+        await sender.pump(self, peer)
     }
 
     func deactivated(_ peer: DeviceID) {
         guard let changes = peerStates[peer]?.deactivate(now: now()) else { return }
         emitReachability(changes, of: peer)
-        // This peer's realtime copies still waiting for its ack go to its outbox now (other
-        // peers' copies of the same items keep waiting for their own acks).
-        for waiting in realtime.stopWaiting(for: peer) {
-            fallBack(waiting.item, to: peer)
-        }
+        sender.fallBackWaiting(self, for: peer)
     }
 
     func unpaired(_ peer: DeviceID) async {
         peerStates[peer] = nil
-        _ = realtime.stopWaiting(for: peer)
+        _ = sender.realtime.stopWaiting(for: peer)
         let store = self.store, key = peer.description
         do {
             let summary = try await worker.run { try store.peers.drop(key) }
@@ -120,8 +116,8 @@ extension DeliveryRouter {
                 await transmit(.presence(features: attachments.announcedFeatures), to: peer, path: .datagram)
             }
             emitReachability(peerStates[peer]?.expireLease(now: now()) ?? [], of: peer)
-            if peerStates[peer]?.outbox.roomResendPending == true { reliableRoom(from: peer) }
-            retryIfStalled(peer)
+            if peerStates[peer]?.outbox.roomResendPending == true { sender.reliableRoom(self, from: peer) }
+            sender.retryIfStalled(self, peer)
         }
         retryHandOuts()
         summariseHeldWarnings()

@@ -36,7 +36,7 @@ extension DeliveryRouter {
         _ = try await worker.call { try store.sessions.put(record) }
         emit(.session(record, change: .closed), feature: featureID)
         let peers = peerStates.keys.sorted()
-        try await enqueueReliable(closing.item, for: peers)
+        try await sender.enqueueReliable(self, closing.item, for: peers)
         _ = try await publishSnapshot(closing.snapshot, encoded: closing.encodedSnapshot, to: nil)
         var delivered: [String] = [], queued: [String] = []
         for peer in peers where peerStates[peer]?.active == true {

@@ -35,10 +35,8 @@ public actor DeliveryRouter: Service {
     var peersByKey: [String: DeviceID] = [:]
     /// The attached local clients, the sinks of each feature, the presence announced to peers.
     var attachments = AttachmentTable()
-    /// Realtime sends: ack waits and deadlines, fallbacks, one loop turn's datagrams.
-    var realtime: RealtimeSender
-    /// The ack watchdog's loop timer, armed at `realtime.watchdogAt`.
-    var ackWatchdog: Scheduled<Void>?
+    /// The sending side: realtime and reliable sends, ack waits, the outbox pump (`DeliverySender`).
+    let sender: DeliverySender
     /// Registering the paired peers with their stored watermarks (started by `run()` or the first attach).
     var watermarkLoad: Task<Void, Never>?
     var random: DeliveryRandom
@@ -80,8 +78,7 @@ public actor DeliveryRouter: Service {
             : StoreGroupCommitter(store: store)
         self.worker = StoreWorker(inline: options.storeInline)
         self.random = DeliveryRandom(seed: options.randomSeed)
-        self.realtime = RealtimeSender(minimumAckDeadline: options.minimumAckDeadline,
-                                       maximumAckDeadline: options.maximumAckDeadline)
+        self.sender = DeliverySender(options: options, outboxRows: OutboxRows(store: store, worker: worker, committer: committer))
         self.options = options
         self.ticks = TickSchedule(presenceLease: options.presenceLease)
         self.consumer = InboundConsumer(options: options)
@@ -258,7 +255,7 @@ public actor DeliveryRouter: Service {
     public func counterValues() async -> [String: UInt64] {
         var values = counters.dictionary
         values["pending.queued"] = UInt64(peerStates.values.reduce(0) { $0 + $1.pending.count })
-        values["delivery.realtime.awaiting_ack"] = UInt64(realtime.waits.count)
+        values["delivery.realtime.awaiting_ack"] = UInt64(sender.realtime.waits.count)
         values["delivery.attachments"] = UInt64(attachments.count)
         values["delivery.inbox.backlog_bytes"] = UInt64(consumer.inbox.bytes)
         values["delivery.inbox.backlog_peak_bytes"] = UInt64(consumer.inbox.peakBytes)

@@ -14,9 +14,9 @@ extension InboundConsumer {
         switch message {
         case .realtime, .realtimeAck, .realtimeAcks, .realtimeBatch: break
         case .reliableBatch(let items): queueForInbox(.batch(items), from: peer)
-        case .reliableAck(let upTo): router.reliableAcked(upTo: upTo, from: peer)
+        case .reliableAck(let upTo): router.sender.reliableAcked(router, upTo: upTo, from: peer)
         case .reliableResend: queueForInbox(.resend, from: peer)
-        case .reliableRoom: router.reliableRoom(from: peer)
+        case .reliableRoom: router.sender.reliableRoom(router, from: peer)
         case .snapshotPush(let bytes): await router.snapshotReceived(bytes, from: peer, isReply: false)
         case .snapshotReply(let bytes): await router.snapshotReceived(bytes, from: peer, isReply: true)
         case .snapshotRequest(let bytes): await router.snapshotRequestReceived(bytes, from: peer)
@@ -46,10 +46,10 @@ extension InboundConsumer {
     func handleRealtime(_ router: isolated DeliveryRouter, _ message: DeliveryMessage, from peer: DeviceID, path: PingPath) -> Bool {
         switch message {
         case .realtime(let item): realtimeReceived(router, item, from: peer, path: path)
-        case .realtimeAck(let eventID): router.realtimeAcked(eventID, from: peer, at: router.now())
+        case .realtimeAck(let eventID): router.sender.realtimeAcked(router, eventID, from: peer, at: router.now())
         case .realtimeAcks(let eventIDs):
             let at = router.now()
-            for eventID in eventIDs { router.realtimeAcked(eventID, from: peer, at: at) }
+            for eventID in eventIDs { router.sender.realtimeAcked(router, eventID, from: peer, at: at) }
         case .realtimeBatch(let items): for item in items { realtimeReceived(router, item, from: peer, path: path) }
         default: return false
         }
@@ -168,7 +168,7 @@ extension InboundConsumer {
             if acks.refusedBatch { router.peerStates[peer]?.refusedBatch() }
             transaction.fresh.removeLast(acks.unstored)
         }
-        if let upTo = acks.upTo { router.sendReliableAck(upTo: upTo, to: peer) }
+        if let upTo = acks.upTo { router.sender.sendReliableAck(router, upTo: upTo, to: peer) }
         for (eventID, path) in acks.realtime { queueAckNow(router, eventID, to: peer, path: path) }
         var stored: [InboxEntry] = []
         for (item, receipt) in zip(transaction.fresh, receipts) {

@@ -5,9 +5,9 @@ import MeshCrypto
 /// reliable path because their ack is late, when the ack watchdog wakes next, and how the
 /// items of one loop turn are packed into datagrams.
 ///
-/// A value the router holds: its mutating methods take what happened and the monotonic time
-/// (ns) and return what the router does (arm the watchdog at an instant, fall a copy back,
-/// send datagrams). The router does the I/O (`DeliveryRouter+Send`, `+RealtimeBatch`).
+/// A value the router's `DeliverySender` holds: its mutating methods take what happened and the
+/// monotonic time (ns) and return what the sender does (arm the watchdog at an instant, fall a
+/// copy back, send datagrams). The sender does the I/O (`DeliverySender`, `+RealtimeBatch`).
 ///
 /// A copy's ack deadline is max(4 × RTT, the delays the peer's acks took, the peer's adaptive
 /// floor), at least `minimumAckDeadline` and at most `maximumAckDeadline` (the floor and the

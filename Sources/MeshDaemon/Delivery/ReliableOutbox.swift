@@ -6,7 +6,7 @@ import Foundation
 ///
 /// A value inside the router's per-peer state: its mutating methods take what happened and the
 /// monotonic time (ns) and return what the router does (read the outbox, send, delete, start a
-/// pump). The router does the store and stream I/O (`DeliveryRouter+Reliable`).
+/// pump). The router's sender does the store and stream I/O (`DeliverySender+Reliable`).
 ///
 ///     outbox ──read (after lastSent, ≤ window)──▶ batches on the stream ──▶ peer stores
 ///        ▲                                                                      │

@@ -4,7 +4,7 @@ import MeshCrypto
 /// A reliable send waiting for the commit of its item for each target, and what it then does:
 /// the pump of every committed target starts (also when another target failed), and the
 /// caller hears `queued` for every target, or the first target's failure (`failure(for:)`).
-/// Started without a task (`DeliveryRouter.enqueueReliableNow`, `enqueueReliable`); touched
+/// Started without a task (`DeliverySender.enqueueReliableNow`, `enqueueReliable`); touched
 /// only on the router's loop.
 final class ReliableSendWait {
     let peers: [DeviceID]

@@ -6,42 +6,43 @@ import MeshCrypto
 /// 0x0D batches of at most `MeshNode.maximumDatagramMessage` bytes when the turn ends. A turn
 /// with one item for a peer sends a plain 0x01 message, as before, so a single send is not
 /// delayed and a peer running a build without batches still gets single items.
-extension DeliveryRouter {
+extension DeliverySender {
     /// Flushes the realtime items queued in this loop turn when it ends.
-    func scheduleRealtimeFlush() {
-        let router = self
-        loop.execute { router.onLoop { $0.flushRealtimeNow() } }
+    func scheduleRealtimeFlush(_ router: isolated DeliveryRouter) {
+        router.loop.execute { [router] in router.onLoop { $0.sender.flushRealtimeNow($0) } }
     }
 
     /// Sends what `RealtimeSender.send` queued: per peer, in queue order, packed greedily
     /// (`RealtimeSender.pack`). Also called by the local API when a read burst is done (the
     /// scheduled call then finds nothing or only what came later).
-    func flushRealtimeNow() {
+    func flushRealtimeNow(_ router: isolated DeliveryRouter) {
         guard var backlog = realtime.takeBacklog() else { return }
         for (peer, messages) in backlog {
             if messages.count == 1 {
-                sendRealtimeDatagram(messages[0].message, items: 1, to: peer, or: messages.lazy.map(\.eventID))
+                sendRealtimeDatagram(router, messages[0].message, items: 1, to: peer, or: messages.lazy.map(\.eventID))
                 continue
             }
             for group in RealtimeSender.pack(messages.map(\.message)) {
-                sendRealtimeDatagram(group.bytes, items: group.range.count, to: peer, or: messages[group.range].lazy.map(\.eventID))
+                sendRealtimeDatagram(router, group.bytes, items: group.range.count, to: peer,
+                                     or: messages[group.range].lazy.map(\.eventID))
             }
         }
         realtime.recycle(&backlog)
-        channels.flushDatagrams()
+        router.channels.flushDatagrams()
     }
 
     /// One datagram of `items` realtime items; when it cannot go out, those of `eventIDs` still
     /// awaiting their ack fall back to the outbox at once (as a failed single send did).
-    func sendRealtimeDatagram(_ bytes: [UInt8], items: Int, to peer: DeviceID, or eventIDs: some Sequence<UUID>) {
+    func sendRealtimeDatagram(_ router: isolated DeliveryRouter, _ bytes: [UInt8], items: Int, to peer: DeviceID,
+                              or eventIDs: some Sequence<UUID>) {
         do {
-            // The node shares the router's loop (see `unownedExecutor`): a direct call, no hop.
-            try channels.sendDatagram(bytes, to: peer)
-            counters.realtimeDatagrams &+= 1
-            if items > 1 { counters.realtimeBatches &+= 1 }
+            // The node shares the router's loop (see `DeliveryRouter.unownedExecutor`): a direct call, no hop.
+            try router.channels.sendDatagram(bytes, to: peer)
+            router.counters.realtimeDatagrams &+= 1
+            if items > 1 { router.counters.realtimeBatches &+= 1 }
         } catch {
             for eventID in eventIDs {
-                if let waiting = realtime.stopWaiting(eventID, for: peer) { fallBack(waiting.item, to: peer) }
+                if let waiting = realtime.stopWaiting(eventID, for: peer) { fallBack(router, waiting.item, to: peer) }
             }
         }
     }
