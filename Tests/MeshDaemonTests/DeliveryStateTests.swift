@@ -4,6 +4,19 @@ import SessionMesh
 import Testing
 @testable import MeshDaemon
 
+/// The session directory's steps a test drives directly, on the router.
+extension DeliveryRouter {
+    /// A snapshot from `peer`, as the message consumer hands it over.
+    func snapshotReceived(_ bytes: [UInt8], from peer: DeviceID, isReply: Bool) async {
+        await directory.snapshotReceived(self, bytes, from: peer, isReply: isReply)
+    }
+
+    /// The watermark events a newly attached app of `features` gets.
+    func currentWatermarks(features: Set<String>, sessionID: UUID?) -> [DeliveryEvent] {
+        directory.currentWatermarks(self, features: features, sessionID: sessionID)
+    }
+}
+
 extension DeliveryIntegration {
     @Suite("Delivery state: pending buffer, slots, requests, anchors, sessions", .serialized)
     struct DeliveryStateTests {

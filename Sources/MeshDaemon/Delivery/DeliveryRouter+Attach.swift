@@ -20,9 +20,9 @@ extension DeliveryRouter {
             let reachable = state.map { state in features.contains { state.isReachable($0, now: now) } } ?? false
             return DeliveryAttachResult.Peer(deviceID: device.deviceID.description, name: device.name, reachable: reachable)
         }
-        await pairedPeersReady()
+        await directory.pairedPeersReady(self)
         // The peers' current watermarks first (the sink holds events until the reply is out).
-        for event in currentWatermarks(features: Set(features), sessionID: sessionID) { sink.emit(event) }
+        for event in directory.currentWatermarks(self, features: Set(features), sessionID: sessionID) { sink.emit(event) }
         spawn { await $0.replayInbox(features: features, to: sink) }
         return DeliveryAttachResult(attachmentID: change.id, localDeviceID: localDeviceID.description, peers: peers)
     }

@@ -37,8 +37,8 @@ public actor DeliveryRouter: Service {
     var attachments = AttachmentTable()
     /// The sending side: realtime and reliable sends, ack waits, the outbox pump (`DeliverySender`).
     let sender: DeliverySender
-    /// Registering the paired peers with their stored watermarks (started by `run()` or the first attach).
-    var watermarkLoad: Task<Void, Never>?
+    /// Sessions, anchors, watermarks and snapshot slots shared with the peers (`SessionDirectory`).
+    let directory: SessionDirectory
     var random: DeliveryRandom
     var ran = false
     /// The tasks `spawn` started and that have not ended (`run()` awaits them when it stops).
@@ -48,8 +48,6 @@ public actor DeliveryRouter: Service {
     var ticks: TickSchedule
     var tickWaiter: CheckedContinuation<Void, Never>?
     var tickTimer: Scheduled<Void>?
-    /// `closeSession` waiting for its closing item to leave a peer's outbox (`waitUntilDelivered`).
-    var deliveryWaits = DeliveryWaits()
     /// The receiving side (docs/DELIVERY.md): peer messages and channel events from arrival
     /// to the inbox.
     let consumer: InboundConsumer
@@ -79,6 +77,7 @@ public actor DeliveryRouter: Service {
         self.worker = StoreWorker(inline: options.storeInline)
         self.random = DeliveryRandom(seed: options.randomSeed)
         self.sender = DeliverySender(options: options, outboxRows: OutboxRows(store: store, worker: worker, committer: committer))
+        self.directory = SessionDirectory(snapshotSlots: SnapshotSlots(store: store, worker: worker))
         self.options = options
         self.ticks = TickSchedule(presenceLease: options.presenceLease)
         self.consumer = InboundConsumer(options: options)
@@ -100,7 +99,7 @@ public actor DeliveryRouter: Service {
     public func run() async throws {
         guard !ran else { throw MeshError(.alreadyRan, "this delivery router already ran") }
         ran = true
-        await pairedPeersReady()
+        await directory.pairedPeersReady(self)
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
         // From here on the channels hand every message and channel event to `receive` /
         // `channelEvent` (what arrived before first, in order).

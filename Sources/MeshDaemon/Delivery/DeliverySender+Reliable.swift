@@ -134,7 +134,7 @@ extension DeliverySender {
                 do {
                     try await router.sender.outboxRows.acknowledge(peer: key, upTo: upTo)
                     router.counters.reliableAckCommits &+= 1
-                    await router.checkDeliveryWaits(on: peer)
+                    await router.directory.checkDeliveryWaits(router, on: peer)
                 } catch {
                     router.noteStoreError(error, "could not delete acknowledged outbox items")
                 }

@@ -17,13 +17,13 @@ extension InboundConsumer {
         case .reliableAck(let upTo): router.sender.reliableAcked(router, upTo: upTo, from: peer)
         case .reliableResend: queueForInbox(.resend, from: peer)
         case .reliableRoom: router.sender.reliableRoom(router, from: peer)
-        case .snapshotPush(let bytes): await router.snapshotReceived(bytes, from: peer, isReply: false)
-        case .snapshotReply(let bytes): await router.snapshotReceived(bytes, from: peer, isReply: true)
-        case .snapshotRequest(let bytes): await router.snapshotRequestReceived(bytes, from: peer)
-        case .anchor(let record): await router.anchorReceived(record, from: peer)
-        case .session(let record): await router.sessionReceived(record, from: peer)
+        case .snapshotPush(let bytes): await router.directory.snapshotReceived(router, bytes, from: peer, isReply: false)
+        case .snapshotReply(let bytes): await router.directory.snapshotReceived(router, bytes, from: peer, isReply: true)
+        case .snapshotRequest(let bytes): await router.directory.snapshotRequestReceived(router, bytes, from: peer)
+        case .anchor(let record): await router.directory.anchorReceived(router, record, from: peer)
+        case .session(let record): await router.directory.sessionReceived(router, record, from: peer)
         case .watermark(let sessionID, let featureID, let sequence):
-            router.watermarkReceived(sessionID: sessionID, featureID: featureID, sequence: sequence, from: peer)
+            router.directory.watermarkReceived(router, sessionID: sessionID, featureID: featureID, sequence: sequence, from: peer)
         case .presence(let features): router.presenceReceived(features, from: peer)
         }
     }

@@ -1,0 +1,117 @@
+import Foundation
+import MeshCrypto
+import MeshCore
+import NIOCore
+import SessionMesh
+
+/// The session directory and what the devices share per session: sessions announced, closed
+/// (with the wait for the peers' acks of the closing item) and received; timer anchors;
+/// delivery watermarks, with the paired peers registered and their stored watermarks loaded
+/// once per router; latest-state snapshot slots and snapshot requests. docs/DELIVERY.md
+/// describes the rules (`SessionDirectoryRow`, `SessionClosing`, `WatermarkBook`,
+/// `SnapshotSlots` hold them).
+///
+/// Owns `closeSession`'s delivery waits, the load of the paired peers and the snapshot slots.
+/// Each peer's watermarks stay in the router's peer table (`DeliveryPeerState`). Its methods
+/// take the router `isolated`: they run on the router's executor, with no hop.
+final class SessionDirectory {
+    /// `closeSession` waiting for its closing item to leave a peer's outbox (`waitUntilDelivered`).
+    var deliveryWaits = DeliveryWaits()
+    /// Registering the paired peers with their stored watermarks (started by `run()` or the first attach).
+    var watermarkLoad: Task<Void, Never>?
+    /// The slots and their rules (`SnapshotSlots`), over the router's store.
+    let snapshotSlots: SnapshotSlots
+
+    init(snapshotSlots: SnapshotSlots) {
+        self.snapshotSlots = snapshotSlots
+    }
+
+    /// `DeliveryRouter.announceSession`.
+    func announceSession(_ router: isolated DeliveryRouter, sessionID: UUID, featureID: String, owner: String,
+                         status: String) async throws {
+        try SessionDirectoryRow.checkAnnounced(status: status)
+        let store = router.store
+        let existing = try await router.worker.call { try store.sessions.record(id: sessionID) }
+        let (record, change) = try SessionDirectoryRow(existing: existing)
+            .announce(sessionID: sessionID, featureID: featureID, owner: owner, status: status, at: router.wallNow())
+        _ = try await router.worker.call { try store.sessions.put(record) }
+        router.emit(.session(record, change: change), feature: featureID)
+        for peer in router.peerStates.keys.sorted() where router.peerStates[peer]?.active == true {
+            await router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
+        }
+    }
+
+    /// `DeliveryRouter.closeSession`.
+    func closeSession(_ router: isolated DeliveryRouter, sessionID: UUID,
+                      featureID: String) async throws -> (delivered: [String], queued: [String]) {
+        let store = router.store, at = router.wallNow()
+        let (existing, slot) = try await router.worker.call {
+            (try store.sessions.record(id: sessionID), try store.slots.outbound(featureID: featureID, sessionID: sessionID))
+        }
+        let closing = try SessionClosing(sessionID: sessionID, featureID: featureID, existing: existing,
+                                         slotRevision: slot?.revision, localDevice: router.localDeviceID.description,
+                                         at: at, eventID: router.random.uuid())
+        let record = closing.record
+        _ = try await router.worker.call { try store.sessions.put(record) }
+        router.emit(.session(record, change: .closed), feature: featureID)
+        let peers = router.peerStates.keys.sorted()
+        try await router.sender.enqueueReliable(router, closing.item, for: peers)
+        _ = try await publishSnapshot(router, closing.snapshot, encoded: closing.encodedSnapshot, to: nil)
+        var delivered: [String] = [], queued: [String] = []
+        for peer in peers where router.peerStates[peer]?.active == true {
+            await router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
+        }
+        for peer in peers {
+            if router.peerStates[peer]?.active == true, await waitUntilDelivered(router, closing.item.eventID, to: peer) {
+                delivered.append(peer.description)
+            } else {
+                queued.append(peer.description)
+            }
+        }
+        return (delivered, queued)
+    }
+
+    /// Waits (bounded by `closeWait`, on the loop's clock) until the outbox no longer holds
+    /// `eventID` for `peer`: checked now and after each delete of the peer's acknowledged items.
+    func waitUntilDelivered(_ router: isolated DeliveryRouter, _ eventID: UUID, to peer: DeviceID) async -> Bool {
+        guard !router.consumer.inbound.stopping else { return false }
+        return await withCheckedContinuation { continuation in
+            // Registered before the first check: a delete committed during it checks again.
+            let id = deliveryWaits.add(eventID, peer: peer, continuation: continuation)
+            let deadline = router.loop.scheduleTask(in: .nanoseconds(Int64(router.options.closeWait * 1e9))) { [router] in
+                router.onLoop { $0.directory.deliveryWaits.finish(id, delivered: false) }
+            }
+            deliveryWaits.setDeadline(deadline, of: id)
+            router.spawn { await $0.directory.checkDeliveryWaits($0, on: peer) }
+        }
+    }
+
+    /// Ends the waits on `peer` whose item has left its outbox.
+    func checkDeliveryWaits(_ router: isolated DeliveryRouter, on peer: DeviceID) async {
+        let waiting = deliveryWaits.waiting(on: peer)
+        guard !waiting.isEmpty else { return }
+        let store = router.store, key = router.key(peer)
+        guard let queued = try? await router.worker.run({ Set(try store.outbox.list(peer: key).map(\.eventID)) }) else { return }
+        for (id, eventID) in waiting where !queued.contains(eventID) { deliveryWaits.finish(id, delivered: true) }
+    }
+
+    /// The router stops: every delivery wait ends (not delivered).
+    func resumeDeliveryWaits() {
+        deliveryWaits.finishAll()
+    }
+
+    /// A peer's session row: stored when it changes the directory, then to the feature's apps.
+    func sessionReceived(_ router: isolated DeliveryRouter, _ message: DeliverySessionRecord, from peer: DeviceID) async {
+        router.counters.sessionsReceived &+= 1
+        let record = message.record(sourcePeer: peer.description), store = router.store
+        guard let (existing, changed) = try? await router.worker.run({
+            let existing = try store.sessions.record(id: record.sessionID)
+            return (existing, try store.sessions.put(record))
+        }) else {
+            router.counters.storeErrors &+= 1
+            return
+        }
+        guard changed else { return }
+        router.emit(.session(record, change: SessionDirectoryRow(existing: existing).change(to: record)), feature: record.featureID)
+    }
+}
