@@ -13,15 +13,8 @@ extension DeliveryRouter {
         emitReachability(plan.reachability, of: peer)
         refreshEstimate(peer)
         await transmit(.presence(features: attachments.announcedFeatures), to: peer, path: .stream)
-        // Pre-activation items, in arrival order, on the ordered stream path.
-        for item in plan.drained {
-            switch item {
-            case .envelope(let envelope): await sender.sendRealtimeOnStream(self, envelope, to: peer)
-            case .snapshot(let message):
-                if await transmitRaw(message, to: peer) { counters.snapshotsPushed &+= 1 }
-            }
-        }
-        await resendState(to: peer)
+        await sender.sendDrained(self, plan.drained, to: peer)
+        await directory.resendState(self, to: peer)
         await sender.pump(self, peer)
     }
 
@@ -42,25 +35,6 @@ extension DeliveryRouter {
         } catch {
             counters.storeErrors &+= 1
             logger.error("could not drop the delivery data of an unpaired device", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Outbound slots, local sessions, anchors and watermarks: what a peer gets on every
-    /// activation (`ActivationResend`).
-    func resendState(to peer: DeviceID) async {
-        let store = self.store
-        guard let (slots, sessions, anchors) = try? await worker.run({
-            (try store.slots.listOutbound(), try store.sessions.list(), try store.sessions.listTimerAnchors())
-        }) else {
-            counters.storeErrors &+= 1
-            return
-        }
-        for message in ActivationResend(slots: slots, sessions: sessions, anchors: anchors).messages {
-            guard await transmit(message, to: peer, path: .stream) else { continue }
-            if case .snapshotPush = message { counters.snapshotsPushed &+= 1 }
-        }
-        for message in peerStates[peer]?.watermarks.sentMessages ?? [] {
-            await transmit(message, to: peer, path: .stream)
         }
     }
 

@@ -25,11 +25,13 @@ extension DeliverySender {
             if !repaired.isEmpty {
                 router.counters.outboxRepairedIDs &+= UInt64(repaired.count)
                 router.logger.warning("outbox items with an event or session id damaged in the state file: given a new event id and sent",
-                                      metadata: ["peer": "\(peer)", "outboxIDs": "\(repaired.prefix(20).map(String.init).joined(separator: ","))"])
+                                      metadata: ["peer": "\(peer)",
+                                                 "outboxIDs": "\(repaired.prefix(20).map(String.init).joined(separator: ","))"])
             }
             // The node's connection for `peer` now (the node shares this loop: read without a hop).
             guard router.peerStates[peer]?.active == true,
-                  let step = router.peerStates[peer]?.outbox.read(entries, for: read, connection: router.channels.streamConnection(of: peer),
+                  let step = router.peerStates[peer]?.outbox.read(entries, for: read,
+                                                                  connection: router.channels.streamConnection(of: peer),
                                                                   now: router.now())
             else { return }
             guard case .send(let connection, let resendAfter) = step else {

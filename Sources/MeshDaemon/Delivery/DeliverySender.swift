@@ -167,6 +167,19 @@ final class DeliverySender {
         }
     }
 
+    /// The items buffered before `peer`'s first activation, in arrival order, on the ordered
+    /// stream path (a realtime item still expects its ack).
+    func sendDrained(_ router: isolated DeliveryRouter, _ drained: [PendingDeliveryQueue<DeliveryItem, [UInt8]>.Item],
+                     to peer: DeviceID) async {
+        for item in drained {
+            switch item {
+            case .envelope(let envelope): await sendRealtimeOnStream(router, envelope, to: peer)
+            case .snapshot(let message):
+                if await router.transmitRaw(message, to: peer) { router.counters.snapshotsPushed &+= 1 }
+            }
+        }
+    }
+
     /// Puts a realtime item into the durable outbox (same event ID, so the receiver dedups).
     func fallBack(_ router: isolated DeliveryRouter, _ item: DeliveryItem, to peer: DeviceID) {
         router.counters.realtimeFallbacks &+= 1

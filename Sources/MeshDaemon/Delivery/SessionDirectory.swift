@@ -95,6 +95,25 @@ final class SessionDirectory {
         for (id, eventID) in waiting where !queued.contains(eventID) { deliveryWaits.finish(id, delivered: true) }
     }
 
+    /// Outbound slots, local sessions, anchors and watermarks: what a peer gets on every
+    /// activation (`ActivationResend`).
+    func resendState(_ router: isolated DeliveryRouter, to peer: DeviceID) async {
+        let store = router.store
+        guard let (slots, sessions, anchors) = try? await router.worker.run({
+            (try store.slots.listOutbound(), try store.sessions.list(), try store.sessions.listTimerAnchors())
+        }) else {
+            router.counters.storeErrors &+= 1
+            return
+        }
+        for message in ActivationResend(slots: slots, sessions: sessions, anchors: anchors).messages {
+            guard await router.transmit(message, to: peer, path: .stream) else { continue }
+            if case .snapshotPush = message { router.counters.snapshotsPushed &+= 1 }
+        }
+        for message in router.peerStates[peer]?.watermarks.sentMessages ?? [] {
+            await router.transmit(message, to: peer, path: .stream)
+        }
+    }
+
     /// The router stops: every delivery wait ends (not delivered).
     func resumeDeliveryWaits() {
         deliveryWaits.finishAll()
