@@ -104,7 +104,7 @@ extension MeshNode {
     func outstandingKeepalives(to peer: DeviceID) -> [Int64] { channels.peers[peer]?.estimator.outstanding ?? [] }
 
     /// Bytes of inbound messages queued for the consumer now.
-    func queuedInboundBytes() -> Int { inbound.queuedBytes }
+    func queuedInboundBytes() -> Int { handOff.gate.queuedBytes }
 
     /// This node's record of `peer` (public key and pair key), for hand-made handshakes.
     func pairedRecord(of peer: DeviceID) -> PairedPeer? { channels.peers[peer]?.record }

@@ -217,7 +217,7 @@ struct NodePairingHardeningTests {
         defer { for listener in listeners { listener.close(promise: nil) } }
         let hint = code.publicHint
         try await waitUntil("five advertisers of the hint", timeout: 5) {
-            await joiner.node.discovered.inviters(hint: hint).count == 5
+            await joiner.node.hop { $0.finder.discovered.inviters(hint: hint).count } == 5
         }
         let error = await #expect(throws: MeshError.self) {
             _ = try await joiner.node.joinPairing(code: code.description, address: nil)

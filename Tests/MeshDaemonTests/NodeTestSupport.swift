@@ -179,7 +179,7 @@ extension MeshNode {
     /// goes to it first).
     func recordInbound() -> InboundRecorder {
         let recorder = InboundRecorder()
-        setInbound(recorder)
+        handOff.setHandler(recorder)
         return recorder
     }
 }

@@ -22,7 +22,7 @@ struct DiscoveryTracker {
     enum Action: Equatable {
         /// Discovery shows these addresses for the paired device (the node logs them).
         case addressesSeen(DeviceID, [Endpoint])
-        /// Try the device now instead of after its backoff (`kickDial`).
+        /// Try the device now instead of after its backoff (`Dialer.kickDial`).
         case dialNow(DeviceID)
         /// Handshake with the device at these addresses next to its live channel.
         case probe(DeviceID, [Endpoint])

@@ -17,24 +17,24 @@ extension MeshNode {
         counters.handshakesCompleted += 1
         logger.info("channel active", metadata: ["peer.id": "\(peer.short)",
                                                 "initiator": "\(connection.locallyInitiated ? "local" : "peer")"])
-        channelEvent(.activated(peer))
+        handOff.channelEvent(.activated(peer))
     }
 
     /// Closes the channel to `peer` (if any) and, when `redial`, schedules a reconnect.
     func dropChannel(_ peer: DeviceID, reason: String, redial: Bool) {
         guard let (connection, hadChannel) = channels.drop(peer) else { return }
         connection?.channel.close(promise: nil)
-        failPings(to: peer)
+        prober.fail(to: peer)
         if hadChannel {
             logger.info("channel closed", metadata: ["peer.id": "\(peer.short)", "reason": "\(reason)"])
-            channelEvent(.deactivated(peer, reason: reason))
+            handOff.channelEvent(.deactivated(peer, reason: reason))
         }
-        if redial { scheduleDial(peer, immediately: false) }
+        if redial { dialer.scheduleDial(self, peer, immediately: false) }
     }
 
     /// The TCP connection `connectionID` of `peer` ended.
     func connectionClosed(peer: DeviceID, connectionID: UInt64) {
-        connectionEnded(connectionID)
+        gate.ended(connectionID)
         guard channels.isCurrent(peer, connectionID: connectionID) else { return }
         dropChannel(peer, reason: "connection closed", redial: phase == .running)
     }

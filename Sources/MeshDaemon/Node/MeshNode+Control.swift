@@ -7,8 +7,8 @@ extension MeshNode {
     public func status() async -> DaemonStatus {
         let uptime = Double(clock.monotonicNanoseconds() &- startedAt) / 1e9
         let values = NodeReports.statusCounters(counters, paired: channels.peers.count, active: channels.peers.values.filter { $0.channel != nil }.count,
-                                                unauthenticated: connections.unauthenticated.count,
-                                                discovery: discoveryTracker.counters(enabled: discovery != nil))
+                                                unauthenticated: gate.table.unauthenticated.count,
+                                                discovery: finder.tracker.counters(enabled: discovery != nil))
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
                             listen: (boundListenAddress ?? configuration.listen).description,
                             socket: configuration.socketPath, uptimeSeconds: uptime, counters: values)
@@ -18,8 +18,13 @@ extension MeshNode {
     public func peers() async -> [PeerStatus] {
         let now = clock.monotonicNanoseconds()
         return channels.peers.values.sorted { $0.record.name < $1.record.name }.map { runtime in
-            NodeReports.peerStatus(runtime, addresses: discoveryTracker.displayedAddresses(runtime.record), now: now, clock: clock)
+            NodeReports.peerStatus(runtime, addresses: finder.tracker.displayedAddresses(runtime.record), now: now, clock: clock)
         }
+    }
+
+    /// Measures `count` round trips (1…10 000) over each path to a peer with an active channel.
+    public func ping(deviceID: String, count: Int) async throws -> PingReport {
+        try await prober.ping(self, deviceID: deviceID, count: count)
     }
 
     /// Finds a paired device by full ID, short ID or unique prefix (case and dashes ignored).
@@ -41,7 +46,7 @@ extension MeshNode {
         channels.remove(peer)
         persistPeers()
         logger.info("device unpaired", metadata: ["peer.id": "\(peer.short)"])
-        channelEvent(.unpaired(peer))
+        handOff.channelEvent(.unpaired(peer))
     }
 
     /// Saves the paired devices; a failure is logged (the in-memory state stays authoritative

@@ -60,60 +60,9 @@ extension MeshNode {
     /// Device IDs of peers whose channel is active now.
     public func activePeers() -> [DeviceID] { channels.peers.filter { $0.value.channel != nil }.map(\.key) }
 
-    /// Hands an application message to the inbound handler (the delivery router), which
-    /// handles it at once or queues it behind earlier ones, in order; what `InboundGate`
-    /// decides drops it or holds it until a handler is installed.
-    func deliver(_ bytes: [UInt8], from peer: DeviceID, path: PingPath) {
-        let message = InboundChannelMessage(peer: peer, path: path, bytes: bytes)
-        switch inbound.admit(message) {
-        case .dropped: counters.inboundMessagesDropped += 1
-        case .held: break
-        case .handOut:
-            if let inboundHandler, !inboundHandler.receive(message) { inbound.handlerQueued(bytes: bytes.count) }
-        }
-    }
-
-    /// Tells the inbound handler about a channel change (held until one is installed).
-    func channelEvent(_ event: PeerChannelEvent) {
-        guard inbound.admit(event) else { return }
-        inboundHandler?.channelEvent(event)
-    }
-
     /// Returns once the inbound queue has room for stream messages again (at once when it has).
     func waitForInboundRoom() async {
-        guard inbound.isFull else { return }
-        await withCheckedContinuation { reader in inbound.pause { reader.resume() } }
-    }
-
-    /// Resumes the stream readers waiting for room (the handler went away, or the node stops).
-    func releaseInboundRoomWaiters() {
-        for resume in inbound.releaseReaders() { resume() }
-    }
-
-    /// Installs (nil: removes) the consumer of inbound messages and channel events; what was
-    /// held meanwhile goes to the new one first, in arrival order.
-    func setInbound(_ handler: (any DeliveryInbound)?) {
-        inboundHandler = handler
-        let held = inbound.handlerChanged(installed: handler != nil)
-        guard let handler else {
-            releaseInboundRoomWaiters()
-            return
-        }
-        for item in held {
-            switch item {
-            case .message(let message):
-                if !handler.receive(message) { inbound.handlerQueued(bytes: message.bytes.count) }
-            case .event(let event): handler.channelEvent(event)
-            }
-        }
-    }
-
-    /// The datagrams of one socket read (up to 32) have all been handled: the handler writes
-    /// out what they produced now, before the loop turns to other work.
-    func datagramBurstEnded() { inboundHandler?.inboundBurstEnded() }
-
-    /// The handler finished one message it had queued.
-    func inboundConsumed(bytes: Int = 0) {
-        for resume in inbound.handlerConsumed(bytes: bytes) { resume() }
+        guard handOff.isFull else { return }
+        await withCheckedContinuation { reader in handOff.pause { reader.resume() } }
     }
 }

@@ -47,11 +47,11 @@ extension MeshNode {
         case .none:
             break
         case .deliver(let bytes):
-            deliver(bytes, from: peer, path: path)
+            handOff.deliver(self, bytes, from: peer, path: path)
         case .answerPing(let id):
             reply(.pingReply(id: id), to: peer, on: path)
         case .pingAnswered(let id):
-            finishPing(id, at: now, from: peer)
+            prober.finish(id, at: now, from: peer)
         case .answerKeepalive(let t1, let t2):
             reply(.keepaliveReply(t1: t1, t2: t2, t3: clock.wallNanoseconds()), to: peer, on: path)
         case .keepaliveRefused:
@@ -61,11 +61,11 @@ extension MeshNode {
             removePeer(peer, reason: "the peer unpaired this device")
             return false
         case .rekeyInitiation(let message1):
-            return answerRekey(message1, from: peer)
+            return maintenance.answerRekey(self, message1, from: peer)
         case .rekeyResponse(let message2):
-            return completeRekey(message2, from: peer)
+            return maintenance.completeRekey(self, message2, from: peer)
         case .rekeyConfirm:
-            return confirmRekey(from: peer)
+            return maintenance.confirmRekey(self, from: peer)
         }
         return true
     }

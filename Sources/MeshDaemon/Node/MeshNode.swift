@@ -18,6 +18,11 @@ import ServiceLifecycle
 /// Application data (the delivery router's messages) goes through `NodeDeliveryChannels`: sends,
 /// and one inbound handler for messages and channel events; the local API uses the
 /// `MeshControlPlane` methods.
+///
+/// The actor is the coordinator: it holds the shared services (`PeerChannels`, sockets,
+/// counters, the job queue), the stream and datagram paths, and the public API; each flow with
+/// the state it owns is a component on the actor's executor (`ConnectionGate`, `Dialer`,
+/// `PeerFinder`, `NodePairing`, `ChannelMaintenance`, `PingProber`, `InboundHandOff`).
 public actor MeshNode: MeshControlPlane, Service {
     enum Phase { case idle, running, stopped }
 
@@ -34,34 +39,30 @@ public actor MeshNode: MeshControlPlane, Service {
     let startedAt: UInt64
     /// Where peer addresses come from besides the store (mDNS, static peers); nil: none.
     let discovery: (any PeerDiscovery)?
-    /// What discovery has found and decides (see MeshNode+Discovery.swift).
-    var discoveryTracker = DiscoveryTracker()
-    /// Advertisement updates for the running discovery (nil while it does not run).
-    var advertisementUpdates: AsyncStream<DiscoveryAdvertisement?>.Continuation?
 
     var phase = Phase.idle
     /// Paired devices with their channels, session indices and the handshake rules.
     var channels: PeerChannels
-    /// TCP connections: open ones, admission, where unauthenticated ones stand, their deadlines.
-    var connections: ConnectionTable
     var counters = NodeCounters()
-    /// The live pairing code, its `pair.wait` requests, the last pairing it made.
-    var invitations = PairingInvitations()
-    /// Outstanding ping probes.
-    var pings = PingProbes()
-    /// Joiners waiting for an inviter to show up over mDNS (`findInviters`).
-    var inviterSearches = InviterSearches()
-    /// Test seam: drop every received datagram (see `ignoreDatagramsForTesting`).
+    /// Test seam: drop every received datagram (the tests set it).
     var ignoresDatagrams = false
-    /// The consumer of inbound messages and channel events (the delivery router; see `setInbound`).
-    var inboundHandler: (any DeliveryInbound)?
-    /// What the handler queued, what waits for one, the stream readers paused for room (see
-    /// `deliver`, `waitForInboundRoom`).
-    var inbound = InboundGate()
-    /// The timer pass (`startTimers`), cancelled when the node stops.
-    var timerTask: RepeatedTask?
-    /// Dial jobs waiting out their backoff, by peer.
-    var dialTimers: [DeviceID: Scheduled<Void>] = [:]
+
+    // The components: each owns its state and runs on this actor's executor.
+    /// TCP connections until they authenticate: admission, deadlines, the responder handshake.
+    let gate: ConnectionGate
+    /// Outgoing channels: dial scheduling and backoff, the initiator handshake.
+    let dialer = Dialer()
+    /// Discovery: what it found, the advertisement, the addresses a dial tries.
+    let finder = PeerFinder()
+    /// Pairing codes, their waiters and attempts; joining an inviter.
+    let pairing = NodePairing()
+    /// Keepalives, leases, key expiry and rekeying of the active channels.
+    let maintenance = ChannelMaintenance()
+    /// Outstanding ping probes.
+    let prober = PingProber()
+    /// The inbound handler (the delivery router) and what waits for it.
+    let handOff = InboundHandOff()
+
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
     /// Datagrams written on `udpChannel` wait for one flush at the end of the loop turn
@@ -103,7 +104,7 @@ public actor MeshNode: MeshControlPlane, Service {
         store = state.store
         channels = PeerChannels(localKeys: identity.keyPair, tuning: configuration.channelTuning, records: state.records,
                                 leaseSeconds: configuration.reachabilityLease)
-        connections = ConnectionTable(tuning: configuration.channelTuning)
+        gate = ConnectionGate(tuning: configuration.channelTuning)
         (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
     }
 
@@ -130,13 +131,13 @@ public actor MeshNode: MeshControlPlane, Service {
         logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
                                                      "device.id": "\(identity.deviceID.short)"])
         await NodeListeners.noteReceiveBuffer(udp, logger: logger)
-        for id in channels.peers.keys { scheduleDial(id, immediately: true) }
-        startTimers()
+        for id in channels.peers.keys { dialer.scheduleDial(self, id, immediately: true) }
+        maintenance.start(self)
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop
         // accepted connections still buffered in NIO's async server channel, which traps
         // (swift-nio #2637). It ends by itself once the listener closes.
-        let acceptor = Task(executorPreference: taskExecutor) { try await self.acceptConnections(server) }
+        let acceptor = Task(executorPreference: taskExecutor) { try await ConnectionGate.acceptConnections(server, node: self) }
         var failure: (any Error)?
         do {
             try await withTaskCancellationHandler {
@@ -145,7 +146,7 @@ public actor MeshNode: MeshControlPlane, Service {
                         group.addTask { try await self.receiveDatagrams(udp) }
                         group.addTask { await self.runDiscovery() }
                         for await job in self.jobs {
-                            group.addTask { await self.perform(job) }
+                            group.addTask { await Dialer.perform(job, on: self) }
                         }
                         self.closeEverything()
                         group.cancelAll()
@@ -173,22 +174,35 @@ public actor MeshNode: MeshControlPlane, Service {
         logger.info("mesh node stopped")
     }
 
+    /// Serves the UDP socket until it closes (its reads go to `DatagramReceiveHandler`);
+    /// cancelling closes it.
+    private nonisolated func receiveDatagrams(_ socket: any Channel) async throws {
+        try await withTaskCancellationHandler {
+            try await socket.closeFuture.get()
+        } onCancel: {
+            socket.close(promise: nil)
+        }
+    }
+
     /// Closes listeners and connections and fails every waiter (shutdown).
     func closeEverything() {
         guard phase != .stopped else { return }
         phase = .stopped
-        timerTask?.cancel()
-        for timer in dialTimers.values { timer.cancel() }
-        dialTimers.removeAll()
+        maintenance.stop()
+        dialer.stop()
         tcpServer?.close(promise: nil)
         udpChannel?.close(promise: nil)
-        for channel in connections.open.values { channel.close(promise: nil) }
+        gate.closeAll()
         for id in Array(channels.peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
-        for waiter in invitations.takeWaiters() { waiter.resume(throwing: MeshError.stopping) }
-        for id in pings.ids(of: nil) { finishPing(id, at: nil) }
-        for search in inviterSearches.endAll() { finish(search) }
-        releaseInboundRoomWaiters()
+        pairing.stopWaiters()
+        prober.fail(to: nil)
+        pairing.stopSearches()
+        handOff.releaseWaiters()
     }
+
+    /// Runs `body` on the node: how its nonisolated drivers (dial and accept tasks) enter the
+    /// components, one actor hop as any call to the node.
+    func hop<T>(_ body: @Sendable (isolated MeshNode) throws -> sending T) rethrows -> sending T { try body(self) }
 
     /// The UDP port this node announces in handshakes (0 before it is bound).
     var announcedUDPPort: UInt16 { UInt16(boundListenAddress?.port ?? 0) }

@@ -57,10 +57,10 @@ final class NodeDeliveryChannels: DeliveryChannels {
     }
 
     func setInbound(_ handler: (any DeliveryInbound)?) {
-        node.onLoop { $0.setInbound(handler) }
+        node.onLoop { $0.handOff.setHandler(handler) }
     }
 
     func inboundConsumed(bytes: Int) {
-        node.onLoop { $0.inboundConsumed(bytes: bytes) }
+        node.onLoop { $0.handOff.consumed(bytes: bytes) }
     }
 }

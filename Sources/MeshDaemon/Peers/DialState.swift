@@ -1,6 +1,6 @@
 /// When to dial one paired device: at most one dial job waiting or running, a jittered backoff
 /// between failed rounds, and a number per attempt so a finished older job cannot end a newer
-/// attempt. Decisions only; `MeshNode` runs the jobs (MeshNode+Dial.swift).
+/// attempt. Decisions only; the node's `Dialer` runs the jobs (Node/Dialer.swift).
 struct DialState: Sendable {
     /// A dial job is scheduled (possibly waiting out its backoff) and has not begun.
     private(set) var scheduled = false

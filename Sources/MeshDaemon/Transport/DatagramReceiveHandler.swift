@@ -22,7 +22,7 @@ final class DatagramReceiveHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        node.onLoop { $0.datagramBurstEnded() }
+        node.onLoop { $0.handOff.burstEnded() }
         context.fireChannelReadComplete()
     }
 }

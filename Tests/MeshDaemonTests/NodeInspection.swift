@@ -1,7 +1,8 @@
+@testable import MeshDaemon
 import MeshCrypto
 import NIOCore
 
-/// Read-only views for diagnostics and tests.
+/// Read-only views of a node for the tests.
 extension MeshNode {
     /// Local and remote address of the TCP connection carrying the channel to `peer`.
     func channelConnectionEndpoints(_ peer: DeviceID) -> (local: SocketAddress?, remote: SocketAddress?)? {
@@ -10,7 +11,7 @@ extension MeshNode {
     }
 
     /// TCP connections open now (authenticated or not), listener excluded.
-    func openConnectionCount() -> Int { connections.open.count }
+    func openConnectionCount() -> Int { gate.table.open.count }
 }
 
 extension MeshNode {

@@ -1,0 +1,116 @@
+import Logging
+import MeshCrypto
+import MeshCore
+import NIOCore
+
+/// Accepted connections: admission, preamble, then the responder side of the channel handshake
+/// (I/O here, decisions in `PeerChannels`) or pairing (`PairingInviterExchange`).
+extension ConnectionGate {
+    /// Accepts TCP connections until the listener closes; each is served in its own task.
+    static func acceptConnections(_ server: ListenerSocket, node: MeshNode) async throws {
+        try await server.executeThenClose { inbound in
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await connection in inbound {
+                    group.addTask { await serveInbound(connection, node: node) }
+                }
+            }
+        }
+    }
+
+    /// One accepted connection: admission, preamble, then a channel handshake or pairing.
+    static func serveInbound(_ connection: WireConnection, node: MeshNode) async {
+        guard let admission = await node.hop({ $0.gate.admit($0, connection.channel) }) else {
+            try? await connection.executeThenClose { _, _ in }
+            return
+        }
+        do {
+            try await connection.executeThenClose { inbound, _ in
+                var frames = inbound.makeAsyncIterator()
+                guard case .preamble(let kind)? = try await frames.next() else { return }
+                switch kind {
+                case .channel: try await respondToChannel(admission, node: node, frames: &frames)
+                case .pairing: try await PairingInviterExchange(host: node, logger: node.logger).serve(admission, frames: &frames)
+                }
+            }
+        } catch let error as WireFormatError {
+            await node.hop { $0.counters.connectionsBadPreamble += 1 }
+            node.logger.trace("closed a connection that sent bad framing", metadata: ["error": "\(error)"])
+        } catch {
+            node.logger.trace("inbound connection ended", metadata: ["error": "\(error)"])
+        }
+        await node.hop { $0.gate.ended(admission.id) }
+    }
+
+    /// The responder side of a channel handshake on an accepted connection, then the stream.
+    static func respondToChannel(_ admission: InboundAdmission, node: MeshNode,
+                                 frames: inout NIOAsyncChannelInboundStream<WireFrame>.AsyncIterator) async throws {
+        guard case .frame(let message1)? = try await frames.next() else { return }
+        guard let (reply, pending) = await node.hop({ $0.gate.answerHandshake($0, message1, admission: admission) }) else { return }
+        try await admission.channel.writeAndFlush(ByteBuffer(bytes: reply))
+        guard case .frame(let confirm)? = try await frames.next(),
+              await node.hop({ $0.gate.completeResponder($0, pending, confirmFrame: confirm, admission: admission) }) else {
+            await node.hop { $0.channels.responderAbandoned(pending) }
+            return
+        }
+        try await node.pumpStream(peer: pending.peer, connectionID: admission.id, frames: &frames)
+    }
+
+    /// Answers the first frame (message 1 and its `HandshakeMac`): framed message 2, or nil
+    /// when `PeerChannels.answerHandshake` refused it (the caller closes without a byte).
+    /// The connection is engaged and gets the handshake deadline.
+    func answerHandshake(_ node: isolated MeshNode, _ firstFrame: [UInt8], admission: InboundAdmission) -> ([UInt8], PendingResponder)? {
+        guard node.phase == .running else { return nil }
+        switch node.channels.answerHandshake(firstFrame, connectionID: admission.id, udpPort: node.announcedUDPPort,
+                                             wall: node.clock.wallNanoseconds(), now: node.clock.monotonicNanoseconds()) {
+        case .reply(let message2, let pending):
+            engage(node, admission.id, channel: admission.channel, deadline: node.tuning.handshakeTimeout)
+            return (message2, pending)
+        case .refused(let refusal):
+            node.counters.count(refusal)
+            let logger = node.logger
+            switch refusal {
+            case .unknownKey:
+                logger.debug("refused a handshake no paired device's key made", metadata: ["source": "\(admission.sourceIP)"])
+            case .busy:
+                logger.debug("refused a handshake: the handshake budget is spent", metadata: ["source": "\(admission.sourceIP)"])
+            case .future(let peer, let suppressed?):
+                logger.warning("refused a handshake stamped more than an hour ahead of this device's clock; check both clocks",
+                               metadata: ["peer.id": "\(peer.short)", "suppressed": "\(suppressed)"])
+            case .lostSimultaneousConnect(let peer):
+                logger.debug("kept own connection over the peer's simultaneous one", metadata: ["peer.id": "\(peer.short)"])
+            case .failed, .replay, .future(_, nil), .gone: break
+            }
+            return nil
+        }
+    }
+
+    /// Opens the initiator's first stream frame; a valid `confirm` activates the channel.
+    func completeResponder(_ node: isolated MeshNode, _ pending: PendingResponder, confirmFrame: [UInt8],
+                           admission: InboundAdmission) -> Bool {
+        guard node.phase == .running else { return false }
+        switch node.channels.confirmResponder(pending, confirmFrame: confirmFrame) {
+        case .refused(let refusal):
+            node.counters.count(refusal)
+            return false
+        case .confirmed(let channel):
+            authenticated(admission.id)
+            var endpoint: SocketAddress?
+            if let ip = admission.channel.remoteAddress?.ipAddress, pending.udpPort != 0 {
+                endpoint = try? SocketAddress(ipAddress: ip, port: Int(pending.udpPort))
+                if let endpoint { learnObservedAddress(node, endpoint, for: pending.peer) }
+            }
+            node.activate(pending.peer, channel: channel,
+                          connection: ChannelConnection(id: admission.id, channel: admission.channel, locallyInitiated: false),
+                          datagramEndpoint: endpoint)
+            return true
+        }
+    }
+
+    /// Records `endpoint` (IP of the connection, announced port) as an observed address.
+    func learnObservedAddress(_ node: isolated MeshNode, _ endpoint: SocketAddress, for peer: DeviceID) {
+        guard let ip = endpoint.ipAddress, let port = endpoint.port else { return }
+        let text = DaemonConfiguration.Endpoint(host: ip, port: port).description
+        guard node.channels.peers[peer]?.record.learn(address: text, source: .observed) == true else { return }
+        node.persistPeers()
+    }
+}

@@ -1,0 +1,102 @@
+import MeshCrypto
+import MeshCore
+import NIOCore
+import NIOPosix
+
+/// The dialer's connection drivers: tasks of the node's run loop, nonisolated, that connect,
+/// move the handshake's bytes and enter the node for each decision (`MeshNode.hop`).
+extension Dialer {
+    /// Runs a job of the node's run loop.
+    static func perform(_ job: NodeJob, on node: MeshNode) async {
+        switch job {
+        case .dial(let peer):
+            guard let (addresses, generation) = await node.hop({ $0.dialer.beginDial($0, peer) }) else { return }
+            var failed = true
+            for address in addresses where failed {
+                switch await dial(node, peer, at: address) {
+                case .ranAndClosed, .notNeeded: failed = false
+                case .failed: continue
+                }
+            }
+            await node.hop { [failed] in $0.dialer.dialEnded($0, peer, generation: generation, failed: failed) }
+        case .dialAddresses(let peer, let addresses):
+            for address in addresses {
+                guard case .failed = await dial(node, peer, at: address) else { break }
+            }
+        case .probeAddresses(let peer, let addresses):
+            await probe(node, peer, at: addresses)
+        }
+    }
+
+    /// Handshakes with `peer` at `addresses` in turn, next to its live channel, until one
+    /// authenticates (the channel switches to it and is then served here) or all failed.
+    static func probe(_ node: MeshNode, _ peer: DeviceID, at addresses: [DaemonConfiguration.Endpoint]) async {
+        var switched = false
+        for address in addresses where !switched {
+            switch await dial(node, peer, at: address, replacingLiveChannel: true) {
+            case .ranAndClosed: switched = true
+            case .notNeeded, .failed: continue
+            }
+        }
+        await node.hop { [switched] in $0.finder.probeEnded($0, peer, addresses: addresses, switched: switched) }
+    }
+
+    /// Opens a TCP connection (no Nagle) to `endpoint` on `loop` with the wire frame decoder
+    /// installed, as both dialing and pairing use it; throws when it does not connect within
+    /// `timeout`.
+    static func connectWire(to endpoint: DaemonConfiguration.Endpoint, timeout: TimeAmount,
+                            on loop: any EventLoop) async throws -> WireConnection {
+        try await ClientBootstrap(group: loop)
+            .connectTimeout(timeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .connect(host: endpoint.host, port: endpoint.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(WireFrameDecoder(expectsPreamble: false)))
+                    return try WireConnection(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    /// One outgoing attempt: connect, handshake, and on success serve the channel until it closes.
+    /// With `replacingLiveChannel` the attempt runs next to an active channel (an address
+    /// discovery reported), and the channel switches to it only once it authenticated.
+    static func dial(_ node: MeshNode, _ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint,
+                     replacingLiveChannel: Bool = false) async -> DialResult {
+        let connection: WireConnection
+        do {
+            connection = try await connectWire(to: endpoint, timeout: .seconds(2), on: node.loop)
+        } catch {
+            node.logger.trace("could not connect", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+            return .failed
+        }
+        var pendingHandshake: PendingInitiator?
+        var result = DialResult.failed
+        do {
+            result = try await connection.executeThenClose { inbound, _ -> DialResult in
+                guard let (message1, pending) = await node.hop({
+                    $0.dialer.startHandshake($0, peer, channel: connection.channel, replacingLiveChannel: replacingLiveChannel)
+                }) else {
+                    return .notNeeded
+                }
+                pendingHandshake = pending
+                try await connection.channel.writeAndFlush(ByteBuffer(bytes: ConnectionKind.channel.preamble + message1))
+                var frames = inbound.makeAsyncIterator()
+                guard case .frame(let message2)? = try await frames.next() else { return .failed }
+                let outcome = await node.hop { $0.dialer.finishHandshake($0, pending, message2: message2, channel: connection.channel) }
+                guard case .ranAndClosed = outcome else { return outcome }
+                pendingHandshake = nil
+                await node.hop { $0.finder.dialSucceeded($0, peer, at: endpoint, replacedLiveChannel: replacingLiveChannel) }
+                try? await node.pumpStream(peer: peer, connectionID: pending.connectionID, frames: &frames)
+                return .ranAndClosed
+            }
+        } catch {
+            node.logger.trace("outgoing connection ended", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+        }
+        if let pendingHandshake {
+            let failed = if case .failed = result { true } else { false }
+            await node.hop { $0.dialer.handshakeFailed($0, pendingHandshake, countFailure: failed) }
+        }
+        return result
+    }
+}

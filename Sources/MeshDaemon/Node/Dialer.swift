@@ -1,0 +1,130 @@
+import MeshCrypto
+import MeshCore
+import NIOCore
+import NIOPosix
+
+/// How one outgoing attempt ended.
+enum DialResult: Sendable {
+    /// The channel was active and its connection has since closed (a redial is scheduled).
+    case ranAndClosed
+    /// Could not connect or the handshake failed; try the next address.
+    case failed
+    /// No longer needed (another channel is active, the peer is gone, or the node stops).
+    case notNeeded
+}
+
+/// Outgoing channels: schedules dials to paired devices (at once, or after their backoff, as
+/// `DialState` decides), runs them as jobs of the node's run loop, and plays the initiator's
+/// side of the channel handshake; `PeerChannels` decides, the dialer does the I/O.
+///
+/// Owns the backoff timers; runs on the node's executor (every method that needs the node
+/// takes it `isolated`). The connection drivers (`perform`, `dial`, `probe`) are static and
+/// nonisolated: they run as tasks of the node and enter it for each step (`MeshNode.hop`).
+final class Dialer {
+    /// Dial jobs waiting out their backoff, by peer.
+    var dialTimers: [DeviceID: Scheduled<Void>] = [:]
+
+    /// Schedules one dial job for `peer` unless one is already pending: now, or once its
+    /// backoff has passed (a timer on the node's loop).
+    func scheduleDial(_ node: isolated MeshNode, _ peer: DeviceID, immediately: Bool) {
+        guard node.phase == .running, let delay = node.channels.scheduleDial(peer, immediately: immediately) else { return }
+        guard delay > 0 else {
+            node.jobQueue.yield(.dial(peer: peer))
+            return
+        }
+        let queue = node.jobQueue
+        dialTimers[peer]?.cancel()
+        dialTimers[peer] = node.loop.scheduleTask(in: .nanoseconds(Int64(clamping: delay))) { queue.yield(.dial(peer: peer)) }
+    }
+
+    /// Tries `peer` now instead of after its backoff (a new address, a link that came back).
+    /// While an attempt runs, its backoff is reset so a retry follows quickly, and mDNS
+    /// addresses that attempt is not trying are dialled next to it (it may be stuck for
+    /// seconds on a stale address that does not answer).
+    func kickDial(_ node: isolated MeshNode, _ peer: DeviceID) {
+        guard node.phase == .running, let slot = node.channels.peers.index(forKey: peer) else { return }
+        switch node.channels.peers.values[slot].dial.kick(channelActive: node.channels.peers.values[slot].channel != nil) {
+        case .none:
+            return
+        case .dialBesideAttempt:
+            let fresh = node.finder.tracker.addressesBesideDial(of: peer)
+            if !fresh.isEmpty { node.jobQueue.yield(.dialAddresses(peer: peer, addresses: fresh)) }
+        case .dialNow:
+            dialTimers.removeValue(forKey: peer)?.cancel()
+            node.jobQueue.yield(.dial(peer: peer))
+        }
+    }
+
+    /// The node stops: no backoff timer fires any more.
+    func stop() {
+        for timer in dialTimers.values { timer.cancel() }
+        dialTimers.removeAll()
+    }
+
+    /// The addresses to try now and the attempt's number, or nil when no dial is needed.
+    func beginDial(_ node: isolated MeshNode, _ peer: DeviceID) -> ([DaemonConfiguration.Endpoint], UInt64)? {
+        dialTimers.removeValue(forKey: peer)
+        guard node.phase == .running, let runtime = node.channels.dialDue(peer) else { return nil }
+        let addresses = node.finder.dialCandidates(node, runtime)
+        // Nothing to dial: the peer will connect to us.
+        guard !addresses.isEmpty, let generation = node.channels.peers[peer]?.dial.startAttempt() else { return nil }
+        return (addresses, generation)
+    }
+
+    /// A dial job ended; when every address failed, back off and try again later.
+    func dialEnded(_ node: isolated MeshNode, _ peer: DeviceID, generation: UInt64, failed: Bool) {
+        guard node.channels.peers[peer]?.dial.attemptEnded(generation: generation, failed: failed) == true else { return }
+        scheduleDial(node, peer, immediately: false)
+    }
+
+    /// Builds message 1 (framed) for `peer` and registers the connection with its handshake
+    /// deadline; nil when the dial is no longer needed (a channel is active, unless
+    /// `replacingLiveChannel`).
+    func startHandshake(_ node: isolated MeshNode, _ peer: DeviceID, channel: any Channel,
+                        replacingLiveChannel: Bool = false) -> ([UInt8], PendingInitiator)? {
+        guard node.phase == .running,
+              let (message1, started) = node.channels.startHandshake(peer, replacingLiveChannel: replacingLiveChannel,
+                                                                     udpPort: node.announcedUDPPort,
+                                                                     wall: node.clock.wallNanoseconds(),
+                                                                     now: node.clock.monotonicNanoseconds()) else {
+            return nil
+        }
+        var pending = started
+        pending.connectionID = node.gate.register(channel)
+        node.gate.armDeadline(node, channel, seconds: node.tuning.handshakeTimeout, connection: pending.connectionID)
+        return (message1, pending)
+    }
+
+    /// The responder closed, answered garbage, or lost a simultaneous connect: clean up.
+    func handshakeFailed(_ node: isolated MeshNode, _ pending: PendingInitiator, countFailure: Bool) {
+        if countFailure { node.counters.handshakesFailed += 1 }
+        node.gate.ended(pending.connectionID)
+        node.channels.initiatorEnded(pending)
+    }
+
+    /// Reads message 2, confirms and activates. `.ranAndClosed` here means "now active".
+    func finishHandshake(_ node: isolated MeshNode, _ pending: PendingInitiator, message2: [UInt8],
+                         channel: any Channel) -> DialResult {
+        guard node.phase == .running else { return .notNeeded }
+        switch node.channels.finishHandshake(pending, message2: message2, now: node.clock.monotonicNanoseconds()) {
+        case .gone: return .notNeeded
+        case .failed: return .failed
+        case .lostSimultaneousConnect:
+            node.counters.simultaneousConnectsResolved += 1
+            return .notNeeded
+        case .established(let active, let confirm, let udpPort):
+            channel.writeAndFlush(ByteBuffer(bytes: confirm), promise: nil)
+            node.gate.authenticated(pending.connectionID)
+            // Message 2's X25519 counts: the figure ends after `finishHandshake`.
+            node.counters.lastHandshakeMicroseconds = (node.clock.monotonicNanoseconds() &- pending.startedAt) / 1000
+            var endpoint: SocketAddress?
+            if let ip = channel.remoteAddress?.ipAddress, udpPort != 0 {
+                endpoint = try? SocketAddress(ipAddress: ip, port: Int(udpPort))
+            }
+            node.activate(pending.peer, channel: active,
+                          connection: ChannelConnection(id: pending.connectionID, channel: channel, locallyInitiated: true),
+                          datagramEndpoint: endpoint)
+            return .ranAndClosed
+        }
+    }
+}

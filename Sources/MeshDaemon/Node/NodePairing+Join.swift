@@ -1,0 +1,102 @@
+import MeshCrypto
+import MeshDiscovery
+import MeshCore
+import NIOCore
+
+/// The joiner's side of pairing: `PairingJoinExchange` runs the messages with the inviter; the
+/// node stores the inviter, then connects the channel at once. Without an address, the inviters
+/// advertising the code's public hint are found first and `PairingByCode` tries them (see
+/// docs/PAIRING.md, "Pairing without an address").
+extension NodePairing {
+    /// Runs pairing with the daemon at `endpoint`, stores it and dials it. Throws
+    /// `MeshError` (wrong code, refused, unreachable, that is this daemon, already paired).
+    func join(_ node: isolated MeshNode, _ parsed: PairingCode, at endpoint: DaemonConfiguration.Endpoint,
+              replace: Bool) async throws -> PairedDevice {
+        let joiner = try PairingJoiner(code: parsed, identity: PairingLocalIdentity(keyPair: node.identity.keyPair,
+                                                                                   name: node.configuration.name))
+        let exchange = PairingJoinExchange(endpoint: endpoint, timeout: node.tuning.pairingAttemptTimeout)
+        let outcome: PairingOutcome
+        do {
+            outcome = try await exchange.run(joiner) { endpoint, timeout in
+                try await Dialer.connectWire(to: endpoint, timeout: timeout, on: node.loop)
+            }
+        } catch let error as PairingError {
+            node.counters.pairingAttemptsFailed += 1
+            throw error.controlError
+        } catch {
+            node.counters.pairingAttemptsFailed += 1
+            throw error
+        }
+        do {
+            try PairingJoinRequest.accept(outcome, localPublicKey: node.identity.keyPair.publicKey,
+                                          existing: node.channels.peers[outcome.peerDeviceID]?.record, replace: replace)
+        } catch {
+            if error.kind == .alreadyPaired { node.counters.pairingsRefusedAlreadyPaired += 1 }
+            throw error
+        }
+        let device = store(node, outcome, address: PeerAddress(address: endpoint.description, source: .pairing))
+        node.dialer.scheduleDial(node, outcome.peerDeviceID, immediately: true)
+        return device
+    }
+
+    /// Finds the inviter advertising `code.publicHint` and pairs with it.
+    func joinByDiscovery(_ node: isolated MeshNode, _ code: PairingCode, replace: Bool) async throws -> PairedDevice {
+        // meshd always has a discovery (static peers at least); with mdns off nothing would
+        // ever show the hint, so say so at once instead of "searching" 5 s.
+        guard node.discovery != nil, node.configuration.mdns else {
+            throw MeshError(.discoveryOff, "this daemon runs without discovery (mdns = false or --no-mdns); pass --address HOST:PORT of the device that shows the code")
+        }
+        let inviters = try await findInviters(node, hint: code.publicHint)
+        return try await PairingByCode.pair(with: inviters, hint: code.publicHint, logger: node.logger) { endpoint in
+            try await join(node, code, at: endpoint, replace: replace)
+        }
+    }
+
+    /// Services advertising `hint`: at once when discovery shows some, else as soon as it
+    /// does (`PeerFinder.apply` ends the search), up to `PairingByCode.searchSeconds` (a timer
+    /// on the node's loop).
+    func findInviters(_ node: isolated MeshNode, hint: String) async throws -> [DiscoveredService] {
+        var found = node.finder.discovered.inviters(hint: hint)
+        if found.isEmpty, node.phase == .running {
+            let id = inviterSearches.reserve()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    guard !Task.isCancelled else {
+                        continuation.resume()
+                        return
+                    }
+                    let deadline = node.loop.scheduleTask(in: .nanoseconds(Int64(PairingByCode.searchSeconds * 1e9))) {
+                        [weak node] in
+                        guard let node else { return }
+                        node.onLoop { $0.pairing.endInviterSearch(id) }
+                    }
+                    inviterSearches.store(id, InviterSearches.Search(hint: hint, continuation: continuation, deadline: deadline))
+                }
+            } onCancel: {
+                // On the node's loop, after the search was stored (no task of its own).
+                node.loop.execute { node.onLoop { $0.pairing.endInviterSearch(id) } }
+            }
+            try Task.checkCancellation()
+            found = node.finder.discovered.inviters(hint: hint)
+        }
+        if !found.isEmpty { return found }
+        let discovered = node.finder.discovered
+        throw PairingByCode.noInviter(hint: hint, reason: discovered.mdnsAvailable == false ? discovered.unavailableReason : nil)
+    }
+
+    /// Ends search `id` (its deadline passed or its request was cancelled).
+    func endInviterSearch(_ id: UInt64) {
+        if let search = inviterSearches.end(id) { finish(search) }
+    }
+
+    /// Discovery changed: the searches it satisfied end.
+    func discoveryChanged(_ discovered: DiscoveredPeerTable) {
+        for search in inviterSearches.satisfied(by: discovered) { finish(search) }
+    }
+
+    /// Resumes a search that ended and cancels its deadline.
+    func finish(_ search: InviterSearches.Search) {
+        search.deadline.cancel()
+        search.continuation.resume()
+    }
+}
