@@ -104,7 +104,8 @@ enum FuzzRouterBed {
             switch step {
             case 0, 1:
                 let path: PingPath = step == 0 ? .stream : .datagram
-                await router.handleAndStore(InboundChannelMessage(peer: peer, path: path, bytes: input.record()))
+                await router.handleForFuzzing(InboundChannelMessage(peer: peer, path: path, bytes: input.record()))
+                await router.storeInboxBacklogForFuzzing()
             case 2:
                 guard let message = try? ChannelMessage(decoding: input.record()) else { continue }
                 await node.fuzzStreamMessage(message, from: peer, receivedAt: clock.wallNanoseconds())
@@ -130,13 +131,16 @@ extension DeliveryRouter {
     /// Lets the inbox replays that `attach` started finish (bounded), so what follows sees a
     /// settled router.
     func settleReplays() async {
-        for _ in 0..<10_000 where !handOut.replaying.isEmpty { await Task.yield() }
+        for _ in 0..<10_000 where !handOut.state.replaying.isEmpty { await Task.yield() }
     }
 
-    /// A peer's message handled as the message consumer does, then what it queued for the
-    /// inbox stored as the inbox consumer does.
-    func handleAndStore(_ message: InboundChannelMessage) async {
+    /// A peer's message handled as the message consumer does.
+    func handleForFuzzing(_ message: InboundChannelMessage) async {
         await consumer.handle(self, message)
+    }
+
+    /// What the message queued for the inbox, stored as the inbox consumer does.
+    func storeInboxBacklogForFuzzing() async {
         await consumer.storeInboxBacklog(self)
     }
 

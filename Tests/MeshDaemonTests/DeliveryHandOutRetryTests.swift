@@ -138,5 +138,5 @@ struct DeliveryHandOutRetryTests {
 
 extension DeliveryRouter {
     /// Sinks waiting for their inbox to be offered again.
-    func handOutRetryCountForTest() -> Int { handOut.retries.count }
+    func handOutRetryCountForTest() -> Int { handOut.state.retries.count }
 }

@@ -109,6 +109,6 @@ final class ShedCountingSink: DeliveryEventSink, @unchecked Sendable {
 extension DeliveryRouter {
     /// Marks `sink` as replaying, as `attach` and `reoffer` do before a replay.
     func beginReplayForTest(_ sink: any DeliveryEventSink) {
-        handOut.replaying[ObjectIdentifier(sink)] = SinkReplay()
+        handOut.state.replaying[ObjectIdentifier(sink)] = SinkReplay()
     }
 }

@@ -120,16 +120,16 @@ struct DeliveryReplayInboxBoundTests {
 extension DeliveryRouter {
     /// Whether `sink`'s inbox replay runs.
     func isReplayingForTest(_ sink: any DeliveryEventSink) -> Bool {
-        handOut.replaying[ObjectIdentifier(sink)] != nil
+        handOut.state.replaying[ObjectIdentifier(sink)] != nil
     }
 
     /// Deliveries held in memory for `sink` while its replay runs.
     func heldForTest(_ sink: any DeliveryEventSink) -> Int? {
-        handOut.replaying[ObjectIdentifier(sink)]?.deferred.count
+        handOut.state.replaying[ObjectIdentifier(sink)]?.deferred.count
     }
 
     /// The count of inbox entries among them.
     func deferredInboxForTest(_ sink: any DeliveryEventSink) -> Int? {
-        handOut.replaying[ObjectIdentifier(sink)]?.inboxHeld
+        handOut.state.replaying[ObjectIdentifier(sink)]?.inboxHeld
     }
 }

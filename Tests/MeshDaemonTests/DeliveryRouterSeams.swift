@@ -20,3 +20,30 @@ extension DeliveryRouter {
         await consumer.storeInboxBacklog(self)
     }
 }
+
+/// The hand-out's internal steps, called on the router as a test drives them.
+extension DeliveryRouter {
+    /// Hands stored entries to `sinks`, as the inbox consumer does after a commit.
+    @discardableResult
+    func hand(_ entries: [InboxEntry], to sinks: [any DeliveryEventSink]) async -> Bool {
+        await handOut.hand(self, entries, to: sinks)
+    }
+
+    /// Replays the inbox of `features` to `sink`, as an attach does.
+    func replayInbox(features: [String], to sink: any DeliveryEventSink) async {
+        await handOut.replayInbox(self, features: features, to: sink)
+    }
+
+    /// Ends `sink`'s replay.
+    func endReplay(_ sink: any DeliveryEventSink) async {
+        await handOut.endReplay(self, sink)
+    }
+
+    /// Emits a live event to `sink` (held while its replay runs).
+    func emitLive(_ event: DeliveryEvent, to sink: any DeliveryEventSink) {
+        handOut.emitLive(self, event, to: sink)
+    }
+
+    /// Whether no inbox replay runs.
+    func noReplayRuns() -> Bool { handOut.state.replaying.isEmpty }
+}

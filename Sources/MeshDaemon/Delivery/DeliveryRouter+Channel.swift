@@ -93,7 +93,7 @@ extension DeliveryRouter {
             if peerStates[peer]?.outbox.roomResendPending == true { sender.reliableRoom(self, from: peer) }
             sender.retryIfStalled(self, peer)
         }
-        retryHandOuts()
+        handOut.startDueRetries(self)
         summariseHeldWarnings()
         await consumer.flushSeen(self)
         if idleMemory.tick(fingerprint: counters.traffic) {

@@ -51,8 +51,8 @@ public actor DeliveryRouter: Service {
     /// The receiving side (docs/DELIVERY.md): peer messages and channel events from arrival
     /// to the inbox.
     let consumer: InboundConsumer
-    /// The hand-out of stored items to the attached apps.
-    var handOut: InboxHandOut
+    /// The hand-out of received items to the attached apps.
+    let handOut: AppHandOut
     /// Warnings a peer or a full disk can cause over and over, each at most once per 10 s with
     /// a count of the ones held back.
     var peerFaultWarning = RateLimitedWarning()
@@ -81,8 +81,7 @@ public actor DeliveryRouter: Service {
         self.options = options
         self.ticks = TickSchedule(presenceLease: options.presenceLease)
         self.consumer = InboundConsumer(options: options)
-        self.handOut = InboxHandOut(maximumDeferredInbox: options.maximumDeferredInbox,
-                                    maximumDeferredLive: options.maximumDeferredLive, retryMaximum: options.handOutRetryMaximum)
+        self.handOut = AppHandOut(options: options)
         self.logger = logger
         self.clock = channels.clock
         self.localDeviceID = channels.deviceID

@@ -2,7 +2,7 @@
 /// a full disk). Inbox items are not handed to it without that record (an app that dies before
 /// acking must get them flagged as redeliveries), and handing later items first would break
 /// per-peer order; so it gets no inbox item until a replay, tried again with backoff from the
-/// router's tick, hands it what it misses from the store, in order.
+/// router's tick (`AppHandOut.startDueRetries`), hands it what it misses from the store, in order.
 struct HandOutRetry: Sendable {
     /// Failed attempts in a row (the backoff's exponent).
     var failures = 0
@@ -17,22 +17,3 @@ struct HandOutRetry: Sendable {
     }
 }
 
-extension DeliveryRouter {
-    /// `key`'s sink was not handed inbox items because their delivery could not be recorded:
-    /// hold its inbox hand-outs and schedule a replay.
-    func retryHandOutLater(_ key: ObjectIdentifier) {
-        if isAttached(key) { handOut.retryLater(key, now: now()) }
-    }
-
-    /// From the tick: starts the replays that are due.
-    func retryHandOuts() {
-        for key in handOut.startDueRetries(now: now()) {
-            guard let sink = attachments.sink(key) else {
-                handOut.dropRetry(key)
-                continue
-            }
-            counters.inboxHandOutRetries &+= 1
-            spawn { await $0.resync(sink) }
-        }
-    }
-}

@@ -69,7 +69,7 @@ extension InboundConsumer {
         case .queued: inboxSignalQueue.yield()
         case .live:
             for sink in sinks {
-                router.emitLive(.envelope(from: router.key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload), to: sink)
+                router.handOut.emitLive(router, .envelope(from: router.key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload), to: sink)
             }
             queueAckNow(router, item.eventID, to: peer, path: path)
         }
@@ -141,7 +141,7 @@ extension InboundConsumer {
         // receiver's CPU per reliable item). Should an app detach meanwhile, its items are marked
         // as redeliveries when handed later: a mark too many, never one too few.
         let handedOut: Set<String> = router.options.testBugHandOutBeforeDurable ? []
-            : Set(toStore.map(\.featureID)).filter { router.handsDirectly($0) }
+            : Set(toStore.map(\.featureID)).filter { router.handOut.handsDirectly(router, $0) }
         let receipts: [InboxReceipt]
         do {
             // What fits is stored even when the rest does not: a batch larger than the room left
@@ -182,7 +182,7 @@ extension InboundConsumer {
         }
         router.counters.inboxStored &+= UInt64(stored.count)
         for feature in Set(stored.map(\.item.featureID)).sorted() {
-            await router.hand(stored.filter { $0.item.featureID == feature }, to: router.sinks(for: feature), recorded: handedOut.contains(feature))
+            await router.handOut.hand(router, stored.filter { $0.item.featureID == feature }, to: router.sinks(for: feature), recorded: handedOut.contains(feature))
         }
     }
 }
