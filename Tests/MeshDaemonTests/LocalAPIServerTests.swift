@@ -61,6 +61,32 @@ struct LocalAPIServerTests {
         }
     }
 
+    @Test func shutdownWaitsForTheRequestsStillBeingPerformed() async throws {
+        let test = try await TestServer.start()
+        let client = try await MeshClient.connect(socketPath: test.socketPath)
+        let code = try await client.createPairingCode().code
+        await test.controlPlane.ignoreCancelledPairingWaits()
+        let waiting = Task { try await client.awaitPairing(code: code) }
+        try await pollUntil { await test.controlPlane.waitingCount() == 1 }
+
+        let order = OrderLog()
+        let shutdown = Task {
+            await test.server.shutdown()
+            await order.append("server stopped")
+        }
+        // The client's wait ends when the server closes its connection ...
+        await #expect(throws: (any Error).self) { try await waiting.value }
+        // ... but this pairing wait does not end on cancellation: its request still runs, and
+        // the server waits for it.
+        await order.append("request ended")
+        await test.controlPlane.completePairing(code: code)
+        await shutdown.value
+        #expect(await order.entries == ["request ended", "server stopped"])
+        #expect(!FileManager.default.fileExists(atPath: test.socketPath))
+        await client.close()
+        try? FileManager.default.removeItem(atPath: test.directory)
+    }
+
     @Test func daemonErrorsSurfaceWithTheirCodeAndMessage() async throws {
         try await withTestServer { test in
             let client = try await MeshClient.connect(socketPath: test.socketPath)
@@ -163,6 +189,12 @@ struct LocalAPIServerTests {
         await server.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
     }
+}
+
+/// What happened, in order.
+private actor OrderLog {
+    private(set) var entries: [String] = []
+    func append(_ entry: String) { entries.append(entry) }
 }
 
 /// Waits (≤ 5 s) until `condition` holds; records an issue when it never did.

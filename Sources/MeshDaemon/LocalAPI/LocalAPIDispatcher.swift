@@ -25,6 +25,8 @@ public struct LocalAPIDispatcher: Sendable {
     public let controlRole: ControlRole
     /// The `hello` reply without its `uid`, encoded once (see `helloBody(uid:)`).
     private let helloWithoutUID: [UInt8]
+    /// The tasks performing requests (`start`), awaited when the server shuts down.
+    let requestTasks = LocalAPIRequestTasks()
 
     /// Creates a dispatcher.
     public init(controlPlane: any MeshControlPlane, defaultPairingLifetime: Double,

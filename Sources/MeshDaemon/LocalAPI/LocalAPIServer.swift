@@ -51,9 +51,13 @@ public final class LocalAPIServer: Sendable {
     private let socketFile: SocketFile
     private let inode: UInt64
     private let logger: Logger
+    /// The tasks performing this server's requests.
+    private let requestTasks: LocalAPIRequestTasks
 
     private init(socketPath: String, counters: LocalAPICounters, serverChannel: any Channel,
-                 registry: LocalAPIConnectionRegistry, socketFile: SocketFile, inode: UInt64, logger: Logger) {
+                 registry: LocalAPIConnectionRegistry, socketFile: SocketFile, inode: UInt64,
+                 requestTasks: LocalAPIRequestTasks, logger: Logger) {
+        self.requestTasks = requestTasks
         self.socketPath = socketPath
         self.counters = counters
         self.serverChannel = serverChannel
@@ -112,14 +116,16 @@ public final class LocalAPIServer: Sendable {
         logger.info("local API listening", metadata: ["api.socket": "\(socketPath)",
                                                       "api.mode": "\(String(mode, radix: 8))"])
         return LocalAPIServer(socketPath: socketPath, counters: counters, serverChannel: channel,
-                              registry: registry, socketFile: socketFile, inode: inode, logger: logger)
+                              registry: registry, socketFile: socketFile, inode: inode,
+                              requestTasks: dispatcher.requestTasks, logger: logger)
     }
 
     /// Open client connections now.
     public var connectionCount: Int { registry.count }
 
-    /// Stops accepting, tells each client `shutting-down`, closes them, and removes the socket
-    /// file (only if it is still this server's).
+    /// Stops accepting, tells each client `shutting-down`, closes them, waits for the requests
+    /// still being performed (cancelled by the close) to end, and removes the socket file (only
+    /// if it is still this server's).
     public func shutdown() async {
         try? await serverChannel.close()
         let body = (try? LocalAPIJSON.encode(LocalAPIErrorBody(
@@ -129,6 +135,8 @@ public final class LocalAPIServer: Sendable {
             channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
             try? await channel.closeFuture.get()
         }
+        // Closing a connection cancelled its requests; what still runs ends before the server does.
+        await requestTasks.stopAll()
         socketFile.remove(inode: inode)
         logger.info("local API stopped", metadata: ["api.socket": "\(socketPath)"])
     }

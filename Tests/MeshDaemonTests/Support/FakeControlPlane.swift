@@ -2,12 +2,15 @@ import MeshDaemon
 import MeshLocalAPI
 
 /// A scripted `MeshControlPlane`: fixed status and peers, one pairing code, and pairing waits
-/// that end when the test completes or cancels them.
+/// that end when the test completes or cancels them, or (as `MeshNode`'s do) when the request's
+/// task is cancelled, unless `ignoreCancelledPairingWaits()` was called.
 actor FakeControlPlane: MeshControlPlane {
     static let peerID = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD"
     static let code = "K7Q2-9XWM"
 
-    private var waiters: [String: [CheckedContinuation<PairedDevice, any Error>]] = [:]
+    private var waiters: [String: [(id: UInt64, continuation: CheckedContinuation<PairedDevice, any Error>)]] = [:]
+    private var nextWaiterID: UInt64 = 0
+    private var pairingWaitsIgnoreCancellation = false
     private(set) var cancelledCodes: [String] = []
     private(set) var unpaired: [String] = []
     private(set) var createdLifetimes: [Double] = []
@@ -37,15 +40,35 @@ actor FakeControlPlane: MeshControlPlane {
 
     func awaitPairing(code: String) async throws -> PairedDevice {
         guard code == Self.code else { throw MeshError.invalidCode("unknown code") }
-        return try await withCheckedThrowingContinuation { continuation in
-            waiters[code, default: []].append(continuation)
+        let id = nextWaiterID
+        nextWaiterID += 1
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if Task.isCancelled && !pairingWaitsIgnoreCancellation {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters[code, default: []].append((id, continuation))
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id, code: code) }
         }
+    }
+
+    /// Pairing waits from now on do not end when their task is cancelled (a slow operation).
+    func ignoreCancelledPairingWaits() { pairingWaitsIgnoreCancellation = true }
+
+    private func cancelWaiter(_ id: UInt64, code: String) {
+        guard !pairingWaitsIgnoreCancellation,
+              let index = waiters[code]?.firstIndex(where: { $0.id == id }),
+              let waiter = waiters[code]?.remove(at: index) else { return }
+        waiter.continuation.resume(throwing: CancellationError())
     }
 
     func cancelPairing(code: String) async {
         cancelledCodes.append(code)
         for waiter in waiters.removeValue(forKey: code) ?? [] {
-            waiter.resume(throwing: MeshError.pairingCancelled)
+            waiter.continuation.resume(throwing: MeshError.pairingCancelled)
         }
     }
 
@@ -70,7 +93,7 @@ actor FakeControlPlane: MeshControlPlane {
     /// Completes every wait for `code` with a pairing.
     func completePairing(code: String) {
         for waiter in waiters.removeValue(forKey: code) ?? [] {
-            waiter.resume(returning: PairedDevice(deviceID: Self.peerID, name: "laptop", verification: "4821 0375"))
+            waiter.continuation.resume(returning: PairedDevice(deviceID: Self.peerID, name: "laptop", verification: "4821 0375"))
         }
     }
 

@@ -47,7 +47,7 @@ enum LocalAPIPerforming {
     case answered(LocalAPIReply)
     /// `answer` will be called on the loop, once the router is done (a reliable send's commit).
     case answerComes
-    /// Performed by this task; `answer` will be called on the loop when it ends.
+    /// Performed by this task (tracked by `requestTasks`); `answer` will be called on the loop when it ends.
     case task(Task<Void, Never>)
 }
 
@@ -97,7 +97,7 @@ extension LocalAPIDispatcher {
         let executor = router.flatMap { $0.loop === loop ? $0.taskExecutor : nil }
         let answerOnLoop = NIOLoopBound(answer, eventLoop: loop)
         let dispatcher = self
-        return .task(Task(executorPreference: executor) {
+        return .task(requestTasks.start(executorPreference: executor) {
             let reply = await dispatcher.perform(request, context: context).map(LocalAPIReplyBody.bytes)
             if loop.inEventLoop {
                 answerOnLoop.value(reply)
