@@ -111,7 +111,7 @@ enum FuzzRouterBed {
                 await node.fuzzStreamMessage(message, from: peer, receivedAt: clock.wallNanoseconds())
             case 3:
                 clock.advance(nanoseconds: UInt64(input.byte()) * 50_000_000)
-                await router.tick(round: UInt64(steps))
+                await router.tickForFuzzing(round: UInt64(steps))
             case 4:
                 _ = try? await router.acknowledgeInbox(ids: app.takeInboxIDs())
             case 5:
@@ -128,6 +128,11 @@ enum FuzzRouterBed {
 }
 
 extension DeliveryRouter {
+    /// One tick of the router's periodic work (`DeliveryTicker.tick`).
+    func tickForFuzzing(round: UInt64) async {
+        await ticker.tick(self, round: round)
+    }
+
     /// Lets the inbox replays that `attach` started finish (bounded), so what follows sees a
     /// settled router.
     func settleReplays() async {

@@ -55,50 +55,8 @@ extension DeliveryRouter {
         peerStates[peer]?.offsetNanoseconds = estimate.offsetNanoseconds
     }
 
-    /// The tick loop (`TickSchedule`). The wait between ticks is a task scheduled on the loop
-    /// (virtual time in the simulator).
+    /// The tick loop (`DeliveryTicker`), until the router stops.
     func runTicks() async {
-        while !consumer.inbound.stopping {
-            await withCheckedContinuation { continuation in
-                tickWaiter = continuation
-                let router = self
-                tickTimer = loop.scheduleTask(in: TickSchedule.interval) { router.onLoop { $0.tickTimerFired() } }
-            }
-            guard !consumer.inbound.stopping else { return }
-            await tick(round: ticks.next())
-        }
-    }
-
-    func tickTimerFired() {
-        tickTimer = nil
-        tickWaiter?.resume()
-        tickWaiter = nil
-    }
-
-    /// The router stops: the tick loop ends now instead of after its wait.
-    func stopTicks() {
-        tickTimer?.cancel()
-        tickTimerFired()
-    }
-
-    /// One tick: per active peer estimates, presence renewal, lease expiry, reliable retries;
-    /// then hand-out retries, held warnings, the seen-set flush, idle memory release.
-    func tick(round: UInt64) async {
-        for peer in peerStates.keys.sorted() where peerStates[peer]?.active == true {
-            refreshEstimate(peer)
-            if ticks.renewsPresence(round) {
-                await transmit(.presence(features: attachments.announcedFeatures), to: peer, path: .datagram)
-            }
-            emitReachability(peerStates[peer]?.expireLease(now: now()) ?? [], of: peer)
-            if peerStates[peer]?.outbox.roomResendPending == true { sender.reliableRoom(self, from: peer) }
-            sender.retryIfStalled(self, peer)
-        }
-        handOut.startDueRetries(self)
-        summariseHeldWarnings()
-        await consumer.flushSeen(self)
-        if idleMemory.tick(fingerprint: counters.traffic) {
-            let store = self.store
-            _ = try? await worker.run { store.releaseMemory() }
-        }
+        await ticker.run(self)
     }
 }

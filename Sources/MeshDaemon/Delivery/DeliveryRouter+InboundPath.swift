@@ -20,7 +20,7 @@ extension DeliveryRouter: DeliveryInbound {
     /// The router stops: the consumers end, nothing waits for inbox room or a tick any more.
     func stopInboundWaits() {
         consumer.stop()
-        stopTicks()
+        ticker.stop()
         directory.resumeDeliveryWaits()
     }
 

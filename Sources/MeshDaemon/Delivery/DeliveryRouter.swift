@@ -27,8 +27,6 @@ public actor DeliveryRouter: Service {
     public nonisolated let localDeviceID: DeviceID
 
     var counters = DeliveryCounters()
-    /// Gives the store's page cache and free heap back once the traffic pauses (2 s).
-    var idleMemory = IdleMemoryRelease(quietTicks: 20)
     var peerStates: [DeviceID: DeliveryPeerState] = [:]
     /// Full textual IDs (the store's peer keys), cached: formatting and parsing IDs is not free.
     var peerKeys: [DeviceID: String] = [:]
@@ -44,10 +42,8 @@ public actor DeliveryRouter: Service {
     /// The tasks `spawn` started and that have not ended (`run()` awaits them when it stops).
     var tasks = TrackedTasks()
 
-    /// The tick's rounds; the tick loop's wait (`runTicks`) and its loop timer.
-    var ticks: TickSchedule
-    var tickWaiter: CheckedContinuation<Void, Never>?
-    var tickTimer: Scheduled<Void>?
+    /// The periodic work: the tick loop and what a tick does (`DeliveryTicker`).
+    let ticker: DeliveryTicker
     /// The receiving side (docs/DELIVERY.md): peer messages and channel events from arrival
     /// to the inbox.
     let consumer: InboundConsumer
@@ -79,7 +75,7 @@ public actor DeliveryRouter: Service {
         self.sender = DeliverySender(options: options, outboxRows: OutboxRows(store: store, worker: worker, committer: committer))
         self.directory = SessionDirectory(snapshotSlots: SnapshotSlots(store: store, worker: worker))
         self.options = options
-        self.ticks = TickSchedule(presenceLease: options.presenceLease)
+        self.ticker = DeliveryTicker(presenceLease: options.presenceLease)
         self.consumer = InboundConsumer(options: options)
         self.handOut = AppHandOut(options: options)
         self.logger = logger
