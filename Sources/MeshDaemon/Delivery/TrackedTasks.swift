@@ -8,11 +8,14 @@ struct TrackedTasks: Sendable {
     /// How many run.
     var count: Int { running.count }
 
-    /// Stores the task `start` makes for a fresh id (which the task passes to `ended`).
-    mutating func add(_ start: (UInt64) -> Task<Void, Never>) {
+    /// Stores the task `start` makes for a fresh id (which the task passes to `ended`), and returns it.
+    @discardableResult
+    mutating func add(_ start: (UInt64) -> Task<Void, Never>) -> Task<Void, Never> {
         let id = nextID
         nextID &+= 1
-        running[id] = start(id)
+        let task = start(id)
+        running[id] = task
+        return task
     }
 
     /// The task `id` ended (an id `takeAll` took already is ignored).

@@ -12,22 +12,14 @@ final class LocalAPIRequestTasks: Sendable {
                _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         // Under the lock until the task is stored, so its `ended` (which takes the lock) comes after.
         running.withLock { tasks in
-            var started: Task<Void, Never>?
             tasks.add { id in
-                let task = Task(executorPreference: executor) {
+                Task(executorPreference: executor) {
                     await body()
                     self.running.withLock { $0.ended(id) }
                 }
-                started = task
-                return task
             }
-            // `add` calls its closure once, at once.
-            return started ?? Task {}
         }
     }
-
-    /// How many run now.
-    var count: Int { running.withLock { $0.count } }
 
     /// Cancels every running task and awaits it, and those started meanwhile (at most 100
     /// rounds: the server stopped accepting requests before it calls this).
