@@ -77,7 +77,7 @@ final class AppHandOut {
     /// none is replaying its inbox or waiting to retry a hand-out (those read items later).
     func handsDirectly(_ router: isolated DeliveryRouter, _ featureID: String) -> Bool {
         let sinks = router.sinks(for: featureID)
-        return !sinks.isEmpty && sinks.allSatisfy { router.isAttached(ObjectIdentifier($0)) && state.readsLive(ObjectIdentifier($0)) }
+        return !sinks.isEmpty && sinks.allSatisfy { state.readsLive(ObjectIdentifier($0)) }
     }
 
     // MARK: - Hand-out retries (`HandOutRetry`)

@@ -54,9 +54,4 @@ extension DeliveryRouter {
         peerStates[peer]?.roundTripNanoseconds = estimate.roundTripNanoseconds
         peerStates[peer]?.offsetNanoseconds = estimate.offsetNanoseconds
     }
-
-    /// The tick loop (`DeliveryTicker`), until the router stops.
-    func runTicks() async {
-        await ticker.run(self)
-    }
 }

@@ -21,7 +21,7 @@ extension DeliveryRouter: DeliveryInbound {
     func stopInboundWaits() {
         consumer.stop()
         ticker.stop()
-        directory.resumeDeliveryWaits()
+        directory.deliveryWaits.finishAll()
     }
 
     /// The router stops: the channels hold what arrives from now on, and what a datagram

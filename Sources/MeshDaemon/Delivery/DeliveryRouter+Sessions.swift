@@ -42,11 +42,6 @@ extension DeliveryRouter {
         try await directory.setWatermark(self, sessionID: sessionID, featureID: featureID, peer: peer, sequence: sequence)
     }
 
-    /// The body of `SessionDirectory.pairedPeersReady`'s task, on the router.
-    func loadPairedPeers() async {
-        await directory.loadPairedPeers(self)
-    }
-
     /// Stores `snapshot` in the outbound slot of its (feature, session) and pushes it.
     ///
     /// With no target it goes to every paired device as a push (shown to apps only when newer

@@ -115,10 +115,10 @@ public actor DeliveryRouter: Service {
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withTaskGroup(of: Void.self) { group in
-                    group.addTask { await self.onRouter { await $0.consumer.consumeChannelEvents($0) } }
-                    group.addTask { await self.onRouter { await $0.consumer.consumeMessages($0) } }
-                    group.addTask { await self.onRouter { await $0.consumer.consumeInboxWork($0) } }
-                    group.addTask { await self.runTicks() }
+                    group.addTask { await self.hop { await $0.consumer.consumeChannelEvents($0) } }
+                    group.addTask { await self.hop { await $0.consumer.consumeMessages($0) } }
+                    group.addTask { await self.hop { await $0.consumer.consumeInboxWork($0) } }
+                    group.addTask { await self.hop { await $0.ticker.run($0) } }
                     for await _ in stop {}
                     await self.stopInboundWaits()
                     group.cancelAll()
@@ -130,9 +130,6 @@ public actor DeliveryRouter: Service {
             stopper.finish()
         }
     }
-
-    /// Runs `body` on the router (a child task's entry to a component's loop).
-    private func onRouter(_ body: @Sendable (isolated DeliveryRouter) async -> Void) async { await body(self) }
 
     /// The router runs on its node's event loop, like the node itself: a request, the router,
     /// the node and the socket write involve no thread switch. Store work never runs here

@@ -68,9 +68,8 @@ extension InboundConsumer {
         case .full: router.counters.inboxBacklogDropped &+= 1
         case .queued: inboxSignalQueue.yield()
         case .live:
-            for sink in sinks {
-                router.handOut.emitLive(router, .envelope(from: router.key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload), to: sink)
-            }
+            let event = DeliveryEvent.envelope(from: router.key(peer), inboxID: 0, redelivery: false, mode: item.kind, encoded: item.payload)
+            for sink in sinks { router.handOut.emitLive(router, event, to: sink) }
             queueAckNow(router, item.eventID, to: peer, path: path)
         }
     }

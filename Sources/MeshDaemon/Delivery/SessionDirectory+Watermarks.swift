@@ -107,7 +107,7 @@ extension SessionDirectory {
             await load.value
             return
         }
-        let load = Task(executorPreference: router.taskExecutor) { await router.loadPairedPeers() }
+        let load = Task(executorPreference: router.taskExecutor) { await router.hop { await $0.directory.loadPairedPeers($0) } }
         watermarkLoad = load
         await load.value
     }

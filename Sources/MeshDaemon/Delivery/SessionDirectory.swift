@@ -114,11 +114,6 @@ final class SessionDirectory {
         }
     }
 
-    /// The router stops: every delivery wait ends (not delivered).
-    func resumeDeliveryWaits() {
-        deliveryWaits.finishAll()
-    }
-
     /// A peer's session row: stored when it changes the directory, then to the feature's apps.
     func sessionReceived(_ router: isolated DeliveryRouter, _ message: DeliverySessionRecord, from peer: DeviceID) async {
         router.counters.sessionsReceived &+= 1

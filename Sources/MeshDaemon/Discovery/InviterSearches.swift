@@ -2,7 +2,7 @@ import NIOCore
 
 /// Joiners waiting for an inviter that advertises their code's hint (pairing by code alone),
 /// by search number: each ends when discovery shows a matching service, at its deadline, or
-/// when its request is cancelled. Bookkeeping only: the node resumes what it is handed.
+/// when its request is cancelled. Bookkeeping only: `NodePairing` resumes what it is handed.
 struct InviterSearches {
     struct Search {
         let hint: String

@@ -5,7 +5,7 @@ import NIOCore
 /// The node's discovery while it runs: starts the backend, applies its events and sends
 /// advertisement updates as child tasks of the node's `run()`, and keeps a maintenance timer
 /// on the node's loop (interfaces have no event to wait on) until the node stops. What the
-/// inputs change is `DiscoveryTracker`'s decision; the node carries it out.
+/// inputs change is `DiscoveryTracker`'s decision; the node's `PeerFinder` carries it out.
 struct NodeDiscoveryService {
     let discovery: any PeerDiscovery
     /// The node (a fake in tests).

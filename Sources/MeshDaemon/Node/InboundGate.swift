@@ -8,7 +8,7 @@
 /// instead of growing the daemon's memory, and cannot crowd out other peers. The paused readers
 /// are kept here (each as what resumes it) and handed back when they may read on. Without a
 /// handler messages are held, up to the message bound. Decisions and bookkeeping only:
-/// `MeshNode` calls the handler and resumes what it is handed.
+/// `InboundHandOff` calls the handler and resumes what it is handed.
 struct InboundGate: Sendable {
     /// Bound on queued (and on held) messages.
     static let messageLimit = 8192

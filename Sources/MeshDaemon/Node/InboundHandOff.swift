@@ -31,12 +31,6 @@ final class InboundHandOff {
         handler?.channelEvent(event)
     }
 
-    /// Whether stream readers must wait for room (see `MeshNode.waitForInboundRoom`).
-    var isFull: Bool { gate.isFull }
-
-    /// Parks a stream reader until the queue has room again.
-    func pause(_ resume: @escaping @Sendable () -> Void) { gate.pause(resume) }
-
     /// Resumes the stream readers waiting for room (the handler went away, or the node stops).
     func releaseWaiters() {
         for resume in gate.releaseReaders() { resume() }

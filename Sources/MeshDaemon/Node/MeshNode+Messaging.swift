@@ -62,7 +62,7 @@ extension MeshNode {
 
     /// Returns once the inbound queue has room for stream messages again (at once when it has).
     func waitForInboundRoom() async {
-        guard handOff.isFull else { return }
-        await withCheckedContinuation { reader in handOff.pause { reader.resume() } }
+        guard handOff.gate.isFull else { return }
+        await withCheckedContinuation { reader in handOff.gate.pause { reader.resume() } }
     }
 }

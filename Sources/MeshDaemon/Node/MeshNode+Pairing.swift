@@ -38,7 +38,7 @@ extension MeshNode: PairingAttemptHost {
         return try await pairing.join(self, request.code, at: endpoint, replace: replace)
     }
 
-    func pairingHelloMalformed() { pairing.helloMalformed(self) }
+    func pairingHelloMalformed() { counters.pairingHellosMalformed += 1 }
 
     func beginPairingAttempt(_ admission: InboundAdmission) -> PairingResponder? { pairing.beginAttempt(self, admission) }
 

@@ -200,10 +200,6 @@ public actor MeshNode: MeshControlPlane, Service {
         handOff.releaseWaiters()
     }
 
-    /// Runs `body` on the node: how its nonisolated drivers (dial and accept tasks) enter the
-    /// components, one actor hop as any call to the node.
-    func hop<T>(_ body: @Sendable (isolated MeshNode) throws -> sending T) rethrows -> sending T { try body(self) }
-
     /// The UDP port this node announces in handshakes (0 before it is bound).
     var announcedUDPPort: UInt16 { UInt16(boundListenAddress?.port ?? 0) }
 }

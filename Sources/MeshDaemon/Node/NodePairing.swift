@@ -10,7 +10,7 @@ import NIOCore
 /// by address or by the code's public hint over discovery (`InviterSearches`).
 ///
 /// Owns the invitation and the inviter searches; runs on the node's executor (every method
-/// that needs the node takes it `isolated`). The node stores the new device.
+/// that needs the node takes it `isolated`); it stores the new device (`store`).
 final class NodePairing {
     /// The live pairing code, its `pair.wait` requests, the last pairing it made.
     var invitations = PairingInvitations()
@@ -84,8 +84,6 @@ final class NodePairing {
     func stopSearches() {
         for search in inviterSearches.endAll() { finish(search) }
     }
-
-    func helloMalformed(_ node: isolated MeshNode) { node.counters.pairingHellosMalformed += 1 }
 
     /// Starts a responder when the live code accepts an attempt on `admission`; nil closes it.
     func beginAttempt(_ node: isolated MeshNode, _ admission: InboundAdmission) -> PairingResponder? {

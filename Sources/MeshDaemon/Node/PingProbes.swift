@@ -1,8 +1,8 @@
 import MeshCore
 
 /// The node's outstanding ping probes by id: whether each reply is still expected, already
-/// came (before its prober began to wait), or is awaited. Bookkeeping only: the node resumes
-/// the continuations it is handed.
+/// came (before its prober began to wait), or is awaited. Bookkeeping only: `PingProber`
+/// resumes the continuations it is handed.
 struct PingProbes {
     typealias Waiter = CheckedContinuation<UInt64?, Never>
 

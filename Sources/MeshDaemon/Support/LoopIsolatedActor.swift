@@ -27,5 +27,13 @@ extension LoopIsolatedActor {
     }
 }
 
+extension LoopIsolatedActor {
+    /// Runs `body` on this actor: how a nonisolated task (a child task of `run()`, a dial or
+    /// accept driver) enters the actor's components, one hop as any call to the actor.
+    func hop<T>(_ body: @Sendable (isolated Self) async throws -> sending T) async rethrows -> sending T {
+        try await body(self)
+    }
+}
+
 extension MeshNode: LoopIsolatedActor {}
 extension DeliveryRouter: LoopIsolatedActor {}

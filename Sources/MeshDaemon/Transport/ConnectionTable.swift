@@ -2,8 +2,8 @@ import NIOCore
 
 /// The node's TCP connections by number: which are open, who may open one (a rate per source
 /// address and `UnauthenticatedSlots`), and where a connection that has not authenticated
-/// stands (first message, pairing attempt end). Bookkeeping and decisions only: the node closes
-/// channels, counts refusals and arms the deadline timers.
+/// stands (first message, pairing attempt end). Bookkeeping and decisions only: `ConnectionGate`
+/// closes channels, counts refusals and arms the deadline timers.
 struct ConnectionTable {
     /// Why a new inbound connection is refused (each has a counter).
     enum Refusal: Sendable, Equatable {
