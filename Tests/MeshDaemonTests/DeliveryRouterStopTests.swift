@@ -4,7 +4,6 @@ import MeshCore
 import MeshCrypto
 import NIOCore
 import NIOPosix
-import Synchronization
 import Testing
 @testable import MeshDaemon
 
@@ -21,8 +20,8 @@ struct DeliveryRouterStopTests {
         let eventLoop: any EventLoop
         let executor: EventLoopTaskExecutor
         /// Stream writes started (never completed until `release`), and the router's handler.
-        let writes = Mutex<[EventLoopPromise<Void>]>([])
-        let handler = Mutex<(any DeliveryInbound)?>(nil)
+        let writes = LockedValue<[EventLoopPromise<Void>]>([])
+        let handler = LockedValue<(any DeliveryInbound)?>(nil)
         let (events, eventQueue) = AsyncStream.makeStream(of: String.self)
 
         init(loop: any EventLoop) {
@@ -52,7 +51,7 @@ struct DeliveryRouterStopTests {
         }
         func inboundConsumed(bytes: Int) {}
 
-        let released = Mutex(false)
+        let released = LockedValue(false)
 
         /// Completes every write started so far (the test's cleanup, or its deadline).
         func release() {

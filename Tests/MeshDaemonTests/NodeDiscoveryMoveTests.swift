@@ -29,9 +29,9 @@ struct NodeDiscoveryMoveTests {
     /// Sends a numbered message over the stream path every 10 ms until stopped; the receiver
     /// collects them. Returns (sent, refused sends).
     final class Traffic: Sendable {
-        let sent = Mutex<[UInt32]>([])
-        let refused = Mutex(0)
-        let received = Mutex<[UInt32]>([])
+        let sent = LockedValue<[UInt32]>([])
+        let refused = LockedValue(0)
+        let received = LockedValue<[UInt32]>([])
         let stopFlag = Atomic<Bool>(false)
 
         func run(from sender: RunningNode, to receiver: RunningNode) -> (Task<Void, Never>, Task<Void, Never>) {

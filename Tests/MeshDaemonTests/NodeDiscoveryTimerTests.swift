@@ -2,7 +2,6 @@ import Logging
 import MeshDiscovery
 import NIOCore
 import NIOEmbedded
-import Synchronization
 import Testing
 @testable import MeshDaemon
 
@@ -19,7 +18,7 @@ struct NodeDiscoveryTimerTests {
             var ended = false
             var updates: [DiscoveryAdvertisement?] = []
         }
-        private let state = Mutex(State())
+        private let state = LockedValue(State())
         let started: AsyncStream<Void>
         private let startedQueue: AsyncStream<Void>.Continuation
         let advertisement: DiscoveryAdvertisement?
@@ -103,7 +102,7 @@ struct NodeDiscoveryTimerTests {
         #expect(LoopTicker.timerPassInterval(keepalive: 0.01) == .milliseconds(20))
         #expect(LoopTicker.timerPassInterval(keepalive: 15) == .milliseconds(250))
         let loop = NIOAsyncTestingEventLoop()
-        let passes = Mutex(0)
+        let passes = LockedValue(0)
         let task = LoopTicker.start(on: loop, every: LoopTicker.timerPassInterval(keepalive: 0.4)) {
             passes.withLock {
                 $0 += 1
@@ -118,7 +117,7 @@ struct NodeDiscoveryTimerTests {
         #expect(passes.withLock { $0 } == 3)
 
         // Cancelled (the node stops): no pass after that.
-        let cancelled = Mutex(0)
+        let cancelled = LockedValue(0)
         let other = LoopTicker.start(on: loop, every: .milliseconds(50)) {
             cancelled.withLock { $0 += 1 }
             return true

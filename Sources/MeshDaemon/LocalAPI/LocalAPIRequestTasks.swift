@@ -1,21 +1,26 @@
-import Synchronization
+import Foundation
 
 /// The tasks performing local API requests (`LocalAPIDispatcher.start`), from any connection on
 /// any loop, until each ends: the server's `shutdown()` cancels and awaits those still running
 /// after it closed the connections, so no request outlives the server unnoticed. A connection
 /// that closes cancels its own requests' tasks at once (`LocalAPIConnectionHandler`).
-final class LocalAPIRequestTasks: Sendable {
-    private let running = Mutex(TrackedTasks())
+///
+/// `@unchecked Sendable`: `running` is only touched under `lock`. A pthread mutex (`NSLock`)
+/// rather than `Synchronization.Mutex`, whose futex ThreadSanitizer cannot see (`make tsan`
+/// would report every access as a race).
+final class LocalAPIRequestTasks: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = TrackedTasks()
 
     /// Starts `body` in a task preferring `executor` (nil: none), tracked until it ends.
     func start(executorPreference executor: (any TaskExecutor)?,
                _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         // Under the lock until the task is stored, so its `ended` (which takes the lock) comes after.
-        running.withLock { tasks in
-            tasks.add { id in
+        lock.withLock {
+            running.add { id in
                 Task(executorPreference: executor) {
                     await body()
-                    self.running.withLock { $0.ended(id) }
+                    self.lock.withLock { self.running.ended(id) }
                 }
             }
         }
@@ -25,7 +30,7 @@ final class LocalAPIRequestTasks: Sendable {
     /// rounds: the server stopped accepting requests before it calls this).
     func stopAll() async {
         for _ in 0..<100 {
-            let tasks = running.withLock { $0.takeAll() }
+            let tasks = lock.withLock { running.takeAll() }
             guard !tasks.isEmpty else { return }
             for task in tasks { await task.value }
         }

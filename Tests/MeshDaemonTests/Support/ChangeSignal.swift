@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Wakes the tasks waiting for something to change, each also woken at its own deadline (a
 /// dispatch timer, so a waiter never polls). A waiter passes the generation it saw before it
@@ -10,7 +9,7 @@ final class ChangeSignal: Sendable {
         var nextWaiter: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     var generation: UInt64 { state.withLock { $0.generation } }
 

@@ -37,7 +37,7 @@ final class ConnectionFlood: Sendable {
     private let maximumOpen: Int
     private let interval: Duration
     private let stopped = Atomic<Bool>(false)
-    private let figures = Mutex(Figures())
+    private let figures = LockedValue(Figures())
     private let finished = DispatchSemaphore(value: 0)
     private let seed: UInt64
 

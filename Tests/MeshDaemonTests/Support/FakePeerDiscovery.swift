@@ -1,5 +1,4 @@
 import MeshDiscovery
-import Synchronization
 
 /// A `PeerDiscovery` the test drives: it reports the services the test announces and records
 /// every advertisement the node asks for.
@@ -12,7 +11,7 @@ final class FakePeerDiscovery: PeerDiscovery {
         var stopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     func start(advertising advertisement: DiscoveryAdvertisement?) async throws(DiscoveryError) {
         state.withLock {
