@@ -83,10 +83,17 @@ extension Dialer {
                 try await connection.channel.writeAndFlush(ByteBuffer(bytes: ConnectionKind.channel.preamble + message1))
                 var frames = inbound.makeAsyncIterator()
                 guard case .frame(let message2)? = try await frames.next() else { return .failed }
-                let outcome = await node.hop { $0.dialer.finishHandshake($0, pending, message2: message2, channel: connection.channel) }
+                // Activation and what it tells discovery (a move, a static address learnt) in one
+                // step, so nobody sees the channel at its new address before the move is counted.
+                let outcome = await node.hop { node in
+                    let outcome = node.dialer.finishHandshake(node, pending, message2: message2, channel: connection.channel)
+                    if case .ranAndClosed = outcome {
+                        node.finder.dialSucceeded(node, peer, at: endpoint, replacedLiveChannel: replacingLiveChannel)
+                    }
+                    return outcome
+                }
                 guard case .ranAndClosed = outcome else { return outcome }
                 pendingHandshake = nil
-                await node.hop { $0.finder.dialSucceeded($0, peer, at: endpoint, replacedLiveChannel: replacingLiveChannel) }
                 try? await node.pumpStream(peer: peer, connectionID: pending.connectionID, frames: &frames)
                 return .ranAndClosed
             }
