@@ -109,7 +109,7 @@ var package = Package(
         .target(
             name: "SessionMeshClient",
             dependencies: [
-                "SessionMesh", "MeshLocalAPI",
+                "SessionMesh", "MeshCore", "MeshLocalAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

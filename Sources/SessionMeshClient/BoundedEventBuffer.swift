@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 
 /// The event buffer of one `attach`: the handler registers it under the attach's request id; its
 /// identity is what `LocalAPIClientHandler.forget(_:)` removes.

@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 import MeshLocalAPI
 import NIOCore
 import NIOPosix

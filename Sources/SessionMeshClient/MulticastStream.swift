@@ -1,3 +1,5 @@
+import MeshCore
+
 /// Fan-out of one source to any number of `AsyncStream`s: every `subscribe()` returns a fresh
 /// stream that sees every element yielded after the call, as `SessionSyncTransport` requires.
 ///

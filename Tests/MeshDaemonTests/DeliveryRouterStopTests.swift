@@ -2,10 +2,10 @@ import Foundation
 import Logging
 import MeshCore
 import MeshCrypto
+@testable import MeshDaemon
 import NIOCore
 import NIOPosix
 import Testing
-@testable import MeshDaemon
 
 /// A router stops even while a peer does not read its connection: the tasks it started are
 /// cancelled and awaited, and a stream write that never completes does not hold them up.
@@ -20,8 +20,8 @@ struct DeliveryRouterStopTests {
         let eventLoop: any EventLoop
         let executor: EventLoopTaskExecutor
         /// Stream writes started (never completed until `release`), and the router's handler.
-        let writes = LockedValue<[EventLoopPromise<Void>]>([])
-        let handler = LockedValue<(any DeliveryInbound)?>(nil)
+        let writes = Locked<[EventLoopPromise<Void>]>([])
+        let handler = Locked<(any DeliveryInbound)?>(nil)
         let (events, eventQueue) = AsyncStream.makeStream(of: String.self)
 
         init(loop: any EventLoop) {
@@ -51,7 +51,7 @@ struct DeliveryRouterStopTests {
         }
         func inboundConsumed(bytes: Int) {}
 
-        let released = LockedValue(false)
+        let released = Locked(false)
 
         /// Completes every write started so far (the test's cleanup, or its deadline).
         func release() {

@@ -1,9 +1,10 @@
 import Foundation
+import MeshCore
 import MeshCrypto
+@testable import MeshDaemon
 import MeshDiscovery
 import Synchronization
 import Testing
-@testable import MeshDaemon
 
 /// mDNS is unauthenticated: what it says about a paired device's address makes the node try
 /// that address next to the live channel, and the channel switches only to a connection that
@@ -29,9 +30,9 @@ struct NodeDiscoveryMoveTests {
     /// Sends a numbered message over the stream path every 10 ms until stopped; the receiver
     /// collects them. Returns (sent, refused sends).
     final class Traffic: Sendable {
-        let sent = LockedValue<[UInt32]>([])
-        let refused = LockedValue(0)
-        let received = LockedValue<[UInt32]>([])
+        let sent = Locked<[UInt32]>([])
+        let refused = Locked(0)
+        let received = Locked<[UInt32]>([])
         let stopFlag = Atomic<Bool>(false)
 
         func run(from sender: RunningNode, to receiver: RunningNode) -> (Task<Void, Never>, Task<Void, Never>) {

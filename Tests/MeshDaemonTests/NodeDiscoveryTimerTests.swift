@@ -1,9 +1,10 @@
 import Logging
+import MeshCore
+@testable import MeshDaemon
 import MeshDiscovery
 import NIOCore
 import NIOEmbedded
 import Testing
-@testable import MeshDaemon
 
 /// The node's repeating timers on virtual time: `NodeDiscoveryService`'s maintenance pass and
 /// the node's timer pass run on an injected loop; here a testing loop advanced by hand.
@@ -18,7 +19,7 @@ struct NodeDiscoveryTimerTests {
             var ended = false
             var updates: [DiscoveryAdvertisement?] = []
         }
-        private let state = LockedValue(State())
+        private let state = Locked(State())
         let started: AsyncStream<Void>
         private let startedQueue: AsyncStream<Void>.Continuation
         let advertisement: DiscoveryAdvertisement?
@@ -102,7 +103,7 @@ struct NodeDiscoveryTimerTests {
         #expect(LoopTicker.timerPassInterval(keepalive: 0.01) == .milliseconds(20))
         #expect(LoopTicker.timerPassInterval(keepalive: 15) == .milliseconds(250))
         let loop = NIOAsyncTestingEventLoop()
-        let passes = LockedValue(0)
+        let passes = Locked(0)
         let task = LoopTicker.start(on: loop, every: LoopTicker.timerPassInterval(keepalive: 0.4)) {
             passes.withLock {
                 $0 += 1
@@ -117,7 +118,7 @@ struct NodeDiscoveryTimerTests {
         #expect(passes.withLock { $0 } == 3)
 
         // Cancelled (the node stops): no pass after that.
-        let cancelled = LockedValue(0)
+        let cancelled = Locked(0)
         let other = LoopTicker.start(on: loop, every: .milliseconds(50)) {
             cancelled.withLock { $0 += 1 }
             return true

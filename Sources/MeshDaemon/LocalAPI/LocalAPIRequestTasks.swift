@@ -1,26 +1,21 @@
-import Foundation
+import MeshCore
 
 /// The tasks performing local API requests (`LocalAPIDispatcher.start`), from any connection on
 /// any loop, until each ends: the server's `shutdown()` cancels and awaits those still running
 /// after it closed the connections, so no request outlives the server unnoticed. A connection
 /// that closes cancels its own requests' tasks at once (`LocalAPIConnectionHandler`).
-///
-/// `@unchecked Sendable`: `running` is only touched under `lock`. A pthread mutex (`NSLock`)
-/// rather than `Synchronization.Mutex`, whose futex ThreadSanitizer cannot see (`make tsan`
-/// would report every access as a race).
-final class LocalAPIRequestTasks: @unchecked Sendable {
-    private let lock = NSLock()
-    private var running = TrackedTasks()
+final class LocalAPIRequestTasks: Sendable {
+    private let running = Locked(TrackedTasks())
 
     /// Starts `body` in a task preferring `executor` (nil: none), tracked until it ends.
     func start(executorPreference executor: (any TaskExecutor)?,
                _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         // Under the lock until the task is stored, so its `ended` (which takes the lock) comes after.
-        lock.withLock {
-            running.add { id in
+        running.withLock { tasks in
+            tasks.add { id in
                 Task(executorPreference: executor) {
                     await body()
-                    self.lock.withLock { self.running.ended(id) }
+                    self.running.withLock { $0.ended(id) }
                 }
             }
         }
@@ -30,7 +25,7 @@ final class LocalAPIRequestTasks: @unchecked Sendable {
     /// rounds: the server stopped accepting requests before it calls this).
     func stopAll() async {
         for _ in 0..<100 {
-            let tasks = lock.withLock { running.takeAll() }
+            let tasks = running.withLock { $0.takeAll() }
             guard !tasks.isEmpty else { return }
             for task in tasks { await task.value }
         }

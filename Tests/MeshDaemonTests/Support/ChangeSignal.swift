@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 
 /// Wakes the tasks waiting for something to change, each also woken at its own deadline (a
 /// dispatch timer, so a waiter never polls). A waiter passes the generation it saw before it
@@ -9,7 +10,7 @@ final class ChangeSignal: Sendable {
         var nextWaiter: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
-    private let state = LockedValue(State())
+    private let state = Locked(State())
 
     var generation: UInt64 { state.withLock { $0.generation } }
 

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import MeshCore
 #endif
 import Foundation
 @testable import MeshDaemon
@@ -37,7 +38,7 @@ final class ConnectionFlood: Sendable {
     private let maximumOpen: Int
     private let interval: Duration
     private let stopped = Atomic<Bool>(false)
-    private let figures = LockedValue(Figures())
+    private let figures = Locked(Figures())
     private let finished = DispatchSemaphore(value: 0)
     private let seed: UInt64
 

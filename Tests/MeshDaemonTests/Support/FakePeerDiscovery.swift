@@ -1,3 +1,4 @@
+import MeshCore
 import MeshDiscovery
 
 /// A `PeerDiscovery` the test drives: it reports the services the test announces and records
@@ -11,7 +12,7 @@ final class FakePeerDiscovery: PeerDiscovery {
         var stopped = false
     }
 
-    private let state = LockedValue(State())
+    private let state = Locked(State())
 
     func start(advertising advertisement: DiscoveryAdvertisement?) async throws(DiscoveryError) {
         state.withLock {
