@@ -41,14 +41,14 @@ final class NodePairing {
         // A waiter whose request is cancelled (its client closed the connection) is removed and
         // resumed at once, so clients that come and go leave nothing behind.
         //
-        // The operation names `node`, so it runs on the node: a closure here that does not name
-        // it runs on the global executor, and would register the waiter beside the node's loop.
+        // The operation names `node` (`isolation:`), so it runs on the node: a closure here that
+        // does not name it runs on the global executor, beside the node's loop.
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation(isolation: node) { continuation in
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
                 } else {
-                    node.pairing.invitations.wait(waiter, continuation: continuation)
+                    invitations.wait(waiter, continuation: continuation)
                 }
             }
         } onCancel: {
