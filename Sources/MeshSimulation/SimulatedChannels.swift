@@ -48,7 +48,7 @@ final class SimulatedChannels: DeliveryChannels, @unchecked Sendable {
         return found
     }
 
-    func sendDatagram(_ message: [UInt8], to peer: DeviceID) throws {
+    func sendDatagram(_ message: [UInt8], to peer: DeviceID, batched: Bool) throws {
         guard message.count <= MeshNode.maximumDatagramMessage else { throw SimulatedChannelError.tooLargeForDatagram }
         guard network.send(from: index, to: try peerIndex(peer), bytes: message, path: .datagram) else {
             throw SimulatedChannelError.notActive

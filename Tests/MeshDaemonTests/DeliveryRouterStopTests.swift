@@ -32,7 +32,7 @@ struct DeliveryRouterStopTests {
         var loop: any EventLoop { eventLoop }
         var routerExecutor: UnownedSerialExecutor { eventLoop.executor.asUnownedSerialExecutor() }
         var taskExecutor: any TaskExecutor { executor }
-        func sendDatagram(_ message: [UInt8], to peer: DeviceID) throws {}
+        func sendDatagram(_ message: [UInt8], to peer: DeviceID, batched: Bool) throws {}
         func flushDatagrams() {}
         func sendStream(_ message: [UInt8], to peer: DeviceID, connection: UInt64?) throws -> EventLoopFuture<Void> {
             let promise = eventLoop.makePromise(of: Void.self)

@@ -22,11 +22,12 @@ package protocol DeliveryChannels: AnyObject, Sendable {
     /// The task executor the router's child tasks prefer (the loop's in a daemon).
     var taskExecutor: any TaskExecutor { get }
 
-    /// Sends one datagram message (best effort). Throws `ChannelSendError`. The datagram may
-    /// wait for the end of the loop turn (with the others of the turn) or for `flushDatagrams()`.
-    func sendDatagram(_ message: [UInt8], to peer: DeviceID) throws
-    /// The datagrams `sendDatagram` wrote and that still wait leave now: a caller that sent a
-    /// batch at the end of its own turn calls it, so they do not wait for another loop pass.
+    /// Sends one datagram message (best effort). Throws `ChannelSendError`. It leaves at once,
+    /// unless `batched`: then it waits for the caller's `flushDatagrams()`, with the rest of
+    /// the caller's batch.
+    func sendDatagram(_ message: [UInt8], to peer: DeviceID, batched: Bool) throws
+    /// The batched datagrams `sendDatagram` wrote and that still wait leave now, together. A
+    /// caller that batches calls it once its batch is written.
     func flushDatagrams()
     /// Sends one message on `peer`'s stream, in order; the future completes once it was written
     /// (or failed). With `connection`, only on that connection (see `streamConnection(of:)`).

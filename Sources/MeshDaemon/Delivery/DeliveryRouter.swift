@@ -179,7 +179,7 @@ public actor DeliveryRouter: Service {
     func send(_ bytes: [UInt8], to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async throws {
         switch path {
         case .datagram:
-            try channels.sendDatagram(bytes, to: peer)
+            try channels.sendDatagram(bytes, to: peer, batched: false)
         case .stream:
             let written = try channels.sendStream(bytes, to: peer, connection: connection)
             // A cancelled task stops waiting. The operation names `self`, so it runs on this

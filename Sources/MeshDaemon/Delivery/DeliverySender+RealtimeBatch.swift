@@ -19,11 +19,12 @@ extension DeliverySender {
         guard var backlog = realtime.takeBacklog() else { return }
         for (peer, messages) in backlog {
             if messages.count == 1 {
-                sendRealtimeDatagram(router, messages[0].message, items: 1, to: peer, or: messages.lazy.map(\.eventID))
+                sendRealtimeDatagram(router, messages[0].message, items: 1, to: peer, batched: true,
+                                     or: messages.lazy.map(\.eventID))
                 continue
             }
             for group in RealtimeSender.pack(messages.map(\.message)) {
-                sendRealtimeDatagram(router, group.bytes, items: group.range.count, to: peer,
+                sendRealtimeDatagram(router, group.bytes, items: group.range.count, to: peer, batched: true,
                                      or: messages[group.range].lazy.map(\.eventID))
             }
         }
@@ -31,13 +32,14 @@ extension DeliverySender {
         router.channels.flushDatagrams()
     }
 
-    /// One datagram of `items` realtime items; when it cannot go out, those of `eventIDs` still
-    /// awaiting their ack fall back to the outbox at once (as a failed single send did).
+    /// One datagram of `items` realtime items (`batched`: it waits for the caller's
+    /// `flushDatagrams()`); when it cannot go out, those of `eventIDs` still awaiting their ack
+    /// fall back to the outbox at once (as a failed single send did).
     func sendRealtimeDatagram(_ router: isolated DeliveryRouter, _ bytes: [UInt8], items: Int, to peer: DeviceID,
-                              or eventIDs: some Sequence<UUID>) {
+                              batched: Bool, or eventIDs: some Sequence<UUID>) {
         do {
             // The node shares the router's loop (see `DeliveryRouter.unownedExecutor`): a direct call, no hop.
-            try router.channels.sendDatagram(bytes, to: peer)
+            try router.channels.sendDatagram(bytes, to: peer, batched: batched)
             router.counters.realtimeDatagrams &+= 1
             if items > 1 { router.counters.realtimeBatches &+= 1 }
         } catch {

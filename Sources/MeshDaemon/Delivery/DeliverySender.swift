@@ -151,7 +151,9 @@ final class DeliverySender {
             if let wakeAt { armAckWatchdog(router, at: wakeAt) }
             router.counters.realtimeSent &+= 1
             // A datagram that fails to go out falls its items back to the outbox.
-            if let datagram { sendRealtimeDatagram(router, datagram, items: 1, to: peer, or: CollectionOfOne(item.eventID)) }
+            if let datagram {
+                sendRealtimeDatagram(router, datagram, items: 1, to: peer, batched: false, or: CollectionOfOne(item.eventID))
+            }
             if scheduleFlush { scheduleRealtimeFlush(router) }
             return "sent"
         }

@@ -179,11 +179,12 @@ final class InboundConsumer {
         router.channels.flushDatagrams()
     }
 
-    /// Sends `message` without waiting for the write: the node shares this loop.
+    /// Sends `message` without waiting for the write: the node shares this loop. A datagram is
+    /// batched: `flushAcksNow` sends its acks together.
     private func transmitNow(_ router: isolated DeliveryRouter, _ message: DeliveryMessage, to peer: DeviceID, path: PingPath) {
         let bytes = message.encode()
         switch path {
-        case .datagram: _ = try? router.channels.sendDatagram(bytes, to: peer)
+        case .datagram: _ = try? router.channels.sendDatagram(bytes, to: peer, batched: true)
         case .stream: _ = try? router.channels.sendStream(bytes, to: peer, connection: nil)
         }
     }

@@ -60,9 +60,12 @@ extension MeshNode {
         }
     }
 
-    /// Seals `message` for the datagram path of `peer` and sends it; false when not active.
+    /// Seals `message` for the datagram path of `peer` and sends it; false when not active. It
+    /// leaves at once (with any batched datagrams before it), unless `batched`: then it waits
+    /// for `flushDatagrams()`, which the caller calls once its batch is written, so the batch
+    /// leaves with one sendmmsg(2).
     @discardableResult
-    func sendDatagram(_ message: ChannelMessage, to peer: DeviceID) -> Bool {
+    func sendDatagram(_ message: ChannelMessage, to peer: DeviceID, batched: Bool = false) -> Bool {
         guard let udp = udpChannel, let slot = channels.peers.index(forKey: peer) else { return false }
         // Room for the largest datagram up front: growing the buffer while sealing cost a
         // reallocation and a copy (≈ 800 instructions) per realtime datagram.
@@ -72,12 +75,13 @@ extension MeshNode {
             // and no move in and out of an Optional as `channels.peers[peer]?.…` makes).
             guard let endpoint = try channels.peers.values[slot].sealDatagram(message, into: &buffer) else { return false }
             counters.datagramsSent += 1
-            // Flushed once when the loop turn ends: the datagrams of one burst (a read of the
-            // local API, of the UDP socket, a timer pass) leave with one sendmmsg(2).
-            udp.write(AddressedEnvelope(remoteAddress: endpoint, data: buffer), promise: nil)
-            if !datagramFlushScheduled {
-                datagramFlushScheduled = true
-                loop.execute { self.onLoop { $0.flushDatagrams() } }
+            let envelope = AddressedEnvelope(remoteAddress: endpoint, data: buffer)
+            if batched {
+                udp.write(envelope, promise: nil)
+                datagramsWaiting = true
+            } else {
+                udp.writeAndFlush(envelope, promise: nil)
+                datagramsWaiting = false
             }
             return true
         } catch {
@@ -86,17 +90,10 @@ extension MeshNode {
         }
     }
 
-    /// Flushes the datagrams `sendDatagram` wrote during this loop turn.
+    /// Sends the datagrams `sendDatagram(_:to:batched:)` wrote and that still wait, together.
     func flushDatagrams() {
-        datagramFlushScheduled = false
-        udpChannel?.flush()
-    }
-
-    /// Flushes the datagrams written so far, for a caller that ends a batch of its own (the
-    /// router's end-of-turn realtime and ack flushes): they leave now instead of one loop pass
-    /// later. The scheduled flush still runs (and sends what was written after this).
-    func flushDatagramsNow() {
-        guard datagramFlushScheduled else { return }
+        guard datagramsWaiting else { return }
+        datagramsWaiting = false
         udpChannel?.flush()
     }
 }

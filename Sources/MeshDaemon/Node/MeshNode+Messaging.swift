@@ -33,10 +33,11 @@ extension MeshNode {
 
     /// The datagram path of `send(_:to:path:)`, synchronous: for callers already isolated to
     /// the node's loop (the delivery router). Throws `ChannelSendError`.
-    func sendApplicationDatagram(_ message: [UInt8], to peer: DeviceID) throws {
+    /// With `batched`, it waits for `flushDatagrams()` (see `sendDatagram(_:to:batched:)`).
+    func sendApplicationDatagram(_ message: [UInt8], to peer: DeviceID, batched: Bool = false) throws {
         guard channels.peers[peer] != nil else { throw ChannelSendError(code: .unknownPeer) }
         guard message.count <= Self.maximumDatagramMessage else { throw ChannelSendError(code: .tooLargeForDatagram) }
-        guard sendDatagram(.application(message), to: peer) else { throw ChannelSendError(code: .notActive) }
+        guard sendDatagram(.application(message), to: peer, batched: batched) else { throw ChannelSendError(code: .notActive) }
     }
 
     /// Sends `message` as an application message on `peer`'s stream without waiting for the

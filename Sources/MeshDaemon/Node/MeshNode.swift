@@ -65,9 +65,8 @@ public actor MeshNode: MeshControlPlane, Service {
 
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
-    /// Datagrams written on `udpChannel` wait for one flush at the end of the loop turn
-    /// (`flushDatagrams`), which is scheduled.
-    var datagramFlushScheduled = false
+    /// Batched datagrams were written on `udpChannel` and wait for `flushDatagrams`.
+    var datagramsWaiting = false
     /// The address UDP and TCP are bound to, once `run()` has bound them.
     public internal(set) var boundListenAddress: DaemonConfiguration.Endpoint?
 

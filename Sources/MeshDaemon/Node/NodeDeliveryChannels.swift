@@ -15,12 +15,12 @@ final class NodeDeliveryChannels: DeliveryChannels {
     var routerExecutor: UnownedSerialExecutor { node.loop.executor.asUnownedSerialExecutor() }
     var taskExecutor: any TaskExecutor { node.taskExecutor }
 
-    func sendDatagram(_ message: [UInt8], to peer: DeviceID) throws {
-        try node.onLoop { try $0.sendApplicationDatagram(message, to: peer) }
+    func sendDatagram(_ message: [UInt8], to peer: DeviceID, batched: Bool) throws {
+        try node.onLoop { try $0.sendApplicationDatagram(message, to: peer, batched: batched) }
     }
 
     func flushDatagrams() {
-        node.onLoop { $0.flushDatagramsNow() }
+        node.onLoop { $0.flushDatagrams() }
     }
 
     func sendStream(_ message: [UInt8], to peer: DeviceID, connection: UInt64?) throws -> EventLoopFuture<Void> {

@@ -146,9 +146,12 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         nextTaskKey &+= 1
         let requestContext = LocalAPIRequestContext(credentials: credentials, requestID: pending.requestID,
                                                     connection: connection, attach: start.attach)
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        switch dispatcher.start(start, context: requestContext, on: context.eventLoop, answer: { reply in
-            handler.value.answered(start, reply: reply, key: key)
+        let loop = context.eventLoop
+        // The answer callback (and its copy of `start`) is made only for a request not answered
+        // within the call.
+        switch dispatcher.start(start, context: requestContext, on: loop, answer: {
+            let handler = NIOLoopBound(self, eventLoop: loop)
+            return { reply in handler.value.answered(start, reply: reply, key: key) }
         }) {
         case .answered(let reply):
             answered(start, reply: reply, key: nil)

@@ -43,7 +43,7 @@ typealias LocalAPIReply = Result<LocalAPIReplyBody, LocalAPIErrorBody>
 
 /// How `LocalAPIDispatcher.start` goes on with a request.
 enum LocalAPIPerforming {
-    /// Answered within the call (`answer` is not called).
+    /// Answered within the call (`answer` is not made).
     case answered(LocalAPIReply)
     /// `answer` will be called on the loop, once the router is done (a reliable send's commit).
     case answerComes
@@ -57,13 +57,14 @@ extension LocalAPIDispatcher {
     /// known target, when the router runs on `loop` and `start.mayAnswerAtOnce` — is done in
     /// the call (a realtime send answered at once, a reliable send answered when its commit is
     /// durable); anything else is performed by a task on the router's executor, whose reply
-    /// comes back to `loop`. Either way the reply is the one `perform` gives.
+    /// comes back to `loop`. Either way the reply is the one `perform` gives. `answer` makes
+    /// the callback for a reply that comes later; a request answered within the call makes none.
     ///
     /// With `start.sendNow`, the realtime datagrams this loop turn queued so far, this one's
     /// last, leave before the reply is made (no other request follows at once); otherwise they
     /// wait for `flushRealtime`, packed with what follows.
     func start(_ start: LocalAPIStart, context: LocalAPIRequestContext, on loop: any EventLoop,
-               answer: @escaping (LocalAPIReply) -> Void) -> LocalAPIPerforming {
+               answer makeAnswer: () -> (LocalAPIReply) -> Void) -> LocalAPIPerforming {
         let request = start.pending.request
         if start.mayAnswerAtOnce, let router, router.loop === loop,
            case .send(let mode, let target, let metadata, let encoded) = request,
@@ -80,7 +81,7 @@ extension LocalAPIDispatcher {
                 }
             } else {
                 let eventID = metadata.eventID
-                let answer = NIOLoopBound(answer, eventLoop: loop)
+                let answer = NIOLoopBound(makeAnswer(), eventLoop: loop)
                 let started = router.onLoop { router in
                     router.enqueueReliableNow(metadata, encoded: encoded, to: target) { result in
                         switch result {
@@ -95,7 +96,7 @@ extension LocalAPIDispatcher {
         // On the router's loop when this connection is served there: the request, the router and
         // the reply then stay on one thread.
         let executor = router.flatMap { $0.loop === loop ? $0.taskExecutor : nil }
-        let answerOnLoop = NIOLoopBound(answer, eventLoop: loop)
+        let answerOnLoop = NIOLoopBound(makeAnswer(), eventLoop: loop)
         let dispatcher = self
         return .task(requestTasks.start(executorPreference: executor) {
             let reply = await dispatcher.perform(request, context: context).map(LocalAPIReplyBody.bytes)
