@@ -25,6 +25,10 @@ final class SimulatedChannels: DeliveryChannels, @unchecked Sendable {
     /// Bytes of messages the router queued and has not consumed yet (its memory per peer).
     private(set) var queuedInboundBytes = 0
     private(set) var queuedInboundPeak = 0
+    /// Batched datagrams sent since the router last flushed. The network carries each at once,
+    /// but a daemon's socket holds them until the flush: the simulation checks that none waits
+    /// once the loops are idle.
+    private(set) var batchedDatagramsWaiting = 0
 
     init(index: Int, deviceIDs: [DeviceID], clock: SimulatedMeshClock, loop: SimulatedEventLoop, network: SimulatedNetwork,
          skews: [Double]) {
@@ -53,10 +57,13 @@ final class SimulatedChannels: DeliveryChannels, @unchecked Sendable {
         guard network.send(from: index, to: try peerIndex(peer), bytes: message, path: .datagram) else {
             throw SimulatedChannelError.notActive
         }
+        // An unbatched datagram leaves with the batched ones written before it (one flush).
+        batchedDatagramsWaiting = batched ? batchedDatagramsWaiting + 1 : 0
     }
 
-    /// The simulated network delivers each datagram as it is sent: nothing waits.
-    func flushDatagrams() {}
+    /// The simulated network delivers each datagram as it is sent; this only settles the count
+    /// of those that would still wait in a daemon's socket.
+    func flushDatagrams() { batchedDatagramsWaiting = 0 }
 
     func sendStream(_ message: [UInt8], to peer: DeviceID, connection: UInt64?) throws -> EventLoopFuture<Void> {
         guard network.send(from: index, to: try peerIndex(peer), bytes: message, path: .stream, connection: connection) else {

@@ -200,9 +200,17 @@ public final class Simulation: @unchecked Sendable {
                     return
                 }
             }
-            if !ran { return }
+            if !ran { return checkDatagramsFlushed() }
         }
         context.fail([SimulationViolation(.stuck, "the loops kept waking each other")])
+    }
+
+    /// Once the loops are idle, no datagram a router wrote batched still waits for its flush.
+    private func checkDatagramsFlushed() {
+        for daemon in daemons where daemon.alive {
+            guard let waiting = daemon.channels?.batchedDatagramsWaiting, waiting > 0 else { continue }
+            context.fail([SimulationViolation(.datagramNotFlushed, "d\(daemon.index) left \(waiting) batched datagrams unflushed")])
+        }
     }
 
     /// Moves virtual time forward by `duration`, delivering what the network carries and firing

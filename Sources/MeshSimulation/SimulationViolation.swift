@@ -25,6 +25,9 @@ public struct SimulationViolation: Error, Sendable, Equatable, CustomStringConve
         case enginesDiverged = "engines-diverged"
         /// A per-peer memory bound was exceeded.
         case memoryBound = "memory-bound"
+        /// A datagram the router wrote batched was still not flushed once its loop was idle: a
+        /// daemon's socket would hold it back until some later send.
+        case datagramNotFlushed = "datagram-not-flushed"
         /// The simulation itself could not proceed (a runaway loop, a call that never returned).
         case stuck = "simulation-stuck"
     }
