@@ -160,7 +160,7 @@ var package = Package(
         .executableTarget(
             name: "mesh-bench",
             dependencies: [
-                "SessionMesh", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "CSQLite",
+                "SessionMesh", "MeshCore", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "CSQLite",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 import SessionMeshClient
 
 /// What the async subcommands share: running to completion from the synchronous entry point,
@@ -8,13 +9,13 @@ enum BenchMain {
     /// ends the process with status 1.
     static func runToCompletion(_ name: String, _ body: @escaping @Sendable () async throws -> Void) {
         let done = DispatchSemaphore(value: 0)
-        let failure = LockedBox<String?>(nil)
+        let failure = Locked<String?>(nil)
         Task {
-            do { try await body() } catch { failure.set("\(error)") }
+            do { try await body() } catch { failure.withLock { $0 = "\(error)" } }
             done.signal()
         }
         done.wait()
-        if let message = failure.get() {
+        if let message = failure.withLock({ $0 }) {
             FileHandle.standardError.write(Data("mesh-bench \(name): \(message)\n".utf8))
             exit(1)
         }

@@ -43,7 +43,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
     /// thread, consuming on its connection's loop unless `--pool-apps`.
     let latencyReceiver: MeshClient
     let payloadBytes: Int
-    private let seen = LockedBox(Seen())
+    private let seen = Locked(Seen())
     private var nextSequence: UInt64 = 1
     private let session = UUID()
     /// Random version-4 event ids, as an app's `SessionSyncEngine` makes them — not `UUID()`,
@@ -183,14 +183,14 @@ final class DeliveryBenchRun: @unchecked Sendable {
         let envelopes = (0..<count).map { _ in makeEnvelope(takeSequence(), feature: "bench-callbacks") }
         let sender = self.sender
         let seen = self.seen
-        let arrivedBefore = seen.update { $0.arrivals.count }
+        let arrivedBefore = seen.withLock { $0.arrivals.count }
         let executor = senderExecutor
         return try await measureThroughput(envelopes) { envelopes in
-            let progress = LockedBox((next: 0, answered: 0, failure: nil as MeshClientError?))
+            let progress = Locked((next: 0, answered: 0, failure: nil as MeshClientError?))
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                 /// Counts one answer; the last one ends the phase (with the first failure, if any).
                 @Sendable func answered(_ failure: MeshClientError?) {
-                    let end: (last: Bool, failure: MeshClientError?) = progress.update { state in
+                    let end: (last: Bool, failure: MeshClientError?) = progress.withLock { state in
                         state.answered += 1
                         if state.failure == nil { state.failure = failure }
                         return (state.answered == count, state.failure)
@@ -199,8 +199,8 @@ final class DeliveryBenchRun: @unchecked Sendable {
                     if let failure = end.failure { done.resume(throwing: failure) } else { done.resume() }
                 }
                 @Sendable func sendNext() {
-                    let arrived = seen.update { $0.arrivals.count } - arrivedBefore
-                    let index: Int? = progress.update { state in
+                    let arrived = seen.withLock { $0.arrivals.count } - arrivedBefore
+                    let index: Int? = progress.withLock { state in
                         guard state.next - arrived < lead else { return nil }
                         defer { state.next += 1 }
                         return state.next
@@ -258,7 +258,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
     func batchedThroughput(count: Int, mode: SessionDeliveryMode, batch: Int, inFlight: Int, lead: Int) async throws -> Throughput {
         let envelopes = (0..<count).map { _ in makeEnvelope(takeSequence()) }
         let batches = stride(from: 0, to: count, by: batch).map { Array(envelopes[$0..<min(count, $0 + batch)]) }
-        let arrivedBefore = seen.update { $0.arrivals.count }
+        let arrivedBefore = seen.withLock { $0.arrivals.count }
         let seen = self.seen
         return try await measureThroughput(envelopes) { _ in
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -272,7 +272,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
                 }
                 /// Waits until fewer than `lead` messages sent are still on their way.
                 func withinLead() async throws {
-                    while next * batch - (seen.update { $0.arrivals.count } - arrivedBefore) > lead {
+                    while next * batch - (seen.withLock { $0.arrivals.count } - arrivedBefore) > lead {
                         try await Task.sleep(for: .microseconds(200))
                     }
                 }
@@ -293,7 +293,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
         let first = envelopes.first?.metadata.sequence ?? nextSequence
         // Only small figures are read while the apps run: copying `Seen` (its dictionary holds
         // every arrival) every poll would cost the receiving app more than the messages do.
-        let before = seen.update { (arrived: $0.arrivals.count, live: $0.live, fallback: $0.fallback, duplicates: $0.duplicates, redelivered: $0.redelivered, shed: $0.shed) }
+        let before = seen.withLock { (arrived: $0.arrivals.count, live: $0.live, fallback: $0.fallback, duplicates: $0.duplicates, redelivered: $0.redelivered, shed: $0.shed) }
         let start = DispatchTime.now().uptimeNanoseconds
         try await send(envelopes)
         let sentAt = DispatchTime.now().uptimeNanoseconds
@@ -302,7 +302,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(60)
         var missing = count
         while Date() < deadline {
-            let (arrived, latest) = seen.update { ($0.arrivals.count, $0.lastArrival) }
+            let (arrived, latest) = seen.withLock { ($0.arrivals.count, $0.lastArrival) }
             missing = max(0, count - (arrived - before.arrived))
             lastArrival = max(latest, sentAt)
             if missing == 0 { break }
@@ -310,9 +310,9 @@ final class DeliveryBenchRun: @unchecked Sendable {
         }
         if missing > 0 {
             // Count exactly which sequences of this phase never arrived (once, at the end).
-            missing = seen.update { seen in range.reduce(0) { $0 + (seen.arrivals[$1] == nil ? 1 : 0) } }
+            missing = seen.withLock { seen in range.reduce(0) { $0 + (seen.arrivals[$1] == nil ? 1 : 0) } }
         }
-        let after = seen.update { (live: $0.live, fallback: $0.fallback, duplicates: $0.duplicates, redelivered: $0.redelivered, shed: $0.shed) }
+        let after = seen.withLock { (live: $0.live, fallback: $0.fallback, duplicates: $0.duplicates, redelivered: $0.redelivered, shed: $0.shed) }
         return Throughput(sent: count, live: after.live - before.live, fallback: after.fallback - before.fallback,
                           duplicates: after.duplicates - before.duplicates, redelivered: after.redelivered - before.redelivered, shed: after.shed - before.shed, missing: missing,
                           seconds: Double(lastArrival &- start) / 1e9, sentSeconds: Double(sentAt &- start) / 1e9)
@@ -326,13 +326,13 @@ final class DeliveryBenchRun: @unchecked Sendable {
 
     /// Notes an event's arrival (the receiving apps, streams and handlers alike).
     func handle(_ event: MeshClientEvent) {
-        if case .eventsDropped(let count) = event { seen.update { $0.shed += count } }
+        if case .eventsDropped(let count) = event { seen.withLock { $0.shed += count } }
         guard case .envelope(let received) = event else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let payload = received.envelope.payload
         guard payload.count >= 8 else { return }
         let sequence = payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        let waiter: CheckedContinuation<UInt64, Never>? = seen.update { seen in
+        let waiter: CheckedContinuation<UInt64, Never>? = seen.withLock { seen in
             if seen.arrivals[sequence] == nil {
                 seen.arrivals[sequence] = now
                 seen.lastArrival = now
@@ -354,7 +354,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
 
     private func ackLoop() async {
         while !Task.isCancelled {
-            let ids = seen.update { seen in
+            let ids = seen.withLock { seen in
                 defer { seen.pendingAcks.removeAll() }
                 return seen.pendingAcks
             }
@@ -370,7 +370,7 @@ final class DeliveryBenchRun: @unchecked Sendable {
 
     private func arrivalTime(of sequence: UInt64) async -> UInt64 {
         await withCheckedContinuation { continuation in
-            let already: UInt64? = seen.update { seen in
+            let already: UInt64? = seen.withLock { seen in
                 if let at = seen.arrivals[sequence] { return at }
                 seen.waiter = (sequence, continuation)
                 return nil

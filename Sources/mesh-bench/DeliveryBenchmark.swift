@@ -201,12 +201,3 @@ enum DeliveryBenchmark {
     static func mebibytes(_ kib: Int?) -> String { kib.map { String(format: "%.1f", Double($0) / 1024) + " MiB" } ?? "?" }
 }
 
-/// A value behind a lock, shared between the benchmark's tasks.
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
-    func update<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&value) } }
-}

@@ -54,11 +54,14 @@ struct MeshClientBatchTests {
     }
 
     @Test func answersInAnyOrderGoToTheirEnvelopes() async throws {
-        let held = LockedFrames()
+        let held = Locked<[LocalAPIFrame]>([])
         // Holds the answers until the fourth request, then answers all four, last first.
         let daemon = try await FakeDaemon.start { request in
             guard request.operation == .send else { return StandardResponder()(request) }
-            let answers = held.add(StandardResponder()(request))
+            let answers = held.withLock {
+                $0 += StandardResponder()(request)
+                return $0
+            }
             return answers.count == 4 ? answers.reversed() : []
         }
         defer { Task { await daemon.stop() } }
@@ -125,19 +128,5 @@ struct MeshClientBatchTests {
         #expect(try results.map { try $0.get().eventID } == envelopes.map(\.metadata.eventID))
         #expect(try daemon.requests.map { try MeshSendRequest.decode($0.body).envelope.metadata.sequence } == (1...count).map(UInt64.init))
         await client.close()
-    }
-}
-
-/// Frames collected across the fake daemon's calls.
-final class LockedFrames: @unchecked Sendable {
-    private let lock = NSLock()
-    private var frames: [LocalAPIFrame] = []
-
-    /// Appends `new` and returns everything collected so far.
-    func add(_ new: [LocalAPIFrame]) -> [LocalAPIFrame] {
-        lock.withLock {
-            frames += new
-            return frames
-        }
     }
 }

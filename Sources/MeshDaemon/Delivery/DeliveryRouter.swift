@@ -120,7 +120,7 @@ public actor DeliveryRouter: Service {
                     group.addTask { await self.hop { await $0.consumer.consumeInboxWork($0) } }
                     group.addTask { await self.hop { await $0.ticker.run($0) } }
                     for await _ in stop {}
-                    await self.stopInboundWaits()
+                    self.stopInboundWaits()
                     group.cancelAll()
                 }
             } onGracefulShutdown: {

@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
-import MeshCore
 #endif
 import Foundation
+import MeshCore
 @testable import MeshDaemon
 import Synchronization
 
