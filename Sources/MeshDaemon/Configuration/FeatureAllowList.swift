@@ -24,6 +24,13 @@ public struct FeatureAllowList: Sendable, Equatable {
         self.entries = entries
     }
 
+    /// Whether `uid` (nil: unknown peer credentials) may use at least one feature (what lets a
+    /// user without the control role `ping`).
+    public func allowsSomeFeature(uid: UInt32?) -> Bool {
+        guard let uid else { return false }
+        return uid == 0 || !(entries[uid]?.isEmpty ?? true)
+    }
+
     /// Whether `uid` (nil: unknown peer credentials) may use `feature`.
     public func allows(uid: UInt32?, feature: String) -> Bool {
         guard let uid else { return false }

@@ -11,6 +11,10 @@ public final class LocalAPICounters: @unchecked Sendable {
         case connectionsRefused = "api.connections.refused"
         /// Connections refused because their uid already had its maximum open.
         case connectionsRefusedPerUID = "api.connections.refused_per_uid"
+        /// Connections closed by a deadline: no first request in time, or a frame left half-sent.
+        case connectionsTimedOut = "api.connections.timed_out"
+        /// `ping` requests refused because their uid had its maximum running.
+        case pingsRefused = "api.ping.refused"
         /// Times a connection's next request waited because its uid's requests running on other
         /// connections already held the uid's bytes.
         case uidBudgetWaits = "api.uid_budget.waits"

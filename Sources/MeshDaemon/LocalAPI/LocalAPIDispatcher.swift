@@ -27,14 +27,18 @@ public struct LocalAPIDispatcher: Sendable {
     private let helloWithoutUID: [UInt8]
     /// The tasks performing requests (`start`), awaited when the server shuts down.
     let requestTasks = LocalAPIRequestTasks()
+    /// The `ping` requests running per uid, capped (LocalAPIDispatcher+Ping.swift).
+    let pingSlots: LocalAPIPingSlots
 
     /// Creates a dispatcher.
     public init(controlPlane: any MeshControlPlane, defaultPairingLifetime: Double,
                 maximumBodyLength: Int = LocalAPIWireFormat.defaultMaximumBodyLength,
                 daemonVersion: String = LocalAPIDispatcher.currentDaemonVersion,
                 counters: LocalAPICounters? = nil, router: DeliveryRouter? = nil,
-                featureAllowList: FeatureAllowList? = nil, controlRole: ControlRole = ControlRole()) {
+                featureAllowList: FeatureAllowList? = nil, controlRole: ControlRole = ControlRole(),
+                maximumPingsPerUID: Int = LocalAPIDispatcher.defaultMaximumPingsPerUID) {
         self.controlRole = controlRole
+        self.pingSlots = LocalAPIPingSlots(maximumPerUID: maximumPingsPerUID)
         self.counters = counters
         self.router = router
         self.featureAllowList = featureAllowList
@@ -120,7 +124,7 @@ public struct LocalAPIDispatcher: Sendable {
             try await controlPlane.unpair(deviceID: deviceID)
             return try LocalAPIJSON.encode(EmptyBody())
         case .ping(let deviceID, let count):
-            return try LocalAPIJSON.encode(try await controlPlane.ping(deviceID: deviceID, count: count))
+            return try await ping(deviceID: deviceID, count: count, credentials: credentials)
         default:
             throw MeshError.deliveryUnavailable
         }

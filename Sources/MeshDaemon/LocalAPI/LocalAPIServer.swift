@@ -33,6 +33,16 @@ public final class LocalAPIServer: Sendable {
         /// (`api_max_request_bytes_per_uid`); a request of a uid with nothing running may always
         /// start. Further requests wait, their connections' reading paused.
         public var maximumInFlightBytesPerUID = 16 << 20
+        /// Seconds a new connection has to deliver its first whole request, and a frame begun
+        /// to arrive whole (`LocalAPIConnectionDeadline`); between frames there is no deadline,
+        /// so an attached app may stay idle for hours.
+        public var firstRequestTimeout = 30.0
+        /// See `firstRequestTimeout`.
+        public var partialFrameTimeout = 30.0
+        /// Seconds between two warnings of one kind that local clients can repeat (refused
+        /// connections, closes for a deadline or the queue); the ones in between are counted and
+        /// summarised in the next line.
+        public var warningInterval = 10.0
         /// Outbound bytes buffered per connection below which it counts as writable again.
         public var writeBufferLowWatermark = 64 * 1024
         /// Outbound bytes buffered per connection above which reading pauses and events are shed.
@@ -53,11 +63,14 @@ public final class LocalAPIServer: Sendable {
     private let logger: Logger
     /// The tasks performing this server's requests.
     private let requestTasks: LocalAPIRequestTasks
+    /// Writes what the rate-limited warnings held back, every `Limits.warningInterval`.
+    private let warningSummaries: RepeatedTask
 
     private init(socketPath: String, counters: LocalAPICounters, serverChannel: any Channel,
                  registry: LocalAPIConnectionRegistry, socketFile: SocketFile, inode: UInt64,
-                 requestTasks: LocalAPIRequestTasks, logger: Logger) {
+                 requestTasks: LocalAPIRequestTasks, warningSummaries: RepeatedTask, logger: Logger) {
         self.requestTasks = requestTasks
+        self.warningSummaries = warningSummaries
         self.socketPath = socketPath
         self.counters = counters
         self.serverChannel = serverChannel
@@ -79,6 +92,8 @@ public final class LocalAPIServer: Sendable {
         let socketFile = SocketFile(path: socketPath)
         try socketFile.prepare()
         let registry = LocalAPIConnectionRegistry(limit: limits.maximumConnections)
+        let warnings = LocalAPIWarnings(logger: logger, intervalSeconds: limits.warningInterval,
+                                        now: { NIODeadline.now().uptimeNanoseconds })
         let budget = LocalAPIUIDBudget(limits: .init(maximumConnections: limits.maximumConnectionsPerUID,
                                                      maximumInFlightBytes: limits.maximumInFlightBytesPerUID))
         // Connections are served on the delivery router's loop (its node's): request → router →
@@ -97,7 +112,7 @@ public final class LocalAPIServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try Self.configure(channel, registry: registry, budget: budget, dispatcher: dispatcher,
-                                       limits: limits, counters: counters, logger: logger)
+                                       limits: limits, counters: counters, warnings: warnings, logger: logger)
                 }
             }
         let channel: any Channel
@@ -113,11 +128,15 @@ public final class LocalAPIServer: Sendable {
             try? await channel.close()
             throw error
         }
+        let interval = TimeAmount.nanoseconds(Nanoseconds.signed(seconds: limits.warningInterval))
+        let warningSummaries = channel.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+            warnings.summarise()
+        }
         logger.info("local API listening", metadata: ["api.socket": "\(socketPath)",
                                                       "api.mode": "\(String(mode, radix: 8))"])
         return LocalAPIServer(socketPath: socketPath, counters: counters, serverChannel: channel,
                               registry: registry, socketFile: socketFile, inode: inode,
-                              requestTasks: dispatcher.requestTasks, logger: logger)
+                              requestTasks: dispatcher.requestTasks, warningSummaries: warningSummaries, logger: logger)
     }
 
     /// Open client connections now.
@@ -128,6 +147,7 @@ public final class LocalAPIServer: Sendable {
     /// if it is still this server's).
     public func shutdown() async {
         try? await serverChannel.close()
+        warningSummaries.cancel()
         let body = (try? LocalAPIJSON.encode(LocalAPIErrorBody(
             code: LocalAPIErrorBody.Code.shuttingDown, message: "meshd is shutting down"))) ?? ByteBuffer()
         let frame = LocalAPIFrame(kind: .error, operation: .unspecified, requestID: 0, body: body)
@@ -143,7 +163,7 @@ public final class LocalAPIServer: Sendable {
 
     private static func configure(_ channel: any Channel, registry: LocalAPIConnectionRegistry,
                                   budget: LocalAPIUIDBudget, dispatcher: LocalAPIDispatcher, limits: Limits,
-                                  counters: LocalAPICounters, logger: Logger) throws {
+                                  counters: LocalAPICounters, warnings: LocalAPIWarnings, logger: Logger) throws {
         let sync = channel.pipeline.syncOperations
         let lookahead = LocalAPIFrameLookahead()
         try sync.addHandler(ByteToMessageHandler(LocalAPIFrameDecoder(maximumBodyLength: limits.maximumBodyLength,
@@ -157,13 +177,12 @@ public final class LocalAPIServer: Sendable {
         var refusal: String?
         if !budget.openConnection(uid: uid) {
             counters.add(.connectionsRefusedPerUID)
-            logger.warning("local API connection refused: too many open for this uid",
-                           metadata: ["client.uid": "\(uid)", "api.limit": "\(limits.maximumConnectionsPerUID)"])
+            warnings.warn(.refusedPerUID, metadata: ["client.uid": "\(uid)", "api.limit": "\(limits.maximumConnectionsPerUID)"])
             refusal = "uid \(uid) already has \(limits.maximumConnectionsPerUID) local connections open to meshd; close some and retry"
         } else if !registry.add(channel) {
             budget.closeConnection(uid: uid)
             counters.add(.connectionsRefused)
-            logger.warning("local API connection refused: too many open", metadata: ["api.limit": "\(limits.maximumConnections)"])
+            warnings.warn(.refused, metadata: ["client.uid": "\(uid)", "api.limit": "\(limits.maximumConnections)"])
             refusal = "meshd already serves \(limits.maximumConnections) local connections; close some and retry"
         }
         if let refusal {
@@ -180,6 +199,9 @@ public final class LocalAPIServer: Sendable {
             flow: LocalAPIFlowControl(maximumInFlight: limits.maximumInFlight,
                                       maximumQueued: limits.maximumQueued,
                                       maximumInFlightBytes: limits.maximumInFlightBytes),
-            lookahead: lookahead, credentials: credentials, budget: budget, logger: logger))
+            lookahead: lookahead, credentials: credentials, budget: budget,
+            deadlines: LocalAPIConnectionDeadline.Limits(firstRequest: Nanoseconds.from(seconds: limits.firstRequestTimeout),
+                                                         partialFrame: Nanoseconds.from(seconds: limits.partialFrameTimeout)),
+            warnings: warnings, logger: logger))
     }
 }

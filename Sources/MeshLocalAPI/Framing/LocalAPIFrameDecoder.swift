@@ -50,9 +50,14 @@ public struct LocalAPIFrameDecoder: ByteToMessageDecoder, Sendable {
     /// Decodes one frame if a whole one is buffered.
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let frame = try Self.parse(&buffer, maximumBodyLength: maximumBodyLength) else {
+            lookahead?.partialFrameBuffered = buffer.readableBytes > 0
             return .needMoreData
         }
-        if let lookahead { lookahead.anotherFrameBuffered = Self.holdsWholeFrame(buffer) }
+        if let lookahead {
+            let another = Self.holdsWholeFrame(buffer)
+            lookahead.anotherFrameBuffered = another
+            lookahead.partialFrameBuffered = !another && buffer.readableBytes > 0
+        }
         context.fireChannelRead(Self.wrapInboundOut(frame))
         return .continue
     }
@@ -131,6 +136,9 @@ public final class LocalAPIFrameLookahead: @unchecked Sendable {
     /// Another whole frame is buffered behind the one being handled (false for the last one;
     /// bytes of a frame not yet complete do not count).
     public var anotherFrameBuffered = false
+    /// Bytes of a frame not yet complete are buffered (after the last whole frame was passed
+    /// on): the client is in the middle of sending one.
+    public var partialFrameBuffered = false
 
     /// Creates a lookahead that has seen nothing.
     public init() {}

@@ -41,6 +41,11 @@ public struct LocalAPIErrorBody: Codable, Sendable, Equatable, Error, CustomStri
         public static let tooManyRequests = "too-many-requests"
         /// The daemon already serves its maximum of connections. Connection closed.
         public static let tooManyConnections = "too-many-connections"
+        /// The connection sent no whole request within its first deadline, or left a frame
+        /// half-sent past its deadline (docs/LOCAL-API.md § 6). Connection closed.
+        public static let timedOut = "timed-out"
+        /// The uid already has its maximum of `ping` requests running. The connection stays open.
+        public static let tooManyPings = "too-many-pings"
         /// The daemon is shutting down. Connection closed.
         public static let shuttingDown = "shutting-down"
         /// An unexpected daemon-side failure. The connection stays open.

@@ -84,10 +84,27 @@ actor FakeControlPlane: MeshControlPlane {
 
     func ping(deviceID: String, count: Int) async throws -> PingReport {
         guard Self.peerID.hasPrefix(deviceID) else { throw MeshError.unknownPeer(deviceID) }
+        if holdingPings { await withCheckedContinuation { heldPings.append($0) } }
         return PingReport(deviceID: Self.peerID, paths: PingPath.allCases.map {
             PingPathReport(path: $0, sent: count, received: count, minMicroseconds: 40, p50Microseconds: 55,
                            p99Microseconds: 120, maxMicroseconds: 150)
         })
+    }
+
+    private var holdingPings = false
+    private var heldPings: [CheckedContinuation<Void, Never>] = []
+
+    /// From now on, pings wait until `releasePings()`.
+    func holdPings() { holdingPings = true }
+
+    /// Pings waiting now.
+    var pingsHeld: Int { heldPings.count }
+
+    /// Lets every waiting ping (and later ones) finish.
+    func releasePings() {
+        holdingPings = false
+        for ping in heldPings { ping.resume() }
+        heldPings.removeAll()
     }
 
     /// Completes every wait for `code` with a pairing.

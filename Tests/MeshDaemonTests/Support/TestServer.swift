@@ -12,7 +12,8 @@ struct TestServer {
     let controlPlane: FakeControlPlane
     let server: LocalAPIServer
 
-    static func start(limits: LocalAPIServer.Limits = LocalAPIServer.Limits(), mode: UInt16 = 0o600) async throws -> TestServer {
+    static func start(limits: LocalAPIServer.Limits = LocalAPIServer.Limits(), mode: UInt16 = 0o600,
+                      logger: Logger = Logger(label: "test")) async throws -> TestServer {
         let directory = try TemporaryFolder.make()
         let socketPath = directory + "/api.sock"
         let controlPlane = FakeControlPlane()
@@ -20,7 +21,7 @@ struct TestServer {
             socketPath: socketPath, mode: mode,
             dispatcher: LocalAPIDispatcher(controlPlane: controlPlane, defaultPairingLifetime: 300,
                                            maximumBodyLength: limits.maximumBodyLength),
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: Logger(label: "test"), limits: limits)
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger, limits: limits)
         return TestServer(directory: directory, socketPath: socketPath, controlPlane: controlPlane, server: server)
     }
 
@@ -40,9 +41,9 @@ enum TemporaryFolder {
 }
 
 /// Runs `body` with a started `TestServer` and always stops it (and removes its folder) after.
-func withTestServer(limits: LocalAPIServer.Limits = LocalAPIServer.Limits(),
+func withTestServer(limits: LocalAPIServer.Limits = LocalAPIServer.Limits(), logger: Logger = Logger(label: "test"),
                     _ body: (TestServer) async throws -> Void) async throws {
-    let test = try await TestServer.start(limits: limits)
+    let test = try await TestServer.start(limits: limits, logger: logger)
     do {
         try await body(test)
     } catch {

@@ -46,15 +46,24 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     private var reading = false
     /// Queued requests are being started (an answer given meanwhile does not start more).
     private var startingQueued = false
+    /// The timer of the state's next deadline, and when it fires (`+Deadline`).
+    var deadlineTimer: (task: Scheduled<Void>, at: UInt64)?
+    /// Where the warnings a client can repeat go, rate-limited (nil: to `logger` at `debug`).
+    let warnings: LocalAPIWarnings?
 
     /// Creates the handler. `credentials`, when the server read them before the handler was
     /// added, are used from the first request on (else they are read when the channel is active).
+    /// `deadlines`: close a connection that sends no first request, or leaves a frame
+    /// half-sent, in time (they need `lookahead`; nil: no deadlines).
     init(dispatcher: LocalAPIDispatcher, counters: LocalAPICounters, flow: LocalAPIFlowControl,
          lookahead: LocalAPIFrameLookahead? = nil, credentials: PeerCredentials? = nil,
-         budget: LocalAPIUIDBudget? = nil, logger: Logger) {
+         budget: LocalAPIUIDBudget? = nil, deadlines: LocalAPIConnectionDeadline.Limits? = nil,
+         warnings: LocalAPIWarnings? = nil, logger: Logger) {
         self.dispatcher = dispatcher
         self.counters = counters
-        self.state = LocalAPIConnectionState(flow: flow)
+        self.state = LocalAPIConnectionState(
+            flow: flow, deadline: deadlines.map { LocalAPIConnectionDeadline(limits: $0, acceptedAt: Self.now()) })
+        self.warnings = warnings
         self.lookahead = lookahead
         self.credentials = credentials
         self.budget = budget
@@ -82,11 +91,14 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         } else {
             logger.debug("local API client connected")
         }
+        armDeadline()
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         state.close()
+        deadlineTimer?.task.cancel()
+        deadlineTimer = nil
         output = nil
         for task in tasks.values { task.cancel() }
         tasks.removeAll()
@@ -128,8 +140,12 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
                 logger.debug("malformed local API request; closing", metadata: ["error.code": "\(error.code)"])
             } else {
                 counters.add(.slowReaderCloses)
-                logger.warning("local API client exceeded the request queue limit; closing",
-                               metadata: ["api.queued": "\(state.flow.queued)"])
+                let queued = state.flow.queued
+                if let warnings {
+                    warnings.warn(.queueLimit, metadata: ["api.queued": "\(queued)", "client.uid": "\(budgetUID)"])
+                } else {
+                    logger.debug("local API client exceeded the request queue limit; closing", metadata: ["api.queued": "\(queued)"])
+                }
             }
             answerAndClose(error, operation: frame.operation, requestID: frame.requestID)
         case .ignore:
@@ -196,6 +212,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        noteReadEnded(partialFrame: lookahead?.partialFrameBuffered ?? false)
         let burst = state.readBurstEnded()
         // The read burst's realtime items leave (packed) before its app wakes up for the replies.
         if burst.sendRealtime { dispatcher.flushRealtime(on: context.eventLoop) }
@@ -243,7 +260,10 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
     /// Does what the state asked for besides starting queued requests.
     func apply(_ actions: LocalAPIConnectionActions) {
         if let count = actions.reportShed { writeShedReport(count) }
-        if actions.resumeReading { context?.read() }
+        if actions.resumeReading {
+            noteReadingResumed()
+            context?.read()
+        }
         if actions.waitForBudget { waitForBudget() }
         if actions.flush == .endOfTurn { scheduleFlush() }
         offerShedInbox()
@@ -254,7 +274,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
         closeAfterWrites()
     }
 
-    private func answerAndClose(_ error: LocalAPIErrorBody, operation: LocalAPIOperation, requestID: UInt32) {
+    func answerAndClose(_ error: LocalAPIErrorBody, operation: LocalAPIOperation, requestID: UInt32) {
         state.close()
         for task in tasks.values { task.cancel() }
         tasks.removeAll()
@@ -279,7 +299,7 @@ final class LocalAPIConnectionHandler: ChannelDuplexHandler {
 
     // MARK: - The uid's budget
 
-    private var budgetUID: UInt32 { credentials?.uid ?? LocalAPIUIDBudget.unknownUID }
+    var budgetUID: UInt32 { credentials?.uid ?? LocalAPIUIDBudget.unknownUID }
 
     /// Asks the uid's budget for a request's bytes (the flow control's `admit`).
     private func admit(_ bytes: Int) -> Bool {

@@ -57,8 +57,15 @@ struct LocalAPIConnectionState {
     /// Events held per attachment before its reply; beyond it they are shed (and reported).
     static let heldLimit = 8192
 
-    /// Creates the state of a new connection with its flow control's limits.
-    init(flow: LocalAPIFlowControl) { self.flow = flow }
+    /// The first-request and half-sent-frame deadlines (nil: the connection has none).
+    var deadline: LocalAPIConnectionDeadline?
+
+    /// Creates the state of a new connection with its flow control's limits and, if given, its
+    /// deadlines (`+Deadline`).
+    init(flow: LocalAPIFlowControl, deadline: LocalAPIConnectionDeadline? = nil) {
+        self.flow = flow
+        self.deadline = deadline
+    }
 
     // MARK: - Requests
 
@@ -82,6 +89,7 @@ struct LocalAPIConnectionState {
     mutating func requestRead(_ parsed: Result<LocalAPIRequest, LocalAPIRequest.Rejection>, operation: LocalAPIOperation,
                               requestID: UInt32, bytes: Int, moreBuffered: Bool, admit: (Int) -> Bool) -> ReadAction {
         guard phase != .closing else { return .ignore }
+        deadline?.requestRead()
         let request: LocalAPIRequest
         switch parsed {
         case .success(let parsed):
@@ -171,7 +179,11 @@ struct LocalAPIConnectionState {
     mutating func flowReportsShed(_ count: UInt64) -> UInt64? { flow.eventsShedElsewhere(count) }
 
     /// The pipeline wants to read.
-    mutating func readRequested() -> LocalAPIFlowControl.ReadAction { flow.readRequested() }
+    mutating func readRequested() -> LocalAPIFlowControl.ReadAction {
+        let action = flow.readRequested()
+        if case .hold = action { deadline?.readingPaused() }
+        return action
+    }
 
     /// The client shut its write side.
     mutating func inputClosed() {

@@ -10,8 +10,9 @@ import MeshLocalAPI
 ///
 /// Allowed: uid 0, the daemon's own uid, and the uids and groups of `control_allow`
 /// (`ControlAllowList`). Everyone else who can open the socket keeps the read operations
-/// (`hello`, `status`, `peers`, `ping`) and the data operations (`feature_allow` scopes those),
-/// and gets `not-permitted` for these. A connection whose credentials are unknown is refused.
+/// (`hello`, `status`, `peers`), `ping` when it has a feature right (`feature_allow`; see
+/// `LocalAPIDispatcher.mayPing`) and the data operations (`feature_allow` scopes those), and
+/// gets `not-permitted` for these. A connection whose credentials are unknown is refused.
 public struct ControlRole: Sendable {
     /// The operations that need the role.
     public static let operations: Set<LocalAPIOperation> = [.pairCreate, .pairWait, .pairCancel, .pairJoin, .unpair]
@@ -35,6 +36,11 @@ public struct ControlRole: Sendable {
     public func permits(_ operation: LocalAPIOperation, credentials: PeerCredentials?) -> Bool {
         guard Self.operations.contains(operation) else { return true }
         guard let credentials else { return false }
+        return holdsRole(credentials)
+    }
+
+    /// Whether the client with `credentials` holds the control role.
+    public func holdsRole(_ credentials: PeerCredentials) -> Bool {
         let uid = credentials.uid
         if uid == 0 || uid == daemonUID || allowList.uids.contains(uid) { return true }
         guard !allowList.groups.isEmpty else { return false }
