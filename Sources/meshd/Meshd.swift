@@ -88,6 +88,11 @@ struct Meshd: AsyncParsableCommand {
             }
         }
         defer { withExtendedLifetime(stateLock) {} }
+        if let mode = stateLock.tightenedFrom {
+            logger.notice("state folder was readable by others; made it private", metadata: [
+                "state.dir": "\(configuration.stateDirectory)", "state.mode.was": "\(StateDirectoryLock.octal(mode))",
+                "state.mode": "0700"])
+        }
         // First, before anything else logs: where the state and the socket are (README promises it).
         logger.info("meshd starting", metadata: ["daemon.name": "\(configuration.name)",
                                                  "daemon.listen": "\(configuration.listen)",

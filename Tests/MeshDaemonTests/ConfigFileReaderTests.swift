@@ -27,6 +27,33 @@ struct ConfigFileReaderTests {
         }
     }
 
+    /// Whoever may write the config decides who pairs: a file group or others may write is
+    /// refused with the chmod to run; readable by all (as files in /etc are) is fine.
+    @Test(arguments: [0o664, 0o646, 0o666] as [mode_t])
+    func aConfigFileOthersMayWriteIsRefused(mode: mode_t) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/meshd.toml"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("name = \"x\"\n".utf8)))
+        #expect(chmod(file, mode) == 0)
+        #expect(Self.loadError(file) == "\(file): is mode 0\(String(mode, radix: 8)): group or others may change it; check it, then run chmod go-w \(file)")
+        #expect(chmod(file, 0o644) == 0)
+        #expect(Self.loadError(file) == nil)
+    }
+
+    /// A config file of another user (not root) is refused; one of root is read by any daemon.
+    @Test(.enabled(if: geteuid() == 0, "needs root to give the file to another user"))
+    func aConfigFileOfAnotherUserIsRefused() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/meshd.toml"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("name = \"x\"\n".utf8)))
+        #expect(chown(file, 4242, 4242) == 0)
+        #expect(Self.loadError(file) == "\(file): belongs to uid 4242; meshd (uid 0) reads only a config file of root or its own user: run chown 0 \(file) (or chown root)")
+        #expect(chown(file, 0, 0) == 0)
+        #expect(Self.loadError(file) == nil)
+    }
+
     @Test func aFolderIsNamedAsAFolder() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

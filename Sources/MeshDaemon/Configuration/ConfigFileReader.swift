@@ -8,6 +8,10 @@ import Darwin
 /// FIFO or socket, a file that is not UTF-8, or one far too large for a config file each get an
 /// error that says so (instead of a Foundation error code, a hang on a FIFO, or minutes spent
 /// parsing a huge file). `/dev/null` reads as an empty file.
+///
+/// A regular file must also belong to root or to the daemon's user and be writable by no one
+/// else (the same rule as the state folder's): whoever can write the config decides who may
+/// pair and which users' apps get which features. Readable by others is fine; it holds no secret.
 enum ConfigFileReader {
     /// A config file is a few lines; anything over this is a mistake (a wrong path).
     static let maximumBytes = 1 << 20
@@ -27,7 +31,8 @@ enum ConfigFileReader {
             throw failure(path, "cannot read the config file: \(String(cString: strerror(errno)))")
         }
         switch info.st_mode & S_IFMT {
-        case S_IFREG, S_IFCHR: break
+        case S_IFREG: try checkOwnership(path, info)
+        case S_IFCHR: break
         case S_IFDIR: throw failure(path, "is a folder, not a config file")
         default: throw failure(path, "is not a regular file (a FIFO, socket or device); give the path of a meshd.toml file")
         }
@@ -52,6 +57,18 @@ enum ConfigFileReader {
                                      message: "the config file is not UTF-8 text (is this the right file?)")
         }
         return text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
+    }
+
+    /// Refuses a config file another user owns or that group or others may write.
+    private static func checkOwnership(_ path: String, _ info: stat) throws(ConfigurationError) {
+        let user = geteuid()
+        guard info.st_uid == 0 || info.st_uid == user else {
+            throw failure(path, "belongs to uid \(info.st_uid); meshd (uid \(user)) reads only a config file of root or its own user: run chown \(user) \(path) (or chown root)")
+        }
+        let mode = UInt16(info.st_mode & 0o7777)
+        guard mode & 0o022 == 0 else {
+            throw failure(path, "is mode \(StateDirectory.octal(mode)): group or others may change it; check it, then run chmod go-w \(path)")
+        }
     }
 
     private static func failure(_ path: String, _ message: String) -> ConfigurationError {

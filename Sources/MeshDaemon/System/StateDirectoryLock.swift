@@ -16,11 +16,15 @@ public final class StateDirectoryLock: Sendable {
 
     /// The lock file's path.
     public let path: String
+    /// The mode the state folder had when it was tightened to `0700` on the way (log it), nil
+    /// when it was private already.
+    public let tightenedFrom: UInt16?
     private let descriptor: Int32
 
     /// Creates `stateDirectory` (mode `0700`) if missing, checks that it belongs to this user
-    /// with no access for group or others, and takes its lock; or throws an error that names
-    /// the folder and what to do (the pid of the daemon holding it, the chmod or chown to run).
+    /// and that no one else may write to it, makes it `0700` if group or others could read it
+    /// (`tightenedFrom`), and takes its lock; or throws an error that names the folder and what
+    /// to do (the pid of the daemon holding it, the chmod or chown to run).
     public init(stateDirectory: String) throws(StateDirectoryLockError) {
         path = StateDirectory.path(stateDirectory, Self.fileName)
         do {
@@ -29,7 +33,7 @@ public final class StateDirectoryLock: Sendable {
             throw StateDirectoryLockError(.cannotCreate, path: stateDirectory, message: error.message)
         }
         do {
-            try StateDirectory.checkOwnership(stateDirectory)
+            tightenedFrom = try StateDirectory.secure(stateDirectory)
         } catch {
             throw StateDirectoryLockError(.unsafe, path: stateDirectory, message: error.message)
         }
@@ -56,6 +60,9 @@ public final class StateDirectoryLock: Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// A mode as four octal digits, as the messages write it (`0755`).
+    public static func octal(_ mode: UInt16) -> String { StateDirectory.octal(mode) }
 
     private static func readPID(_ fd: Int32) -> Int32? {
         var bytes = [UInt8](repeating: 0, count: 16)
