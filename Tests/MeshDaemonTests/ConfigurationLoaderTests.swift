@@ -4,7 +4,26 @@ import Testing
 @Suite("Configuration resolution")
 struct ConfigurationLoaderTests {
     private func loader(_ environment: [String: String], files: [String: String] = [:]) -> ConfigurationLoader {
-        ConfigurationLoader(environment: environment, workingDirectory: "/work") { files[$0] }
+        ConfigurationLoader(environment: environment, workingDirectory: "/work", testOptionsNeedTestRun: false) { files[$0] }
+    }
+
+    /// A release build takes `--clock-offset-ms` only in a test run (`MESH_TEST_RUN=1`).
+    @Test func aReleaseBuildRefusesTheClockOffsetOutsideATestRun() throws {
+        var overrides = ConfigurationLoader.Overrides()
+        overrides.clockOffsetMilliseconds = 2500
+        let release = { (environment: [String: String]) in
+            ConfigurationLoader(environment: environment, workingDirectory: "/work", testOptionsNeedTestRun: true) { _ in nil }
+        }
+        #expect(throws: ConfigurationError.self) { try release([:]).load(mode: .system, overrides: overrides) }
+        do {
+            _ = try release(["MESH_TEST_RUN": "0"]).load(mode: .system, overrides: overrides)
+            Issue.record("MESH_TEST_RUN=0 let the clock offset through")
+        } catch {
+            #expect(error.description == "--clock-offset-ms: is for tests only; a release build takes it only when the environment sets MESH_TEST_RUN=1", "\(error)")
+        }
+        #expect(try release(["MESH_TEST_RUN": "1"]).load(mode: .system, overrides: overrides).clockOffsetMilliseconds == 2500)
+        #expect(try release([:]).load(mode: .system, overrides: .init()).clockOffsetMilliseconds == 0, "without the flag nothing is needed")
+        #expect(ConfigurationLoader(environment: [:]).testOptionsNeedTestRun == ConfigurationLoader.isReleaseBuild)
     }
 
     @Test func systemModeDefaultsWithoutAConfigFile() throws {

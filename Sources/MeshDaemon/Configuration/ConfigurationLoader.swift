@@ -54,13 +54,31 @@ public struct ConfigurationLoader: Sendable {
     public let readFile: @Sendable (String) throws -> String?
     /// Folder relative flag paths are resolved against.
     public let workingDirectory: String
+    /// Whether the options for tests (`--clock-offset-ms`) need `MESH_TEST_RUN=1` in the
+    /// environment: true in a release build, false in a debug build.
+    public let testOptionsNeedTestRun: Bool
+
+    /// The environment variable that lets a release build take the options for tests
+    /// (`MESH_TEST_RUN=1`): a test harness sets it, a service never should.
+    public static let testRunVariable = "MESH_TEST_RUN"
+
+    /// Whether this is a release build (`#if DEBUG` false).
+    public static var isReleaseBuild: Bool {
+        #if DEBUG
+        false
+        #else
+        true
+        #endif
+    }
 
     /// Creates a loader over the real file system unless told otherwise.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment,
                 workingDirectory: String = FileManager.default.currentDirectoryPath,
+                testOptionsNeedTestRun: Bool = ConfigurationLoader.isReleaseBuild,
                 readFile: @escaping @Sendable (String) throws -> String? = ConfigurationLoader.readFileIfPresent) {
         self.environment = environment
         self.workingDirectory = workingDirectory
+        self.testOptionsNeedTestRun = testOptionsNeedTestRun
         self.readFile = readFile
     }
 
@@ -154,6 +172,11 @@ public struct ConfigurationLoader: Sendable {
             configuration.logLevel = level
         }
         if let offset = overrides.clockOffsetMilliseconds {
+            // A skewed clock in a real daemon would make every peer's anchors and offsets wrong.
+            guard !testOptionsNeedTestRun || environment[Self.testRunVariable] == "1" else {
+                throw ConfigurationError(key: "--clock-offset-ms",
+                                         message: "is for tests only; a release build takes it only when the environment sets \(Self.testRunVariable)=1")
+            }
             // The skew is applied in nanoseconds to the wall clock: keep it where that arithmetic
             // cannot wrap (a wrapped clock would look sane and be wildly wrong).
             guard (-Self.maximumClockOffsetMilliseconds...Self.maximumClockOffsetMilliseconds).contains(offset) else {

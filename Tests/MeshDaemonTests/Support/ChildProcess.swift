@@ -39,6 +39,9 @@ final class ChildProcess: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = arguments
         }
+        var environment = environment
+        // A release build of meshd takes the options for tests only in a test run.
+        if arguments.contains("--clock-offset-ms"), environment["MESH_TEST_RUN"] == nil { environment["MESH_TEST_RUN"] = "1" }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = output
         process.standardError = stderrToStdout ? output : FileHandle.nullDevice
