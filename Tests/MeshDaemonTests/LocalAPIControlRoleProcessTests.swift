@@ -129,6 +129,40 @@ struct LocalAPIControlRoleProcessTests {
         for client in held { await client.close() }
     }
 
+    /// `ping` with two real uids and `feature_allow`: the uid with a feature gets past the
+    /// check (the device is unknown), the uid without one gets `not-permitted` naming ping.
+    @Test(.enabled(if: ready, TestAccounts.skipComment))
+    func pingNeedsAFeatureRightOrTheControlRole() async throws {
+        let accounts = try TestAccounts()
+        defer { accounts.removeAll() }
+        let tag = "\(getpid() % 100_000)"
+        let socketGroup = "smsock\(tag)"
+        let socketGID = try accounts.group(socketGroup)
+        let allowed = try accounts.user("smfea\(tag)", supplementary: [socketGroup])
+        let other = try accounts.user("smnon\(tag)", supplementary: [socketGroup])
+        let folder = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(chmod(folder, 0o755) == 0)
+        let socket = folder + "/meshd.sock"
+        try "socket_mode = \"0660\"\nfeature_allow = [\"\(allowed.uid):notes\"]\n"
+            .write(toFile: folder + "/meshd.toml", atomically: true, encoding: .utf8)
+        let meshd = try ChildProcess("meshd", ["--config", folder + "/meshd.toml", "--state-dir", folder + "/state",
+                                               "--socket", socket, "--listen", "127.0.0.1:0", "--no-mdns", "--log-level", "error"])
+        defer { meshd.terminate(); meshd.process.waitUntilExit() }
+        try await Self.waitForSocket(socket)
+        #expect(chown(socket, uid_t.max, socketGID) == 0)
+
+        let withFeature = try await Self.run(["--reuid=\(allowed.uid)", "--regid=\(allowed.gid)", "--init-groups"],
+                                             meshctl: ["--socket", socket, "ping", "ABCDEFG", "--count", "1"])
+        #expect(withFeature.status == 1 && withFeature.output.contains("no paired device matches"), "\(withFeature.output)")
+        let without = try await Self.run(["--reuid=\(other.uid)", "--regid=\(other.gid)", "--init-groups"],
+                                         meshctl: ["--socket", socket, "ping", "ABCDEFG", "--count", "1"])
+        #expect(without.status == 1 && without.output.contains("not permitted: ping probes the paired devices and uid \(other.uid) may not"),
+                "\(without.output)")
+        let root = try await DaemonProcess.run("meshctl", ["--socket", socket, "ping", "ABCDEFG", "--count", "1"], timeout: 10)
+        #expect(root.output.contains("no paired device matches"), "root holds the control role: \(root.output)")
+    }
+
     private static func run(_ identity: [String], meshctl arguments: [String]) async throws -> (status: Int32, output: String) {
         let meshctl = try #require(ChildProcess.executable("meshctl"))
         return try await DaemonProcess.run("/usr/bin/setpriv", identity + [meshctl] + arguments, timeout: 15)
