@@ -9,7 +9,10 @@ import Foundation
 // mode. The outcome must be a configuration or a `ConfigurationError`.
 func fuzzConfig(_ bytes: [UInt8]) {
     let path = FuzzFiles.path("meshd.toml")
-    guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { fuzzFailure("cannot write \(path)") }
+    // 0600 whatever the umask: a file others may write is refused before its text is read.
+    guard FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
+        fuzzFailure("cannot write \(path)")
+    }
     let text: String?
     do {
         text = try ConfigFileReader.read(path)

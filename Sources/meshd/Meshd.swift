@@ -42,7 +42,7 @@ struct Meshd: AsyncParsableCommand {
     @Flag(name: .customLong("no-mdns"), help: "Do not publish or browse over mDNS (Avahi); use static peers and known addresses only.")
     var noMDNS = false
 
-    @Option(name: .customLong("clock-offset-ms"), help: ArgumentHelp("FOR TESTS ONLY: skew this daemon's wall clock by N milliseconds, so tests can check clock-offset estimation.", valueName: "N"))
+    @Option(name: .customLong("clock-offset-ms"), help: ArgumentHelp("FOR TESTS ONLY: skew this daemon's wall clock by N milliseconds, so tests can check clock-offset estimation. A release build takes it only with MESH_TEST_RUN=1 in the environment.", valueName: "N"))
     var clockOffsetMilliseconds: Int64?
 
     func run() async throws {

@@ -123,7 +123,7 @@ struct ConfigFlagRangeTests {
         overrides.stateDirectory = "/tmp/smt-never-created"
         configure(&overrides)
         do {
-            _ = try ConfigurationLoader(environment: ["HOME": "/nonexistent"]).load(mode: .user, overrides: overrides)
+            _ = try ConfigurationLoader(environment: ["HOME": "/nonexistent", "MESH_TEST_RUN": "1"]).load(mode: .user, overrides: overrides)
             return nil
         } catch {
             return error.description
