@@ -71,10 +71,39 @@ struct LocalAPIWarningFloodTests {
             #expect(lines.first?.metadata["client.uid"] == "\(geteuid())")
         }
     }
+
+    /// The server's tick writes the summary of what it held back once the interval passed,
+    /// without another refusal to trigger it.
+    @Test func theServersTickSummarisesTheHeldBackWarnings() async throws {
+        let log = RecordingLogHandler()
+        var limits = LocalAPIServer.Limits()
+        limits.maximumConnectionsPerUID = 1
+        limits.warningInterval = 0.2
+        try await withTestServer(limits: limits, logger: log.logger("test")) { test in
+            let held = try RawSocket(path: test.socketPath)
+            held.send(LocalAPIFrame.request(.hello, id: 1))
+            #expect(try await held.readFrame()?.kind == .reply)
+            for _ in 0..<50 { _ = try? RawSocket(path: test.socketPath) }
+            try await pollUntil { test.server.counters.value(.connectionsRefusedPerUID) == 50 }
+            // Each warning stands for itself and the `suppressed` before it; a summary for its `suppressed`.
+            func accounted() -> Int {
+                log.lines.filter { $0.level >= .warning }.reduce(0) { sum, line in
+                    sum + (Int(line.metadata["suppressed"] ?? "0") ?? 0) + (line.message.hasPrefix("more ") ? 0 : 1)
+                }
+            }
+            try await waitUntil("the summary accounts for all 50 refusals", timeout: 10) { accounted() == 50 }
+            let lines = log.lines.filter { $0.level >= .warning }
+            print("50 refused connections, warning interval 0.2 s: \(lines.count) lines, accounting for \(accounted())")
+            #expect(lines.contains { $0.message == "more local API connections refused for their uid (warnings held back)" })
+            #expect(lines.count <= 4, "\(lines.map { "\($0.message) \($0.metadata)" })")
+        }
+    }
 }
 
-/// Keeps the lines a logger writes (message, level, metadata), for tests of what is logged.
-final class RecordingLogHandler: LogHandler, @unchecked Sendable {
+/// Keeps the lines loggers write (message, level, metadata), for tests of what is logged.
+/// Each `Logger` gets its own handler value (its metadata is its own, as with swift-log's
+/// handlers: connections set theirs on different loops); the lines are shared, under a lock.
+final class RecordingLogHandler: @unchecked Sendable {
     struct Line: Sendable {
         var level: Logger.Level
         var message: String
@@ -83,22 +112,29 @@ final class RecordingLogHandler: LogHandler, @unchecked Sendable {
 
     private let lock = NSLock()
     private var recorded: [Line] = []
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .notice
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        let fields = self.metadata.merging(metadata ?? [:]) { _, new in new }.mapValues { "\($0)" }
-        lock.withLock { recorded.append(Line(level: level, message: "\(message)", metadata: fields)) }
-    }
 
     /// The lines so far, oldest first.
     var lines: [Line] { lock.withLock { recorded } }
 
-    func logger(_ label: String) -> Logger { Logger(label: label, factory: { _ in self }) }
+    fileprivate func record(_ line: Line) { lock.withLock { recorded.append(line) } }
+
+    /// A logger whose lines (notice and above) end up here.
+    func logger(_ label: String) -> Logger { Logger(label: label, factory: { _ in Handler(recorder: self) }) }
+
+    private struct Handler: LogHandler {
+        let recorder: RecordingLogHandler
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .notice
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+                 file: String, function: String, line: UInt) {
+            let fields = self.metadata.merging(metadata ?? [:]) { _, new in new }.mapValues { "\($0)" }
+            recorder.record(Line(level: level, message: "\(message)", metadata: fields))
+        }
+    }
 }
