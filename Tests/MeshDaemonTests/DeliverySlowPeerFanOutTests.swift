@@ -66,35 +66,37 @@ extension DeliveryIntegration {
                 let stuckConnection = await victim.node.connectionID(of: hostileID)
                 let queuedBefore = await victim.node.status().counters["stream.outbound_queued_bytes"] ?? 0
 
-                // Each request of the victim's app, timed.
+                // Each request of the victim's app, timed, and given up after 5 s (a request
+                // that waited for the stuck peer's write would hang there).
                 let clock = ContinuousClock()
                 var times: [(String, Duration)] = []
-                func timed(_ name: String, _ body: () async throws -> Void) async throws {
+                func timed<T: Sendable>(_ name: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
                     let start = clock.now
-                    try await body()
+                    let result = try await withDeadline(5, body)
                     times.append((name, clock.now - start))
+                    if result == nil { Issue.record("\(name) did not return within 5 s while a peer does not read") }
+                    return result
                 }
-                let session = UUID()
+                let session = UUID(), router = victim.router, owner = victim.id, hostileKey = hostileID.description
+                let honestKey = honest.id
                 let (snapshot, encoded) = try RouterFixtures.snapshot(revision: 1, state: "{\"page\":1}", session: session)
                 let anchor = SessionTimerAnchor(startedAt: Date(timeIntervalSince1970: 1_700_000_000), accumulatedElapsedBeforeAnchor: 0)
                 let requested = clock.now
-                try await timed("session.announce") {
-                    try await victim.router.announceSession(sessionID: session, featureID: Self.feature, owner: victim.id, status: "open")
+                _ = try await timed("session.announce") {
+                    try await router.announceSession(sessionID: session, featureID: Self.feature, owner: owner, status: "open")
                 }
-                var stored = (snapshot: false, anchor: false)
-                try await timed("snapshot.publish") {
-                    stored.snapshot = try await victim.router.publishSnapshot(snapshot, encoded: encoded, to: nil)
+                let published = try await timed("snapshot.publish") {
+                    try await router.publishSnapshot(snapshot, encoded: encoded, to: nil)
                 }
-                try await timed("anchor.set") {
-                    stored.anchor = try await victim.router.setAnchor(sessionID: session, featureID: Self.feature, revision: 1,
-                                                                      anchor: anchor)
+                let anchored = try await timed("anchor.set") {
+                    try await router.setAnchor(sessionID: session, featureID: Self.feature, revision: 1, anchor: anchor)
                 }
-                #expect(stored.snapshot && stored.anchor)
-                try await timed("watermark.set (stuck peer)") {
-                    try await victim.router.setWatermark(sessionID: session, featureID: Self.feature, peer: hostileID.description, sequence: 7)
+                #expect(published == true && anchored == true)
+                _ = try await timed("watermark.set (stuck peer)") {
+                    try await router.setWatermark(sessionID: session, featureID: Self.feature, peer: hostileKey, sequence: 7)
                 }
-                try await timed("watermark.set (honest peer)") {
-                    try await victim.router.setWatermark(sessionID: session, featureID: Self.feature, peer: honest.id, sequence: 7)
+                _ = try await timed("watermark.set (honest peer)") {
+                    try await router.setWatermark(sessionID: session, featureID: Self.feature, peer: honestKey, sequence: 7)
                 }
 
                 // The honest peer gets every update in the usual time.
