@@ -132,5 +132,68 @@ extension DeliveryIntegration {
             await victim.stop()
             await bed.shutdown()
         }
+
+        /// Snapshots of 900 KiB published while a peer does not read queue on its connection
+        /// until it holds the hard limit; the next one closes the channel at once, each
+        /// publish still returns at once, and the peer gets the latest snapshot at its next
+        /// activation.
+        @Test func aPeerThatCannotTakeItsCopyGetsItAtItsNextActivation() async throws {
+            let bed = DeliveryTestBed()
+            let victim = try await Self.startVictim(bed)
+            do {
+                let hostile = try await bed.nodes.start(name: "hostile") { $0.channelTuning.outboundStallKeepalives = 100_000 }
+                let recorder = await hostile.node.recordInbound()
+                _ = try await bed.nodes.pair(victim.running, hostile)
+                let hostileID = hostile.node.deviceID, victimID = victim.deviceID
+                try await waitUntil("channels active", timeout: 15) {
+                    let a = await victim.node.isActive(hostileID), b = await hostile.node.isActive(victimID)
+                    return a && b
+                }
+                _ = try await Self.fillConnection(of: victim, from: hostile)
+                let stuck = await victim.node.connectionID(of: hostileID)
+                let clock = ContinuousClock()
+                var revision: UInt64 = 0, slowest = Duration.zero
+                let state = String(repeating: "x", count: 900 << 10)
+                try await waitUntil("the victim closed the stuck channel at its hard limit", timeout: 30) {
+                    revision += 1
+                    let (snapshot, encoded) = try RouterFixtures.snapshot(revision: revision, state: state)
+                    let start = clock.now
+                    _ = try await victim.router.publishSnapshot(snapshot, encoded: encoded, to: nil)
+                    slowest = max(slowest, clock.now - start)
+                    return await victim.node.connectionID(of: hostileID) != stuck
+                }
+                let counters = await victim.node.status().counters
+                let reason = await victim.node.peers().first { $0.deviceID == hostileID.description }?.lastCloseReason
+                // The peer reconnects and gets the latest snapshot with the activation's resend.
+                let latest = revision
+                let got = try await withDeadline(15) {
+                    for await message in recorder.messages {
+                        if case .snapshotPush(let bytes)? = try? DeliveryMessage(decoding: message.bytes),
+                           (try? SessionWireCodec.decodeSnapshot(bytes))?.revision == latest {
+                            return true
+                        }
+                    }
+                    return false
+                }
+                print("""
+                    hard outbound limit: \(revision) snapshots of 900 KiB published (slowest publish \
+                    \(slowest.formatted(.units(allowed: [.milliseconds], fractionalPart: .show(length: 1))))); \
+                    writes refused \(counters["stream.writes_refused"] ?? 0), outbound peak \((counters["stream.outbound_peak_bytes"] ?? 0) >> 10) KiB; \
+                    close reason: \(reason ?? "none"); latest snapshot at the next activation: \(got == true)
+                    """)
+                #expect((counters["stream.writes_refused"] ?? 0) >= 1)
+                #expect(reason == MeshNode.outboundFullReason(limit: ChannelTuning().outboundBytes))
+                #expect((counters["stream.outbound_peak_bytes"] ?? 0) < UInt64(ChannelTuning().outboundBytes + (1 << 20)))
+                // Each publish costs its 900 KiB commit, never the stuck peer's write.
+                #expect(slowest < .seconds(1), "a publish took \(slowest)")
+                #expect(got == true, "the peer did not get snapshot \(latest) after it reconnected")
+            } catch {
+                await victim.stop()
+                await bed.shutdown()
+                throw error
+            }
+            await victim.stop()
+            await bed.shutdown()
+        }
     }
 }
