@@ -165,3 +165,34 @@ struct PeerChannelsReplayTests {
         #expect(table.count == 3 && !table.contains("198.18.0.5", now: 20))
     }
 }
+
+/// The connection table keyed by `SourceKey`, as `ConnectionGate.admit` uses it.
+@Suite("Connection table: sources by SourceKey")
+struct ConnectionTableSourceKeyTests {
+    @Test func oneIPv6PrefixIsOneSourceAndAMappedIPv4AddressIsItsIPv4Address() {
+        var table = ConnectionTable(tuning: ChannelTuning())
+        // A host rotating through 200 addresses of its /64, one connection each, within a second.
+        var admitted = 0, refused = 0
+        for index in 0 ..< 200 {
+            let host = "2001:db8:7:9:\(String(index, radix: 16)):1:2:3"
+            switch table.admit(EmbeddedChannel(), source: SourceKey.of(host), known: false, now: UInt64(index) * 1_000_000) {
+            case .admitted: admitted += 1
+            case .refused: refused += 1
+            }
+        }
+        #expect(admitted == ChannelTuning().maximumUnauthenticatedPerSource && refused == 196)
+        print("figure: 200 connections from 200 addresses of one /64: \(admitted) admitted, \(refused) refused")
+        // The same IPv4 host over a dual-stack socket and a plain one: one source.
+        for index in 0 ..< 4 {
+            let host = index % 2 == 0 ? "::ffff:198.18.0.9" : "198.18.0.9"
+            guard case .admitted = table.admit(EmbeddedChannel(), source: SourceKey.of(host), known: false, now: 0) else {
+                Issue.record("refused early")
+                return
+            }
+        }
+        guard case .refused(.sourceFull) = table.admit(EmbeddedChannel(), source: SourceKey.of("::ffff:198.18.0.9"), known: false, now: 0) else {
+            Issue.record("a mapped address was a source of its own")
+            return
+        }
+    }
+}
