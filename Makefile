@@ -5,7 +5,7 @@ SWIFT ?= swift
 # delivered message). Every release command uses the same flags, so SwiftPM does not rebuild.
 RELEASE = -c release --static-swift-stdlib
 
-.PHONY: all deps build release run demo install test python-test bench vectors clean lab-test sim tsan
+.PHONY: all deps build release run demo install uninstall test python-test bench vectors clean lab-test sim tsan
 
 all: build
 
@@ -27,10 +27,15 @@ demo: build
 	@bash scripts/demo .build/debug
 
 # PREFIX (default /usr/local) and DESTDIR as usual; completions and man pages are generated from
-# the binaries here. scripts/install lists the folders it writes and their variables.
+# the binaries here. scripts/install lists the folders it writes and their variables. install
+# builds nothing: `make release` first as yourself, then `sudo make install`, so root never
+# writes into the checkout's .build. uninstall removes the same files (same PREFIX and DESTDIR).
 PREFIX ?= /usr/local
-install: release
+install:
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install .build/release
+
+uninstall:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/uninstall
 
 # The Swift tests run in three steps. In-process logic (and the simulator) runs in parallel. The
 # namespace labs run in parallel with each other: each has its own namespaces and avahi-daemons,
@@ -70,9 +75,11 @@ sim: deps
 
 # The Python client's tests, against real daemons (.build/debug/meshd), through the install step a
 # user takes: a fresh venv with `pip install ./clients/python` (offline: the package builds with
-# its own standard-library backend). MESH_TEST_SEED reproduces the randomised encoding test.
+# its own standard-library backend); then `mypy --strict` on the package (mypy from PyPI). MESH_TEST_SEED reproduces the randomised encoding test.
 PYTHON ?= python3
 PY_VENV = .build/python-venv
+# The type checker `mypy --strict` runs on the package; the one pip download of the tests (PyPI).
+MYPY = mypy==2.4.1
 python-test: deps
 	$(SWIFT) build --product meshd
 	$(SWIFT) build --product meshctl
@@ -81,6 +88,8 @@ python-test: deps
 	$(PY_VENV)/bin/python -m pip install --quiet --no-index --disable-pip-version-check ./clients/python
 	cd clients/python/tests && MESHD=$(CURDIR)/.build/debug/meshd MESHCTL=$(CURDIR)/.build/debug/meshctl \
 		$(CURDIR)/$(PY_VENV)/bin/python -m unittest discover -s . -t . -v
+	$(PY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(MYPY)
+	cd clients/python && $(CURDIR)/$(PY_VENV)/bin/python -m mypy --strict --cache-dir $(CURDIR)/.build/mypy-cache src/sessionmesh
 
 # Discovery lab: test hosts in network namespaces (root). Not being able to run it is a failure
 # here (MESH_REQUIRE_LAB=1 unless set otherwise). Prints the measured figures at the end.

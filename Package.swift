@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 import PackageDescription
 
 /// SessionMesh: a paired-device sync transport for Linux.
@@ -119,7 +120,7 @@ var package = Package(
         .executableTarget(
             name: "meshd",
             dependencies: [
-                "MeshDaemon", "MeshLocalAPI",
+                "MeshDaemon", "MeshLocalAPI", "MeshCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -131,7 +132,7 @@ var package = Package(
         .executableTarget(
             name: "meshctl",
             dependencies: [
-                "SessionMeshClient", "MeshLocalAPI", "SessionMesh",
+                "SessionMeshClient", "MeshLocalAPI", "SessionMesh", "MeshCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

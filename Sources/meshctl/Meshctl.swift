@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MeshCore
 import SessionMeshClient
 
 /// `meshctl`: the command-line tool for a running `meshd`, over its local socket.
@@ -14,6 +15,7 @@ struct Meshctl: AsyncParsableCommand {
             Exit codes: 0 ok, 1 the daemon reported an error, 2 usage error, 3 cannot reach the daemon, \
             130 interrupted.
             """,
+        version: SessionMeshVersion.current,
         subcommands: [StatusCommand.self, PeersCommand.self, PairCommand.self, UnpairCommand.self, PingCommand.self,
                       SendCommand.self, WatchCommand.self, SnapshotCommand.self, QueueCommand.self, SessionsCommand.self])
 
@@ -67,6 +69,10 @@ struct Meshctl: AsyncParsableCommand {
 @main
 enum MeshctlEntry {
     static func main() async {
+        // Line-buffered even into a pipe or a file: a command that prints and then waits (`pair`
+        // showing its code, `watch` printing events) must show each line when it is printed, not
+        // when the buffer fills or the command exits.
+        Output.lineBufferStandardOutput()
         do {
             var command = try Meshctl.parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -76,6 +76,17 @@ enum Output {
         return String(id.prefix(8))
     }
 
+    /// Makes stdout line-buffered (C stdio block-buffers it when it is not a terminal).
+    ///
+    /// C's `stdout` is a global variable Swift 6 refuses to read outside an isolation it can
+    /// check; its address comes from the C library instead (`RTLD_DEFAULT` is a null handle).
+    /// Called once, at start, before any output.
+    static func lineBufferStandardOutput() {
+        guard let symbol = dlsym(nil, "stdout") else { return }
+        let file = symbol.assumingMemoryBound(to: UnsafeMutablePointer<FILE>?.self).pointee
+        setvbuf(file, nil, _IOLBF, 0)
+    }
+
     /// Whether stdout is a terminal.
     static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 }

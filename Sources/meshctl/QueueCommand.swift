@@ -34,7 +34,7 @@ struct QueueListCommand: AsyncParsableCommand {
             return
         }
         Output.table(["ID", "PEER", "FEATURE", "EVENT", "AGE", "ATTEMPTS", "SIZE"], items.map { item in
-            [String(item.id), Output.shortID(item.peer), item.featureID, String(item.eventID.uuidString.prefix(8)).lowercased(),
+            [String(item.id), Output.shortID(item.peer), item.featureID, String(item.eventID.uuidString.prefix(8)),
              Output.duration(item.ageSeconds), String(item.attempts), "\(item.size) B"]
         })
     }

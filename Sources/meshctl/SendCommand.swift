@@ -91,7 +91,7 @@ struct SendCommand: AsyncParsableCommand {
             Output.jsonLine(reply)
         } else {
             let peers = reply.peers == 1 ? "1 peer" : "\(reply.peers) peers"
-            print("\(reply.outcome.rawValue) \(reply.eventID.uuidString.lowercased()) (\(mode.rawValue), \(peers))")
+            print("\(reply.outcome.rawValue) \(reply.eventID.uuidString) (\(mode.rawValue), \(peers))")
             if reply.peers == 0 { Self.noPeersNote() }
         }
     }

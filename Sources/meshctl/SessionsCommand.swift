@@ -34,7 +34,7 @@ struct SessionsCommand: AsyncParsableCommand {
         }
         let now = Date().timeIntervalSince1970
         Output.table(["SESSION", "FEATURE", "STATUS", "OWNER", "FROM", "UPDATED", "REV"], sessions.map { session in
-            [session.sessionID.uuidString.lowercased(), session.featureID, session.status, session.owner,
+            [session.sessionID.uuidString, session.featureID, session.status, session.owner,
              session.sourcePeer.map(Output.shortID) ?? "this device", Output.duration(now - session.updatedAt) + " ago",
              String(session.revision)]
         })

@@ -48,7 +48,7 @@ struct SnapshotGetCommand: AsyncParsableCommand {
         Output.table(nil, [
             ["peer", reply.peer],
             ["feature", metadata.featureID],
-            ["session", metadata.sessionID.uuidString.lowercased()],
+            ["session", metadata.sessionID.uuidString],
             ["revision", "\(reply.snapshot.revision)"],
             ["source", metadata.sourcePeerID],
             ["sequence", "\(metadata.sequence)"],

@@ -13,6 +13,7 @@ struct StatusSummary {
     var rows: [[String]] {
         [
             ["device", "\(status.name) (\(status.deviceID))"],
+            ["daemon", "meshd \(status.version ?? "(version not reported)")"],
             ["listening", "\(status.listen) (UDP and TCP)"],
             ["local API", status.socket],
             ["up", Output.duration(status.uptimeSeconds)],
@@ -39,7 +40,7 @@ struct StatusSummary {
             return "mDNS via Avahi, \(published); \(found) paired \(found == 1 ? "device" : "devices") found on the network"
         }
         if (counters["discovery.mdns_outages_total"] ?? 0) > 0 {
-            return "Avahi not reachable: discovery off, static peers only"
+            return "Avahi not available: discovery off, static peers only"
         }
         if Self.isLoopback(status.listen) {
             return "mDNS off (listening on loopback): static peers only"
@@ -79,7 +80,7 @@ struct StatusSummary {
     /// Counter → what its count means, in the order they are shown. Names are the daemon's
     /// documented counters; counters that only measure traffic are not warnings.
     static let warningCounters: [(String, String)] = [
-        ("discovery.mdns_outages_total", "time(s) Avahi became unreachable"),
+        ("discovery.mdns_outages_total", "time(s) Avahi became unavailable"),
         ("handshakes.failed", "handshake(s) failed"),
         ("handshakes.refused.unknown_key", "handshake(s) from unpaired devices refused"),
         ("handshakes.refused.replay", "replayed handshake(s) refused"),

@@ -148,7 +148,10 @@ struct WatchRecord: Encodable {
         case "snapshot-request":
             details = [sessionShort, "asked by \(sourcePeerID ?? "-")"]
         case "reachability":
-            details = [feature ?? "(device)", reachable == true ? "reachable" : "unreachable", reason ?? ""]
+            // The channel itself (no feature) is active or down; an app of a feature is reachable
+            // or unreachable: one word per meaning, as in docs/CLI.md.
+            details = feature.map { [$0, reachable == true ? "reachable" : "unreachable", reason ?? ""] }
+                ?? ["(channel)", reachable == true ? "active" : "down", reason ?? ""]
         case "anchor":
             details = ["rev \(revision ?? 0)", sessionShort, anchor?.isPaused == true ? "paused" : "running",
                        String(format: "elapsed %.3f s", elapsedSeconds ?? 0)]
@@ -164,7 +167,7 @@ struct WatchRecord: Encodable {
         return [clock, type, who] + [details.filter { !$0.isEmpty }.joined(separator: "  ")]
     }
 
-    private var sessionShort: String { sessionID.map { "session " + $0.uuidString.prefix(8).lowercased() } ?? "" }
+    private var sessionShort: String { sessionID.map { "session " + $0.uuidString.prefix(8) } ?? "" }
 
     private var shownPayload: String {
         if let payload { return payload }

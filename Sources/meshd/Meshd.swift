@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MeshCore
 import MeshDaemon
 import NIOCore
 import NIOPosix
@@ -13,7 +14,13 @@ struct Meshd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meshd",
         abstract: "The SessionMesh daemon: pairs with your other devices and carries app data between them.",
-        discussion: "Settings come from the defaults, then the config file (docs/CONFIG.md), then these flags.")
+        discussion: """
+            Settings come from the defaults, then the config file (docs/CONFIG.md), then these flags. \
+            Exit codes: 0 stopped by SIGTERM or SIGINT, 1 failed (or another meshd holds the state folder), \
+            64 usage error, 73 cannot create the state folder, 77 unsafe state folder (owner or mode), \
+            78 configuration error.
+            """,
+        version: SessionMeshVersion.current)
 
     @Flag(help: "Run as a per-user daemon: XDG state, runtime and config folders instead of /var/lib, /run and /etc.")
     var user = false

@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 import MeshLocalAPI
 import Testing
 
@@ -30,13 +31,14 @@ struct MeshctlStatusTests {
             let (status, lines) = try await meshctl(test, ["status"])
             #expect(status == 0)
             #expect(value(lines, "device") == "fake (ZZZZZZZ-YYYYYYY-XXXXXXX-WWWWWWW)")
+            #expect(value(lines, "daemon") == "meshd \(SessionMeshVersion.current)")
             #expect(value(lines, "listening") == "127.0.0.1:47470 (UDP and TCP)")
-            #expect(value(lines, "discovery") == "Avahi not reachable: discovery off, static peers only")
+            #expect(value(lines, "discovery") == "Avahi not available: discovery off, static peers only")
             #expect(value(lines, "devices") == "1 paired, 1 active (laptop)")
             // The fake serves no data operations: the summary says it could not tell.
             #expect(value(lines, "queued")?.hasPrefix("unknown") == true)
             let warnings = lines.drop { !$0.hasPrefix("warnings") }
-            #expect(warnings.contains { $0.contains("1 time(s) Avahi became unreachable") })
+            #expect(warnings.contains { $0.contains("1 time(s) Avahi became unavailable") })
             #expect(warnings.contains { $0.contains("2 handshake(s) failed") })
             #expect(warnings.contains { $0.contains("4 store error(s)") })
             #expect(!warnings.contains { $0.contains("datagram(s) failed") }, "a zero counter is no warning")
@@ -62,7 +64,8 @@ struct MeshctlStatusTests {
             let (status, lines) = try await meshctl(test, ["status", "--json"])
             #expect(status == 0)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(lines.joined().utf8)) as? [String: Any])
-            #expect(Set(object.keys) == ["deviceID", "name", "listen", "socket", "uptimeSeconds", "counters"])
+            #expect(Set(object.keys) == ["deviceID", "name", "listen", "socket", "uptimeSeconds", "counters", "version"])
+            #expect(object["version"] as? String == SessionMeshVersion.current)
             #expect(object["counters"] as? [String: UInt64] == Self.troubled)
         }
     }

@@ -109,7 +109,7 @@ struct ProcessDeliveryLocalAPITests {
         let sessions = try #require((try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])?["sessions"] as? [[String: Any]])
         #expect(sessions.contains { $0["sessionID"] as? String == session.uuidString && $0["sourcePeer"] as? String == pair.idA })
         let human = try await pair.b.meshctl(["sessions"])
-        #expect(human.output.contains(session.uuidString.lowercased()), "\(human.output)")
+        #expect(human.output.contains(session.uuidString), "\(human.output)")
 
         let closed = try await app.closeSession(sessionID: session, featureID: "demo")
         #expect(closed.delivered == [pair.idB], "B is reachable, so the close is delivered before the call returns")

@@ -55,16 +55,21 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var uptimeSeconds: Double
     /// Named counters (handshakes, packets dropped, pending drops, …).
     public var counters: [String: UInt64]
+    /// The daemon's release version (`SessionMeshVersion.current` of its build); nil from a
+    /// daemon whose status did not carry it.
+    public var version: String?
 
-    /// Creates a status value.
+    /// Creates a status value; `version` is this build's unless given.
     public init(deviceID: String, name: String, listen: String, socket: String,
-                uptimeSeconds: Double, counters: [String: UInt64]) {
+                uptimeSeconds: Double, counters: [String: UInt64],
+                version: String? = SessionMeshVersion.current) {
         self.deviceID = deviceID
         self.name = name
         self.listen = listen
         self.socket = socket
         self.uptimeSeconds = uptimeSeconds
         self.counters = counters
+        self.version = version
     }
 }
 

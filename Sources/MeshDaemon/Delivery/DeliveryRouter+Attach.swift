@@ -11,6 +11,10 @@ extension DeliveryRouter {
     public func attach(features: [String], sessionID: UUID? = nil, app: String? = nil,
                        sink: any DeliveryEventSink) async -> DeliveryAttachResult {
         let change = attachments.attach(features: Set(features), sessionID: sessionID, app: app, sink: sink)
+        // The app's name comes from a local client: quoted and cut, so it cannot forge log lines.
+        logger.info("app attached", metadata: ["attach.id": "\(change.id)",
+                                               "attach.app": "\(String((app ?? "").prefix(64)).debugDescription)",
+                                               "attach.features": "\(features.sorted().map { String($0.prefix(64)) }.joined(separator: ",").debugDescription)"])
         // Inbox items arriving from now on wait for the replay (so they follow the stored ones).
         handOut.state.beginReplay(ObjectIdentifier(sink))
         announcePresence(change.presence)

@@ -1,3 +1,4 @@
+import MeshCore
 import MeshLocalAPI
 import NIOCore
 
@@ -69,8 +70,8 @@ public struct LocalAPIDispatcher: Sendable {
         return body
     }
 
-    /// The version `hello` reports unless told otherwise.
-    public static let currentDaemonVersion = "0.1.0"
+    /// The version `hello` reports unless told otherwise: this build's.
+    public static let currentDaemonVersion = SessionMeshVersion.current
 
     /// Performs `request`; returns the JSON reply body or the error to send.
     ///

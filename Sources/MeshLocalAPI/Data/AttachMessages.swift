@@ -15,7 +15,7 @@ public struct MeshAttachRequest: Codable, Sendable, Equatable {
     public var features: [String]
     /// Narrow session-scoped events to one session, when given.
     public var sessionID: UUID?
-    /// A free-form app name for the daemon's log and `meshctl status`.
+    /// A free-form app name: the daemon logs it at info level with the attachment (`app attached`).
     public var app: String?
 
     /// Creates a request.

@@ -6,7 +6,7 @@ public enum LocalAPIDataError {
     public static let notFound = "not-found"
     /// The durable queue (or the disk) is full; nothing already queued was lost. Retry later.
     public static let queueFull = "queue-full"
-    /// The operation needs an `attach` first on this connection.
+    /// Reserved: no operation of this daemon version needs an attachment, so none sends it.
     public static let notAttached = "not-attached"
     /// The caller's uid may not use this feature (the daemon's per-uid allow-list).
     public static let featureNotAllowed = "feature-not-allowed"

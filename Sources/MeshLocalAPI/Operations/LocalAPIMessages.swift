@@ -5,7 +5,7 @@ import MeshCore
 
 /// `hello` request: who is asking. Every field is optional; the body may be empty.
 public struct HelloRequest: Codable, Sendable, Equatable {
-    /// A free-form client name for the daemon's debug log (e.g. `meshctl`).
+    /// A free-form client name (e.g. `meshctl`); informational, the daemon does not record it.
     public var client: String?
     /// The framing version the client speaks.
     public var protocolVersion: Int?

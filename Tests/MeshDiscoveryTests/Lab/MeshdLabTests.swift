@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The discovery scenarios (docs/discovery.md) with real `meshd` daemons on lab hosts (network namespaces, each with its
+/// The discovery scenarios (docs/DISCOVERY.md) with real `meshd` daemons on lab hosts (network namespaces, each with its
 /// own avahi-daemon). Host 1 is A, host 2 is B, host 3 is C; A and B are paired in each test
 /// (by code), C is not. Each test prints its measured figures as `lab figure:` lines.
 @Suite("meshd on lab hosts (network namespaces)", .serialized,

@@ -1,8 +1,9 @@
 """A minimal PEP 517 build backend (standard library only) for the `sessionmesh` package.
 
 It builds a pure-Python wheel of `src/sessionmesh`, an sdist of this folder, and an editable
-wheel that points at `src/`. Name, version, summary and requires-python come from
-pyproject.toml's [project] table.
+wheel that points at `src/`. Name, version, summary, requires-python, license, author, keywords,
+classifiers and URLs come from pyproject.toml's [project] and [project.urls] tables; the
+repository's LICENSE goes into the wheel's .dist-info.
 """
 from __future__ import annotations
 
@@ -20,23 +21,69 @@ PACKAGE = "sessionmesh"
 SOURCE = os.path.join(ROOT, "src", PACKAGE)
 
 
-def _project() -> Dict[str, str]:
+def _pyproject() -> str:
     with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as handle:
-        text = handle.read()
-    section = text.split("[project]", 1)[1].split("\n[", 1)[0]
+        return handle.read()
+
+
+def _table(text: str, name: str) -> str:
+    """The body of the TOML table `[name]` (up to the next table header)."""
+    parts = text.split(f"\n[{name}]\n", 1)
+    return parts[1].split("\n[", 1)[0] if len(parts) == 2 else ""
+
+
+def _project() -> Dict[str, str]:
+    section = _table("\n" + _pyproject(), "project")
     fields = {}
     for key in ("name", "version", "description", "requires-python", "readme"):
         match = re.search(r'^' + re.escape(key) + r'\s*=\s*"([^"]*)"', section, re.MULTILINE)
         if match:
             fields[key] = match.group(1)
+    license_match = re.search(r'^license\s*=\s*\{\s*text\s*=\s*"([^"]*)"\s*\}', section, re.MULTILINE)
+    if license_match:
+        fields["license"] = license_match.group(1)
+    author = re.search(r'^authors\s*=\s*\[\s*\{\s*name\s*=\s*"([^"]*)"\s*,\s*email\s*=\s*"([^"]*)"', section, re.MULTILINE)
+    if author:
+        fields["author"], fields["author-email"] = author.group(1), author.group(2)
     return fields
+
+
+def _string_list(key: str) -> List[str]:
+    """A `key = ["…", …]` array of [project] (one string per line or on one line)."""
+    section = _table("\n" + _pyproject(), "project")
+    match = re.search(r'^' + re.escape(key) + r'\s*=\s*\[(.*?)\]', section, re.MULTILINE | re.DOTALL)
+    return re.findall(r'"([^"]*)"', match.group(1)) if match else []
+
+
+def _urls() -> List[Tuple[str, str]]:
+    section = _table("\n" + _pyproject(), "project.urls")
+    return re.findall(r'^([A-Za-z][A-Za-z0-9 _-]*?)\s*=\s*"([^"]*)"', section, re.MULTILINE)
+
+
+def _license_file() -> Optional[str]:
+    """The repository's LICENSE (two folders up), when building from a checkout."""
+    path = os.path.join(os.path.dirname(os.path.dirname(ROOT)), "LICENSE")
+    return path if os.path.exists(path) else None
 
 
 def _metadata() -> str:
     p = _project()
     lines = ["Metadata-Version: 2.1", f"Name: {p['name']}", f"Version: {p['version']}",
-             f"Summary: {p.get('description', '')}", f"Requires-Python: {p.get('requires-python', '>=3.9')}",
-             "Classifier: Typing :: Typed"]
+             f"Summary: {p.get('description', '')}", f"Requires-Python: {p.get('requires-python', '>=3.9')}"]
+    if "license" in p:
+        lines.append(f"License: {p['license']}")
+    if "author" in p:
+        lines.append(f"Author: {p['author']}")
+        lines.append(f"Author-email: {p['author']} <{p['author-email']}>")
+    keywords = _string_list("keywords")
+    if keywords:
+        lines.append("Keywords: " + ",".join(keywords))
+    urls = _urls()
+    for label, url in urls:
+        if label == "Homepage":
+            lines.append(f"Home-page: {url}")
+        lines.append(f"Project-URL: {label}, {url}")
+    lines += [f"Classifier: {c}" for c in _string_list("classifiers")]
     body = ""
     readme = os.path.join(ROOT, p.get("readme", "README.md"))
     if os.path.exists(readme):
@@ -63,6 +110,10 @@ def _write_wheel(directory: str, files: List[Tuple[str, bytes]]) -> str:
     info = _dist_info()
     files = files + [(f"{info}/METADATA", _metadata().encode()), (f"{info}/WHEEL", _WHEEL.encode()),
                      (f"{info}/top_level.txt", f"{PACKAGE}\n".encode())]
+    license_file = _license_file()
+    if license_file:
+        with open(license_file, "rb") as handle:
+            files.append((f"{info}/LICENSE", handle.read()))
     record = []
     name = _wheel_name()
     with zipfile.ZipFile(os.path.join(directory, name), "w", zipfile.ZIP_DEFLATED) as wheel:

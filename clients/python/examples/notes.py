@@ -2,11 +2,13 @@
 """Shared notes across your paired devices: reliable items plus the latest snapshot.
 
     notes.py [--socket PATH] add TEXT        # keep a note here and send it to every paired device
-    notes.py [--socket PATH] show            # this device's notes and each peer's latest snapshot
+    notes.py [--socket PATH] show            # every note: this device's, received ones, peers' snapshots
     notes.py [--socket PATH] watch [--count N] [--timeout S]   # print notes as they arrive
 
 A note goes out reliably (a device that is off gets it when it is back, once); every `add` also
 publishes this device's notes as the latest snapshot, so a device paired later sees them with `show`.
+`watch` keeps the notes it receives in --state; `show` merges them with each peer's latest
+snapshot (a note in both is shown once) and lists them oldest first, per device.
 """
 import argparse
 import json
@@ -20,10 +22,11 @@ FEATURE = "notes"
 
 
 def load(path):
-    if not os.path.exists(path):
-        return {"notes": [], "seen": []}
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    state = {"notes": [], "seen": [], "received": {}}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            state.update(json.load(handle))
+    return state
 
 
 def save(path, state):  # notes and the event IDs already shown, in --state
@@ -45,7 +48,10 @@ def show(client, state):
     print(f"this device ({len(state['notes'])}):", *(f"  {n['text']}" for n in state["notes"]), sep="\n")
     for peer in client.peers():
         latest = client.latest_snapshot(FEATURE, peer=peer.device_id)
-        notes = json.loads(latest.payload) if latest else []
+        merged = {(n["text"], n["at"]): n for n in (json.loads(latest.payload) if latest else [])}
+        for note in state["received"].get(peer.device_id, []):  # received by watch, maybe not in a snapshot yet
+            merged.setdefault((note["text"], note["at"]), note)
+        notes = sorted(merged.values(), key=lambda n: n["at"])
         print(f"{peer.name} ({len(notes)}):", *(f"  {n['text']}" for n in notes), sep="\n")
 
 
@@ -63,6 +69,7 @@ def watch(client, state, path, count, timeout):
             if key not in state["seen"]:  # a redelivery "may have been seen": dedup by event ID
                 note = json.loads(event.payload)
                 print(f"note from {names.get(event.from_device, event.from_device)}: {note['text']}", flush=True)
+                state["received"].setdefault(event.from_device, []).append(note)
                 state["seen"] = (state["seen"] + [key])[-10000:]
                 save(path, state)
                 printed += 1

@@ -328,7 +328,17 @@ def join_or_start(client: "sessionmesh.Client", feature: str, session: Optional[
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="A stopwatch shared by paired devices through meshd.")
+    parser = argparse.ArgumentParser(
+        description="A stopwatch shared by paired devices through meshd.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="""commands, one per line on standard input:
+  start          start the timer (on every device of the session)
+  pause          pause it
+  resume         resume it after a pause
+  lap            record a lap
+  show [MICROS]  print the elapsed time now, or at MICROS (microseconds since 1970)
+  close          close the session on every device and exit
+  quit           exit; the session goes on on the other devices""")
     parser.add_argument("--socket", help="the daemon's socket (default: the one meshctl uses)")
     parser.add_argument("--feature", default="shared-timer")
     parser.add_argument("--session", help="the session to join (UUID)")

@@ -98,6 +98,8 @@ class PairingTests(MeshTestCase):
         with self.assertRaises(sessionmesh.DaemonUnreachableError) as caught:
             sessionmesh.connect(missing)
         self.assertIn(missing, str(caught.exception))
+        with self.assertRaises(ConnectionError):  # the built-in base works too
+            sessionmesh.connect(missing)
 
 
 class DeliveryTests(MeshTestCase):
@@ -298,7 +300,9 @@ class RestartTests(MeshTestCase):
         self.beta.kill(signal.SIGKILL)
         killed = time.monotonic()
         self.restart_in_background(self.beta)
-        after = b.status()  # the daemon is away when this starts
+        with self.assertLogs("sessionmesh", "INFO") as logs:
+            after = b.status()  # the daemon is away when this starts
+        self.assertTrue(any("reconnected to meshd" in line for line in logs.output), logs.output)
         self.assertEqual(after.device_id, before)
         self.assertLess(after.uptime_seconds, time.monotonic() - killed, "answered by the daemon that was killed")
         impatient = self.client(self.alpha, reconnect_timeout=0.3)
@@ -339,8 +343,9 @@ class AsyncTests(MeshTestCase):
         self.pair()
 
         async def scenario():
-            a = await sessionmesh.connect_async(self.alpha.socket)
+            a = await sessionmesh.aio.connect(self.alpha.socket)
             b = await sessionmesh.connect_async(self.beta.socket)
+            self.assertEqual((a.device_id, b.device_id), (self.alpha_id, self.beta_id))
             try:
                 async with b.attach(["notes"]) as events:
                     sent = await a.send("notes", b"async hello")
@@ -359,7 +364,7 @@ class AsyncTests(MeshTestCase):
                 await awaited.close()
                 with self.assertRaises(StopAsyncIteration):
                     await awaited.next_event(timeout=1)
-                latest = await b.latest_snapshot("notes", peer=await a.device_id())
+                latest = await b.latest_snapshot("notes", peer=a.device_id)
                 self.assertEqual(latest.payload, b"state")
                 self.assertEqual([p.device_id for p in await a.peers()], [self.beta_id])
                 with self.assertRaises(sessionmesh.UnknownPeerError):

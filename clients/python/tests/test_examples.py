@@ -1,12 +1,25 @@
 """The notes example against two real daemons, as a user runs it."""
+import json
 import os
 import signal
 import subprocess
 import sys
+import time
+import unittest
 
 from harness import MeshTestCase, wait_until
 
 NOTES = os.path.join(os.path.dirname(__file__), "..", "examples", "notes.py")
+TIMER = os.path.join(os.path.dirname(__file__), "..", "examples", "shared_timer.py")
+
+
+class SharedTimerHelpTests(unittest.TestCase):
+    def test_shared_timer_help_lists_its_commands(self):
+        result = subprocess.run([sys.executable, TIMER, "--help"], capture_output=True, text=True, timeout=60,
+                                env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for command in ("start", "pause", "resume", "lap", "show [MICROS]", "close", "quit"):
+            self.assertIn(f"\n  {command} ", result.stdout)
 
 
 class NotesExampleTests(MeshTestCase):
@@ -35,6 +48,14 @@ class NotesExampleTests(MeshTestCase):
         code, out, err = self.notes(self.beta, "show")
         self.assertEqual(code, 0, err)
         self.assertEqual(out.splitlines(), ["this device (0):", "alpha (3):", "  buy milk", "  call Ana", "  ship it"])
+        # A note that came without a newer snapshot (sent by another app of the feature): show
+        # merges what watch received with the snapshot, each note once, oldest first.
+        a.send("notes", json.dumps({"text": "sent alone", "at": time.time()}).encode(), mode="reliable")
+        code, out, err = self.notes(self.beta, "watch", "--count", "1", "--timeout", "30")
+        self.assertEqual((code, out.splitlines()), (0, ["note from alpha: sent alone"]), err)
+        code, out, err = self.notes(self.beta, "show")
+        self.assertEqual(out.splitlines(), ["this device (0):", "alpha (4):", "  buy milk", "  call Ana", "  ship it",
+                                            "  sent alone"], err)
 
     def test_no_daemon_is_one_clear_line(self):
         code, out, err = self.notes(self.alpha, "show")

@@ -16,7 +16,7 @@ from concurrent.futures import Future
 from typing import Any, Dict, List, Optional
 
 from . import _frames as F
-from ._connection import Connection
+from ._connection import Connection, log
 from ._events import Acker, decode_event
 from .errors import (BadRequestError, ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, FrameError, MeshError,
                      ProtocolViolationError, ShuttingDownError, TooManyConnectionsError)
@@ -130,6 +130,7 @@ class AttachmentCore:
                       for p in body.get("peers", []) if isinstance(p, dict)]
         self._established = True
         if self.reattachments:
+            log.info("attachment re-attached to meshd (attachment %d)", self.attachment_id)
             self.sink.put(Event(kind="reattached", raw=body), self._stop)
 
     def _on_event(self, token: object, frame: F.Frame) -> None:
@@ -147,8 +148,9 @@ class AttachmentCore:
         if isinstance(error, _FATAL):
             self._finish(error)
             return
-        self.sink.put(Event(kind="disconnected", reason=error.code if error is not None else "connection-closed"),
-                      self._stop)
+        reason = error.code if error is not None else "connection-closed"
+        log.info("attachment lost meshd (%s); re-attaching", reason)
+        self.sink.put(Event(kind="disconnected", reason=reason), self._stop)
         thread = threading.Thread(target=self._reattach_loop, name="sessionmesh-reattach", daemon=True)
         self._reconnector = thread
         thread.start()

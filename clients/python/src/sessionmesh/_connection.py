@@ -9,6 +9,7 @@ back-pressure, which stops reading this socket only).
 from __future__ import annotations
 
 import itertools
+import logging
 import socket
 import threading
 import time
@@ -18,6 +19,10 @@ from typing import Callable, Dict, Optional, Tuple
 from . import _frames as F
 from .errors import (ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, MeshError,
                      ProtocolViolationError, error_for_code)
+
+#: The package's logger (`logging.getLogger("sessionmesh")`): reconnects and retries at INFO,
+#: each failed reconnect attempt at DEBUG. Nothing is logged unless the app configures logging.
+log = logging.getLogger("sessionmesh")
 
 EventHandler = Callable[[F.Frame], None]
 CloseHandler = Callable[[Optional[MeshError]], None]
@@ -220,18 +225,26 @@ class Link:
         if deadline is not None:
             give_up = min(give_up, deadline)
         delay = 0.02
+        attempts = 0
         while True:
             with self._lock:
                 if self._closed:
                     raise ConnectionLostError("the client was closed")
                 if self._conn is not None and not self._conn.closed:
                     return self._conn
+                again = self._conn is not None
                 try:
                     self._conn = Connection(self.path)
+                    if again:
+                        log.info("reconnected to meshd at %s after %d failed attempt(s)", self.path, attempts)
                     return self._conn
                 except DaemonUnreachableError as error:
                     last = error
+                    attempts += 1
+                    log.debug("meshd at %s not reachable (attempt %d): %s", self.path, attempts, error.message)
             if time.monotonic() + delay > give_up:
+                if again:
+                    log.warning("giving up reconnecting to meshd at %s after %d attempt(s)", self.path, attempts)
                 raise last
             self._wake.wait(delay)
             delay = min(delay * 2, 0.5)

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import uuid
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from . import _frames as F
 from .encoding import WireFormatError, decode_envelope, decode_snapshot, decode_snapshot_request
 from .errors import ProtocolViolationError
-from .models import Event, Session, TimerAnchor
+from .models import EnvelopeMode, Event, Session, TimerAnchor, UnknownEventKind
 
 Acker = Callable[[List[int]], int]
+
+#: The wire's mode byte of an envelope event (docs/LOCAL-API.md §9).
+_ENVELOPE_MODES: Dict[int, EnvelopeMode] = {1: "realtime", 2: "reliable", 5: "acknowledgement"}
 
 
 def decode_event(frame: F.Frame, acker: Optional[Acker]) -> Event:
@@ -24,7 +27,7 @@ def decode_event(frame: F.Frame, acker: Optional[Acker]) -> Event:
             mode = r.u8("mode")
             envelope = decode_envelope(r.rest())
             return Event(kind="envelope", feature=envelope.metadata.feature_id, from_device=sender,
-                         payload=envelope.payload, mode=F.MODE_NAMES.get(mode, str(mode)),
+                         payload=envelope.payload, mode=_ENVELOPE_MODES.get(mode),
                          redelivery=bool(flags & 1), inbox_id=inbox_id, metadata=envelope.metadata,
                          session_id=envelope.metadata.session_id, sequence=envelope.metadata.sequence,
                          _acker=acker)
@@ -43,7 +46,7 @@ def decode_event(frame: F.Frame, acker: Optional[Acker]) -> Event:
                          session_id=request.session_id)
         if op not in (F.EVENT_REACHABILITY, F.EVENT_ANCHOR, F.EVENT_SESSION, F.EVENT_WATERMARK, F.EVENT_DROPPED):
             # An event a newer daemon added: handed on undecoded rather than ending the attachment.
-            return Event(kind=f"unknown-0x{op:04x}", payload=frame.body)
+            return Event(kind=UnknownEventKind(f"unknown-0x{op:04x}"), payload=frame.body)
         body = frame.json()
         if op == F.EVENT_REACHABILITY:
             return Event(kind="reachability", feature=body.get("featureID"), from_device=str(body.get("peer", "")),

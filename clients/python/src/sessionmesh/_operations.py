@@ -16,7 +16,7 @@ from . import _frames as F
 from .encoding import (Envelope, Metadata, Snapshot, WireFormatError, decode_snapshot, encode_envelope,
                        encode_snapshot)
 from .errors import InvalidArgumentError, NotFoundError, ProtocolViolationError
-from .models import (DeviceRef, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult, PublishResult, QueueItem,
+from .models import (DeviceRef, SendMode, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult, PublishResult, QueueItem,
                      SendResult, Session, SessionCloseResult, Status, TimerAnchor)
 
 SessionLike = Union[uuid.UUID, str, None]
@@ -246,7 +246,7 @@ def _encoded(what: str, encode: Any, value: Any, operation: str) -> bytes:
     return encoded
 
 
-def send_envelope(envelope: Envelope, mode: str, to: Optional[DeviceRef]) -> Op[SendResult]:
+def send_envelope(envelope: Envelope, mode: SendMode, to: Optional[DeviceRef]) -> Op[SendResult]:
     if mode not in F.MODES:
         raise ValueError(f"mode must be 'realtime', 'reliable' or 'acknowledgement', got {mode!r}")
     encoded = _encoded("envelope", encode_envelope, envelope, "send")
@@ -256,7 +256,7 @@ def send_envelope(envelope: Envelope, mode: str, to: Optional[DeviceRef]) -> Op[
     return SendResult.from_json(reply.json())
 
 
-def send(state: ClientState, feature: str, payload: bytes, mode: str, to: Optional[DeviceRef], session: SessionLike,
+def send(state: ClientState, feature: str, payload: bytes, mode: SendMode, to: Optional[DeviceRef], session: SessionLike,
          payload_type: str, sequence: Optional[int], event_id: Optional[uuid.UUID],
          acknowledged_sequence: Optional[int], monotonic_timestamp: Optional[float]) -> Op[SendResult]:
     check_feature(feature)

@@ -19,25 +19,36 @@ from typing import Any, Dict, Generator, Iterable, List, Optional, Sequence, Uni
 
 from . import _operations as ops
 from ._attachment import AttachmentCore, End, Sink
-from ._connection import Link, backoff, live
+from ._connection import Link, backoff, live, log
 from . import _frames as F
 from ._operations import Call, SessionLike, T
 from .client import DEFAULT_EVENT_BUFFER, retry_worth, run_blocking, unreachable_error
 from .encoding import Envelope, Snapshot
 from .errors import ClientTimeoutError, DaemonUnreachableError, MeshError
-from .models import (AttachedPeer, DeviceRef, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
+from .models import (AttachedPeer, DeviceRef, SendMode, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
                      PublishResult, QueueItem, SendResult, Session, SessionCloseResult, Status, TimerAnchor)
 from .socketpath import default_socket_path
 
-__all__ = ["AsyncClient", "AsyncAttachment", "connect_async"]
+__all__ = ["AsyncClient", "AsyncAttachment", "connect", "connect_async"]
+
+
+async def connect(path: Optional[str] = None, *, app: Optional[str] = None, session: SessionLike = None,
+                  reconnect_timeout: float = 30.0) -> "AsyncClient":
+    """Connects to meshd and returns an `AsyncClient`: `await sessionmesh.aio.connect()`.
+
+    Arguments as `sessionmesh.connect`. Raises `DaemonUnreachableError` at once when no daemon
+    answers. Asks the daemon for this device's ID once, so `client.device_id` is a plain
+    property, as on the blocking `Client`.
+    """
+    client = AsyncClient(path, app=app, session=session, reconnect_timeout=reconnect_timeout)
+    await client._open()
+    return client
 
 
 async def connect_async(path: Optional[str] = None, *, app: Optional[str] = None, session: SessionLike = None,
                         reconnect_timeout: float = 30.0) -> "AsyncClient":
-    """Connects to meshd and returns an `AsyncClient` (arguments as `sessionmesh.connect`)."""
-    client = AsyncClient(path, app=app, session=session, reconnect_timeout=reconnect_timeout)
-    await client._open()
-    return client
+    """The same as `sessionmesh.aio.connect` (the name `sessionmesh.connect_async` exports)."""
+    return await connect(path, app=app, session=session, reconnect_timeout=reconnect_timeout)
 
 
 class AsyncClient:
@@ -57,6 +68,11 @@ class AsyncClient:
             await loop.run_in_executor(None, lambda: self._link.connection(None, patience=0))
         except DaemonUnreachableError as error:
             raise unreachable_error(error, self._given) from None
+        try:
+            await self.status()  # learns device_id
+        except BaseException:
+            self._link.close()
+            raise
 
     async def _run(self, op: "ops.Op[T]", timeout: Optional[float] = None) -> T:
         deadline = time.monotonic() + timeout if timeout is not None else None
@@ -88,6 +104,7 @@ class AsyncClient:
             except MeshError as error:
                 if not retry_worth(error, call, attempt, deadline):
                     raise
+                log.info("retrying %s after its connection closed (%s), attempt %d", call.op, error.code, attempt + 1)
             await asyncio.sleep(backoff(attempt))
 
     async def close(self) -> None:
@@ -103,10 +120,9 @@ class AsyncClient:
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
 
-    async def device_id(self) -> str:
-        """This device's ID (asked from the daemon once)."""
-        if self._state.device_id is None:
-            await self.status()
+    @property
+    def device_id(self) -> str:
+        """This device's ID, as on `Client` (asked from the daemon when the client connected)."""
         return self._state.device_id or ""
 
     async def hello(self) -> Hello:
@@ -137,14 +153,14 @@ class AsyncClient:
     async def ping(self, device_id: DeviceRef, count: Optional[int] = None) -> PingResult:
         return await self._run(ops.ping(device_id, count))
 
-    async def send(self, feature: str, payload: bytes, mode: str = "reliable", to: Optional[DeviceRef] = None, *,
+    async def send(self, feature: str, payload: bytes, mode: SendMode = "reliable", to: Optional[DeviceRef] = None, *,
                    session: SessionLike = None, payload_type: str = "bytes", sequence: Optional[int] = None,
                    event_id: Optional[uuid.UUID] = None, acknowledged_sequence: Optional[int] = None,
                    monotonic_timestamp: Optional[float] = None, timeout: Optional[float] = None) -> SendResult:
         return await self._run(ops.send(self._state, feature, payload, mode, to, session, payload_type, sequence,
                                         event_id, acknowledged_sequence, monotonic_timestamp), timeout)
 
-    async def send_envelope(self, envelope: Envelope, mode: str = "reliable", to: Optional[DeviceRef] = None) -> SendResult:
+    async def send_envelope(self, envelope: Envelope, mode: SendMode = "reliable", to: Optional[DeviceRef] = None) -> SendResult:
         return await self._run(ops.send_envelope(envelope, mode, to))
 
     async def publish_snapshot(self, feature: str, state: bytes, *, to: Optional[DeviceRef] = None,

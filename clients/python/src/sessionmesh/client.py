@@ -10,12 +10,12 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from . import _operations as ops
 from ._attachment import AttachmentCore, End, Sink
-from ._connection import Link
+from ._connection import Link, log
 from . import _frames as F
 from ._operations import Call, SessionLike, T
 from .encoding import Envelope, Snapshot
 from .errors import ClientTimeoutError, ConnectionLostError, DaemonError, DaemonUnreachableError, MeshError
-from .models import (AttachedPeer, DeviceRef, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
+from .models import (AttachedPeer, DeviceRef, SendMode, Event, Hello, LatestSnapshot, PairedDevice, PairingCode, Peer, PingResult,
                      PublishResult, QueueItem, SendResult, Session, SessionCloseResult, Status, TimerAnchor)
 from .socketpath import SYSTEM_SOCKET, default_socket_path, user_socket_path
 
@@ -134,7 +134,7 @@ class Client:
 
     # --- data ---
 
-    def send(self, feature: str, payload: bytes, mode: str = "reliable", to: Optional[DeviceRef] = None, *,
+    def send(self, feature: str, payload: bytes, mode: SendMode = "reliable", to: Optional[DeviceRef] = None, *,
              session: SessionLike = None, payload_type: str = "bytes", sequence: Optional[int] = None,
              event_id: Optional[uuid.UUID] = None, acknowledged_sequence: Optional[int] = None,
              monotonic_timestamp: Optional[float] = None, timeout: Optional[float] = None) -> SendResult:
@@ -150,7 +150,7 @@ class Client:
         return self._run(ops.send(self._state, feature, payload, mode, to, session, payload_type, sequence, event_id,
                                   acknowledged_sequence, monotonic_timestamp), timeout)
 
-    def send_envelope(self, envelope: Envelope, mode: str = "reliable", to: Optional[DeviceRef] = None) -> SendResult:
+    def send_envelope(self, envelope: Envelope, mode: SendMode = "reliable", to: Optional[DeviceRef] = None) -> SendResult:
         """Sends an envelope whose metadata the caller built (see `sessionmesh.encoding`)."""
         return self._run(ops.send_envelope(envelope, mode, to))
 
@@ -279,6 +279,7 @@ def _call(link: Link, call: Call, deadline: Optional[float]) -> F.Frame:
         except MeshError as error:
             if not retry_worth(error, call, attempt, deadline):
                 raise
+            log.info("retrying %s after its connection closed (%s), attempt %d", call.op, error.code, attempt + 1)
         link.pause(attempt)
 
 

@@ -4,7 +4,9 @@ Every exception is a `MeshError`. Errors the daemon sent are `DaemonError`s whos
 daemon's stable code and whose `message` is its text for people; `error_for_code` maps a code to
 its class (an unknown code gives a plain `DaemonError`, so a newer daemon never breaks a client).
 Errors of the connection itself are `DaemonUnreachableError` (no daemon at the socket) and
-`ConnectionLostError` (the connection closed before the reply came).
+`ConnectionLostError` (the connection closed before the reply came); both are also the built-in
+`ConnectionError`, so `except ConnectionError` catches them. Errors that say something named
+does not exist (`NotFoundError`, `UnknownPeerError`) are also `LookupError`s.
 """
 from __future__ import annotations
 
@@ -44,13 +46,13 @@ class MeshError(Exception):
         return f"{where}{self.message} ({self.code})"
 
 
-class DaemonUnreachableError(MeshError):
+class DaemonUnreachableError(MeshError, ConnectionError):
     """No daemon answers at the socket (not running, wrong path, or no permission)."""
 
     code = "unreachable-daemon"
 
 
-class ConnectionLostError(MeshError):
+class ConnectionLostError(MeshError, ConnectionError):
     """The connection to the daemon closed before the reply came.
 
     The request may or may not have taken effect. The client reconnects by itself on the next call.
@@ -100,7 +102,9 @@ class TooManyRequestsError(DaemonError):
 
 
 class TooManyConnectionsError(DaemonError):
-    """The daemon already serves 128 local connections (`too-many-connections`)."""
+    """The daemon refused the connection (`too-many-connections`): it already serves 128 local
+    connections in all, or 32 of this uid (`api_max_connections_per_uid`); the message says which.
+    Close some connections and retry."""
 
     code, closes_connection = "too-many-connections", True
 
@@ -135,7 +139,7 @@ class InternalError(DaemonError):
     code = "internal"
 
 
-class UnknownPeerError(DaemonError):
+class UnknownPeerError(DaemonError, LookupError):
     """No paired device matches the ID (`unknown-peer`)."""
 
     code = "unknown-peer"
@@ -273,7 +277,7 @@ class QueueFullError(DeliveryError):
     code = "queue-full"
 
 
-class NotFoundError(DeliveryError):
+class NotFoundError(DeliveryError, LookupError):
     """No such snapshot or queued item (`not-found`)."""
 
     code = "not-found"
@@ -310,7 +314,8 @@ class FeatureNotAllowedError(DeliveryError):
 
 
 class NotAttachedError(DeliveryError):
-    """The operation needs an attachment of the feature (`not-attached`)."""
+    """Reserved code `not-attached`: no operation of this daemon version needs an attachment, so
+    it never sends it; kept so a client written against it keeps importing."""
 
     code = "not-attached"
 

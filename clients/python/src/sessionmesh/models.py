@@ -8,17 +8,33 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, NewType, Optional, Tuple, Union
 
 from .encoding import Metadata, SnapshotRequest
 
 __all__ = [
+    "SendMode", "EnvelopeMode", "EventKind", "UnknownEventKind",
     "Hello", "Status", "PeerAddress", "Peer", "PairingCode", "PairedDevice", "PingPath", "PingResult",
     "SendResult", "PublishResult", "LatestSnapshot", "TimerAnchor", "Session", "SessionCloseResult",
     "QueueItem", "AttachedPeer", "DeviceRef", "Event",
 ]
 
 JSON = Dict[str, Any]
+
+#: The `mode` of `send`: plain strings, so `mode="reliable"` keeps working (`"ack"` is short for
+#: `"acknowledgement"`).
+SendMode = Literal["realtime", "reliable", "acknowledgement", "ack"]
+
+#: The `mode` an envelope event arrived with.
+EnvelopeMode = Literal["realtime", "reliable", "acknowledgement"]
+
+#: An event kind this client does not know (from a newer daemon): `"unknown-0x…"` with the
+#: event's code in hex.
+UnknownEventKind = NewType("UnknownEventKind", str)
+
+#: What `Event.kind` can be. Plain strings, so `event.kind == "envelope"` keeps working.
+EventKind = Union[Literal["envelope", "snapshot", "snapshot_request", "reachability", "anchor", "session",
+                          "watermark", "dropped", "disconnected", "reattached"], UnknownEventKind]
 
 
 def _opt_float(value: Any) -> Optional[float]:
@@ -55,14 +71,18 @@ class Status:
     socket: str
     uptime_seconds: float
     counters: Dict[str, int]
+    #: The daemon's release version; None from a daemon whose status does not carry it.
+    version: Optional[str] = None
     raw: JSON = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, body: JSON) -> "Status":
+        version = body.get("version")
         return cls(device_id=str(body.get("deviceID", "")), name=str(body.get("name", "")),
                    listen=str(body.get("listen", "")), socket=str(body.get("socket", "")),
                    uptime_seconds=float(body.get("uptimeSeconds", 0.0)),
-                   counters=dict(body.get("counters", {})), raw=body)
+                   counters=dict(body.get("counters", {})), version=str(version) if version is not None else None,
+                   raw=body)
 
 
 @dataclass(frozen=True)
@@ -329,8 +349,9 @@ class Event:
 
     `kind` is one of:
 
-    - `envelope`: an item another device sent (`payload`, `feature`, `from_device`, `mode`,
-      `redelivery`, `inbox_id`, `metadata`). Items with an `inbox_id` stay in the daemon's inbox
+    - `envelope`: an item another device sent (`payload`, `feature`, `from_device`, `mode`
+      (`EnvelopeMode`; None for a mode this client does not know), `redelivery`, `inbox_id`,
+      `metadata`). Items with an `inbox_id` stay in the daemon's inbox
       until `ack()`; unacknowledged ones come again (flagged `redelivery`) on the next attach.
     - `snapshot`: a newer snapshot from a device (`payload` = state, `revision`, `metadata`).
     - `snapshot_request`: a device asks for this app's snapshot (`request`); answer with
@@ -343,13 +364,14 @@ class Event:
     - `dropped`: the daemon shed `dropped` events because this app read too slowly.
     - `disconnected` / `reattached`: the client lost the daemon and (after reconnecting) attached
       again; unacknowledged inbox items follow `reattached` again, flagged `redelivery`.
+    - `unknown-0x…` (`UnknownEventKind`): an event a newer daemon added; `payload` is its raw body.
     """
 
-    kind: str
+    kind: EventKind
     feature: Optional[str] = None
     from_device: Optional[str] = None
     payload: bytes = b""
-    mode: Optional[str] = None
+    mode: Optional[EnvelopeMode] = None
     redelivery: bool = False
     inbox_id: int = 0
     metadata: Optional[Metadata] = None
