@@ -16,6 +16,7 @@ __all__ = [
     "MeshError", "DaemonError", "DaemonUnreachableError", "ConnectionLostError", "ProtocolViolationError",
     "ClientTimeoutError",
     "FrameError", "BadRequestError", "TooManyRequestsError", "TooManyConnectionsError", "ShuttingDownError",
+    "ConnectionTimedOutError", "TooManyPingsError",
     "UnknownOperationError", "UnsupportedBodyError", "InvalidArgumentError", "InternalError",
     "UnknownPeerError", "PeerNotActiveError", "NotRunningError", "StoppingError", "NotImplementedByDaemonError",
     "NotPermittedError",
@@ -113,6 +114,14 @@ class ShuttingDownError(DaemonError):
     """The daemon is stopping (`shutting-down`)."""
 
     code, closes_connection = "shutting-down", True
+
+
+class ConnectionTimedOutError(DaemonError):
+    """The daemon closed a connection that sent no whole request within 30 s of connecting, or left
+    a frame half-sent for 30 s (`timed-out`). The client reconnects; a request it was writing is
+    not delivered."""
+
+    code, closes_connection = "timed-out", True
 
 
 class UnknownOperationError(DaemonError):
@@ -320,11 +329,18 @@ class NotAttachedError(DeliveryError):
     code = "not-attached"
 
 
+class TooManyPingsError(DaemonError):
+    """This uid already has 4 `ping` requests running (`too-many-pings`); wait for one to end."""
+
+    code = "too-many-pings"
+
+
 ERROR_CLASSES: Dict[str, Type[DaemonError]] = {
     "bad-magic": FrameError, "unsupported-version": FrameError, "bad-frame": FrameError,
     "frame-too-large": FrameError, "unexpected-kind": FrameError,
 }
 for _cls in (BadRequestError, TooManyRequestsError, TooManyConnectionsError, ShuttingDownError,
+             ConnectionTimedOutError, TooManyPingsError,
              UnknownOperationError, UnsupportedBodyError, InvalidArgumentError, InternalError,
              UnknownPeerError, PeerNotActiveError, NotRunningError, StoppingError,
              NotImplementedByDaemonError, NotPermittedError, PairingExpiredError,
