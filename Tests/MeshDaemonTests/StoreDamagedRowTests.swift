@@ -81,18 +81,18 @@ struct StoreDamagedRowTests {
         let good = UUID()
         #expect(try store.sessions.put(SessionRecord(sessionID: good, featureID: "demo", owner: "me", status: "running",
                                                    updatedAt: storeTestEpoch, revision: 1, sourcePeer: nil)))
-        #expect(try store.sessions.putTimerAnchor(sessionID: good, revision: 1, bytes: [1], at: storeTestEpoch))
+        #expect(try store.sessions.putTimerAnchor(featureID: "demo", sessionID: good, revision: 1, bytes: [1], at: storeTestEpoch) == .stored)
         #expect(try store.peers.putWatermark(WatermarkRecord(peer: "P", sessionID: good, direction: .received, featureID: "demo",
                                                        sequence: 3, updatedAt: storeTestEpoch)))
         #expect(try store.slots.putOutbound(featureID: "demo", sessionID: good, revision: 2, bytes: [2], at: storeTestEpoch))
         #expect(try store.slots.putOutbound(featureID: "other", revision: 1, bytes: [9], at: storeTestEpoch))
-        #expect(try store.slots.putInbound(peer: "P", featureID: "demo", sessionID: good, revision: 4, bytes: [4], at: storeTestEpoch))
+        #expect(try store.slots.putInbound(peer: "P", featureID: "demo", sessionID: good, revision: 4, bytes: [4], at: storeTestEpoch) == .stored)
         store.close()
         let bad: SQLiteValue = .blob([1, 2, 3])
         try dir.alter([
-            ("INSERT INTO session_directory VALUES (?, 'demo', 'x', 'running', 0, 1, NULL)", [bad]),
-            ("INSERT INTO timer_anchor VALUES (?, 1, x'00', 0)", [bad]),
-            ("INSERT INTO watermark VALUES ('P', ?, 1, 'demo', 9, 0)", [bad]),
+            ("INSERT INTO session_directory VALUES ('demo', ?, 'x', 'running', 0, 1, NULL)", [bad]),
+            ("INSERT INTO timer_anchor VALUES ('demo', ?, '', 1, x'00', 0)", [bad]),
+            ("INSERT INTO watermark VALUES ('P', 'demo', ?, 1, 9, 0)", [bad]),
             ("INSERT INTO outbound_slot VALUES ('demo', ?, 1, x'00', 0)", [bad]),
             ("INSERT INTO inbound_slot VALUES ('P', 'demo', ?, 1, x'00', 0)", [.text("not a session")]),
         ])

@@ -51,6 +51,9 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
     /// delivered items still commit when the file system is full (``StoreSpaceReserve``);
     /// 0 = none. Default 1 MiB.
     public var spaceReserveBytes: Int
+    /// Limits of what paired peers can make this store hold (snapshot slots, session rows,
+    /// timer anchors), per peer and over all peers.
+    public var peerState: PeerStateLimits
 
     /// Creates options; every value has the default documented on the type.
     public init(synchronous: Synchronous = .full,
@@ -64,7 +67,8 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
                 maxInboxBytes: Int = 256 << 20,
                 dedupHorizonPerPeer: Int = 100_000,
                 maxDatabaseBytes: Int? = nil,
-                spaceReserveBytes: Int = 1 << 20) {
+                spaceReserveBytes: Int = 1 << 20,
+                peerState: PeerStateLimits = PeerStateLimits()) {
         self.synchronous = synchronous
         self.verification = verification
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
@@ -77,5 +81,6 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
         self.dedupHorizonPerPeer = dedupHorizonPerPeer
         self.maxDatabaseBytes = maxDatabaseBytes
         self.spaceReserveBytes = spaceReserveBytes
+        self.peerState = peerState
     }
 }

@@ -7,6 +7,9 @@ struct StoreTallies {
     var outbox = QueueTally()
     var inbox = QueueTally()
     var lastSequence: [String: UInt64] = [:]
+    /// What each peer grew (slots, session rows, anchors) and the sum over all peers.
+    var peerState: [String: PeerStateTally] = [:]
+    var peerStateTotal = PeerStateTally()
 
     static func load(from db: SQLiteConnection) throws -> StoreTallies {
         var tallies = StoreTallies()
@@ -25,7 +28,21 @@ struct StoreTallies {
             // Never below an item still queued: `StoreOpener` raised damaged or lowered counters.
             tallies.lastSequence[peer] = last
         }
+        tallies.peerState = try PeerStateTally.load(from: db)
+        tallies.peerStateTotal = tallies.peerState.values.reduce(PeerStateTally(), +)
         return tallies
+    }
+
+    /// Adds `delta` to `peer`'s state tally and the total (after a commit).
+    mutating func addPeerState(_ peer: String, _ delta: PeerStateTally) {
+        peerState[peer, default: PeerStateTally()] = peerState[peer, default: PeerStateTally()] + delta
+        peerStateTotal = peerStateTotal + delta
+        if peerState[peer] == PeerStateTally() { peerState[peer] = nil }
+    }
+
+    /// Forgets `peer`'s state tally (its rows were deleted).
+    mutating func removePeerState(_ peer: String) {
+        if let tally = peerState.removeValue(forKey: peer) { peerStateTotal = peerStateTotal - tally }
     }
 
     mutating func addOutbox(peer: String, _ delta: QueueTally) {
