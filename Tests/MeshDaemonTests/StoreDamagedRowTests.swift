@@ -106,6 +106,30 @@ struct StoreDamagedRowTests {
         #expect(try store.slots.listInbound().map(\.sessionID) == [good])
     }
 
+    /// A peer's sequence counter at the largest storable value (2⁶³ − 1, only a damaged file has
+    /// one) fails that peer's sends with the table, row and file named, never traps, and leaves
+    /// the other peers' queues working.
+    @Test func aSequenceCounterAtItsMaximumFailsThatPeersSendsClearly() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        _ = try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1))
+        store.close()
+        // Also a damaged sequence in a row of A's queue: moving it behind the counter has no room.
+        try dir.alter([("UPDATE outbox_peer SET last_sequence = 9223372036854775807 WHERE peer = 'A'", []),
+                       ("INSERT INTO outbox (peer, sequence, event_id, feature, kind, payload, created_at) "
+                        + "VALUES ('A', 'x', x'00112233445566778899AABBCCDDEEFF', 'demo', 1, x'00', 0)", [])])
+        store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        let error = #expect(throws: StoreError.self) { try store.outbox.enqueue(peer: "A", item: makeOutboxItem(2)) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.description.contains(dir.path()) == true, "\(String(describing: error))")
+        #expect(error?.detail.contains("outbox_peer, row of peer A: last_sequence is 9223372036854775807") == true)
+        #expect(try store.outbox.pending(peer: "A", limit: 10).count == 1, "the queued item stays")
+        #expect(try store.outbox.list(peer: "A").count == 2, "the damaged row stays as it was")
+        #expect(try store.outbox.enqueue(peer: "B", item: makeOutboxItem(3)).sequence == 1)
+    }
+
     /// A peer's sequence counter (`outbox_peer`) damaged or lowered in the file never hands out a
     /// sequence an item still queued has: the next send follows the highest queued one (before:
     /// the insert hit `UNIQUE (peer, sequence)` and every send to that peer failed).

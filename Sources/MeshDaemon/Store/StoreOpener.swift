@@ -86,7 +86,10 @@ struct StoreOpener {
             for (id, peer) in try db.query("""
                 SELECT id, peer FROM outbox WHERE typeof(sequence) != 'integer' OR sequence < 1 ORDER BY id
                 """, [], operation, row: { ($0.int64(0), $0.text(1)) }) {
-                let sequence = (last[peer] ?? 0) + 1
+                // A counter at the largest sequence (a damaged file) leaves no room: the row
+                // stays as it is, and sends to that peer fail naming the counter (`StoreOutbox`).
+                let (sequence, overflow) = (last[peer] ?? 0).addingReportingOverflow(1)
+                guard !overflow else { continue }
                 last[peer] = sequence
                 moves.append((id, sequence))
             }
