@@ -135,4 +135,27 @@ struct StoreLaneTests {
         #expect(try store.peers.watermarks().map(\.sequence) == [7])
         #expect(store.tallies.peerState["P"] == PeerStateTally(sessions: 1, anchors: 1, anchorBytes: anchor(theirs).count))
     }
+
+    @Test func onePeerCannotTakeMoreThanItsShareOfTheInbox() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 10))
+        defer { store.close() }
+        #expect(store.options.maxInboxItemsPerPeer == 5, "half of the inbox by default")
+        let hostile = try store.inbox.receive(from: "H", items: (0..<5).map { makeInboxItem($0) }, at: storeTestEpoch)
+        #expect(hostile.filter { if case .stored = $0 { true } else { false } }.count == 5)
+        let refused = #expect(throws: StoreError.self) {
+            try store.inbox.receive(from: "H", items: [makeInboxItem(9)], at: storeTestEpoch)
+        }
+        #expect(refused?.limit == .inboxItemsPerPeer(5))
+        #expect(refused?.limit?.configKey == "inbox_max_items_per_peer")
+        // The honest peer still gets its share; acks give the hostile peer room again.
+        let honest = try store.inbox.receive(from: "P", items: (10..<15).map { makeInboxItem($0) }, at: storeTestEpoch)
+        #expect(honest.allSatisfy { if case .stored = $0 { true } else { false } })
+        let theirs = try store.inbox.pending(featureID: "demo").filter { $0.peer == "H" }.map(\.id)
+        #expect(try store.inbox.acknowledge(ids: Array(theirs.prefix(2))) == 2)
+        #expect(try store.inbox.receive(from: "H", items: [makeInboxItem(20)], at: storeTestEpoch).count == 1)
+        #expect(store.tallies.inboxByPeer["H"] == QueueTally(items: 4, bytes: 32))
+        print("store figure: inbox share 5 of 10; hostile peer stored 5, then refused; honest peer stored 5 of 5")
+    }
 }

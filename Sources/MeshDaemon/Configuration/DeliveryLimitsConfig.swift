@@ -92,7 +92,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
             let key = "outbox_max_bytes_per_peer"
             return (key, "outbox_max_bytes_per_peer (\(options.maxOutboxBytesPerPeer)) must not exceed outbox_max_bytes (\(options.maxOutboxBytesTotal)\(outboxMaxBytes == nil ? ", the default" : ""))")
         }
-        return nil
+        return inboxShareConflict(options)
     }
 
     /// `base` with every key this file sets applied.
@@ -108,6 +108,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
         if let n = storeMaxBytes { options.maxDatabaseBytes = n }
         if let mode = storeSynchronous { options.synchronous = mode }
         applyInboundLimits(to: &options.peerState)
+        applyInboxShare(to: &options)
         // A lower total without a per-peer key: the per-peer limit follows it down.
         if outboxMaxItemsPerPeer == nil { options.maxOutboxItemsPerPeer = min(options.maxOutboxItemsPerPeer, options.maxOutboxItemsTotal) }
         if outboxMaxBytesPerPeer == nil { options.maxOutboxBytesPerPeer = min(options.maxOutboxBytesPerPeer, options.maxOutboxBytesTotal) }

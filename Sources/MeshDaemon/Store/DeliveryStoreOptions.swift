@@ -41,6 +41,11 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
     public var maxInboxItems: Int
     /// Maximum inbox payload bytes.
     public var maxInboxBytes: Int
+    /// Maximum inbox items from one peer: its share, so one paired device cannot fill the
+    /// inbox for the others. Default 50 000 (half of the default inbox).
+    public var maxInboxItemsPerPeer: Int
+    /// Maximum inbox payload bytes from one peer. Default 128 MiB (half of the default inbox).
+    public var maxInboxBytesPerPeer: Int
     /// How many received event IDs are remembered per peer for dedup after the inbox item is
     /// gone. See docs/STORE.md ("Dedup horizon") for the tradeoff.
     public var dedupHorizonPerPeer: Int
@@ -65,6 +70,8 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
                 maxOutboxBytesTotal: Int = 1 << 30,
                 maxInboxItems: Int = 100_000,
                 maxInboxBytes: Int = 256 << 20,
+                maxInboxItemsPerPeer: Int? = nil,
+                maxInboxBytesPerPeer: Int? = nil,
                 dedupHorizonPerPeer: Int = 100_000,
                 maxDatabaseBytes: Int? = nil,
                 spaceReserveBytes: Int = 1 << 20,
@@ -78,6 +85,8 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
         self.maxOutboxBytesTotal = maxOutboxBytesTotal
         self.maxInboxItems = maxInboxItems
         self.maxInboxBytes = maxInboxBytes
+        self.maxInboxItemsPerPeer = maxInboxItemsPerPeer ?? max(1, maxInboxItems / 2)
+        self.maxInboxBytesPerPeer = maxInboxBytesPerPeer ?? max(1, maxInboxBytes / 2)
         self.dedupHorizonPerPeer = dedupHorizonPerPeer
         self.maxDatabaseBytes = maxDatabaseBytes
         self.spaceReserveBytes = spaceReserveBytes

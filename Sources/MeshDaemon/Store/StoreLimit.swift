@@ -13,6 +13,10 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
     case outboxBytesTotal(Int)
     /// At most this many inbox items (received, not yet acknowledged by the local app).
     case inboxItems(Int)
+    /// At most this many inbox items from one peer (its share of the inbox).
+    case inboxItemsPerPeer(Int)
+    /// At most this many inbox payload bytes from one peer.
+    case inboxBytesPerPeer(Int)
     /// At most this many inbox payload bytes.
     case inboxBytes(Int)
     /// At most this many inbound snapshot slots from one peer.
@@ -45,6 +49,8 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
         case .outboxBytesTotal: "outbox_max_bytes"
         case .inboxItems: "inbox_max_items"
         case .inboxBytes: "inbox_max_bytes"
+        case .inboxItemsPerPeer: "inbox_max_items_per_peer"
+        case .inboxBytesPerPeer: "inbox_max_bytes_per_peer"
         case .inboundSlotsPerPeer: "inbound_max_slots_per_peer"
         case .inboundSlotBytesPerPeer: "inbound_max_slot_bytes_per_peer"
         case .inboundSlotsTotal: "inbound_max_slots"
@@ -67,6 +73,8 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
         case .outboxBytesTotal(let n): "outbox bytes in total = \(n)"
         case .inboxItems(let n): "inbox items = \(n)"
         case .inboxBytes(let n): "inbox bytes = \(n)"
+        case .inboxItemsPerPeer(let n): "inbox items per peer = \(n)"
+        case .inboxBytesPerPeer(let n): "inbox bytes per peer = \(n)"
         case .inboundSlotsPerPeer(let n): "inbound snapshot slots per peer = \(n)"
         case .inboundSlotBytesPerPeer(let n): "inbound snapshot bytes per peer = \(n)"
         case .inboundSlotsTotal(let n): "inbound snapshot slots in total = \(n)"

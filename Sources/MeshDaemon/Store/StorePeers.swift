@@ -38,6 +38,7 @@ public struct StorePeers: Sendable {
             for change in remembered { store.ackedBatches.apply(change) }
             store.tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
             store.tallies.inbox = store.tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))
+            store.tallies.inboxByPeer[peer] = nil
             store.tallies.removePeerState(peer)
             return PeerDropSummary(outboxItems: outbox.count, inboxItems: inbox.count, inboundSlots: slots, sessions: sessions,
                                    anchors: anchors)
