@@ -119,6 +119,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
     public func routerOptions(_ base: DeliveryRouterOptions) -> DeliveryRouterOptions {
         var options = base
         if let n = pendingMaxItems { options.pendingCapacity = n }
+        if let seconds = inboundLimits["inbox_expire_unattached_after"] { options.inboxUnattachedExpiry = Double(seconds) }
         return options
     }
 

@@ -72,6 +72,8 @@ struct DeliveryCounters: Sendable {
     /// Received session rows not stored because the row of that (feature, session) belongs to
     /// this device or to another peer.
     var sessionsNotOwned: UInt64 = 0
+    /// Inbox items deleted because no app of their feature took them in time.
+    var inboxExpired: UInt64 = 0
     /// Acks of received reliable batches not sent because the peer's connection does not drain
     /// (the peer's resend gets a later ack).
     var reliableAcksSkipped: UInt64 = 0
@@ -131,6 +133,7 @@ struct DeliveryCounters: Sendable {
             "delivery.anchors.over_limit": anchorsOverLimit,
             "delivery.sessions.refused": sessionsRefused,
             "delivery.sessions.not_owned": sessionsNotOwned,
+            "delivery.inbox.expired": inboxExpired,
             "delivery.store_errors": storeErrors,
         ]
     }
