@@ -27,4 +27,10 @@ extension DeliveryRouter {
             noteStoreError(error, "could not expire inbox items")
         }
     }
+
+    /// The oldest `limit` inbox items for `meshctl queue --inbox` (drop one with `acknowledgeInbox`).
+    public func inboxItems(limit: Int) async throws -> [InboxSummary] {
+        let store = self.store, now = wallNow()
+        return try await worker.call { try store.inbox.list(limit: limit, at: now) }
+    }
 }

@@ -35,3 +35,37 @@ extension StoreInbox {
         }
     }
 }
+
+/// One inbox item as `meshctl queue --inbox` lists it.
+public struct InboxSummary: Sendable, Equatable {
+    /// Its inbox id (what `inbox.ack` takes).
+    public var id: InboxID
+    /// The peer it came from.
+    public var peer: String
+    /// Its feature.
+    public var featureID: String
+    /// Its event ID (the all-zero ID for a damaged one).
+    public var eventID: UUID
+    /// Seconds since it arrived (at the time given to ``StoreInbox/list(limit:at:)``).
+    public var ageSeconds: Double
+    /// How often it was handed to an app.
+    public var deliveries: Int
+    /// Payload bytes.
+    public var size: Int
+}
+
+extension StoreInbox {
+    /// The oldest `limit` inbox items, in arrival order, without their payloads.
+    public func list(limit: Int, at now: Date) throws -> [InboxSummary] {
+        try store.withConnection { db in
+            try db.query("""
+                SELECT id, peer, event_id, feature, received_at, delivery_count, LENGTH(payload) FROM inbox ORDER BY id LIMIT ?
+                """, [.integer(Int64(max(0, limit)))], "list inbox items") { row in
+                InboxSummary(id: InboxID(rawValue: row.int64(0)), peer: row.text(1), featureID: row.text(3),
+                             eventID: StoreColumns.validUUID(row, 2) ?? StoreColumns.damagedID,
+                             ageSeconds: max(0, now.timeIntervalSince(StoreColumns.date(row, 4))),
+                             deliveries: Int(clamping: row.int64(5)), size: Int(row.int64(6)))
+            }
+        }
+    }
+}

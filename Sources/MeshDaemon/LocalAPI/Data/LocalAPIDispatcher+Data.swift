@@ -86,6 +86,14 @@ extension LocalAPIDispatcher {
                               ageSeconds: entry.ageSeconds, attempts: entry.attempts, size: entry.summary.size)
             }
             return try LocalAPIJSON.encode(MeshQueueReply(items: items))
+        case .inbox:
+            let items = try await router.inboxItems(limit: MeshInboxReply.maximumItems)
+                .filter { permits?($0.featureID) ?? true }.map { entry in
+                    MeshInboxItem(id: UInt64(clamping: entry.id.rawValue), peer: entry.peer, featureID: entry.featureID,
+                                  eventID: entry.eventID, ageSeconds: entry.ageSeconds, deliveries: entry.deliveries,
+                                  size: entry.size)
+                }
+            return try LocalAPIJSON.encode(MeshInboxReply(items: items))
         case .queueCancel(let id):
             try await router.cancelQueued(id: id, permitting: permits)
             return try LocalAPIJSON.encode(EmptyBody())
