@@ -35,4 +35,30 @@ struct MeshctlInboxQueueTests {
         let bad = try await pair.a.meshctl(["queue", "drop", "-1"])
         #expect(bad.status == 2, "\(bad.output)")
     }
+
+    /// `meshctl send` without `--session`: one random session per device and feature, kept in
+    /// `$XDG_STATE_HOME/sessionmesh/meshctl-sessions.json` (0600).
+    @Test func sendKeepsOneRandomSessionPerDeviceAndFeature() async throws {
+        let pair = try await DaemonPair.start()
+        defer { pair.stopNow() }
+        var sessions: [String: [String]] = [:]
+        for feature in ["one", "two"] {
+            let watch = try WatchProcess(pair.b, feature: feature)
+            defer { watch.stopNow() }
+            _ = try await watch.next(type: "attached", timeout: 10)
+            for text in ["first", "second"] {
+                let sent = try await pair.a.meshctl(["send", "--feature", feature, text])
+                #expect(sent.status == 0, "\(sent.output)")
+                let event = try await watch.next(type: "envelope", timeout: 10)
+                sessions[feature, default: []].append(event["sessionID"] as? String ?? "")
+            }
+        }
+        let one = sessions["one"] ?? [], two = sessions["two"] ?? []
+        #expect(one.count == 2 && Set(one).count == 1, "successive sends share one session: \(one)")
+        #expect(two.count == 2 && Set(two).count == 1, "\(two)")
+        #expect(one.first != two.first, "each feature has its own")
+        let file = pair.a.folder + "/meshctl-state/sessionmesh/meshctl-sessions.json"
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
 }
