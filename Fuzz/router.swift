@@ -23,7 +23,10 @@ import NIOPosix
 //   3:    time passes (next byte × 50 ms) and the router ticks (estimates, presence, leases).
 //   4:    the app acknowledges the inbox items it was handed so far.
 //   5, 6: P's channel comes up / goes down (the router's channel events).
-//   7:    the app sends a reliable envelope to P (the record is its payload).
+//   7:    the app sends a reliable envelope to P (the record is its payload); a record starting
+//         0xF5 instead has P name 8 + record[1] new sessions, each with a session row, a
+//         snapshot and a timer anchor, and checks that the store kept at most P's limits
+//         (`PeerStateLimits`, set low here) of each.
 // Nothing may crash, trap or grow without bound (libFuzzer's -rss_limit_mb and
 // -malloc_limit_mb), whatever P sends.
 func fuzzRouter(_ bytes: [UInt8]) {
@@ -76,6 +79,7 @@ enum FuzzRouterBed {
             var storeOptions = DeliveryStoreOptions()
             storeOptions.synchronous = .normal
             storeOptions.spaceReserveBytes = 0
+            storeOptions.peerState = peerLimits
             store = try DeliveryRouter.openStore(stateDirectory: folder, options: storeOptions)
         } catch {
             fuzzFailure("cannot start the node or open the store: \(error)")
@@ -119,11 +123,55 @@ enum FuzzRouterBed {
             case 6:
                 await router.deactivated(peer)
             default:
-                await FuzzApp.send(input.record(), via: router)
+                let record = input.record()
+                if record.first == 0xF5 {
+                    await flood(record, router: router)
+                } else {
+                    await FuzzApp.send(record, via: router)
+                }
             }
             await router.settleReplays()
         }
         await router.stopForFuzzing()
+    }
+}
+
+extension FuzzRouterBed {
+    /// What P may make the store hold, low so that a flood step reaches it.
+    static let peerLimits = PeerStateLimits(slotsPerPeer: 64, slotBytesPerPeer: 1 << 16, slots: 128, slotBytes: 1 << 20,
+                                            sessionsPerPeer: 64, sessions: 128, anchorsPerPeer: 64, anchors: 128)
+
+    /// Step 7 with a 0xF5 record: P names `8 + record[1]` new sessions (IDs from the index and
+    /// `record[2]`), each with a session row, a snapshot and a timer anchor; then the store must
+    /// hold at most P's limits of each.
+    static func flood(_ record: [UInt8], router: DeliveryRouter) async {
+        let count = 8 + Int(record.count > 1 ? record[1] : 0)
+        let fill = record.count > 2 ? record[2] : 0
+        let at = Date(timeIntervalSince1970: 1_700_000_000)
+        for index in 0..<count {
+            let low = UInt8(truncatingIfNeeded: index), high = UInt8(truncatingIfNeeded: index >> 8)
+            let session = UUID(uuid: (low, high, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, 0xF5))
+            let row = SessionRecord(sessionID: session, featureID: "a", owner: "p", status: "running", updatedAt: at,
+                                    revision: 1, sourcePeer: nil)
+            let metadata = SessionSyncMetadata(sessionID: session, featureID: "a", sourcePeerID: "p", eventID: session,
+                                               sequence: 0, causalTimestamp: at, payloadType: "fuzz")
+            let snapshot = AnySessionSyncSnapshot(metadata: metadata, revision: 1, state: Data([fill]))
+            let anchor = DeliveryAnchorRecord(sessionID: session, featureID: "a", revision: 1,
+                                              anchor: SessionTimerAnchor(startedAt: at))
+            var messages = [DeliveryMessage.session(DeliverySessionRecord(row)).encode(),
+                            DeliveryMessage.anchor(anchor).encode()]
+            if let encoded = try? SessionWireCodec.encode(snapshot) { messages.append(DeliveryMessage.snapshotPush(encoded).encode()) }
+            for bytes in messages {
+                await router.handleForFuzzing(InboundChannelMessage(peer: peer, path: .stream, bytes: bytes))
+            }
+        }
+        let store = await router.store, key = peer.description
+        let slots = (try? store.slots.listInbound(peer: key).count) ?? 0
+        let rows = (try? store.sessions.list().filter { $0.sourcePeer == key }.count) ?? 0
+        let anchors = (try? store.sessions.listTimerAnchors().filter { $0.sourcePeer == key }.count) ?? 0
+        if slots > peerLimits.slotsPerPeer || rows > peerLimits.sessionsPerPeer || anchors > peerLimits.anchorsPerPeer {
+            fuzzFailure("P grew the store past its limits: \(slots) slots, \(rows) session rows, \(anchors) anchors")
+        }
     }
 }
 

@@ -141,6 +141,12 @@ extension MeshClient {
         try await call(.queue, EmptyBody(), as: MeshQueueReply.self).items
     }
 
+    /// The received items waiting for an app, oldest first (at most 1000; `inbox`). Drop one with
+    /// ``ackInbox(_:)``.
+    public func inbox() async throws -> [MeshInboxItem] {
+        try await call(.inbox, EmptyBody(), as: MeshInboxReply.self).items
+    }
+
     /// Cancels one outstanding transfer by its `MeshQueueItem.id` (`queue.cancel`). Throws the
     /// daemon's `not-found` when it is no longer queued (delivered or cancelled).
     public func cancelQueued(id: UInt64) async throws {

@@ -12,7 +12,8 @@ struct SendCommand: AsyncParsableCommand {
         discussion: """
             PAYLOAD is sent as UTF-8 text; '-' (or no PAYLOAD) reads the payload bytes from stdin.
             The envelope gets a fresh event ID, source peer ID --source (default meshctl@HOST), session --session \
-            (default: a fixed session per feature, so successive sends form one stream), and sequence --sequence \
+            (default: a random session per feature and device, made on the first send and kept in \
+            $XDG_STATE_HOME/sessionmesh/meshctl-sessions.json, so successive sends form one stream), and sequence --sequence \
             (default: the current time in milliseconds, increasing across runs).
             --mode snapshot publishes a snapshot into the latest-state slot instead, with revision --revision \
             (default: the current time in milliseconds).
@@ -65,9 +66,17 @@ struct SendCommand: AsyncParsableCommand {
         let bytes = try readPayload()
         let now = Date()
         let millis = UInt64(max(0, now.timeIntervalSince1970 * 1000))
+        let feature = target.feature
+        let sessionID: UUID
+        if let given = session.flatMap(UUID.init(uuidString:)) {
+            sessionID = given
+        } else {
+            let device = try await withDaemon(parent, json: output.json) { try await $0.status().deviceID }
+            sessionID = DefaultSessions().session(deviceID: device, feature: feature)
+        }
         let metadata = SessionSyncMetadata(
-            sessionID: session.flatMap(UUID.init(uuidString:)) ?? Self.defaultSession(feature: target.feature),
-            featureID: target.feature, sourcePeerID: source ?? Self.defaultSource(), eventID: UUID(),
+            sessionID: sessionID,
+            featureID: feature, sourcePeerID: source ?? Self.defaultSource(), eventID: UUID(),
             sequence: sequence ?? millis, causalTimestamp: now, payloadType: payloadType)
         if mode == .snapshot {
             let snapshot = AnySessionSyncSnapshot(metadata: metadata, revision: revision ?? millis, state: bytes)
@@ -137,23 +146,5 @@ struct SendCommand: AsyncParsableCommand {
     /// `meshctl@HOST`.
     static func defaultSource() -> String {
         "meshctl@" + ProcessInfo.processInfo.hostName.prefix(200)
-    }
-
-    /// A fixed session per feature (a name-based UUID), so repeated sends share one session.
-    static func defaultSession(feature: String) -> UUID {
-        var hash: (UInt64, UInt64) = (0xcbf2_9ce4_8422_2325, 0x8422_2325_cbf2_9ce4)
-        for byte in ("meshctl-session:" + feature).utf8 {
-            hash.0 = (hash.0 ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            hash.1 = (hash.1 ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 &+ 1
-        }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<8 {
-            bytes[index] = UInt8(truncatingIfNeeded: hash.0 >> (8 * index))
-            bytes[8 + index] = UInt8(truncatingIfNeeded: hash.1 >> (8 * index))
-        }
-        bytes[6] = (bytes[6] & 0x0F) | 0x50  // version 5 (name-based)
-        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 }

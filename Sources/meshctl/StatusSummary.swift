@@ -98,6 +98,11 @@ struct StatusSummary {
         ("delivery.reliable.refused", "reliable batch(es) refused by a peer's full inbox"),
         ("delivery.inbox.refused", "reliable batch(es) refused: this inbox was full"),
         ("pending.dropped", "pending realtime item(s) dropped"),
+        ("delivery.inbox.expired", "inbox item(s) expired: no app of their feature attached in time"),
+        ("delivery.snapshots.refused", "snapshot(s) from peers refused: over the inbound_max_slots limits"),
+        ("delivery.sessions.refused", "session row(s) from peers refused: over the inbound_max_sessions limits"),
+        ("delivery.sessions.not_owned", "session row(s) from peers refused: the row is another device's"),
+        ("delivery.anchors.over_limit", "timer anchor(s) from peers refused: over the inbound_max_anchors limits"),
     ]
 
     /// Whether `HOST:PORT` names a loopback host.

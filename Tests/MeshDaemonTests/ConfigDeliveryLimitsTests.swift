@@ -39,6 +39,30 @@ struct ConfigDeliveryLimitsTests {
         #expect(file.delivery.routerOptions(DeliveryRouterOptions()).pendingCapacity == 20)
     }
 
+    @Test func everyInboundLimitKeyReachesThePeerStateLimits() throws {
+        let text = """
+            inbound_max_slots_per_peer = 11
+            inbound_max_slot_bytes_per_peer = 2048
+            inbound_max_slots = 12
+            inbound_max_slot_bytes = 4096
+            inbound_max_sessions_per_peer = 13
+            inbound_max_sessions = 14
+            inbound_max_anchors_per_peer = 15
+            inbound_max_anchors = 16
+            """
+        let limits = try ConfigFile(parsing: text, fileName: "meshd.toml").delivery.storeOptions(DeliveryStoreOptions()).peerState
+        #expect(limits == PeerStateLimits(slotsPerPeer: 11, slotBytesPerPeer: 2048, slots: 12, slotBytes: 4096,
+                                          sessionsPerPeer: 13, sessions: 14, anchorsPerPeer: 15, anchors: 16))
+        #expect(message("inbound_max_slot_bytes = 10")?.contains("out of range; use 1024 to") == true)
+        #expect(message("inbound_max_sessions = 0")?.contains("out of range; use 1 to 10000000 rows") == true)
+        let inbox = try ConfigFile(parsing: "inbox_max_items = 10\ninbox_max_bytes_per_peer = 2048\ninbox_expire_unattached_after = 60",
+                                   fileName: "meshd.toml").delivery
+        #expect(inbox.storeOptions(DeliveryStoreOptions()).maxInboxItemsPerPeer == 5, "half of the inbox unless set")
+        #expect(inbox.storeOptions(DeliveryStoreOptions()).maxInboxBytesPerPeer == 2048)
+        #expect(inbox.routerOptions(DeliveryRouterOptions()).inboxUnattachedExpiry == 60)
+        #expect(message("inbox_max_items = 10\ninbox_max_items_per_peer = 11")?.contains("must not exceed inbox_max_items (10)") == true)
+    }
+
     @Test func withoutTheKeysTheDefaultsStay() throws {
         let file = try ConfigFile(parsing: "name = \"a\"", fileName: "meshd.toml")
         #expect(file.delivery.storeOptions(DeliveryStoreOptions()) == DeliveryStoreOptions())

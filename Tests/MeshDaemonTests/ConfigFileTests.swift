@@ -36,7 +36,7 @@ struct ConfigFileTests {
     }
 
     @Test(arguments: [
-        ("name = \"a\"\nsockt = \"/x\"", "meshd.toml:2: key 'sockt': unknown key; known keys: name, state_dir, socket, socket_mode, listen, peers, log_level, pairing_code_lifetime, keepalive_interval, reachability_lease, feature_allow, control_allow, mdns, api_max_connections_per_uid, api_max_request_bytes_per_uid, outbox_max_items_per_peer, outbox_max_bytes_per_peer, outbox_max_items, outbox_max_bytes, inbox_max_items, inbox_max_bytes, dedup_horizon_per_peer, store_max_bytes, store_synchronous, pending_max_items"),
+        ("name = \"a\"\nsockt = \"/x\"", "meshd.toml:2: key 'sockt': unknown key; known keys: name, state_dir, socket, socket_mode, listen, peers, log_level, pairing_code_lifetime, keepalive_interval, reachability_lease, feature_allow, control_allow, mdns, api_max_connections_per_uid, api_max_request_bytes_per_uid, outbox_max_items_per_peer, outbox_max_bytes_per_peer, outbox_max_items, outbox_max_bytes, inbox_max_items, inbox_max_bytes, dedup_horizon_per_peer, store_max_bytes, store_synchronous, pending_max_items, inbox_max_items_per_peer, inbox_max_bytes_per_peer, inbox_expire_unattached_after, inbound_max_slots_per_peer, inbound_max_slot_bytes_per_peer, inbound_max_slots, inbound_max_slot_bytes, inbound_max_sessions_per_peer, inbound_max_sessions, inbound_max_anchors_per_peer, inbound_max_anchors"),
         ("mdns = \"no\"", "meshd.toml:1: key 'mdns': must be true or false, got a string"),
         ("\n\nlisten = \"127.0.0.1\"", "meshd.toml:3: key 'listen': '127.0.0.1' has no port; write HOST:PORT, e.g. 127.0.0.1:47470"),
         ("listen = \"::1:47001\"", "meshd.toml:1: key 'listen': '::1:47001' looks like an IPv6 address; write it as [ADDR]:PORT"),

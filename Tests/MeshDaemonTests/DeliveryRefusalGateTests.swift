@@ -109,7 +109,7 @@ struct DeliveryRefusalGateTests {
     @Test func aBatchLargerThanTheRoomLeftGetsThroughPartByPart() async throws {
         let bed = DeliveryTestBed()
         defer { Task { await bed.shutdown() } }
-        let (a, b) = try await bed.pair(optionsA: Self.patient, storeOptionsB: DeliveryStoreOptions(maxInboxItems: 5))
+        let (a, b) = try await bed.pair(optionsA: Self.patient, storeOptionsB: DeliveryStoreOptions(maxInboxItems: 5, maxInboxItemsPerPeer: 5))
         for index in 1...12 {
             let (envelope, encoded) = try RouterFixtures.envelope("r\(index)", sequence: UInt64(index))
             _ = try await a.router.send(envelope, encoded: encoded, mode: 2, to: b.id)

@@ -204,10 +204,24 @@ struct DeliveryRouterStateTests {
         book.merge(record(.received, Self.other, 4))
         book.merge(record(.received, Self.session, 2))
         book.merge(record(.received, Self.session, 1))
-        #expect(book.sent == [Self.session: .init(featureID: "a", sequence: 7)], "a lower stored one does not lower it")
+        #expect(book.sent == [WatermarkBook.Key(featureID: "a", sessionID: Self.session): .init(featureID: "a", sequence: 7)],
+                "a lower stored one does not lower it")
         #expect(book.current(features: ["a"], sessionID: nil).map(\.mark.sequence) == [2, 4], "by session ID")
         #expect(book.current(features: ["a"], sessionID: Self.other).map(\.mark.sequence) == [4])
         #expect(book.current(features: ["b"], sessionID: nil).isEmpty)
+    }
+
+    @Test func watermarksOfOneSessionIDInTwoFeaturesStayApart() {
+        var book = WatermarkBook()
+        let first = book.set(sessionID: Self.session, featureID: "a", sequence: 9)
+        let other = book.set(sessionID: Self.session, featureID: "b", sequence: 2)
+        let lower = book.set(sessionID: Self.session, featureID: "a", sequence: 5)
+        #expect(first && other && !lower, "feature b's watermark is its own")
+        let highA = book.received(sessionID: Self.session, featureID: "a", sequence: 9, maximumSessions: 10)
+        let lowB = book.received(sessionID: Self.session, featureID: "b", sequence: 1, maximumSessions: 10)
+        #expect(highA == .raised && lowB == .raised, "a high watermark of feature a does not make feature b's stale")
+        #expect(book.current(features: ["b"], sessionID: Self.session).map(\.mark.sequence) == [1])
+        #expect(book.sentMessages.count == 2)
     }
 
     // MARK: - Sessions and anchors
@@ -287,8 +301,8 @@ struct DeliveryRouterStateTests {
         let at = Date(timeIntervalSince1970: 0)
         let slot = SnapshotSlot(peer: nil, featureID: "a", sessionID: nil, revision: 1, bytes: [7], updatedAt: at)
         let resend = ActivationResend(slots: [slot], sessions: [theirs, mine], anchors: [
-            TimerAnchorRecord(sessionID: Self.session, revision: 2, bytes: anchor.encoded(), updatedAt: at),
-            TimerAnchorRecord(sessionID: Self.other, revision: 1, bytes: [0xFF], updatedAt: at),
+            TimerAnchorRecord(featureID: "a", sessionID: Self.session, revision: 2, bytes: anchor.encoded(), updatedAt: at),
+            TimerAnchorRecord(featureID: "a", sessionID: Self.other, revision: 1, bytes: [0xFF], updatedAt: at),
         ])
         #expect(resend.messages == [.session(DeliverySessionRecord(mine)), .snapshotPush([7]), .anchor(anchor)])
     }

@@ -48,14 +48,14 @@ struct SnapshotSlotsTests {
                 _ = try await slots.publish(snapshot, encoded: bytes, isReply: false, at: Self.at)
             }
             #expect(try await slots.outboundRevision(featureID: "demo", sessionID: RouterFixtures.session) == nil)
-            #expect(try await !slots.receive(snapshot, bytes: bytes, from: "P", isReply: false, at: Self.at),
+            #expect(try await !slots.receive(snapshot, bytes: bytes, from: "P", isReply: false, at: Self.at).shown,
                     "a peer's push of the closed session is not taken")
             #expect(try await slots.latest(featureID: "demo", peer: "P", sessionID: RouterFixtures.session) == nil)
             var closing = snapshot
             closing.metadata.payloadType = SnapshotSlots.sessionClosedPayloadType
             let encoded = try SessionWireCodec.encode(closing)
             #expect(try await slots.publish(closing, encoded: encoded, isReply: false, at: Self.at).stored)
-            #expect(try await slots.receive(closing, bytes: encoded, from: "P", isReply: false, at: Self.at))
+            #expect(try await slots.receive(closing, bytes: encoded, from: "P", isReply: false, at: Self.at).shown)
         }
     }
 
@@ -63,11 +63,11 @@ struct SnapshotSlotsTests {
         try await Self.withSlots { slots, store in
             let (v3, bytes3) = try RouterFixtures.snapshot(revision: 3, state: "three")
             let (v2, bytes2) = try RouterFixtures.snapshot(revision: 2, state: "two")
-            #expect(try await slots.receive(v3, bytes: bytes3, from: "P", isReply: false, at: Self.at))
-            #expect(try await !slots.receive(v2, bytes: bytes2, from: "P", isReply: false, at: Self.at), "stale push")
-            #expect(try await !slots.receive(v3, bytes: bytes3, from: "P", isReply: false, at: Self.at), "same revision")
-            #expect(try await slots.receive(v2, bytes: bytes2, from: "P", isReply: true, at: Self.at), "a reply is shown")
-            #expect(try await slots.receive(v2, bytes: bytes2, from: "Q", isReply: false, at: Self.at),
+            #expect(try await slots.receive(v3, bytes: bytes3, from: "P", isReply: false, at: Self.at).shown)
+            #expect(try await !slots.receive(v2, bytes: bytes2, from: "P", isReply: false, at: Self.at).shown, "stale push")
+            #expect(try await !slots.receive(v3, bytes: bytes3, from: "P", isReply: false, at: Self.at).shown, "same revision")
+            #expect(try await slots.receive(v2, bytes: bytes2, from: "P", isReply: true, at: Self.at).shown, "a reply is shown")
+            #expect(try await slots.receive(v2, bytes: bytes2, from: "Q", isReply: false, at: Self.at).shown,
                     "slots are per peer")
             #expect(try await slots.latest(featureID: "demo", peer: "P", sessionID: nil)?.encoded == bytes3,
                     "a lower revision never replaced the higher one")
@@ -75,9 +75,9 @@ struct SnapshotSlotsTests {
             let other = UUID()
             try Self.close(other, in: store)
             let (closed, closedBytes) = try RouterFixtures.snapshot(revision: 9, state: "revive", session: other)
-            #expect(try await !slots.receive(closed, bytes: closedBytes, from: "P", isReply: false, at: Self.at),
+            #expect(try await !slots.receive(closed, bytes: closedBytes, from: "P", isReply: false, at: Self.at).shown,
                     "a push of a closed session is neither stored nor shown")
-            #expect(try await slots.receive(closed, bytes: closedBytes, from: "P", isReply: true, at: Self.at),
+            #expect(try await slots.receive(closed, bytes: closedBytes, from: "P", isReply: true, at: Self.at).shown,
                     "a reply is shown (the app asked for it)")
             #expect(try await slots.latest(featureID: "demo", peer: "P", sessionID: other) == nil,
                     "but neither revives the closed session's slot")
@@ -94,21 +94,38 @@ struct SnapshotSlotsTests {
         #expect(SnapshotSlots.decode(bytes)?.revision == fine.revision)
     }
 
-    @Test func readsAndAnswersPickTheMostRecentlyUpdatedMatchingSlot() {
+    @Test func readsAndAnswersPickTheMostRecentlyUpdatedMatchingSlotByKey() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        let store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
         let session = UUID(), other = UUID()
-        func slot(_ feature: String, _ session: UUID?, _ seconds: Double, _ byte: UInt8) -> SnapshotSlot {
-            SnapshotSlot(peer: "P", featureID: feature, sessionID: session, revision: 1, bytes: [byte],
-                         updatedAt: Date(timeIntervalSince1970: seconds))
+        func put(_ peer: String, _ feature: String, _ session: UUID?, _ seconds: Double, _ byte: UInt8) throws {
+            let at = Date(timeIntervalSince1970: seconds)
+            _ = try store.slots.putInbound(peer: peer, featureID: feature, sessionID: session, revision: 1, bytes: [byte], at: at)
+            _ = try store.slots.putOutbound(featureID: feature + peer, sessionID: session, revision: 1, bytes: [byte], at: at)
         }
-        let slots = [slot("a", session, 10, 1), slot("a", other, 30, 2), slot("b", session, 20, 3), slot("a", session, 5, 4)]
-        #expect(SnapshotSlots.latest(of: slots, featureID: "a", sessionID: nil)?.bytes == [2])
-        #expect(SnapshotSlots.latest(of: slots, featureID: "a", sessionID: session)?.bytes == [1])
-        #expect(SnapshotSlots.latest(of: slots, featureID: "c", sessionID: nil) == nil)
-        let any = SessionSnapshotRequest(sessionID: session, requestingPeerID: "Q")
-        #expect(SnapshotSlots.answer(any, from: slots)?.bytes == [3], "without a feature: any feature of the session")
-        let named = SessionSnapshotRequest(sessionID: session, featureID: "a", requestingPeerID: "Q")
-        #expect(SnapshotSlots.answer(named, from: slots)?.bytes == [1])
-        #expect(SnapshotSlots.answer(SessionSnapshotRequest(sessionID: UUID(), requestingPeerID: "Q"), from: slots) == nil)
+        try put("P", "a", session, 10, 1)
+        try put("P", "a", other, 30, 2)
+        try put("P", "b", session, 20, 3)
+        try put("Q", "a", session, 5, 4)
+        #expect(try store.slots.latestInbound(featureID: "a", peer: nil, sessionID: nil)?.bytes == [2])
+        #expect(try store.slots.latestInbound(featureID: "a", peer: nil, sessionID: session)?.bytes == [1])
+        #expect(try store.slots.latestInbound(featureID: "a", peer: "Q", sessionID: nil)?.bytes == [4])
+        #expect(try store.slots.latestInbound(featureID: "a", peer: "Q", sessionID: session)?.bytes == [4])
+        #expect(try store.slots.latestInbound(featureID: "c", peer: nil, sessionID: nil) == nil)
+        #expect(try store.slots.latestOutbound(sessionID: session, featureID: nil)?.bytes == [3],
+                "without a feature: any feature of the session")
+        #expect(try store.slots.latestOutbound(sessionID: session, featureID: "aP")?.bytes == [1])
+        #expect(try store.slots.latestOutbound(sessionID: UUID(), featureID: nil) == nil)
+        // Keyed reads use the indexes, never a scan of the table.
+        let plans = try store.queryPlans([
+            "SELECT * FROM inbound_slot WHERE feature = 'a' AND session = x'00' ORDER BY updated_at DESC LIMIT 1",
+            "SELECT * FROM inbound_slot WHERE feature = 'a' ORDER BY updated_at DESC LIMIT 1",
+            "SELECT * FROM outbound_slot WHERE session = x'00' ORDER BY updated_at DESC LIMIT 1",
+            "SELECT feature FROM session_directory WHERE session_id = x'00' UNION SELECT feature FROM timer_anchor WHERE session_id = x'00'",
+        ])
+        for plan in plans { #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)") }
     }
 
     @Test func targetsNamingAPeerAreReplies() {

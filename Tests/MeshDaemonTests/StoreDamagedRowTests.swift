@@ -81,18 +81,18 @@ struct StoreDamagedRowTests {
         let good = UUID()
         #expect(try store.sessions.put(SessionRecord(sessionID: good, featureID: "demo", owner: "me", status: "running",
                                                    updatedAt: storeTestEpoch, revision: 1, sourcePeer: nil)))
-        #expect(try store.sessions.putTimerAnchor(sessionID: good, revision: 1, bytes: [1], at: storeTestEpoch))
+        #expect(try store.sessions.putTimerAnchor(featureID: "demo", sessionID: good, revision: 1, bytes: [1], at: storeTestEpoch) == .stored)
         #expect(try store.peers.putWatermark(WatermarkRecord(peer: "P", sessionID: good, direction: .received, featureID: "demo",
                                                        sequence: 3, updatedAt: storeTestEpoch)))
         #expect(try store.slots.putOutbound(featureID: "demo", sessionID: good, revision: 2, bytes: [2], at: storeTestEpoch))
         #expect(try store.slots.putOutbound(featureID: "other", revision: 1, bytes: [9], at: storeTestEpoch))
-        #expect(try store.slots.putInbound(peer: "P", featureID: "demo", sessionID: good, revision: 4, bytes: [4], at: storeTestEpoch))
+        #expect(try store.slots.putInbound(peer: "P", featureID: "demo", sessionID: good, revision: 4, bytes: [4], at: storeTestEpoch) == .stored)
         store.close()
         let bad: SQLiteValue = .blob([1, 2, 3])
         try dir.alter([
-            ("INSERT INTO session_directory VALUES (?, 'demo', 'x', 'running', 0, 1, NULL)", [bad]),
-            ("INSERT INTO timer_anchor VALUES (?, 1, x'00', 0)", [bad]),
-            ("INSERT INTO watermark VALUES ('P', ?, 1, 'demo', 9, 0)", [bad]),
+            ("INSERT INTO session_directory VALUES ('demo', ?, 'x', 'running', 0, 1, NULL)", [bad]),
+            ("INSERT INTO timer_anchor VALUES ('demo', ?, '', 1, x'00', 0)", [bad]),
+            ("INSERT INTO watermark VALUES ('P', 'demo', ?, 1, 9, 0)", [bad]),
             ("INSERT INTO outbound_slot VALUES ('demo', ?, 1, x'00', 0)", [bad]),
             ("INSERT INTO inbound_slot VALUES ('P', 'demo', ?, 1, x'00', 0)", [.text("not a session")]),
         ])
@@ -104,6 +104,30 @@ struct StoreDamagedRowTests {
         #expect(try store.slots.listOutbound().map(\.featureID) == ["demo", "other"])
         #expect(try store.slots.listOutbound().map(\.sessionID) == [good, nil])
         #expect(try store.slots.listInbound().map(\.sessionID) == [good])
+    }
+
+    /// A peer's sequence counter at the largest storable value (2⁶³ − 1, only a damaged file has
+    /// one) fails that peer's sends with the table, row and file named, never traps, and leaves
+    /// the other peers' queues working.
+    @Test func aSequenceCounterAtItsMaximumFailsThatPeersSendsClearly() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path())
+        _ = try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1))
+        store.close()
+        // Also a damaged sequence in a row of A's queue: moving it behind the counter has no room.
+        try dir.alter([("UPDATE outbox_peer SET last_sequence = 9223372036854775807 WHERE peer = 'A'", []),
+                       ("INSERT INTO outbox (peer, sequence, event_id, feature, kind, payload, created_at) "
+                        + "VALUES ('A', 'x', x'00112233445566778899AABBCCDDEEFF', 'demo', 1, x'00', 0)", [])])
+        store = try DeliveryStore.open(path: dir.path())
+        defer { store.close() }
+        let error = #expect(throws: StoreError.self) { try store.outbox.enqueue(peer: "A", item: makeOutboxItem(2)) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.description.contains(dir.path()) == true, "\(String(describing: error))")
+        #expect(error?.detail.contains("outbox_peer, row of peer A: last_sequence is 9223372036854775807") == true)
+        #expect(try store.outbox.pending(peer: "A", limit: 10).count == 1, "the queued item stays")
+        #expect(try store.outbox.list(peer: "A").count == 2, "the damaged row stays as it was")
+        #expect(try store.outbox.enqueue(peer: "B", item: makeOutboxItem(3)).sequence == 1)
     }
 
     /// A peer's sequence counter (`outbox_peer`) damaged or lowered in the file never hands out a

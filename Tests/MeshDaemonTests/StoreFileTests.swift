@@ -85,6 +85,7 @@ struct StoreFileTests {
         store.close()
         // Make it look like a file written by the first release.
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        try undoSchemaVersion6(raw)
         try raw.execute("DROP TABLE watermark; DROP TABLE seen_batch; DROP TABLE acked_batch; PRAGMA user_version = 1",
                         "test setup")
         raw.close()
@@ -120,6 +121,7 @@ struct StoreFileTests {
             try raw.query("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'inbox_by_peer'", [], "test") { $0.text(0) }
         }
         #expect(try peerIndexes().isEmpty, "a new file has no such index")
+        try undoSchemaVersion6(raw)
         try raw.execute("CREATE INDEX inbox_by_peer ON inbox (peer); PRAGMA user_version = 4", "test setup")
         raw.close()
 
@@ -145,6 +147,7 @@ struct StoreFileTests {
         // one `inbox_seen` row per received item (acked or not), oldest first, and one damaged row.
         let old = (0..<5).map { _ in UUID() }
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
+        try undoSchemaVersion6(raw)
         try raw.execute("DROP TABLE seen_batch; DROP TABLE acked_batch; PRAGMA user_version = 2", "test setup")
         for (index, id) in old.enumerated() {
             try raw.run("INSERT INTO inbox_seen (event_id, peer) VALUES (?, ?)",

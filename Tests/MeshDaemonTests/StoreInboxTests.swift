@@ -92,12 +92,12 @@ struct StoreInboxTests {
     @Test func aHandOutCanBeRecordedWithTheInsertAndDuplicatesStayDuplicates() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
-        var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3))
+        var store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3, maxInboxItemsPerPeer: 3))
         let items = [makeInboxItem(1), makeInboxItem(2, feature: "chat"), makeInboxItem(3)]
         let receipts = try store.inbox.receive(from: "A", items: items, at: storeTestEpoch, handedOutFeatures: ["demo"])
         #expect(receipts.allSatisfy { if case .stored = $0 { true } else { false } })
         store.close()
-        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3))
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3, maxInboxItemsPerPeer: 3))
         #expect(try store.inbox.pending(featureID: "demo").map(\.isRedelivery) == [true, true])
         #expect(try store.inbox.pending(featureID: "chat").map(\.isRedelivery) == [false])
 
@@ -168,7 +168,7 @@ struct StoreInboxTests {
     @Test func aFullInboxRefusesTheWholeBatchAndKeepsWhatItHas() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
-        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3))
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 3, maxInboxItemsPerPeer: 3))
         try store.inbox.receive(from: "A", items: [makeInboxItem(1), makeInboxItem(2)], at: storeTestEpoch)
         let refused = [makeInboxItem(3), makeInboxItem(4)]
         let error = #expect(throws: StoreError.self) {
@@ -206,7 +206,7 @@ struct StoreInboxTests {
     @Test func storingWhatFitsKeepsTheItemsBeforeTheFirstThatDoesNot() throws {
         let dir = try StoreTestDirectory()
         defer { dir.cleanUp() }
-        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 5))
+        let store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxInboxItems: 5, maxInboxItemsPerPeer: 5))
         let first = (1...3).map { makeInboxItem($0) }
         _ = try store.inbox.receive(from: "A", items: first, at: storeTestEpoch)
 

@@ -52,3 +52,37 @@ func makeInboxItem(_ index: Int, feature: String = "demo", eventID: UUID = UUID(
               payload: withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) })
 }
 
+
+extension DeliveryStore {
+    /// The `EXPLAIN QUERY PLAN` details of each statement (to check a read uses an index).
+    func queryPlans(_ statements: [String]) throws -> [[String]] {
+        try withConnection { db in
+            try statements.map { sql in try db.query("EXPLAIN QUERY PLAN " + sql, [], "explain a query") { $0.text(3) } }
+        }
+    }
+}
+
+/// Brings a current store file back to the tables of schema version 5 (empty where version 6
+/// changed them) and marks it version 5, so a test can write rows of that version and migrate them.
+func undoSchemaVersion6(_ raw: SQLiteConnection) throws {
+    try raw.execute("""
+        DROP INDEX inbound_slot_by_key;
+        DROP INDEX outbound_slot_by_session;
+        DROP TABLE session_directory;
+        CREATE TABLE session_directory (
+            session_id BLOB PRIMARY KEY NOT NULL, feature TEXT NOT NULL, owner TEXT NOT NULL, status TEXT NOT NULL,
+            updated_at REAL NOT NULL, revision INTEGER NOT NULL, source_peer TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX session_by_feature ON session_directory (feature);
+        DROP TABLE timer_anchor;
+        CREATE TABLE timer_anchor (
+            session_id BLOB PRIMARY KEY NOT NULL, revision INTEGER NOT NULL, bytes BLOB NOT NULL, updated_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        DROP TABLE watermark;
+        CREATE TABLE watermark (
+            peer TEXT NOT NULL, session BLOB NOT NULL, direction INTEGER NOT NULL, feature TEXT NOT NULL,
+            sequence INTEGER NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (peer, session, direction)
+        ) WITHOUT ROWID;
+        PRAGMA user_version = 5;
+        """, "test setup: schema version 5")
+}

@@ -164,7 +164,8 @@ struct DataCodecTests {
         #expect(LocalAPIOperation.snapshotLatest.name == "snapshot.latest")
         #expect(LocalAPIOperation.watermarkEvent.name == "watermark")
         #expect(LocalAPIOperation(rawValue: 0x0FFF).name == "op-0x0FFF")
-        #expect(Set(LocalAPIOperation.dataOperations.map(\.rawValue)).count == 13)
+        #expect(LocalAPIOperation.inbox.name == "inbox")
+        #expect(Set(LocalAPIOperation.dataOperations.map(\.rawValue)).count == 14)
         #expect(LocalAPIOperation.dataOperations.allSatisfy { LocalAPIOperation.dataRange.contains($0.rawValue) })
     }
 }

@@ -22,6 +22,8 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
     public var storeSynchronous: DeliveryStoreOptions.Synchronous?
     /// `pending_max_items`: pre-activation buffer per peer.
     public var pendingMaxItems: Int?
+    /// The `inbound_max_*` keys set (``PeerStateLimits``), by key.
+    public var inboundLimits: [String: Int] = [:]
 
     /// Largest item count accepted by the item keys.
     public static let maximumItems = 100_000_000
@@ -42,7 +44,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
     /// The keys this type reads.
     public static let keys = ["outbox_max_items_per_peer", "outbox_max_bytes_per_peer", "outbox_max_items",
                               "outbox_max_bytes", "inbox_max_items", "inbox_max_bytes", "dedup_horizon_per_peer",
-                              "store_max_bytes", "store_synchronous", "pending_max_items"]
+                              "store_max_bytes", "store_synchronous", "pending_max_items"] + inboundKeys
 
     /// Nothing set.
     public init() {}
@@ -69,6 +71,8 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
                 throw ConfigurationError(message: "'\(text)' is not a mode; use \"full\" (survives power loss) or \"normal\" (survives a daemon crash; faster)")
             }
             storeSynchronous = mode
+        case _ where Self.inboundKeys.contains(key):
+            inboundLimits[key] = try Self.inboundLimit(key, value)
         default:
             return false
         }
@@ -88,7 +92,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
             let key = "outbox_max_bytes_per_peer"
             return (key, "outbox_max_bytes_per_peer (\(options.maxOutboxBytesPerPeer)) must not exceed outbox_max_bytes (\(options.maxOutboxBytesTotal)\(outboxMaxBytes == nil ? ", the default" : ""))")
         }
-        return nil
+        return inboxShareConflict(options)
     }
 
     /// `base` with every key this file sets applied.
@@ -103,6 +107,8 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
         if let n = dedupHorizonPerPeer { options.dedupHorizonPerPeer = n }
         if let n = storeMaxBytes { options.maxDatabaseBytes = n }
         if let mode = storeSynchronous { options.synchronous = mode }
+        applyInboundLimits(to: &options.peerState)
+        applyInboxShare(to: &options)
         // A lower total without a per-peer key: the per-peer limit follows it down.
         if outboxMaxItemsPerPeer == nil { options.maxOutboxItemsPerPeer = min(options.maxOutboxItemsPerPeer, options.maxOutboxItemsTotal) }
         if outboxMaxBytesPerPeer == nil { options.maxOutboxBytesPerPeer = min(options.maxOutboxBytesPerPeer, options.maxOutboxBytesTotal) }
@@ -113,10 +119,11 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
     public func routerOptions(_ base: DeliveryRouterOptions) -> DeliveryRouterOptions {
         var options = base
         if let n = pendingMaxItems { options.pendingCapacity = n }
+        if let seconds = inboundLimits["inbox_expire_unattached_after"] { options.inboxUnattachedExpiry = Double(seconds) }
         return options
     }
 
-    private static func integer(_ value: ConfigFileParser.Value, _ range: ClosedRange<Int>,
+    static func integer(_ value: ConfigFileParser.Value, _ range: ClosedRange<Int>,
                                 _ unit: String) throws(ConfigurationError) -> Int {
         guard case .integer(let number) = value else {
             throw ConfigurationError(message: "must be an integer number of \(unit) (e.g. \(range.lowerBound)), got \(value.typeName)")

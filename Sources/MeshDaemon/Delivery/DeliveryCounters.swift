@@ -60,6 +60,20 @@ struct DeliveryCounters: Sendable {
     var anchorsRefused: UInt64 = 0
     /// Watermarks from a peer refused because it already has the maximum of sessions with one.
     var watermarksRefused: UInt64 = 0
+    /// Received snapshots not stored because the peer's inbound slots (or all peers') are at a
+    /// limit (`inbound_max_slots*`).
+    var snapshotsRefused: UInt64 = 0
+    /// Received timer anchors not stored because the peer's anchors (or all peers') are at a
+    /// limit (`inbound_max_anchors*`).
+    var anchorsOverLimit: UInt64 = 0
+    /// Received session rows not stored because the peer's rows (or all peers') are at a limit
+    /// (`inbound_max_sessions*`).
+    var sessionsRefused: UInt64 = 0
+    /// Received session rows not stored because the row of that (feature, session) belongs to
+    /// this device or to another peer.
+    var sessionsNotOwned: UInt64 = 0
+    /// Inbox items deleted because no app of their feature took them in time.
+    var inboxExpired: UInt64 = 0
     /// Acks of received reliable batches not sent because the peer's connection does not drain
     /// (the peer's resend gets a later ack).
     var reliableAcksSkipped: UInt64 = 0
@@ -115,6 +129,11 @@ struct DeliveryCounters: Sendable {
             "delivery.inbox.backlog_dropped": inboxBacklogDropped,
             "delivery.anchors.refused": anchorsRefused,
             "delivery.watermarks.refused": watermarksRefused,
+            "delivery.snapshots.refused": snapshotsRefused,
+            "delivery.anchors.over_limit": anchorsOverLimit,
+            "delivery.sessions.refused": sessionsRefused,
+            "delivery.sessions.not_owned": sessionsNotOwned,
+            "delivery.inbox.expired": inboxExpired,
             "delivery.store_errors": storeErrors,
         ]
     }

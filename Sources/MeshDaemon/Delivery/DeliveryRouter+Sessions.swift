@@ -29,6 +29,12 @@ extension DeliveryRouter {
         return try await worker.call { try store.sessions.list(featureID: featureID) }
     }
 
+    /// The features holding a directory row or a timer anchor of `sessionID` (an indexed read).
+    public func sessionFeatures(sessionID: UUID) async throws -> [String] {
+        let store = self.store
+        return try await worker.call { try store.sessions.features(of: sessionID) }
+    }
+
     /// Stores a session's anchor (latest revision wins; instants in this device's clock) and
     /// forwards it. Returns whether it replaced the stored one.
     public func setAnchor(sessionID: UUID, featureID: String, revision: UInt64, anchor: SessionTimerAnchor) async throws -> Bool {

@@ -42,6 +42,9 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     /// Sessions per peer whose watermark the router keeps in memory; a watermark for one more
     /// is refused (`delivery.watermarks.refused`).
     public var maximumWatermarkSessionsPerPeer = 4096
+    /// Seconds after which an inbox item that no app took expires, when no app of its feature
+    /// is attached (config key `inbox_expire_unattached_after`; default 7 days; 0: never).
+    public var inboxUnattachedExpiry: Double = 7 * 86_400
 
     /// Store work runs inline on the router's thread: no store worker queue and no commit
     /// thread (the group committer flushes on the loop). For a daemon core driven by hand on one

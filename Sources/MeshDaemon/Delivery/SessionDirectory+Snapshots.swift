@@ -33,7 +33,14 @@ extension SessionDirectory {
         router.counters.snapshotsReceived &+= 1
         let key = peer.description
         do {
-            guard try await snapshotSlots.receive(snapshot, bytes: bytes, from: key, isReply: isReply, at: router.wallNow()) else {
+            let (result, shown) = try await snapshotSlots.receive(snapshot, bytes: bytes, from: key, isReply: isReply,
+                                                                  at: router.wallNow())
+            if case .refused = result {
+                router.counters.snapshotsRefused &+= 1
+                router.warnPeerFault("refused a snapshot: the peer's inbound slots are at their limit", peer: peer)
+                return
+            }
+            guard shown else {
                 router.counters.snapshotsStale &+= 1
                 return
             }

@@ -11,8 +11,8 @@ extension SessionDirectory {
         let record = DeliveryAnchorRecord(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
         let store = router.store, at = router.wallNow(), bytes = record.encoded()
         let stored = try await router.worker.call {
-            try store.sessions.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at)
-        }
+            try store.sessions.putTimerAnchor(featureID: featureID, sessionID: sessionID, revision: revision, bytes: bytes, at: at)
+        }.isStored
         if stored {
             for peer in router.peerStates.keys.sorted() where router.peerStates[peer]?.active == true {
                 router.transmit(.anchor(record), to: peer, path: .stream)
@@ -22,7 +22,9 @@ extension SessionDirectory {
     }
 
     /// A peer's anchor: rewritten into this clock with the estimated offset (peer minus local),
-    /// stored if newer, handed to the apps of the feature.
+    /// stored in that peer's own row of the (feature, session) if newer (never over this
+    /// device's anchor or another peer's; within the peer's share of anchors), handed to the
+    /// apps of the feature as `from` that peer.
     ///
     /// An anchor with a negative or non-finite accumulated time is refused (counted): an app
     /// must never compute a negative elapsed time from it. The offset is the estimator's, which
@@ -37,14 +39,20 @@ extension SessionDirectory {
         router.refreshEstimate(peer)
         let local = record.inLocalClock(offsetNanoseconds: router.peerStates[peer]?.offsetNanoseconds)
         let store = router.store, at = router.wallNow(), bytes = local.encoded(), sessionID = local.sessionID
-        let revision = local.revision
-        guard let stored = try? await router.worker.run({
-            try store.sessions.putTimerAnchor(sessionID: sessionID, revision: revision, bytes: bytes, at: at)
+        let revision = local.revision, featureID = local.featureID, source = peer.description
+        guard let result = try? await router.worker.run({
+            try store.sessions.putTimerAnchor(featureID: featureID, sessionID: sessionID, from: source, revision: revision,
+                                              bytes: bytes, at: at)
         }) else {
             router.counters.storeErrors &+= 1
             return
         }
-        guard stored else { return }
+        if case .refused = result {
+            router.counters.anchorsOverLimit &+= 1
+            router.warnPeerFault("refused a timer anchor: the peer's anchors are at their limit", peer: peer)
+            return
+        }
+        guard result.isStored else { return }
         router.emit(.anchor(from: peer.description, sessionID: local.sessionID, featureID: local.featureID,
                             revision: local.revision, anchor: local.anchor), feature: local.featureID)
     }

@@ -31,7 +31,7 @@ final class SessionDirectory {
                          status: String) async throws {
         try SessionDirectoryRow.checkAnnounced(status: status)
         let store = router.store
-        let existing = try await router.worker.call { try store.sessions.record(id: sessionID) }
+        let existing = try await router.worker.call { try store.sessions.record(featureID: featureID, id: sessionID) }
         let (record, change) = try SessionDirectoryRow(existing: existing)
             .announce(sessionID: sessionID, featureID: featureID, owner: owner, status: status, at: router.wallNow())
         _ = try await router.worker.call { try store.sessions.put(record) }
@@ -46,7 +46,8 @@ final class SessionDirectory {
                       featureID: String) async throws -> (delivered: [String], queued: [String]) {
         let store = router.store, at = router.wallNow()
         let (existing, slot) = try await router.worker.call {
-            (try store.sessions.record(id: sessionID), try store.slots.outbound(featureID: featureID, sessionID: sessionID))
+            (try store.sessions.record(featureID: featureID, id: sessionID),
+             try store.slots.outbound(featureID: featureID, sessionID: sessionID))
         }
         let closing = try SessionClosing(sessionID: sessionID, featureID: featureID, existing: existing,
                                          slotRevision: slot?.revision, localDevice: router.localDeviceID.description,
@@ -95,12 +96,13 @@ final class SessionDirectory {
         for (id, eventID) in waiting where !queued.contains(eventID) { deliveryWaits.finish(id, delivered: true) }
     }
 
-    /// Outbound slots, local sessions, anchors and watermarks: what a peer gets on every
-    /// activation (`ActivationResend`).
+    /// Outbound slots, local sessions, this device's anchors and watermarks: what a peer gets on
+    /// every activation (`ActivationResend`). A peer's anchors are never relayed: each device
+    /// sends only its own, under its own name.
     func resendState(_ router: isolated DeliveryRouter, to peer: DeviceID) async {
         let store = router.store
         guard let (slots, sessions, anchors) = try? await router.worker.run({
-            (try store.slots.listOutbound(), try store.sessions.list(), try store.sessions.listTimerAnchors())
+            (try store.slots.listOutbound(), try store.sessions.list(), try store.sessions.listTimerAnchors(localOnly: true))
         }) else {
             router.counters.storeErrors &+= 1
             return
@@ -114,18 +116,29 @@ final class SessionDirectory {
         }
     }
 
-    /// A peer's session row: stored when it changes the directory, then to the feature's apps.
+    /// A peer's session row: stored when it changes the directory (only over a row the same
+    /// peer sent, within its share of rows: `StoreSessions.putFromPeer`), then to the feature's apps.
     func sessionReceived(_ router: isolated DeliveryRouter, _ message: DeliverySessionRecord, from peer: DeviceID) async {
         router.counters.sessionsReceived &+= 1
         let record = message.record(sourcePeer: peer.description), store = router.store
-        guard let (existing, changed) = try? await router.worker.run({
-            let existing = try store.sessions.record(id: record.sessionID)
-            return (existing, try store.sessions.put(record))
+        guard let (existing, result) = try? await router.worker.run({
+            let existing = try store.sessions.record(featureID: record.featureID, id: record.sessionID)
+            return (existing, try store.sessions.putFromPeer(record))
         }) else {
             router.counters.storeErrors &+= 1
             return
         }
-        guard changed else { return }
+        switch result {
+        case .stored: break
+        case .stale: return
+        case .notOwned:
+            router.counters.sessionsNotOwned &+= 1
+            return
+        case .refused:
+            router.counters.sessionsRefused &+= 1
+            router.warnPeerFault("refused a session row: the peer's session rows are at their limit", peer: peer)
+            return
+        }
         router.emit(.session(record, change: SessionDirectoryRow(existing: existing).change(to: record)), feature: record.featureID)
     }
 }

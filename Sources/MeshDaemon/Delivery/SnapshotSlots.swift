@@ -13,7 +13,10 @@ import SessionMesh
 ///   `sessionClosedPayloadType`).
 /// - A push (no target) goes out only when its slot took it; a reply (to a named peer) always
 ///   goes out, and a received reply is always shown, even when its slot held that revision.
-/// - A read or a request is answered from the most recently updated matching slot.
+/// - A read or a request is answered from the most recently updated matching slot, found by an
+///   indexed read of its key (feature, session, peer), never by reading the whole table.
+/// - A peer's new slot must fit its share and the total of inbound slots (`PeerStateLimits`):
+///   one over a limit is refused (counted by the router), never stored.
 ///
 /// Holds only the store and its worker, no router state: the router sends what `publish`
 /// returns to each peer as that peer's state routes it (`DeliveryPeerState.routeSnapshot`),
@@ -39,7 +42,8 @@ struct SnapshotSlots: Sendable {
                                          at: Date) async throws -> (stored: Bool, message: [UInt8]?) {
         let metadata = snapshot.metadata, store = self.store
         if metadata.payloadType != Self.sessionClosedPayloadType,
-           let record = try? await worker.run({ try store.sessions.record(id: metadata.sessionID) }), record.status == "closed" {
+           let record = try? await worker.run({ try store.sessions.record(featureID: metadata.featureID, id: metadata.sessionID) }),
+           record.status == "closed" {
             throw MeshError.sessionClosed(metadata.sessionID.uuidString)
         }
         let stored = try await worker.call {
@@ -60,21 +64,23 @@ struct SnapshotSlots: Sendable {
     }
 
     /// Stores a snapshot received from `peer` (its store key) in its inbound slot at `at`.
-    /// True when the attached apps see it: the slot took it, or it is a reply. False: a push
-    /// that is stale (an equal or higher revision is there) or of a closed session. Throws
-    /// store errors.
+    /// Returns what the store did (`.stale` also for a push of a closed session: not stored)
+    /// and whether the attached apps see it: the slot took it, or it is a reply that was not
+    /// refused by a limit. Throws store errors.
     nonisolated(nonsending) func receive(_ snapshot: AnySessionSyncSnapshot, bytes: [UInt8], from peer: String,
-                                         isReply: Bool, at: Date) async throws -> Bool {
+                                         isReply: Bool, at: Date) async throws -> (result: StorePutResult, shown: Bool) {
         let metadata = snapshot.metadata, store = self.store
-        let stored = try await worker.run {
+        let result = try await worker.run { () throws -> StorePutResult in
             if metadata.payloadType != Self.sessionClosedPayloadType,
-               let record = try store.sessions.record(id: metadata.sessionID), record.status == "closed" {
-                return false
+               let record = try store.sessions.record(featureID: metadata.featureID, id: metadata.sessionID),
+               record.status == "closed" {
+                return .stale
             }
             return try store.slots.putInbound(peer: peer, featureID: metadata.featureID, sessionID: metadata.sessionID,
                                               revision: snapshot.revision, bytes: bytes, at: at)
         }
-        return stored || isReply
+        if case .refused = result { return (result, false) }
+        return (result, result.isStored || isReply)
     }
 
     /// The revision in the outbound slot of a feature (and session), if any.
@@ -84,33 +90,22 @@ struct SnapshotSlots: Sendable {
     }
 
     /// The latest snapshot received from `peer` (its store key; nil: any peer) for a feature
-    /// (and session). Throws store errors as `MeshError.store`.
+    /// (and session): one indexed read. Throws store errors as `MeshError.store`.
     nonisolated(nonsending) func latest(featureID: String, peer: String?,
                                         sessionID: UUID?) async throws -> (peer: String, encoded: [UInt8])? {
         let store = self.store
-        let slots = try await worker.call { try store.slots.listInbound(peer: peer) }
-        return Self.latest(of: slots, featureID: featureID, sessionID: sessionID).map { ($0.peer ?? "", $0.bytes) }
-    }
-
-    /// Of `slots`, the most recently updated one of `featureID` (and of `sessionID` when given).
-    static func latest(of slots: [SnapshotSlot], featureID: String, sessionID: UUID?) -> SnapshotSlot? {
-        slots.filter { $0.featureID == featureID && (sessionID == nil || $0.sessionID == sessionID) }
-            .max { $0.updatedAt < $1.updatedAt }
+        let slot = try await worker.call { try store.slots.latestInbound(featureID: featureID, peer: peer, sessionID: sessionID) }
+        return slot.map { ($0.peer ?? "", $0.bytes) }
     }
 
     /// The encoded snapshot answering a peer's `request` from the outbound slots (when no app
-    /// of the feature is attached); nil when none matches or the store fails.
+    /// of the feature is attached): the most recently updated slot of the request's session
+    /// (and of its feature when it names one), one indexed read; nil when none matches or the
+    /// store fails.
     nonisolated(nonsending) func answer(_ request: SessionSnapshotRequest) async -> [UInt8]? {
         let store = self.store
-        let slot = try? await worker.run { Self.answer(request, from: try store.slots.listOutbound()) }
+        let slot = try? await worker.run { try store.slots.latestOutbound(sessionID: request.sessionID, featureID: request.featureID) }
         return (slot ?? nil)?.bytes
-    }
-
-    /// Of `slots`, the most recently updated one of the request's session (and of its feature
-    /// when it names one).
-    static func answer(_ request: SessionSnapshotRequest, from slots: [SnapshotSlot]) -> SnapshotSlot? {
-        slots.filter { $0.sessionID == request.sessionID && (request.featureID == nil || $0.featureID == request.featureID) }
-            .max { $0.updatedAt < $1.updatedAt }
     }
 }
 

@@ -47,6 +47,8 @@ public enum LocalAPIRequest: Sendable, Equatable {
     case inboxAck(ids: [Int64])
     /// `queue`.
     case queue
+    /// `inbox`.
+    case inbox
     /// `queue.cancel`.
     case queueCancel(id: Int64)
     /// `watermark.set`.

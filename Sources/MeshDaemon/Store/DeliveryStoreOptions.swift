@@ -41,6 +41,11 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
     public var maxInboxItems: Int
     /// Maximum inbox payload bytes.
     public var maxInboxBytes: Int
+    /// Maximum inbox items from one peer: its share, so one paired device cannot fill the
+    /// inbox for the others. Default 50 000 (half of the default inbox).
+    public var maxInboxItemsPerPeer: Int
+    /// Maximum inbox payload bytes from one peer. Default 128 MiB (half of the default inbox).
+    public var maxInboxBytesPerPeer: Int
     /// How many received event IDs are remembered per peer for dedup after the inbox item is
     /// gone. See docs/STORE.md ("Dedup horizon") for the tradeoff.
     public var dedupHorizonPerPeer: Int
@@ -51,6 +56,9 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
     /// delivered items still commit when the file system is full (``StoreSpaceReserve``);
     /// 0 = none. Default 1 MiB.
     public var spaceReserveBytes: Int
+    /// Limits of what paired peers can make this store hold (snapshot slots, session rows,
+    /// timer anchors), per peer and over all peers.
+    public var peerState: PeerStateLimits
 
     /// Creates options; every value has the default documented on the type.
     public init(synchronous: Synchronous = .full,
@@ -62,9 +70,12 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
                 maxOutboxBytesTotal: Int = 1 << 30,
                 maxInboxItems: Int = 100_000,
                 maxInboxBytes: Int = 256 << 20,
+                maxInboxItemsPerPeer: Int? = nil,
+                maxInboxBytesPerPeer: Int? = nil,
                 dedupHorizonPerPeer: Int = 100_000,
                 maxDatabaseBytes: Int? = nil,
-                spaceReserveBytes: Int = 1 << 20) {
+                spaceReserveBytes: Int = 1 << 20,
+                peerState: PeerStateLimits = PeerStateLimits()) {
         self.synchronous = synchronous
         self.verification = verification
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
@@ -74,8 +85,11 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
         self.maxOutboxBytesTotal = maxOutboxBytesTotal
         self.maxInboxItems = maxInboxItems
         self.maxInboxBytes = maxInboxBytes
+        self.maxInboxItemsPerPeer = maxInboxItemsPerPeer ?? max(1, maxInboxItems / 2)
+        self.maxInboxBytesPerPeer = maxInboxBytesPerPeer ?? max(1, maxInboxBytes / 2)
         self.dedupHorizonPerPeer = dedupHorizonPerPeer
         self.maxDatabaseBytes = maxDatabaseBytes
         self.spaceReserveBytes = spaceReserveBytes
+        self.peerState = peerState
     }
 }

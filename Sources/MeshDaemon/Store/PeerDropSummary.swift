@@ -8,12 +8,15 @@ public struct PeerDropSummary: Sendable, Equatable {
     public var inboundSlots: Int
     /// Session directory rows learned from the peer.
     public var sessions: Int
+    /// Timer anchors the peer sent.
+    public var anchors: Int
 
     /// Creates a summary.
-    public init(outboxItems: Int, inboxItems: Int, inboundSlots: Int, sessions: Int) {
+    public init(outboxItems: Int, inboxItems: Int, inboundSlots: Int, sessions: Int, anchors: Int = 0) {
         self.outboxItems = outboxItems
         self.inboxItems = inboxItems
         self.inboundSlots = inboundSlots
         self.sessions = sessions
+        self.anchors = anchors
     }
 }

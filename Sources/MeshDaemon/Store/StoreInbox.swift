@@ -207,9 +207,11 @@ public struct StoreInbox: Sendable {
         guard !ids.isEmpty else { return [] }
         return try store.withConnectionFreeingSpace { db in
             let operation = "acknowledge inbox items"
-            let (deleted, changes) = try db.transaction(operation) { () throws -> ([(InboxID, Int)], [SeenBatches.Change]) in
+            let (deleted, byPeer, changes) = try db.transaction(operation) {
+                () throws -> ([(InboxID, Int)], [String: QueueTally], [SeenBatches.Change]) in
                 var deleted: [(InboxID, Int)] = []
                 var left: [(peer: String, eventID: UUID?)] = []
+                var byPeer: [String: QueueTally] = [:]
                 for id in ids {
                     // A lookup, then a plain delete: `DELETE … RETURNING` builds and drops an
                     // ephemeral table per statement (malloc growing and trimming the heap each
@@ -222,10 +224,12 @@ public struct StoreInbox: Sendable {
                     try db.run("DELETE FROM inbox WHERE id = ?", [.integer(id.rawValue)], operation)
                     deleted.append((id, size))
                     left.append((peer, eventID))
+                    byPeer[peer, default: QueueTally()] = byPeer[peer, default: QueueTally()] + QueueTally(items: 1, bytes: size)
                 }
-                return (deleted, try rememberLeft(left, db: db, operation: operation))
+                return (deleted, byPeer, try rememberLeft(left, db: db, operation: operation))
             }
             for change in changes { store.ackedBatches.apply(change) }
+            for (peer, removed) in byPeer { store.tallies.addInbox(peer: peer, QueueTally() - removed) }
             store.tallies.inbox = store.tallies.inbox - QueueTally(items: deleted.count, bytes: deleted.reduce(0) { $0 + $1.1 })
             return deleted.map(\.0)
         }
@@ -271,9 +275,11 @@ public struct StoreInbox: Sendable {
                      batch: inout StoreWriteBatch, operation: String) throws -> InboxReceipt {
         if isRemembered(item.eventID) { return .duplicate }
         let eventID = StoreColumns.blob(item.eventID)
-        let grown = batch.inboxAdded + QueueTally(items: 1, bytes: item.payload.count)
+        let one = QueueTally(items: 1, bytes: item.payload.count)
+        let grown = batch.inboxAdded + one
+        let peerGrown = (batch.inboxAddedByPeer[peer] ?? QueueTally()) + one
         do {
-            try checkLimits(adding: grown, operation: operation)
+            try checkLimits(adding: grown, peer: peer, peerAdding: peerGrown, operation: operation)
         } catch {
             // A duplicate is reported as one, full or not (the sender may then delete it).
             if try isKnown(item.eventID, db: db, operation: operation) { return .duplicate }
@@ -293,19 +299,28 @@ public struct StoreInbox: Sendable {
         guard db.changes > 0 else { return .duplicate }
         let id = InboxID(rawValue: db.lastInsertRowID)
         batch.inboxAdded = grown
+        batch.inboxAddedByPeer[peer] = peerGrown
         return .stored(id)
     }
 
-    private func checkLimits(adding: QueueTally, operation: String) throws {
+    /// Throws `.full` for the first limit the batch's additions would pass: the inbox as a
+    /// whole, then the sending peer's share of it.
+    private func checkLimits(adding: QueueTally, peer: String, peerAdding: QueueTally, operation: String) throws {
         let options = store.options    // plain integers: a copy costs nothing
         let total = store.tallies.inbox + adding
+        let held = store.tallies.inboxByPeer[peer] ?? QueueTally()
+        let share = held + peerAdding
         let limit: StoreLimit? =
             if total.items > options.maxInboxItems { .inboxItems(options.maxInboxItems) }
             else if total.bytes > options.maxInboxBytes { .inboxBytes(options.maxInboxBytes) }
+            else if share.items > options.maxInboxItemsPerPeer { .inboxItemsPerPeer(options.maxInboxItemsPerPeer) }
+            else if share.bytes > options.maxInboxBytesPerPeer { .inboxBytesPerPeer(options.maxInboxBytesPerPeer) }
             else { nil }
         if let limit {
-            throw StoreError(code: .full, operation: operation, path: store.path, limit: limit,
-                             detail: "the inbox is full (\(store.tallies.inbox.items) items, \(store.tallies.inbox.bytes) bytes waiting for apps)")
+            let detail = limit.configKey?.hasSuffix("_per_peer") == true
+                ? "this peer's share of the inbox is full (\(held.items) items, \(held.bytes) bytes from it waiting for apps)"
+                : "the inbox is full (\(store.tallies.inbox.items) items, \(store.tallies.inbox.bytes) bytes waiting for apps)"
+            throw StoreError(code: .full, operation: operation, path: store.path, limit: limit, detail: detail)
         }
     }
 }

@@ -13,8 +13,28 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
     case outboxBytesTotal(Int)
     /// At most this many inbox items (received, not yet acknowledged by the local app).
     case inboxItems(Int)
+    /// At most this many inbox items from one peer (its share of the inbox).
+    case inboxItemsPerPeer(Int)
+    /// At most this many inbox payload bytes from one peer.
+    case inboxBytesPerPeer(Int)
     /// At most this many inbox payload bytes.
     case inboxBytes(Int)
+    /// At most this many inbound snapshot slots from one peer.
+    case inboundSlotsPerPeer(Int)
+    /// At most this many snapshot bytes in the inbound slots of one peer.
+    case inboundSlotBytesPerPeer(Int)
+    /// At most this many inbound snapshot slots over all peers.
+    case inboundSlotsTotal(Int)
+    /// At most this many snapshot bytes in the inbound slots of all peers.
+    case inboundSlotBytesTotal(Int)
+    /// At most this many session rows learnt from one peer.
+    case inboundSessionsPerPeer(Int)
+    /// At most this many session rows learnt from peers, over all peers.
+    case inboundSessionsTotal(Int)
+    /// At most this many timer anchors from one peer.
+    case inboundAnchorsPerPeer(Int)
+    /// At most this many timer anchors from peers, over all peers.
+    case inboundAnchorsTotal(Int)
     /// The configured maximum database file size, in bytes, was reached (SQLITE_FULL).
     case databaseSize(Int)
     /// The file system is full (SQLITE_FULL from the operating system).
@@ -29,6 +49,16 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
         case .outboxBytesTotal: "outbox_max_bytes"
         case .inboxItems: "inbox_max_items"
         case .inboxBytes: "inbox_max_bytes"
+        case .inboxItemsPerPeer: "inbox_max_items_per_peer"
+        case .inboxBytesPerPeer: "inbox_max_bytes_per_peer"
+        case .inboundSlotsPerPeer: "inbound_max_slots_per_peer"
+        case .inboundSlotBytesPerPeer: "inbound_max_slot_bytes_per_peer"
+        case .inboundSlotsTotal: "inbound_max_slots"
+        case .inboundSlotBytesTotal: "inbound_max_slot_bytes"
+        case .inboundSessionsPerPeer: "inbound_max_sessions_per_peer"
+        case .inboundSessionsTotal: "inbound_max_sessions"
+        case .inboundAnchorsPerPeer: "inbound_max_anchors_per_peer"
+        case .inboundAnchorsTotal: "inbound_max_anchors"
         case .databaseSize: "store_max_bytes"
         case .disk: nil
         }
@@ -43,6 +73,16 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
         case .outboxBytesTotal(let n): "outbox bytes in total = \(n)"
         case .inboxItems(let n): "inbox items = \(n)"
         case .inboxBytes(let n): "inbox bytes = \(n)"
+        case .inboxItemsPerPeer(let n): "inbox items per peer = \(n)"
+        case .inboxBytesPerPeer(let n): "inbox bytes per peer = \(n)"
+        case .inboundSlotsPerPeer(let n): "inbound snapshot slots per peer = \(n)"
+        case .inboundSlotBytesPerPeer(let n): "inbound snapshot bytes per peer = \(n)"
+        case .inboundSlotsTotal(let n): "inbound snapshot slots in total = \(n)"
+        case .inboundSlotBytesTotal(let n): "inbound snapshot bytes in total = \(n)"
+        case .inboundSessionsPerPeer(let n): "session rows per peer = \(n)"
+        case .inboundSessionsTotal(let n): "session rows from peers in total = \(n)"
+        case .inboundAnchorsPerPeer(let n): "timer anchors per peer = \(n)"
+        case .inboundAnchorsTotal(let n): "timer anchors from peers in total = \(n)"
         case .databaseSize(let n): "database size = \(n) bytes"
         case .disk: "disk full"
         }

@@ -50,6 +50,7 @@ struct StoreOpener {
                 try db.execute("PRAGMA user_version = \(target + 1)", "record schema version")
                 try db.execute("PRAGMA application_id = \(StoreSchema.applicationID)", "mark file as SessionMesh store")
                 if target + 1 == 4 { try moveInboxSeenRows() }
+                if target + 1 == 6 { try moveTimerAnchorRows() }
             }
         }
         try repairOutboxSequences()
@@ -85,7 +86,10 @@ struct StoreOpener {
             for (id, peer) in try db.query("""
                 SELECT id, peer FROM outbox WHERE typeof(sequence) != 'integer' OR sequence < 1 ORDER BY id
                 """, [], operation, row: { ($0.int64(0), $0.text(1)) }) {
-                let sequence = (last[peer] ?? 0) + 1
+                // A counter at the largest sequence (a damaged file) leaves no room: the row
+                // stays as it is, and sends to that peer fail naming the counter (`StoreOutbox`).
+                let (sequence, overflow) = (last[peer] ?? 0).addingReportingOverflow(1)
+                guard !overflow else { continue }
                 last[peer] = sequence
                 moves.append((id, sequence))
             }
@@ -130,6 +134,29 @@ struct StoreOpener {
             }
         }
         try db.run("DELETE FROM inbox_seen", [], operation)
+    }
+
+    /// Schema v6: each `timer_anchor` row moves to `timer_anchor_keyed` under the feature its
+    /// encoded record names ('' when the record does not decode: it was never resent anyway)
+    /// and under the peer the session's directory row came from ('' — this device — when there
+    /// is none), inside the migration's transaction.
+    private func moveTimerAnchorRows() throws {
+        let db = connection
+        let operation = "migrate schema to version 6"
+        let rows = try db.query("""
+            SELECT session_id, revision, bytes, updated_at FROM timer_anchor ORDER BY session_id
+            """, [], operation) { ($0.blob(0), $0.int64(1), $0.blob(2), $0.double(3)) }
+        for (session, revision, bytes, updatedAt) in rows {
+            let feature = (try? DeliveryAnchorRecord(stored: bytes))?.featureID ?? ""
+            let source = try db.first("""
+                SELECT source_peer FROM session_directory WHERE feature = ? AND session_id = ? AND source_peer IS NOT NULL
+                """, [.text(feature), .blob(session)], operation) { $0.text(0) } ?? ""
+            try db.run("""
+                INSERT OR REPLACE INTO timer_anchor_keyed (feature, session_id, source_peer, revision, bytes, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """, [.text(feature), .blob(session), .text(source), .integer(revision), .blob(bytes), .real(updatedAt)], operation)
+        }
+        try db.execute(StoreSchema.anchorTableSwap, operation)
     }
 
     private func verify() throws {

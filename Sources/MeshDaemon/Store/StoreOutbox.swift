@@ -45,14 +45,16 @@ public struct StoreOutbox: Sendable {
     /// repaired in place rather than stopping the peer's queue at it: the event and session ID of
     /// the envelope in the payload (a receiver refuses an item whose IDs differ from its
     /// envelope's), or, when the payload does not decode, a fresh random event ID and no session.
-    /// ``OutboxEntry/repairedID`` marks it so the router can count and log it.
+    /// ``OutboxEntry/repairedID`` marks it so the router can count and log it. A row whose
+    /// sequence is not an integer (`StoreOpener` could not move it behind a counter at its
+    /// maximum) is never read.
     public func pending(peer: String, after sequence: UInt64 = 0, limit: Int = 100) throws -> [OutboxEntry] {
         try store.withConnection { db in
             let operation = "read outbox for peer \(peer)"
             let after = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: store.path)
             var entries = try db.query("""
                 SELECT id, sequence, event_id, feature, session, kind, payload, created_at, attempts, last_attempt_at
-                FROM outbox WHERE peer = ? AND sequence > ? ORDER BY sequence LIMIT ?
+                FROM outbox WHERE peer = ? AND sequence > ? AND typeof(sequence) = 'integer' ORDER BY sequence LIMIT ?
                 """, [.text(peer), after, .integer(Int64(max(0, limit)))], operation) { row in
                 let eventID = StoreColumns.validUUID(row, 2), session = StoreColumns.optionalID(row, 4)
                 let item = OutboxItem(eventID: eventID ?? StoreColumns.damagedID, featureID: row.text(3), sessionID: session.id,
@@ -192,7 +194,17 @@ public struct StoreOutbox: Sendable {
             if let existing = try queued(peer: peer, eventID: eventID, db: db, operation: operation) { return existing }
             throw error
         }
-        let sequence = (batch.lastSequence[peer] ?? store.tallies.lastSequence[peer] ?? 0) + 1
+        let last = batch.lastSequence[peer] ?? store.tallies.lastSequence[peer] ?? 0
+        // A counter at the largest storable sequence (only a damaged file has one) cannot
+        // number another item: this peer's sends fail with the row named, nothing traps, and
+        // every other peer's queue goes on.
+        guard last < UInt64(Int64.max) else {
+            throw StoreError(code: .corrupt, operation: operation, path: store.path,
+                             detail: "table outbox_peer, row of peer \(peer): last_sequence is \(last), the largest sequence a "
+                                 + "store can hold, so no further item can be queued for this peer; the file was damaged or "
+                                 + "altered (sequences never repeat for a device, so the counter is not lowered automatically)")
+        }
+        let sequence = last + 1
         // One statement for the common case, a new event: its unique index finds a duplicate
         // (an app sending the same event again), which is then looked up. A lookup before
         // every insert cost ≈ 15 % of the insert.

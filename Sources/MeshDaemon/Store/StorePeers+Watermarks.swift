@@ -1,6 +1,6 @@
 import Foundation
 
-/// Delivery watermarks (docs/DELIVERY.md, "Presence and watermarks"): one row per (peer, session, direction), only ever raised.
+/// Delivery watermarks (docs/DELIVERY.md, "Presence and watermarks"): one row per (peer, feature, session, direction), only ever raised.
 extension StorePeers {
     /// Stores a watermark. Returns `true` when it was new or higher than the stored one; a
     /// lower or equal value leaves the row as it is. Sequences above `Int64.max` are refused
@@ -11,8 +11,8 @@ extension StorePeers {
             let operation = "store watermark of session \(record.sessionID)"
             try db.run("""
                 INSERT INTO watermark (peer, session, direction, feature, sequence, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (peer, session, direction) DO UPDATE
-                SET feature = excluded.feature, sequence = excluded.sequence, updated_at = excluded.updated_at
+                ON CONFLICT (peer, feature, session, direction) DO UPDATE
+                SET sequence = excluded.sequence, updated_at = excluded.updated_at
                 WHERE excluded.sequence > watermark.sequence
                 """, [.text(record.peer), .blob(StoreColumns.blob(record.sessionID)), .integer(record.direction.rawValue),
                       .text(record.featureID),
@@ -25,7 +25,7 @@ extension StorePeers {
     /// Every stored watermark (read once when the router starts).
     public func watermarks() throws -> [WatermarkRecord] {
         try store.withConnection { db in
-            try db.query("SELECT peer, session, direction, feature, sequence, updated_at FROM watermark ORDER BY peer, session",
+            try db.query("SELECT peer, session, direction, feature, sequence, updated_at FROM watermark ORDER BY peer, feature, session",
                          [], "read watermarks") { row -> WatermarkRecord? in
                 // A row whose key was damaged in the file cannot be addressed: left out (the
                 // next watermark of that session writes a good row).

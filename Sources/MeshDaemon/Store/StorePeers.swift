@@ -7,7 +7,8 @@ public struct StorePeers: Sendable {
     let store: DeliveryStore
 
     /// Deletes everything held for or from `peer` in one transaction: its outbox, its
-    /// unacknowledged inbox items, its inbound snapshot slots and the session rows learned from it.
+    /// unacknowledged inbox items, its inbound snapshot slots, the session rows learned from it,
+    /// the timer anchors it sent and the watermarks exchanged with it.
     ///
     /// Kept on purpose: the peer's sequence counter (sequences never repeat for a device ID) and
     /// its remembered event IDs (so items it still has queued are not delivered twice if it is
@@ -16,7 +17,7 @@ public struct StorePeers: Sendable {
     public func drop(_ peer: String) throws -> PeerDropSummary {
         try store.withConnectionFreeingSpace { db in
             let operation = "forget peer \(peer)"
-            let (outbox, inbox, slots, sessions, remembered) = try db.transaction(operation) {
+            let (outbox, inbox, slots, sessions, anchors, remembered) = try db.transaction(operation) {
                 let outbox = try db.query("DELETE FROM outbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],
                                           operation) { Int($0.int64(0)) }
                 let dropped = try db.query("SELECT event_id, LENGTH(payload) FROM inbox WHERE peer = ? ORDER BY id", [.text(peer)],
@@ -29,13 +30,18 @@ public struct StorePeers: Sendable {
                 let slots = db.changes
                 try db.run("DELETE FROM session_directory WHERE source_peer = ?", [.text(peer)], operation)
                 let sessions = db.changes
+                try db.run("DELETE FROM timer_anchor WHERE source_peer = ?", [.text(peer)], operation)
+                let anchors = db.changes
                 try db.run("DELETE FROM watermark WHERE peer = ?", [.text(peer)], operation)
-                return (outbox, inbox, slots, sessions, remembered)
+                return (outbox, inbox, slots, sessions, anchors, remembered)
             }
             for change in remembered { store.ackedBatches.apply(change) }
             store.tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
             store.tallies.inbox = store.tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))
-            return PeerDropSummary(outboxItems: outbox.count, inboxItems: inbox.count, inboundSlots: slots, sessions: sessions)
+            store.tallies.inboxByPeer[peer] = nil
+            store.tallies.removePeerState(peer)
+            return PeerDropSummary(outboxItems: outbox.count, inboxItems: inbox.count, inboundSlots: slots, sessions: sessions,
+                                   anchors: anchors)
         }
     }
 }

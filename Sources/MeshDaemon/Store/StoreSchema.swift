@@ -123,7 +123,63 @@ enum StoreSchema {
         """
         DROP INDEX IF EXISTS inbox_by_peer;
         """,
+        // Version 6: sessions, timer anchors and watermarks are keyed by (feature, session), so
+        // naming a session ID never reaches another feature's row; a timer anchor is kept per
+        // sender (`source_peer`, '' for this device), so a peer's anchor never replaces this
+        // device's or another peer's. Keyed reads of the snapshot slots get their indexes.
+        // `StoreOpener` moves the old `timer_anchor` rows into `timer_anchor_keyed` (the feature
+        // is inside each row's encoded record) and renames it.
+        """
+        CREATE TABLE session_directory_keyed (
+            feature TEXT NOT NULL,
+            session_id BLOB NOT NULL,
+            owner TEXT NOT NULL,
+            status TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            revision INTEGER NOT NULL,
+            source_peer TEXT,
+            PRIMARY KEY (feature, session_id)
+        ) WITHOUT ROWID;
+        INSERT INTO session_directory_keyed (feature, session_id, owner, status, updated_at, revision, source_peer)
+            SELECT feature, session_id, owner, status, updated_at, revision, source_peer FROM session_directory;
+        DROP TABLE session_directory;
+        ALTER TABLE session_directory_keyed RENAME TO session_directory;
+        CREATE INDEX session_by_id ON session_directory (session_id);
+        CREATE INDEX session_by_source ON session_directory (source_peer) WHERE source_peer IS NOT NULL;
+        CREATE TABLE timer_anchor_keyed (
+            feature TEXT NOT NULL,
+            session_id BLOB NOT NULL,
+            source_peer TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (feature, session_id, source_peer)
+        ) WITHOUT ROWID;
+        CREATE TABLE watermark_keyed (
+            peer TEXT NOT NULL,
+            feature TEXT NOT NULL,
+            session BLOB NOT NULL,
+            direction INTEGER NOT NULL,
+            sequence INTEGER NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (peer, feature, session, direction)
+        ) WITHOUT ROWID;
+        INSERT INTO watermark_keyed (peer, feature, session, direction, sequence, updated_at)
+            SELECT peer, feature, session, direction, sequence, updated_at FROM watermark;
+        DROP TABLE watermark;
+        ALTER TABLE watermark_keyed RENAME TO watermark;
+        CREATE INDEX inbound_slot_by_key ON inbound_slot (feature, session, updated_at);
+        CREATE INDEX outbound_slot_by_session ON outbound_slot (session, updated_at);
+        """,
     ]
+
+    /// The statements that finish version 6 after `StoreOpener` moved the anchors.
+    static let anchorTableSwap = """
+        DROP TABLE timer_anchor;
+        ALTER TABLE timer_anchor_keyed RENAME TO timer_anchor;
+        CREATE INDEX timer_anchor_by_id ON timer_anchor (session_id);
+        CREATE INDEX timer_anchor_by_source ON timer_anchor (source_peer);
+        """
 
     /// The version a fully migrated file has.
     static var currentVersion: Int64 { Int64(migrations.count) }

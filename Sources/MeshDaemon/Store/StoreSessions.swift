@@ -1,40 +1,91 @@
 import Foundation
 
-/// The session directory and timer anchors of a ``DeliveryStore`` (`store.sessions`): one row
-/// per session in each, latest revision wins.
+/// The session directory and timer anchors of a ``DeliveryStore`` (`store.sessions`): one
+/// directory row per (feature, session), one anchor per (feature, session, sender); latest
+/// revision wins. Naming a session ID never reaches a row of another feature.
 ///
 /// A view of the store: it runs on the store's connection under the store's lock.
 public struct StoreSessions: Sendable {
     let store: DeliveryStore
 
-    /// Stores a directory row. Returns `true` when it was new or its revision is strictly higher
-    /// than the stored one; a stale row is ignored (a closed session is never revived by it).
+    /// Stores a row of this device (`sourcePeer` nil) or one a peer sent. Returns `true` when it
+    /// was new or its revision is strictly higher than the stored one; a stale row is ignored
+    /// (a closed session is never revived by it). A peer's row goes through ``putFromPeer(_:)``.
     @discardableResult
     public func put(_ record: SessionRecord) throws -> Bool {
-        try store.withConnection { db in
-            let operation = "store session \(record.sessionID)"
-            try db.run("""
-                INSERT INTO session_directory (session_id, feature, owner, status, updated_at, revision, source_peer)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (session_id) DO UPDATE
-                SET feature = excluded.feature, owner = excluded.owner, status = excluded.status,
-                    updated_at = excluded.updated_at, revision = excluded.revision, source_peer = excluded.source_peer
-                WHERE excluded.revision > session_directory.revision
-                """, [.blob(StoreColumns.blob(record.sessionID)), .text(record.featureID), .text(record.owner),
-                      .text(record.status), StoreColumns.value(record.updatedAt),
-                      try StoreColumns.integer(record.revision, name: "revision", operation: operation, path: store.path),
-                      .optional(record.sourcePeer)], operation)
-            return db.changes > 0
+        if record.sourcePeer != nil { return try putFromPeer(record) == .stored }
+        return try store.withConnection { db in
+            let previous = try db.first("""
+                SELECT source_peer FROM session_directory WHERE feature = ? AND session_id = ? AND source_peer IS NOT NULL
+                """, [.text(record.featureID), .blob(StoreColumns.blob(record.sessionID))], "read session") { $0.text(0) }
+            guard try write(record, db: db) else { return false }
+            // The row is this device's now: no longer part of the peer's share.
+            if let previous { store.tallies.addPeerState(previous, PeerStateTally() - PeerStateTally(sessions: 1)) }
+            return true
         }
     }
 
-    /// The directory row of a session, if any.
-    public func record(id: UUID) throws -> SessionRecord? {
+    /// Stores a row `record.sourcePeer` sent: only over a row of the same peer (never over this
+    /// device's or another peer's: `.notOwned`), only with a higher revision (`.stale`), and a
+    /// new row only within the peer's share and the total (`.refused`).
+    public func putFromPeer(_ record: SessionRecord) throws -> StorePutResult {
+        guard let peer = record.sourcePeer else { return try put(record) ? .stored : .stale }
+        return try store.withConnection { db in
+            let existing = try db.first("""
+                SELECT revision, source_peer FROM session_directory WHERE feature = ? AND session_id = ?
+                """, [.text(record.featureID), .blob(StoreColumns.blob(record.sessionID))], "read session") {
+                (StoreColumns.unsigned($0, 0), $0.isNull(1) ? nil : $0.text(1))
+            }
+            if let existing {
+                guard existing.1 == peer else { return .notOwned }
+                guard record.revision > existing.0 else { return .stale }
+                return try write(record, db: db) ? .stored : .stale
+            }
+            let delta = PeerStateTally(sessions: 1)
+            if let limit = store.options.peerState.exceeded(adding: delta, to: store.tallies.peerState[peer] ?? PeerStateTally(),
+                                                            total: store.tallies.peerStateTotal) {
+                return .refused(limit)
+            }
+            guard try write(record, db: db) else { return .stale }
+            store.tallies.addPeerState(peer, delta)
+            return .stored
+        }
+    }
+
+    private func write(_ record: SessionRecord, db: SQLiteConnection) throws -> Bool {
+        let operation = "store session \(record.sessionID) of feature \(record.featureID)"
+        try db.run("""
+            INSERT INTO session_directory (feature, session_id, owner, status, updated_at, revision, source_peer)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (feature, session_id) DO UPDATE
+            SET owner = excluded.owner, status = excluded.status, updated_at = excluded.updated_at,
+                revision = excluded.revision, source_peer = excluded.source_peer
+            WHERE excluded.revision > session_directory.revision
+              AND (excluded.source_peer IS NULL OR session_directory.source_peer IS excluded.source_peer)
+            """, [.text(record.featureID), .blob(StoreColumns.blob(record.sessionID)), .text(record.owner),
+                  .text(record.status), StoreColumns.value(record.updatedAt),
+                  try StoreColumns.integer(record.revision, name: "revision", operation: operation, path: store.path),
+                  .optional(record.sourcePeer)], operation)
+        return db.changes > 0
+    }
+
+    /// The directory row of a (feature, session), if any.
+    public func record(featureID: String, id: UUID) throws -> SessionRecord? {
         try store.withConnection { db in
             try db.first("""
                 SELECT session_id, feature, owner, status, updated_at, revision, source_peer
-                FROM session_directory WHERE session_id = ?
-                """, [.blob(StoreColumns.blob(id))], "read session", row: Self.sessionRow) ?? nil
+                FROM session_directory WHERE feature = ? AND session_id = ?
+                """, [.text(featureID), .blob(StoreColumns.blob(id))], "read session", row: Self.sessionRow) ?? nil
+        }
+    }
+
+    /// The features that have a directory row or a timer anchor of session `id` (by index), sorted.
+    public func features(of id: UUID) throws -> [String] {
+        try store.withConnection { db in
+            try db.query("""
+                SELECT feature FROM session_directory WHERE session_id = ?1
+                UNION SELECT feature FROM timer_anchor WHERE session_id = ?1 ORDER BY 1
+                """, [.blob(StoreColumns.blob(id))], "read the features of a session") { $0.text(0) }
         }
     }
 
@@ -50,70 +101,13 @@ public struct StoreSessions: Sendable {
 
     /// Deletes a directory row. Returns whether there was one.
     @discardableResult
-    public func delete(id: UUID) throws -> Bool {
+    public func delete(featureID: String, id: UUID) throws -> Bool {
         try store.withConnection { db in
-            try db.run("DELETE FROM session_directory WHERE session_id = ?", [.blob(StoreColumns.blob(id))], "delete session")
-            return db.changes > 0
+            let source = try db.query("""
+                DELETE FROM session_directory WHERE feature = ? AND session_id = ? RETURNING source_peer
+                """, [.text(featureID), .blob(StoreColumns.blob(id))], "delete session") { $0.isNull(0) ? nil : $0.text(0) }
+            for case let peer? in source { store.tallies.addPeerState(peer, PeerStateTally() - PeerStateTally(sessions: 1)) }
+            return !source.isEmpty
         }
-    }
-
-    /// Stores a session's encoded timer anchor. Returns `true` when it was new or its revision
-    /// is strictly higher than the stored one.
-    @discardableResult
-    public func putTimerAnchor(sessionID: UUID, revision: UInt64, bytes: [UInt8], at time: Date) throws -> Bool {
-        try store.withConnection { db in
-            let operation = "store timer anchor of session \(sessionID)"
-            try db.run("""
-                INSERT INTO timer_anchor (session_id, revision, bytes, updated_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (session_id) DO UPDATE
-                SET revision = excluded.revision, bytes = excluded.bytes, updated_at = excluded.updated_at
-                WHERE excluded.revision > timer_anchor.revision
-                """, [.blob(StoreColumns.blob(sessionID)),
-                      try StoreColumns.integer(revision, name: "revision", operation: operation, path: store.path),
-                      .blob(bytes), StoreColumns.value(time)], operation)
-            return db.changes > 0
-        }
-    }
-
-    /// A session's latest timer anchor, if any.
-    public func timerAnchor(sessionID: UUID) throws -> TimerAnchorRecord? {
-        try store.withConnection { db in
-            try db.first("SELECT session_id, revision, bytes, updated_at FROM timer_anchor WHERE session_id = ?",
-                         [.blob(StoreColumns.blob(sessionID))], "read timer anchor", row: Self.anchorRow) ?? nil
-        }
-    }
-
-    /// Every stored timer anchor.
-    public func listTimerAnchors() throws -> [TimerAnchorRecord] {
-        try store.withConnection { db in
-            try db.query("SELECT session_id, revision, bytes, updated_at FROM timer_anchor ORDER BY session_id", [],
-                         "list timer anchors", row: Self.anchorRow).compactMap { $0 }
-        }
-    }
-
-    /// Deletes a session's timer anchor. Returns whether there was one.
-    @discardableResult
-    public func deleteTimerAnchor(sessionID: UUID) throws -> Bool {
-        try store.withConnection { db in
-            try db.run("DELETE FROM timer_anchor WHERE session_id = ?", [.blob(StoreColumns.blob(sessionID))],
-                       "delete timer anchor")
-            return db.changes > 0
-        }
-    }
-
-    // A row whose key was damaged in the file cannot be addressed (a lookup by key never finds
-    // it): read as nil, and lists leave it out instead of failing whole.
-
-    private static func sessionRow(_ row: SQLiteStatement) -> SessionRecord? {
-        guard let sessionID = StoreColumns.validUUID(row, 0) else { return nil }
-        return SessionRecord(sessionID: sessionID, featureID: row.text(1), owner: row.text(2),
-                             status: row.text(3), updatedAt: StoreColumns.date(row, 4), revision: StoreColumns.unsigned(row, 5),
-                             sourcePeer: row.isNull(6) ? nil : row.text(6))
-    }
-
-    private static func anchorRow(_ row: SQLiteStatement) -> TimerAnchorRecord? {
-        guard let sessionID = StoreColumns.validUUID(row, 0) else { return nil }
-        return TimerAnchorRecord(sessionID: sessionID, revision: StoreColumns.unsigned(row, 1),
-                                 bytes: row.blob(2), updatedAt: StoreColumns.date(row, 3))
     }
 }

@@ -55,22 +55,73 @@ public struct StoreSlots: Sendable {
         }
     }
 
-    /// Stores the latest snapshot received from `peer`. Returns `true` when it replaced the
-    /// slot (or filled an empty one), `false` when the stored revision is equal or higher.
+    /// Stores the latest snapshot received from `peer`: `.stored` when it replaced the slot (or
+    /// filled an empty one), `.stale` when the stored revision is equal or higher, `.refused`
+    /// when it would pass the peer's share or the total of inbound slots (count or bytes;
+    /// ``PeerStateLimits``).
     @discardableResult
     public func putInbound(peer: String, featureID: String, sessionID: UUID? = nil, revision: UInt64,
-                               bytes: [UInt8], at time: Date) throws -> Bool {
+                           bytes: [UInt8], at time: Date) throws -> StorePutResult {
         try store.withConnection { db in
             let operation = "store snapshot of feature \(featureID) from peer \(peer)"
+            let key: [SQLiteValue] = [.text(peer), .text(featureID), StoreColumns.slotKey(sessionID)]
+            let existing = try db.first("""
+                SELECT revision, LENGTH(bytes) FROM inbound_slot WHERE peer = ? AND feature = ? AND session = ?
+                """, key, operation) { (StoreColumns.unsigned($0, 0), Int($0.int64(1))) }
+            if let existing, existing.0 >= revision { return .stale }
+            let delta = existing.map { PeerStateTally(slotBytes: bytes.count - $0.1) }
+                ?? PeerStateTally(slots: 1, slotBytes: bytes.count)
+            if let limit = store.options.peerState.exceeded(adding: delta, to: store.tallies.peerState[peer] ?? PeerStateTally(),
+                                                            total: store.tallies.peerStateTotal) {
+                return .refused(limit)
+            }
             try db.run("""
                 INSERT INTO inbound_slot (peer, feature, session, revision, bytes, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (peer, feature, session) DO UPDATE
                 SET revision = excluded.revision, bytes = excluded.bytes, updated_at = excluded.updated_at
                 WHERE excluded.revision > inbound_slot.revision
-                """, [.text(peer), .text(featureID), StoreColumns.slotKey(sessionID),
-                      try StoreColumns.integer(revision, name: "revision", operation: operation, path: store.path),
-                      .blob(bytes), StoreColumns.value(time)], operation)
-            return db.changes > 0
+                """, key + [try StoreColumns.integer(revision, name: "revision", operation: operation, path: store.path),
+                            .blob(bytes), StoreColumns.value(time)], operation)
+            guard db.changes > 0 else { return .stale }
+            store.tallies.addPeerState(peer, delta)
+            return .stored
+        }
+    }
+
+    /// The most recently updated inbound slot of a feature (and session), from `peer` or (nil)
+    /// from any peer: one indexed read (`inbound_slot_by_key`, or the key itself), never the
+    /// whole table.
+    public func latestInbound(featureID: String, peer: String?, sessionID: UUID?) throws -> SnapshotSlot? {
+        try store.withConnection { db in
+            let sql: String, values: [SQLiteValue]
+            switch (peer, sessionID) {
+            case (let peer?, let session?):
+                sql = "WHERE peer = ? AND feature = ? AND session = ?"
+                values = [.text(peer), .text(featureID), StoreColumns.slotKey(session)]
+            case (let peer?, nil):
+                sql = "WHERE peer = ? AND feature = ? ORDER BY updated_at DESC LIMIT 1"
+                values = [.text(peer), .text(featureID)]
+            case (nil, let session?):
+                sql = "WHERE feature = ? AND session = ? ORDER BY updated_at DESC LIMIT 1"
+                values = [.text(featureID), StoreColumns.slotKey(session)]
+            case (nil, nil):
+                sql = "WHERE feature = ? ORDER BY updated_at DESC LIMIT 1"
+                values = [.text(featureID)]
+            }
+            return try db.first("SELECT peer, feature, session, revision, bytes, updated_at FROM inbound_slot " + sql,
+                                values, "read latest inbound snapshot", row: Self.slot) ?? nil
+        }
+    }
+
+    /// The most recently updated outbound slot of a session (and of `featureID` when given): one
+    /// indexed read (`outbound_slot_by_session` or the key), never the whole table.
+    public func latestOutbound(sessionID: UUID, featureID: String?) throws -> SnapshotSlot? {
+        try store.withConnection { db in
+            try db.first("""
+                SELECT NULL, feature, session, revision, bytes, updated_at FROM outbound_slot
+                WHERE session = ?1 AND (?2 IS NULL OR feature = ?2) ORDER BY updated_at DESC LIMIT 1
+                """, [StoreColumns.slotKey(sessionID), .optional(featureID)], "read outbound snapshot",
+                         row: Self.slot) ?? nil
         }
     }
 
@@ -98,8 +149,10 @@ public struct StoreSlots: Sendable {
     @discardableResult
     public func deleteInbound(peer: String) throws -> Int {
         try store.withConnection { db in
-            try db.run("DELETE FROM inbound_slot WHERE peer = ?", [.text(peer)], "delete snapshots of peer \(peer)")
-            return db.changes
+            let sizes = try db.query("DELETE FROM inbound_slot WHERE peer = ? RETURNING LENGTH(bytes)", [.text(peer)],
+                                     "delete snapshots of peer \(peer)") { Int($0.int64(0)) }
+            store.tallies.addPeerState(peer, PeerStateTally() - PeerStateTally(slots: sizes.count, slotBytes: sizes.reduce(0, +)))
+            return sizes.count
         }
     }
 

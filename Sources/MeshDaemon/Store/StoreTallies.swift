@@ -6,7 +6,12 @@ struct StoreTallies {
     var outboxByPeer: [String: QueueTally] = [:]
     var outbox = QueueTally()
     var inbox = QueueTally()
+    /// Inbox items and bytes per sending peer (their sum is `inbox`).
+    var inboxByPeer: [String: QueueTally] = [:]
     var lastSequence: [String: UInt64] = [:]
+    /// What each peer grew (slots, session rows, anchors) and the sum over all peers.
+    var peerState: [String: PeerStateTally] = [:]
+    var peerStateTotal = PeerStateTally()
 
     static func load(from db: SQLiteConnection) throws -> StoreTallies {
         var tallies = StoreTallies()
@@ -20,18 +25,43 @@ struct StoreTallies {
         tallies.inbox = try db.first("SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM inbox", [], operation) {
             QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1)))
         } ?? QueueTally()
+        for (peer, tally) in try db.query(
+            "SELECT peer, COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM inbox GROUP BY peer", [], operation,
+            row: { ($0.text(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
+            tallies.inboxByPeer[peer] = tally
+        }
         for (peer, last) in try db.query("SELECT peer, last_sequence FROM outbox_peer", [], operation,
                                          row: { ($0.text(0), UInt64(clamping: $0.int64(1))) }) {
             // Never below an item still queued: `StoreOpener` raised damaged or lowered counters.
             tallies.lastSequence[peer] = last
         }
+        tallies.peerState = try PeerStateTally.load(from: db)
+        tallies.peerStateTotal = tallies.peerState.values.reduce(PeerStateTally(), +)
         return tallies
+    }
+
+    /// Adds `delta` to `peer`'s state tally and the total (after a commit).
+    mutating func addPeerState(_ peer: String, _ delta: PeerStateTally) {
+        peerState[peer, default: PeerStateTally()] = peerState[peer, default: PeerStateTally()] + delta
+        peerStateTotal = peerStateTotal + delta
+        if peerState[peer] == PeerStateTally() { peerState[peer] = nil }
+    }
+
+    /// Forgets `peer`'s state tally (its rows were deleted).
+    mutating func removePeerState(_ peer: String) {
+        if let tally = peerState.removeValue(forKey: peer) { peerStateTotal = peerStateTotal - tally }
     }
 
     mutating func addOutbox(peer: String, _ delta: QueueTally) {
         outboxByPeer[peer, default: QueueTally()] = outboxByPeer[peer, default: QueueTally()] + delta
         outbox = outbox + delta
         if outboxByPeer[peer]?.items == 0 { outboxByPeer[peer] = nil }
+    }
+
+    /// Adds `delta` to `peer`'s inbox tally (not to the total: callers keep `inbox` themselves).
+    mutating func addInbox(peer: String, _ delta: QueueTally) {
+        inboxByPeer[peer, default: QueueTally()] = inboxByPeer[peer, default: QueueTally()] + delta
+        if inboxByPeer[peer]?.items ?? 0 <= 0 { inboxByPeer[peer] = nil }
     }
 
     mutating func removeOutbox(peer: String, _ delta: QueueTally) {

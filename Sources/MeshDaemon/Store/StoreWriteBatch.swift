@@ -8,6 +8,8 @@ struct StoreWriteBatch {
     var outboxTotalAdded = QueueTally()
     /// Inbox items and bytes added.
     var inboxAdded = QueueTally()
+    /// Inbox items and bytes added per sending peer.
+    var inboxAddedByPeer: [String: QueueTally] = [:]
     /// Outbox items and bytes deleted per peer (acknowledged by the peer daemon).
     var outboxRemoved: [String: QueueTally] = [:]
 }
@@ -17,6 +19,7 @@ extension StoreTallies {
         for (peer, last) in batch.lastSequence { lastSequence[peer] = last }
         for (peer, added) in batch.outboxAdded { addOutbox(peer: peer, added) }
         inbox = inbox + batch.inboxAdded
+        for (peer, added) in batch.inboxAddedByPeer { addInbox(peer: peer, added) }
         for (peer, removed) in batch.outboxRemoved { removeOutbox(peer: peer, removed) }
     }
 }

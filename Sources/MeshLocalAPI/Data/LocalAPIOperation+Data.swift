@@ -27,6 +27,8 @@ extension LocalAPIOperation {
     public static let queueCancel = LocalAPIOperation(rawValue: 0x010B)
     /// Report what this app processed of a peer's events: `MeshWatermarkBody` → `EmptyBody`.
     public static let watermarkSet = LocalAPIOperation(rawValue: 0x010C)
+    /// The received items waiting for an app: `EmptyBody` → `MeshInboxReply` (drop one with `inbox.ack`).
+    public static let inbox = LocalAPIOperation(rawValue: 0x010D)
 
     /// Event: an envelope arrived (binary `MeshEnvelopeEvent`).
     public static let envelopeEvent = LocalAPIOperation(rawValue: 0x0180)
@@ -46,7 +48,7 @@ extension LocalAPIOperation {
     /// The data requests, in documentation order.
     public static let dataOperations: [LocalAPIOperation] = [
         .attach, .send, .snapshotPublish, .snapshotRequest, .snapshotLatest, .anchorSet, .sessionAnnounce,
-        .sessionClose, .sessions, .inboxAck, .queue, .queueCancel, .watermarkSet,
+        .sessionClose, .sessions, .inboxAck, .queue, .queueCancel, .watermarkSet, .inbox,
     ]
 
     /// The data events, in documentation order (plus `eventsDropped`, a control-range code).
@@ -77,6 +79,7 @@ extension LocalAPIOperation {
         case 0x010A: "queue"
         case 0x010B: "queue.cancel"
         case 0x010C: "watermark.set"
+        case 0x010D: "inbox"
         case 0x0180: "envelope"
         case 0x0181: "snapshot"
         case 0x0182: "snapshot.request"

@@ -77,8 +77,11 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Runs `meshctl --socket <this daemon> ARGS…` and returns its exit status and stdout.
     /// With `stdin`, that text is its standard input (else it inherits none).
+    /// meshctl keeps its state (`send`'s default sessions) in this daemon's folder, not in `$HOME`.
     func meshctl(_ arguments: [String], timeout: Double = 15, stdin: String? = nil) async throws -> (status: Int32, output: String) {
-        try await Self.run("meshctl", ["--socket", socketPath] + arguments, timeout: timeout, stdin: stdin)
+        let environment = ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": folder + "/meshctl-state"]) { _, new in new }
+        return try await Self.run("meshctl", ["--socket", socketPath] + arguments, timeout: timeout, environment: environment,
+                                  stdin: stdin)
     }
 
     /// `status --json` as a dictionary.

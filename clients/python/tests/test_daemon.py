@@ -3,6 +3,7 @@ import asyncio
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -239,13 +240,17 @@ class DeliveryTests(MeshTestCase):
         # The connection is still good after refusals.
         self.assertEqual(self.a.status().device_id, self.alpha_id)
 
-    def test_meshctl_and_the_client_share_the_default_session(self):
-        with self.b.attach("notes") as events:
-            subprocess.run([MESHCTL, "--socket", self.alpha.socket, "send", "--feature", "notes", "from meshctl"],
-                           check=True, capture_output=True, timeout=30)
-            event = next_of(events, "envelope")
-            self.assertEqual(event.payload, b"from meshctl")
-            self.assertEqual(event.session_id, sessionmesh.default_session("notes"))
+    def test_meshctl_keeps_one_random_default_session_per_feature_and_device(self):
+        with tempfile.TemporaryDirectory() as state, self.b.attach("notes") as events:
+            environment = dict(os.environ, XDG_STATE_HOME=state)
+            for text in ("from meshctl", "again"):
+                subprocess.run([MESHCTL, "--socket", self.alpha.socket, "send", "--feature", "notes", text],
+                               check=True, capture_output=True, timeout=30, env=environment)
+            first, second = next_of(events, "envelope"), next_of(events, "envelope")
+            self.assertEqual(first.payload, b"from meshctl")
+            self.assertEqual(first.session_id, second.session_id, "successive sends form one stream")
+            self.assertNotEqual(first.session_id, sessionmesh.default_session("notes"),
+                                "not derived from the feature name")
 
 
 class RestartTests(MeshTestCase):

@@ -23,6 +23,9 @@ extension LocalAPIDispatcher {
         // `queue` leave them out, `queue.cancel` and `inbox.ack` treat them as unknown ids.
         var permits: (@Sendable (String) -> Bool)?
         if let list = featureAllowList { permits = { feature in list.allows(uid: uid, feature: feature) } }
+        if let permits, let sessionID = request.namedSession {
+            try await Self.checkSessionLane(sessionID, router: router, uid: uid, permits: permits)
+        }
         switch request {
         case .attach(let features, let sessionID, let app):
             guard let connection = context.connection, let reservation = context.attach else {
@@ -83,6 +86,14 @@ extension LocalAPIDispatcher {
                               ageSeconds: entry.ageSeconds, attempts: entry.attempts, size: entry.summary.size)
             }
             return try LocalAPIJSON.encode(MeshQueueReply(items: items))
+        case .inbox:
+            let items = try await router.inboxItems(limit: MeshInboxReply.maximumItems)
+                .filter { permits?($0.featureID) ?? true }.map { entry in
+                    MeshInboxItem(id: UInt64(clamping: entry.id.rawValue), peer: entry.peer, featureID: entry.featureID,
+                                  eventID: entry.eventID, ageSeconds: entry.ageSeconds, deliveries: entry.deliveries,
+                                  size: entry.size)
+                }
+            return try LocalAPIJSON.encode(MeshInboxReply(items: items))
         case .queueCancel(let id):
             try await router.cancelQueued(id: id, permitting: permits)
             return try LocalAPIJSON.encode(EmptyBody())
@@ -91,6 +102,34 @@ extension LocalAPIDispatcher {
             return try LocalAPIJSON.encode(EmptyBody())
         default:
             return nil
+        }
+    }
+}
+
+extension LocalAPIDispatcher {
+    /// Refuses (`feature-not-allowed`) an operation naming a session ID that has a directory
+    /// row or a timer anchor of a feature this uid may not use. The rows are keyed by (feature,
+    /// session), so the operation could not reach them anyway; refusing it as well keeps a uid
+    /// from writing rows of its feature under a session another feature holds.
+    static func checkSessionLane(_ sessionID: UUID, router: DeliveryRouter, uid: UInt32?,
+                                 permits: @Sendable (String) -> Bool) async throws {
+        for feature in try await router.sessionFeatures(sessionID: sessionID) where !permits(feature) {
+            throw MeshError(.featureNotAllowed, "uid \(uid.map(String.init) ?? "unknown") may not use session "
+                                + "\(sessionID.uuidString.lowercased()): it belongs to a feature this uid is not allowed; "
+                                + "see feature_allow in the daemon's config")
+        }
+    }
+}
+
+extension LocalAPIRequest {
+    /// The session a session-scoped write names (announce, close, anchor, watermark), if any.
+    var namedSession: UUID? {
+        switch self {
+        case .sessionAnnounce(let sessionID, _, _, _), .sessionClose(let sessionID, _), .anchorSet(let sessionID, _, _, _),
+             .watermarkSet(let sessionID, _, _, _):
+            sessionID
+        default:
+            nil
         }
     }
 }

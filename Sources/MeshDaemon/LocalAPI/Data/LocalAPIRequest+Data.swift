@@ -114,6 +114,9 @@ extension LocalAPIRequest {
         case .queue:
             try LocalAPIEmptyRequest.check(body, operation: operation)
             return .queue
+        case .inbox:
+            try LocalAPIEmptyRequest.check(body, operation: operation)
+            return .inbox
         case .queueCancel:
             let request = try decodeIDs(MeshQueueCancelRequest.self, key: "id", body: body, operation: operation)
             try request.validate()

@@ -32,7 +32,7 @@ def connect(path: Optional[str] = None, *, app: Optional[str] = None, session: S
     `path` defaults to the socket `meshctl` uses: `$XDG_RUNTIME_DIR/sessionmesh/meshd.sock` (or
     the user daemon's state folder) if it exists, else `/run/sessionmesh/meshd.sock`. Raises
     `DaemonUnreachableError` at once when no daemon answers there. `session` is the default
-    session of every call (default: a fixed session per feature, the one `meshctl` uses);
+    session of every call (default: a fixed, name-based session per feature);
     `reconnect_timeout` is how long a call waits for a restarting daemon to come back.
     """
     return Client(path, app=app, session=session, reconnect_timeout=reconnect_timeout)
