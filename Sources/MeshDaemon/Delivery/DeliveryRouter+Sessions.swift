@@ -23,6 +23,25 @@ extension DeliveryRouter {
         try await directory.closeSession(self, sessionID: sessionID, featureID: featureID)
     }
 
+    /// Waits for every one of `peers` at once until its outbox no longer holds `eventID` (it
+    /// acknowledged the item), each bounded by `closeWait`; returns those that did in time.
+    func waitUntilDelivered(_ eventID: UUID, to peers: [DeviceID]) async -> Set<DeviceID> {
+        await withTaskGroup(of: DeviceID?.self) { group in
+            for peer in peers {
+                group.addTask { await self.waitUntilDelivered(eventID, to: peer) ? peer : nil }
+            }
+            var delivered = Set<DeviceID>()
+            for await peer in group {
+                if let peer { delivered.insert(peer) }
+            }
+            return delivered
+        }
+    }
+
+    private func waitUntilDelivered(_ eventID: UUID, to peer: DeviceID) async -> Bool {
+        await directory.waitUntilDelivered(self, eventID, to: peer)
+    }
+
     /// The directory, optionally of one feature, most recently updated first.
     public func sessions(featureID: String?) async throws -> [SessionRecord] {
         let store = self.store

@@ -58,17 +58,14 @@ final class SessionDirectory {
         let peers = router.peerStates.keys.sorted()
         try await router.sender.enqueueReliable(router, closing.item, for: peers)
         _ = try await publishSnapshot(router, closing.snapshot, encoded: closing.encodedSnapshot, to: nil)
-        var delivered: [String] = [], queued: [String] = []
-        for peer in peers where router.peerStates[peer]?.active == true {
+        let active = peers.filter { router.peerStates[$0]?.active == true }
+        for peer in active {
             router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
         }
-        for peer in peers {
-            if router.peerStates[peer]?.active == true, await waitUntilDelivered(router, closing.item.eventID, to: peer) {
-                delivered.append(peer.description)
-            } else {
-                queued.append(peer.description)
-            }
-        }
+        // All peers at once, so peers that do not acknowledge cost one `closeWait` in all.
+        let acknowledged = await router.waitUntilDelivered(closing.item.eventID, to: active)
+        let delivered = peers.filter { acknowledged.contains($0) }.map(\.description)
+        let queued = peers.filter { !acknowledged.contains($0) }.map(\.description)
         return (delivered, queued)
     }
 
