@@ -5,6 +5,8 @@
 struct StoreTallies {
     var outboxByPeer: [String: QueueTally] = [:]
     var outbox = QueueTally()
+    /// Outbox items and bytes per owning local uid (rows without an owner count toward none).
+    var outboxByUID: [UInt32: QueueTally] = [:]
     var inbox = QueueTally()
     /// Inbox items and bytes per sending peer (their sum is `inbox`).
     var inboxByPeer: [String: QueueTally] = [:]
@@ -21,6 +23,12 @@ struct StoreTallies {
             row: { ($0.text(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
             tallies.outboxByPeer[peer] = tally
             tallies.outbox = tallies.outbox + tally
+        }
+        for (uid, tally) in try db.query(
+            "SELECT owner_uid, COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox WHERE owner_uid IS NOT NULL GROUP BY owner_uid",
+            [], operation, row: { ($0.int64(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
+            // A value no uid has (altered file) is a row of no uid.
+            if let uid = UInt32(exactly: uid) { tallies.outboxByUID[uid] = tally }
         }
         tallies.inbox = try db.first("SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM inbox", [], operation) {
             QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1)))
@@ -66,5 +74,17 @@ struct StoreTallies {
 
     mutating func removeOutbox(peer: String, _ delta: QueueTally) {
         addOutbox(peer: peer, QueueTally() - delta)
+    }
+
+    /// Adds `delta` to `uid`'s share of the outbox (nil: a row of no uid, not tallied).
+    mutating func addOutbox(uid: UInt32?, _ delta: QueueTally) {
+        guard let uid else { return }
+        outboxByUID[uid, default: QueueTally()] = outboxByUID[uid, default: QueueTally()] + delta
+        if outboxByUID[uid]?.items ?? 0 <= 0 { outboxByUID[uid] = nil }
+    }
+
+    /// Takes deleted rows (by owning uid) off the uids' shares.
+    mutating func removeOutbox(byUID removed: [UInt32: QueueTally]) {
+        for (uid, tally) in removed { addOutbox(uid: uid, QueueTally() - tally) }
     }
 }
