@@ -69,4 +69,65 @@ struct LocalAPIUIDQuotaProcessTests {
         print("process figure: uid \(first.uid) refused after \(share) items (share \(share) of outbox 12); uid \(second.uid) "
               + "queued \(share) more; \(queued) items queued for the offline device; \(2 * share + 1) sends in \(elapsed)")
     }
+
+    /// A uid publishing snapshots of ever new sessions in a loop stops at `uid_max_slots`; the
+    /// database stays within its configured bound, another uid still publishes.
+    @Test(.enabled(if: ready, TestAccounts.skipComment))
+    func aUIDPublishingSlotsInALoopHitsItsShareAndTheDatabaseStaysBounded() async throws {
+        let accounts = try TestAccounts()
+        defer { accounts.removeAll() }
+        let tag = "\(getpid() % 100_000)"
+        let socketGroup = "smqsl\(tag)"
+        let socketGID = try accounts.group(socketGroup)
+        let looping = try accounts.user("smqc\(tag)", supplementary: [socketGroup])
+        let other = try accounts.user("smqd\(tag)", supplementary: [socketGroup])
+        let folder = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let share = 20, storeBound = 4 << 20
+        try """
+            socket_mode = "0660"
+            uid_max_slots = \(share)
+            store_max_bytes = \(storeBound)
+            """.write(toFile: folder + "/meshd.toml", atomically: true, encoding: .utf8)
+        let pair = try await DaemonPair.start(extraA: ["--config", folder + "/meshd.toml"])
+        defer { pair.stopNow() }
+        #expect(chmod(pair.a.folder, 0o755) == 0)
+        #expect(chown(pair.a.socketPath, uid_t.max, socketGID) == 0)
+        let meshctl = try #require(ChildProcess.executable("meshctl"))
+        let payload = String(repeating: "s", count: 2000)
+        func publish(as user: (uid: uid_t, gid: gid_t)) async throws -> (status: Int32, output: String) {
+            let identity = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--init-groups"]
+            return try await DaemonProcess.run("/usr/bin/setpriv", identity + [
+                meshctl, "--socket", pair.a.socketPath, "send", "--feature", "demo", "--mode", "snapshot",
+                "--session", UUID().uuidString, payload], timeout: 15)
+        }
+
+        var published = 0, refusal: String?
+        for _ in 0..<(share + 10) {
+            let result = try await publish(as: looping)
+            if result.status != 0 {
+                refusal = result.output
+                break
+            }
+            published += 1
+        }
+        #expect(published == share, "published \(published)")
+        let refused = try #require(refusal)
+        #expect(refused.contains("outbound snapshot slots per local uid = \(share)") && refused.contains("uid \(looping.uid)"),
+                "\(refused)")
+        #expect(try await publish(as: looping).status != 0, "still refused")
+        #expect(try await publish(as: other).status == 0, "another uid still publishes")
+        let counters = try await pair.a.status()["counters"] as? [String: Any]
+        #expect((counters?["delivery.slots.uid_share_refused"] as? NSNumber)?.intValue == 2, "\(String(describing: counters))")
+
+        let database = pair.a.stateDirectory + "/delivery.sqlite"
+        let size = { (path: String) in ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0 }
+        let fileBytes = size(database), walBytes = size(database + "-wal")
+        #expect(fileBytes > 0 && fileBytes <= storeBound, "database \(fileBytes) bytes")
+        let status = (try? String(contentsOfFile: "/proc/\(pair.a.pid ?? 0)/status", encoding: .utf8)) ?? ""
+        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map(String.init) ?? "VmRSS: unknown"
+        print("process figure: refusal: \(refused.trimmingCharacters(in: .whitespacesAndNewlines))")
+        print("process figure: uid \(looping.uid) published \(published) slots of \(payload.count) bytes, then refused; database "
+              + "\(fileBytes) bytes (+ WAL \(walBytes)) of store_max_bytes \(storeBound); meshd \(rss)")
+    }
 }

@@ -100,12 +100,57 @@ struct StoreUIDShareTests {
         try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1))
         store.close()
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
-        try raw.execute("ALTER TABLE outbox DROP COLUMN owner_uid; PRAGMA user_version = 6", "test setup")
+        try raw.execute("ALTER TABLE outbox DROP COLUMN owner_uid; ALTER TABLE outbound_slot DROP COLUMN owner_uid; PRAGMA user_version = 6", "test setup")
         raw.close()
         store = try DeliveryStore.open(path: dir.path(), options: Self.options)
         defer { store.close() }
         #expect(try store.outbox.pending(peer: "A").map(\.item.ownerUID) == [nil])
         #expect(store.tallies.outboxByUID.isEmpty)
         for index in 0..<4 { try store.outbox.enqueue(peer: "A", item: item(index, uid: 1001)) }
+    }
+
+    @Test func aUIDPublishingNewSessionsIsRefusedAtItsSlotShareAndUpdatesStillFit() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var store = try DeliveryStore.open(path: dir.path(),
+                                           options: DeliveryStoreOptions(maxOutboundSlotsPerUID: 3, maxOutboundSlotBytesPerUID: 4096))
+        let sessions = (0..<4).map { _ in UUID() }
+        for session in sessions.prefix(3) {
+            #expect(try store.slots.putOutbound(featureID: "demo", sessionID: session, revision: 1, bytes: [1, 2], at: storeTestEpoch,
+                                                ownerUID: 1001))
+        }
+        let error = #expect(throws: StoreError.self) {
+            try store.slots.putOutbound(featureID: "demo", sessionID: sessions[3], revision: 1, bytes: [1], at: storeTestEpoch,
+                                        ownerUID: 1001)
+        }
+        #expect(error?.limit == .outboundSlotsPerUID(3))
+        #expect(error?.limit?.configKey == "uid_max_slots")
+        #expect(error.map { "\($0)" }?.contains("uid 1001 holds its share of the outbound snapshot slots (3 slots") == true)
+        #expect(try store.slots.outbound(featureID: "demo", sessionID: sessions[3]) == nil, "nothing stored")
+        // A newer revision of a slot the uid has still fits (a byte share permitting); a stale one
+        // is answered false, never refused.
+        #expect(try store.slots.putOutbound(featureID: "demo", sessionID: sessions[0], revision: 2, bytes: [UInt8](repeating: 9, count: 100),
+                                            at: storeTestEpoch, ownerUID: 1001))
+        #expect(try !store.slots.putOutbound(featureID: "demo", sessionID: sessions[0], revision: 2, bytes: [1], at: storeTestEpoch,
+                                             ownerUID: 1001))
+        let bytes = #expect(throws: StoreError.self) {
+            try store.slots.putOutbound(featureID: "demo", sessionID: sessions[1], revision: 2, bytes: [UInt8](repeating: 9, count: 4096),
+                                        at: storeTestEpoch, ownerUID: 1001)
+        }
+        #expect(bytes?.limit == .outboundSlotBytesPerUID(4096))
+        // Another uid and the daemon (no uid) still publish.
+        #expect(try store.slots.putOutbound(featureID: "demo", sessionID: sessions[3], revision: 1, bytes: [1], at: storeTestEpoch,
+                                            ownerUID: 1002))
+        #expect(try store.slots.putOutbound(featureID: "demo", sessionID: UUID(), revision: 1, bytes: [1], at: storeTestEpoch))
+        #expect(store.tallies.outboundSlotsByUID == [1001: QueueTally(items: 3, bytes: 104), 1002: QueueTally(items: 1, bytes: 1)])
+        store.close()
+
+        // Counted again at open; a deleted slot gives its room back.
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxOutboundSlotsPerUID: 3))
+        defer { store.close() }
+        #expect(store.tallies.outboundSlotsByUID[1001] == QueueTally(items: 3, bytes: 104))
+        #expect(try store.slots.deleteOutbound(featureID: "demo", sessionID: sessions[2]))
+        #expect(try store.slots.putOutbound(featureID: "demo", sessionID: UUID(), revision: 1, bytes: [1], at: storeTestEpoch,
+                                            ownerUID: 1001))
     }
 }

@@ -1,11 +1,13 @@
 /// The `uid_max_*` keys: how much of the outbox one local uid's apps may fill
 /// (``DeliveryStoreOptions/maxOutboxItemsPerUID``, docs/CONFIG.md).
 extension DeliveryLimitsConfig {
-    /// The keys: a local uid's share of the outbox (items, payload bytes).
-    static let uidKeys = ["uid_max_outbox_items", "uid_max_outbox_bytes"]
+    /// The keys: a local uid's share of the outbox (items, payload bytes) and of the outbound
+    /// snapshot slots (count, bytes).
+    static let uidKeys = ["uid_max_outbox_items", "uid_max_outbox_bytes", "uid_max_slots", "uid_max_slot_bytes"]
 
     static func uidLimit(_ key: String, _ value: ConfigFileParser.Value) throws(ConfigurationError) -> Int {
-        key.hasSuffix("bytes")
+        if key == "uid_max_slots" { return try integer(value, 1...maximumInboundRows, "slots") }
+        return key.hasSuffix("bytes")
             ? try integer(value, minimumBytes...maximumBytes, "bytes")
             : try integer(value, 1...maximumItems, "items")
     }
@@ -15,6 +17,8 @@ extension DeliveryLimitsConfig {
     func applyUIDShare(to options: inout DeliveryStoreOptions) {
         options.maxOutboxItemsPerUID = uidLimits["uid_max_outbox_items"] ?? max(1, options.maxOutboxItemsTotal / 2)
         options.maxOutboxBytesPerUID = uidLimits["uid_max_outbox_bytes"] ?? max(1, options.maxOutboxBytesTotal / 2)
+        if let n = uidLimits["uid_max_slots"] { options.maxOutboundSlotsPerUID = n }
+        if let n = uidLimits["uid_max_slot_bytes"] { options.maxOutboundSlotBytesPerUID = n }
     }
 
     /// A uid's share set above the outbox total: the key and what is wrong.

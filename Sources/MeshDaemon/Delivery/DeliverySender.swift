@@ -193,7 +193,7 @@ final class DeliverySender {
             router.onLoop { router in
                 switch result {
                 case .success(let receipt): router.sender.queued(router, receipt, for: peer)
-                case .failure(let error as StoreError) where error.limit?.isUIDShare == true:
+                case .failure(let error) where error.limit?.isUIDShare == true:
                     // The sender's uid filled its share: counted, not a failing store.
                     router.counters.outboxUIDShareRefused &+= 1
                 case .failure(let error): router.noteStoreError(error, "could not queue a realtime item that got no ack")

@@ -57,7 +57,7 @@ final class SessionDirectory {
         router.emit(.session(record, change: .closed), feature: featureID)
         let peers = router.peerStates.keys.sorted()
         try await router.sender.enqueueReliable(router, closing.item, for: peers)
-        _ = try await publishSnapshot(router, closing.snapshot, encoded: closing.encodedSnapshot, to: nil)
+        _ = try await publishSnapshot(router, closing.snapshot, encoded: closing.encodedSnapshot, to: nil, owner: nil)
         var delivered: [String] = [], queued: [String] = []
         for peer in peers where router.peerStates[peer]?.active == true {
             router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)

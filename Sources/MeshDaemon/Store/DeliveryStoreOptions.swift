@@ -44,6 +44,11 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
     /// Maximum outbox payload bytes queued by one local uid's apps. Default half of
     /// ``maxOutboxBytesTotal`` (512 MiB).
     public var maxOutboxBytesPerUID: Int
+    /// Maximum outbound snapshot slots created by one local uid's apps (one per feature and
+    /// session it publishes). Default 4096. Slots of no known uid count toward none.
+    public var maxOutboundSlotsPerUID: Int
+    /// Maximum snapshot bytes in the outbound slots of one local uid. Default 64 MiB.
+    public var maxOutboundSlotBytesPerUID: Int
     /// Maximum inbox items (received, not yet acknowledged by a local app).
     public var maxInboxItems: Int
     /// Maximum inbox payload bytes.
@@ -77,6 +82,8 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
                 maxOutboxBytesTotal: Int = 1 << 30,
                 maxOutboxItemsPerUID: Int? = nil,
                 maxOutboxBytesPerUID: Int? = nil,
+                maxOutboundSlotsPerUID: Int = 4096,
+                maxOutboundSlotBytesPerUID: Int = 64 << 20,
                 maxInboxItems: Int = 100_000,
                 maxInboxBytes: Int = 256 << 20,
                 maxInboxItemsPerPeer: Int? = nil,
@@ -94,6 +101,8 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
         self.maxOutboxBytesTotal = maxOutboxBytesTotal
         self.maxOutboxItemsPerUID = maxOutboxItemsPerUID ?? max(1, maxOutboxItemsTotal / 2)
         self.maxOutboxBytesPerUID = maxOutboxBytesPerUID ?? max(1, maxOutboxBytesTotal / 2)
+        self.maxOutboundSlotsPerUID = maxOutboundSlotsPerUID
+        self.maxOutboundSlotBytesPerUID = maxOutboundSlotBytesPerUID
         self.maxInboxItems = maxInboxItems
         self.maxInboxBytes = maxInboxBytes
         self.maxInboxItemsPerPeer = maxInboxItemsPerPeer ?? max(1, maxInboxItems / 2)

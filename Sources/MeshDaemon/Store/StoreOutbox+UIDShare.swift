@@ -15,8 +15,7 @@ extension StoreOutbox {
         guard let limit else { return }
         throw StoreError(code: .full, operation: operation, path: store.path, limit: limit,
                          detail: "uid \(uid) has its share of the outbox queued (\(queued.items) items, \(queued.bytes) bytes, "
-                             + "for all devices); other uids can still send; wait for the devices to come back or cancel "
-                             + "items with meshctl queue cancel")
+                             + "for all devices); other uids can still send")
     }
 
     /// Deleted rows' sizes summed per owning uid (rows of no uid left out).

@@ -50,7 +50,8 @@ extension LocalAPIDispatcher {
                                                   owner: context.credentials?.uid)
             return LocalAPIDispatcher.sendReplyBody(eventID: metadata.eventID, outcome: outcome)
         case .snapshotPublish(let target, let snapshot, let encoded):
-            let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target)
+            let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target,
+                                                         owner: context.credentials?.uid)
             // `revision` is the slot's revision after the call: the snapshot's when stored, else the higher one kept.
             let kept = stored ? snapshot.revision
                 : try await router.outboundRevision(featureID: snapshot.metadata.featureID, sessionID: snapshot.metadata.sessionID) ?? snapshot.revision
