@@ -93,7 +93,7 @@ struct StoreDamagedRowTests {
             ("INSERT INTO session_directory VALUES ('demo', ?, 'x', 'running', 0, 1, NULL)", [bad]),
             ("INSERT INTO timer_anchor VALUES ('demo', ?, '', 1, x'00', 0)", [bad]),
             ("INSERT INTO watermark VALUES ('P', 'demo', ?, 1, 9, 0)", [bad]),
-            ("INSERT INTO outbound_slot VALUES ('demo', ?, 1, x'00', 0)", [bad]),
+            ("INSERT INTO outbound_slot (feature, session, revision, bytes, updated_at) VALUES ('demo', ?, 1, x'00', 0)", [bad]),
             ("INSERT INTO inbound_slot VALUES ('P', 'demo', ?, 1, x'00', 0)", [.text("not a session")]),
         ])
         store = try DeliveryStore.open(path: dir.path())

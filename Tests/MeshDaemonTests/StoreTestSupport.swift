@@ -63,9 +63,12 @@ extension DeliveryStore {
 }
 
 /// Brings a current store file back to the tables of schema version 5 (empty where version 6
-/// changed them) and marks it version 5, so a test can write rows of that version and migrate them.
+/// changed them, and without version 7's `owner_uid` columns) and marks it version 5, so a test
+/// can write rows of that version and migrate them.
 func undoSchemaVersion6(_ raw: SQLiteConnection) throws {
     try raw.execute("""
+        ALTER TABLE outbox DROP COLUMN owner_uid;
+        ALTER TABLE outbound_slot DROP COLUMN owner_uid;
         DROP INDEX inbound_slot_by_key;
         DROP INDEX outbound_slot_by_session;
         DROP TABLE session_directory;

@@ -24,6 +24,8 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
     public var pendingMaxItems: Int?
     /// The `inbound_max_*` keys set (``PeerStateLimits``), by key.
     public var inboundLimits: [String: Int] = [:]
+    /// The `uid_max_*` keys set (a local uid's share of the outbox), by key.
+    public var uidLimits: [String: Int] = [:]
 
     /// Largest item count accepted by the item keys.
     public static let maximumItems = 100_000_000
@@ -44,7 +46,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
     /// The keys this type reads.
     public static let keys = ["outbox_max_items_per_peer", "outbox_max_bytes_per_peer", "outbox_max_items",
                               "outbox_max_bytes", "inbox_max_items", "inbox_max_bytes", "dedup_horizon_per_peer",
-                              "store_max_bytes", "store_synchronous", "pending_max_items"] + inboundKeys
+                              "store_max_bytes", "store_synchronous", "pending_max_items"] + inboundKeys + uidKeys
 
     /// Nothing set.
     public init() {}
@@ -73,6 +75,8 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
             storeSynchronous = mode
         case _ where Self.inboundKeys.contains(key):
             inboundLimits[key] = try Self.inboundLimit(key, value)
+        case _ where Self.uidKeys.contains(key):
+            uidLimits[key] = try Self.uidLimit(key, value)
         default:
             return false
         }
@@ -92,7 +96,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
             let key = "outbox_max_bytes_per_peer"
             return (key, "outbox_max_bytes_per_peer (\(options.maxOutboxBytesPerPeer)) must not exceed outbox_max_bytes (\(options.maxOutboxBytesTotal)\(outboxMaxBytes == nil ? ", the default" : ""))")
         }
-        return inboxShareConflict(options)
+        return inboxShareConflict(options) ?? uidShareConflict(options)
     }
 
     /// `base` with every key this file sets applied.
@@ -109,6 +113,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
         if let mode = storeSynchronous { options.synchronous = mode }
         applyInboundLimits(to: &options.peerState)
         applyInboxShare(to: &options)
+        applyUIDShare(to: &options)
         // A lower total without a per-peer key: the per-peer limit follows it down.
         if outboxMaxItemsPerPeer == nil { options.maxOutboxItemsPerPeer = min(options.maxOutboxItemsPerPeer, options.maxOutboxItemsTotal) }
         if outboxMaxBytesPerPeer == nil { options.maxOutboxBytesPerPeer = min(options.maxOutboxBytesPerPeer, options.maxOutboxBytesTotal) }

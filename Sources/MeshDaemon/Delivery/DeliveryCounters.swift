@@ -26,6 +26,12 @@ struct DeliveryCounters: Sendable {
     /// Times this daemon told a sender whose batch it had refused that it has room again.
     var inboxRoomAnnounced: UInt64 = 0
     var reliableRefused: UInt64 = 0
+    /// Sends (reliable items, realtime fallbacks) refused because their local uid's share of
+    /// the outbox was full (`uid_max_outbox_*`).
+    var outboxUIDShareRefused: UInt64 = 0
+    /// Snapshot publishes refused because their local uid's share of the outbound slots was
+    /// full (`uid_max_slots`, `uid_max_slot_bytes`).
+    var slotsUIDShareRefused: UInt64 = 0
     var inboxStored: UInt64 = 0
     var inboxDuplicates: UInt64 = 0
     var inboxDelivered: UInt64 = 0
@@ -104,6 +110,8 @@ struct DeliveryCounters: Sendable {
             "delivery.reliable.room_resends": reliableRoomResends,
             "delivery.inbox.room_announced": inboxRoomAnnounced,
             "delivery.reliable.refused": reliableRefused,
+            "delivery.outbox.uid_share_refused": outboxUIDShareRefused,
+            "delivery.slots.uid_share_refused": slotsUIDShareRefused,
             "delivery.reliable.repaired_ids": outboxRepairedIDs,
             "delivery.inbox.stored": inboxStored,
             "delivery.inbox.duplicates": inboxDuplicates,

@@ -28,6 +28,9 @@ struct DeliveryItem: Sendable, Equatable {
     var sessionID: UUID?
     /// The encoded envelope (`SessionWireCodec`).
     var payload: [UInt8]
+    /// The local uid whose app sent it, if known: its outbox rows count toward that uid's share
+    /// (`uid_max_outbox_*`). Never on the wire; nil for items received or sent by the daemon.
+    var ownerUID: UInt32?
 
     /// The local API `mode` byte of an envelope event carrying this item.
     var mode: UInt8 { kind }
@@ -51,7 +54,8 @@ struct DeliveryItem: Sendable, Equatable {
         writer.raw(payload)
     }
 
-    init(eventID: UUID, kind: UInt8, featureID: String, sessionID: UUID?, payload: [UInt8]) {
+    init(eventID: UUID, kind: UInt8, featureID: String, sessionID: UUID?, payload: [UInt8], ownerUID: UInt32? = nil) {
+        self.ownerUID = ownerUID
         self.eventID = eventID
         self.kind = kind
         self.featureID = featureID
@@ -75,7 +79,7 @@ struct DeliveryItem: Sendable, Equatable {
     /// The store's form for the outbox.
     func outboxItem(createdAt: Date) -> OutboxItem {
         OutboxItem(eventID: eventID, featureID: featureID, sessionID: sessionID, kind: kind, payload: payload,
-                   createdAt: createdAt)
+                   createdAt: createdAt, ownerUID: ownerUID)
     }
 
     /// The store's form for the inbox.

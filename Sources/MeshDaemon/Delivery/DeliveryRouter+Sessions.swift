@@ -72,9 +72,12 @@ extension DeliveryRouter {
     /// With no target it goes to every paired device as a push (shown to apps only when newer
     /// than their slot); with a target it goes as a reply (always shown, e.g. answering a
     /// request). Returns whether the slot took it (false: an equal or higher revision is there).
+    /// `owner`: the publishing local uid (the local API passes the connection's); a new slot
+    /// counts toward its share (`uid_max_slots`, `uid_max_slot_bytes`; over it: `queue-full`).
+    /// Nil (tests, the simulator) counts toward none.
     public func publishSnapshot(_ snapshot: AnySessionSyncSnapshot, encoded: [UInt8],
-                                to target: String?) async throws -> Bool {
-        try await directory.publishSnapshot(self, snapshot, encoded: encoded, to: target)
+                                to target: String?, owner: UInt32? = nil) async throws -> Bool {
+        try await directory.publishSnapshot(self, snapshot, encoded: encoded, to: target, owner: owner)
     }
 
     /// The revision in this device's outbound slot of a feature (and session), if any.

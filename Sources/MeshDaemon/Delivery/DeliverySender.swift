@@ -31,9 +31,9 @@ final class DeliverySender {
 
     /// `DeliveryRouter.send(metadata:encoded:mode:to:)` to the resolved `peers`.
     func send(_ router: isolated DeliveryRouter, metadata: SessionSyncMetadata, encoded: [UInt8], mode: UInt8,
-              to peers: [DeviceID]) async throws -> DeliverySendOutcome {
+              to peers: [DeviceID], owner: UInt32?) async throws -> DeliverySendOutcome {
         let item = DeliveryItem(eventID: metadata.eventID, kind: mode, featureID: metadata.featureID,
-                                sessionID: metadata.sessionID, payload: encoded)
+                                sessionID: metadata.sessionID, payload: encoded, ownerUID: owner)
         if mode == DeliveryItem.Kind.reliableEnvelope.rawValue {
             try await enqueueReliable(router, item, for: peers)
             // No paired device: nothing was queued (docs/LOCAL-API.md: `sent`, 0 peers).
@@ -54,21 +54,23 @@ final class DeliverySender {
 
     /// `DeliveryRouter.sendImmediately`: a non-reliable send done without suspending.
     func sendImmediately(_ router: isolated DeliveryRouter, _ metadata: SessionSyncMetadata, encoded: [UInt8], mode: UInt8,
-                         to target: String?, atOnce: Bool) -> DeliverySendOutcome? {
+                         to target: String?, atOnce: Bool, owner: UInt32?) -> DeliverySendOutcome? {
         guard mode != DeliveryItem.Kind.reliableEnvelope.rawValue, let peers = knownTargets(router, target) else { return nil }
         let item = DeliveryItem(eventID: metadata.eventID, kind: mode, featureID: metadata.featureID,
-                                sessionID: metadata.sessionID, payload: encoded)
+                                sessionID: metadata.sessionID, payload: encoded, ownerUID: owner)
         return sendRealtime(router, item, to: peers, atOnce: atOnce)
     }
 
     /// `DeliveryRouter.enqueueReliableNow`: a reliable send started without a task.
     func enqueueReliableNow(_ router: isolated DeliveryRouter, _ metadata: SessionSyncMetadata, encoded: [UInt8],
-                            to target: String?, reply: @escaping (Result<DeliverySendOutcome, MeshError>) -> Void) -> Bool {
+                            to target: String?, owner: UInt32?,
+                            reply: @escaping (Result<DeliverySendOutcome, MeshError>) -> Void) -> Bool {
         // No paired device: the asynchronous `send` answers (a reply from inside this call would
         // start the connection's next queued request from inside this one, and so on).
         guard let peers = knownTargets(router, target), !peers.isEmpty else { return false }
         let item = DeliveryItem(eventID: metadata.eventID, kind: DeliveryItem.Kind.reliableEnvelope.rawValue,
-                                featureID: metadata.featureID, sessionID: metadata.sessionID, payload: encoded)
+                                featureID: metadata.featureID, sessionID: metadata.sessionID, payload: encoded,
+                                ownerUID: owner)
         commitReliable(router, item, for: peers, reply: reply)
         return true
     }
@@ -117,6 +119,7 @@ final class DeliverySender {
     func enqueueFailure(_ router: isolated DeliveryRouter, _ error: any Error) -> MeshError {
         let (failure, refused) = ReliableSendWait.failure(for: error)
         if refused { router.counters.reliableRefused &+= 1 } else { router.counters.storeErrors &+= 1 }
+        if (error as? StoreError)?.limit?.isUIDShare == true { router.counters.outboxUIDShareRefused &+= 1 }
         return failure
     }
 
@@ -190,6 +193,9 @@ final class DeliverySender {
             router.onLoop { router in
                 switch result {
                 case .success(let receipt): router.sender.queued(router, receipt, for: peer)
+                case .failure(let error) where error.limit?.isUIDShare == true:
+                    // The sender's uid filled its share: counted, not a failing store.
+                    router.counters.outboxUIDShareRefused &+= 1
                 case .failure(let error): router.noteStoreError(error, "could not queue a realtime item that got no ack")
                 }
             }

@@ -7,10 +7,16 @@ import SessionMesh
 extension SessionDirectory {
     /// `DeliveryRouter.publishSnapshot`.
     func publishSnapshot(_ router: isolated DeliveryRouter, _ snapshot: AnySessionSyncSnapshot, encoded: [UInt8],
-                         to target: String?) async throws -> Bool {
+                         to target: String?, owner: UInt32?) async throws -> Bool {
         let peers = try await router.targets(target)
-        let (stored, message) = try await snapshotSlots.publish(snapshot, encoded: encoded,
-                                                                isReply: SnapshotSlots.isReply(to: target), at: router.wallNow())
+        let stored: Bool, message: [UInt8]?
+        do {
+            (stored, message) = try await snapshotSlots.publish(snapshot, encoded: encoded, isReply: SnapshotSlots.isReply(to: target),
+                                                                at: router.wallNow(), owner: owner)
+        } catch let error as MeshError where error.kind == .queueFull {
+            router.counters.slotsUIDShareRefused &+= 1
+            throw error
+        }
         guard let message else { return false }
         for peer in peers {
             guard let slot = router.peerStates.index(forKey: peer) else { continue }

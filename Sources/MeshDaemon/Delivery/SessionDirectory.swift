@@ -57,7 +57,7 @@ final class SessionDirectory {
         router.emit(.session(record, change: .closed), feature: featureID)
         let peers = router.peerStates.keys.sorted()
         try await router.sender.enqueueReliable(router, closing.item, for: peers)
-        _ = try await publishSnapshot(router, closing.snapshot, encoded: closing.encodedSnapshot, to: nil)
+        _ = try await publishSnapshot(router, closing.snapshot, encoded: closing.encodedSnapshot, to: nil, owner: nil)
         let active = peers.filter { router.peerStates[$0]?.active == true }
         for peer in active {
             router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)

@@ -37,18 +37,27 @@ struct SnapshotSlots: Sendable {
     /// Stores `snapshot` (encoded as `encoded`) in its outbound slot at the wall time `at`.
     /// Returns whether the slot took it, and the message for the peers (nil: a push whose slot
     /// held an equal or higher revision, which is not sent). Throws `session-closed` for a
-    /// closed session (not for its closing snapshot) and a store error as `MeshError.store`.
+    /// closed session (not for its closing snapshot), `queue-full` when `owner`'s share of the
+    /// outbound slots is full (`uid_max_slots`, `uid_max_slot_bytes`), and any other store error
+    /// as `MeshError.store`.
     nonisolated(nonsending) func publish(_ snapshot: AnySessionSyncSnapshot, encoded: [UInt8], isReply: Bool,
-                                         at: Date) async throws -> (stored: Bool, message: [UInt8]?) {
+                                         at: Date, owner: UInt32? = nil) async throws -> (stored: Bool, message: [UInt8]?) {
         let metadata = snapshot.metadata, store = self.store
         if metadata.payloadType != Self.sessionClosedPayloadType,
            let record = try? await worker.run({ try store.sessions.record(featureID: metadata.featureID, id: metadata.sessionID) }),
            record.status == "closed" {
             throw MeshError.sessionClosed(metadata.sessionID.uuidString)
         }
-        let stored = try await worker.call {
-            try store.slots.putOutbound(featureID: metadata.featureID, sessionID: metadata.sessionID,
-                                        revision: snapshot.revision, bytes: encoded, at: at)
+        let stored: Bool
+        do {
+            stored = try await worker.run {
+                try store.slots.putOutbound(featureID: metadata.featureID, sessionID: metadata.sessionID,
+                                            revision: snapshot.revision, bytes: encoded, at: at, ownerUID: owner)
+            }
+        } catch let error as StoreError where error.limit?.isUIDShare == true {
+            throw MeshError.queueFull(error.description)
+        } catch {
+            throw MeshError.store(error)
         }
         guard stored || isReply else { return (false, nil) }
         return (stored, (isReply ? DeliveryMessage.snapshotReply(encoded) : .snapshotPush(encoded)).encode())

@@ -43,6 +43,7 @@ extension DeliveryStore {
                                 results.append(.success(.inbox(receipt)))
                             case .acknowledgeOutbox(let peer, let upTo):
                                 let removed = try outbox.deleteAcknowledged(peer: peer, upTo: upTo, db: db,
+                                                                            byUID: &batch.outboxRemovedByUID,
                                                                             operation: "acknowledge outbox for peer \(peer)")
                                 batch.outboxRemoved[peer] = (batch.outboxRemoved[peer] ?? QueueTally()) + removed
                                 results.append(.success(.acknowledged(removed.items)))

@@ -37,6 +37,18 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
     public var maxOutboxItemsTotal: Int
     /// Maximum outbox payload bytes over all peers.
     public var maxOutboxBytesTotal: Int
+    /// Maximum outbox items queued by one local uid's apps: its share, so one uid sending to
+    /// an offline device cannot fill the outbox for the others. Default half of
+    /// ``maxOutboxItemsTotal`` (500 000). Items of no known uid count toward none.
+    public var maxOutboxItemsPerUID: Int
+    /// Maximum outbox payload bytes queued by one local uid's apps. Default half of
+    /// ``maxOutboxBytesTotal`` (512 MiB).
+    public var maxOutboxBytesPerUID: Int
+    /// Maximum outbound snapshot slots created by one local uid's apps (one per feature and
+    /// session it publishes). Default 4096. Slots of no known uid count toward none.
+    public var maxOutboundSlotsPerUID: Int
+    /// Maximum snapshot bytes in the outbound slots of one local uid. Default 64 MiB.
+    public var maxOutboundSlotBytesPerUID: Int
     /// Maximum inbox items (received, not yet acknowledged by a local app).
     public var maxInboxItems: Int
     /// Maximum inbox payload bytes.
@@ -68,6 +80,10 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
                 maxOutboxBytesPerPeer: Int = 256 << 20,
                 maxOutboxItemsTotal: Int = 1_000_000,
                 maxOutboxBytesTotal: Int = 1 << 30,
+                maxOutboxItemsPerUID: Int? = nil,
+                maxOutboxBytesPerUID: Int? = nil,
+                maxOutboundSlotsPerUID: Int = 4096,
+                maxOutboundSlotBytesPerUID: Int = 64 << 20,
                 maxInboxItems: Int = 100_000,
                 maxInboxBytes: Int = 256 << 20,
                 maxInboxItemsPerPeer: Int? = nil,
@@ -83,6 +99,10 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
         self.maxOutboxBytesPerPeer = maxOutboxBytesPerPeer
         self.maxOutboxItemsTotal = maxOutboxItemsTotal
         self.maxOutboxBytesTotal = maxOutboxBytesTotal
+        self.maxOutboxItemsPerUID = maxOutboxItemsPerUID ?? max(1, maxOutboxItemsTotal / 2)
+        self.maxOutboxBytesPerUID = maxOutboxBytesPerUID ?? max(1, maxOutboxBytesTotal / 2)
+        self.maxOutboundSlotsPerUID = maxOutboundSlotsPerUID
+        self.maxOutboundSlotBytesPerUID = maxOutboundSlotBytesPerUID
         self.maxInboxItems = maxInboxItems
         self.maxInboxBytes = maxInboxBytes
         self.maxInboxItemsPerPeer = maxInboxItemsPerPeer ?? max(1, maxInboxItems / 2)

@@ -16,10 +16,14 @@ public struct OutboxItem: Sendable, Equatable {
     public var payload: [UInt8]
     /// When the app submitted it (shown as age by `meshctl queue`).
     public var createdAt: Date
+    /// The local uid whose app queued it (its share of the outbox, `uid_max_outbox_*`); nil
+    /// for the daemon's own items and a client whose uid is unknown, counted toward no uid.
+    public var ownerUID: UInt32?
 
     /// Creates an item.
     public init(eventID: UUID, featureID: String, sessionID: UUID? = nil, kind: UInt8,
-                payload: [UInt8], createdAt: Date) {
+                payload: [UInt8], createdAt: Date, ownerUID: UInt32? = nil) {
+        self.ownerUID = ownerUID
         self.eventID = eventID
         self.featureID = featureID
         self.sessionID = sessionID

@@ -24,6 +24,16 @@ enum StoreColumns {
         statement.isNull(index) ? nil : date(statement, index)
     }
 
+    /// An outbox row's `owner_uid`: nil when NULL or not a uid (an altered file), a row of no uid.
+    static func ownerUID(_ statement: SQLiteStatement, _ index: Int32) -> UInt32? {
+        statement.isNull(index) ? nil : UInt32(exactly: statement.int64(index))
+    }
+
+    /// `uid` as a column value (NULL for none).
+    static func value(ownerUID uid: UInt32?) -> SQLiteValue {
+        uid.map { .integer(Int64($0)) } ?? .null
+    }
+
     /// Stands in for an event or session ID damaged in the file where a row is still handed out
     /// or listed (inbox replays, `meshctl queue`): the all-zero UUID, which `UUID()` never makes
     /// (version 4 sets bits).

@@ -60,6 +60,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         var text = "store \(code): \(operation) failed on \(path): \(detail)"
         if let limit { text += " (limit: \(limit))" }
         switch code {
+        case .full where limit?.isOutboundSlotShare == true:
+            // Slots leave with their sessions, not with deliveries.
+            text += "; close sessions this uid no longer uses, or raise the limit (`\(limit?.configKey ?? "")` in meshd.toml)"
         case .full:
             text += "; wait for queued items to be delivered, cancel some (`meshctl queue cancel`), or "
             if let key = limit?.configKey { text += "raise the limit (`\(key)` in meshd.toml)" }

@@ -11,6 +11,14 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
     case outboxItemsTotal(Int)
     /// At most this many outbox payload bytes over all peers.
     case outboxBytesTotal(Int)
+    /// At most this many outbox items queued by one local uid's apps (its share).
+    case outboxItemsPerUID(Int)
+    /// At most this many outbox payload bytes queued by one local uid's apps.
+    case outboxBytesPerUID(Int)
+    /// At most this many outbound snapshot slots created by one local uid's apps.
+    case outboundSlotsPerUID(Int)
+    /// At most this many snapshot bytes in the outbound slots of one local uid.
+    case outboundSlotBytesPerUID(Int)
     /// At most this many inbox items (received, not yet acknowledged by the local app).
     case inboxItems(Int)
     /// At most this many inbox items from one peer (its share of the inbox).
@@ -40,6 +48,23 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
     /// The file system is full (SQLITE_FULL from the operating system).
     case disk
 
+    /// A local uid's share of the outbox or of the outbound slots (`uid_max_*`), not a limit of
+    /// the whole store.
+    public var isUIDShare: Bool {
+        switch self {
+        case .outboxItemsPerUID, .outboxBytesPerUID, .outboundSlotsPerUID, .outboundSlotBytesPerUID: true
+        default: false
+        }
+    }
+
+    /// A local uid's share of the outbound snapshot slots (`uid_max_slots`, `uid_max_slot_bytes`).
+    public var isOutboundSlotShare: Bool {
+        switch self {
+        case .outboundSlotsPerUID, .outboundSlotBytesPerUID: true
+        default: false
+        }
+    }
+
     /// The `meshd.toml` key that sets this limit (docs/CONFIG.md), or nil for a full disk.
     public var configKey: String? {
         switch self {
@@ -47,6 +72,10 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
         case .outboxBytesPerPeer: "outbox_max_bytes_per_peer"
         case .outboxItemsTotal: "outbox_max_items"
         case .outboxBytesTotal: "outbox_max_bytes"
+        case .outboxItemsPerUID: "uid_max_outbox_items"
+        case .outboxBytesPerUID: "uid_max_outbox_bytes"
+        case .outboundSlotsPerUID: "uid_max_slots"
+        case .outboundSlotBytesPerUID: "uid_max_slot_bytes"
         case .inboxItems: "inbox_max_items"
         case .inboxBytes: "inbox_max_bytes"
         case .inboxItemsPerPeer: "inbox_max_items_per_peer"
@@ -71,6 +100,10 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
         case .outboxBytesPerPeer(let n): "outbox bytes per peer = \(n)"
         case .outboxItemsTotal(let n): "outbox items in total = \(n)"
         case .outboxBytesTotal(let n): "outbox bytes in total = \(n)"
+        case .outboxItemsPerUID(let n): "outbox items per local uid = \(n)"
+        case .outboxBytesPerUID(let n): "outbox bytes per local uid = \(n)"
+        case .outboundSlotsPerUID(let n): "outbound snapshot slots per local uid = \(n)"
+        case .outboundSlotBytesPerUID(let n): "outbound snapshot bytes per local uid = \(n)"
         case .inboxItems(let n): "inbox items = \(n)"
         case .inboxBytes(let n): "inbox bytes = \(n)"
         case .inboxItemsPerPeer(let n): "inbox items per peer = \(n)"

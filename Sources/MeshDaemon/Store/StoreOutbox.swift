@@ -53,13 +53,14 @@ public struct StoreOutbox: Sendable {
             let operation = "read outbox for peer \(peer)"
             let after = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: store.path)
             var entries = try db.query("""
-                SELECT id, sequence, event_id, feature, session, kind, payload, created_at, attempts, last_attempt_at
+                SELECT id, sequence, event_id, feature, session, kind, payload, created_at, attempts, last_attempt_at,
+                       owner_uid
                 FROM outbox WHERE peer = ? AND sequence > ? AND typeof(sequence) = 'integer' ORDER BY sequence LIMIT ?
                 """, [.text(peer), after, .integer(Int64(max(0, limit)))], operation) { row in
                 let eventID = StoreColumns.validUUID(row, 2), session = StoreColumns.optionalID(row, 4)
                 let item = OutboxItem(eventID: eventID ?? StoreColumns.damagedID, featureID: row.text(3), sessionID: session.id,
                                       kind: UInt8(truncatingIfNeeded: row.int64(5)), payload: row.blob(6),
-                                      createdAt: StoreColumns.date(row, 7))
+                                      createdAt: StoreColumns.date(row, 7), ownerUID: StoreColumns.ownerUID(row, 10))
                 return OutboxEntry(id: OutboxID(rawValue: row.int64(0)), peer: peer,
                                    sequence: StoreColumns.unsigned(row, 1), item: item,
                                    attempts: Int(row.int64(8)), lastAttemptAt: StoreColumns.optionalDate(row, 9),
@@ -85,24 +86,35 @@ public struct StoreOutbox: Sendable {
     public func acknowledge(peer: String, upTo sequence: UInt64) throws -> Int {
         try store.withConnectionFreeingSpace { db in
             let operation = "acknowledge outbox for peer \(peer)"
+            var byUID: [UInt32: QueueTally] = [:]
             let removed = try db.transaction(operation) {
-                try deleteAcknowledged(peer: peer, upTo: sequence, db: db, operation: operation)
+                try deleteAcknowledged(peer: peer, upTo: sequence, db: db, byUID: &byUID, operation: operation)
             }
             store.tallies.removeOutbox(peer: peer, removed)
+            store.tallies.removeOutbox(byUID: byUID)
             return removed.items
         }
     }
 
     /// Deletes `peer`'s outbox items up to `sequence` inside the caller's transaction and returns
-    /// what went; the caller takes it off the tallies once the transaction commits.
-    func deleteAcknowledged(peer: String, upTo sequence: UInt64, db: SQLiteConnection, operation: String) throws -> QueueTally {
+    /// what went (and adds what went per owning uid to `byUID`); the caller takes it off the
+    /// tallies once the transaction commits.
+    func deleteAcknowledged(peer: String, upTo sequence: UInt64, db: SQLiteConnection,
+                            byUID: inout [UInt32: QueueTally], operation: String) throws -> QueueTally {
         let upTo = try StoreColumns.integer(sequence, name: "sequence", operation: operation, path: store.path)
-        // A sum, then a plain delete: `DELETE … RETURNING` materialises every deleted row's
-        // result in an ephemeral table first.
-        let removed = try db.first("""
-            SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox WHERE peer = ? AND sequence <= ?
-            """, [.text(peer), upTo], operation) { QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1))) }
-            ?? QueueTally()
+        // Sums per owner, then a plain delete: `DELETE … RETURNING` materialises every deleted
+        // row's result in an ephemeral table first.
+        let groups = try db.query("""
+            SELECT owner_uid, COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox WHERE peer = ? AND sequence <= ?
+            GROUP BY owner_uid
+            """, [.text(peer), upTo], operation) {
+            (StoreColumns.ownerUID($0, 0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2))))
+        }
+        var removed = QueueTally()
+        for (uid, tally) in groups {
+            removed = removed + tally
+            if let uid { byUID[uid] = (byUID[uid] ?? QueueTally()) + tally }
+        }
         guard removed.items > 0 else { return removed }
         try db.run("DELETE FROM outbox WHERE peer = ? AND sequence <= ?", [.text(peer), upTo], operation)
         return removed
@@ -116,11 +128,14 @@ public struct StoreOutbox: Sendable {
             let operation = "acknowledge outbox for peer \(peer)"
             let sizes = try db.transaction(operation) {
                 try eventIDs.flatMap { eventID in
-                    try db.query("DELETE FROM outbox WHERE peer = ? AND event_id = ? RETURNING LENGTH(payload)",
-                                 [.text(peer), .blob(StoreColumns.blob(eventID))], operation) { Int($0.int64(0)) }
+                    try db.query("DELETE FROM outbox WHERE peer = ? AND event_id = ? RETURNING LENGTH(payload), owner_uid",
+                                 [.text(peer), .blob(StoreColumns.blob(eventID))], operation) {
+                        (size: Int($0.int64(0)), uid: StoreColumns.ownerUID($0, 1))
+                    }
                 }
             }
-            store.tallies.removeOutbox(peer: peer, QueueTally(items: sizes.count, bytes: sizes.reduce(0, +)))
+            store.tallies.removeOutbox(peer: peer, QueueTally(items: sizes.count, bytes: sizes.reduce(0) { $0 + $1.size }))
+            store.tallies.removeOutbox(byUID: Self.byUID(sizes))
             return sizes.count
         }
     }
@@ -146,16 +161,19 @@ public struct StoreOutbox: Sendable {
     public func cancel(id: OutboxID, permitting permits: ((String) -> Bool)? = nil) throws -> Bool {
         try store.withConnectionFreeingSpace { db in
             let operation = "cancel outbox item \(id)"
-            let removed = try db.transaction(operation) { () throws -> (String, Int)? in
+            let removed = try db.transaction(operation) { () throws -> (String, Int, UInt32?)? in
                 if let permits {
                     let feature = try db.first("SELECT feature FROM outbox WHERE id = ?", [.integer(id.rawValue)], operation) { $0.text(0) }
                     guard let feature, permits(feature) else { return nil }
                 }
-                return try db.first("DELETE FROM outbox WHERE id = ? RETURNING peer, LENGTH(payload)", [.integer(id.rawValue)],
-                                    operation) { ($0.text(0), Int($0.int64(1))) }
+                return try db.first("DELETE FROM outbox WHERE id = ? RETURNING peer, LENGTH(payload), owner_uid",
+                                    [.integer(id.rawValue)], operation) {
+                    ($0.text(0), Int($0.int64(1)), StoreColumns.ownerUID($0, 2))
+                }
             }
-            guard let (peer, size) = removed else { return false }
+            guard let (peer, size, uid) = removed else { return false }
             store.tallies.removeOutbox(peer: peer, QueueTally(items: 1, bytes: size))
+            store.tallies.addOutbox(uid: uid, QueueTally(items: -1, bytes: -size))
             return true
         }
     }
@@ -187,8 +205,10 @@ public struct StoreOutbox: Sendable {
         let eventID = StoreColumns.blob(item.eventID)
         let one = QueueTally(items: 1, bytes: item.payload.count)
         let peerAdded = (batch.outboxAdded[peer] ?? QueueTally()) + one
+        let uidAdded = item.ownerUID.map { (batch.outboxAddedByUID[$0] ?? QueueTally()) + one }
         do {
             try checkLimits(peer: peer, peerAdding: peerAdded, totalAdding: batch.outboxTotalAdded + one, operation: operation)
+            if let uid = item.ownerUID, let uidAdded { try checkShare(of: uid, adding: uidAdded, operation: operation) }
         } catch {
             // A send of an event queued already is answered with its receipt, full or not.
             if let existing = try queued(peer: peer, eventID: eventID, db: db, operation: operation) { return existing }
@@ -209,12 +229,12 @@ public struct StoreOutbox: Sendable {
         // (an app sending the same event again), which is then looked up. A lookup before
         // every insert cost ≈ 15 % of the insert.
         try db.run("""
-            INSERT INTO outbox (peer, sequence, event_id, feature, session, kind, payload, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO outbox (peer, sequence, event_id, feature, session, kind, payload, created_at, owner_uid)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (peer, event_id) DO NOTHING
             """, [.text(peer), .integer(Int64(sequence)), .blob(eventID), .text(item.featureID),
                   StoreColumns.value(item.sessionID), .integer(Int64(item.kind)), .blob(item.payload),
-                  StoreColumns.value(item.createdAt)], operation)
+                  StoreColumns.value(item.createdAt), StoreColumns.value(ownerUID: item.ownerUID)], operation)
         guard db.changes > 0 else {
             guard let existing = try queued(peer: peer, eventID: eventID, db: db, operation: operation) else {
                 throw StoreError(code: .internalError, operation: operation, path: store.path,
@@ -225,6 +245,7 @@ public struct StoreOutbox: Sendable {
         batch.lastSequence[peer] = sequence
         batch.outboxAdded[peer] = peerAdded
         batch.outboxTotalAdded = batch.outboxTotalAdded + one
+        if let uid = item.ownerUID { batch.outboxAddedByUID[uid] = uidAdded }
         return OutboxReceipt(id: OutboxID(rawValue: db.lastInsertRowID), sequence: sequence, wasAlreadyQueued: false)
     }
 

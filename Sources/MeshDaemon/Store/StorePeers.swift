@@ -18,8 +18,8 @@ public struct StorePeers: Sendable {
         try store.withConnectionFreeingSpace { db in
             let operation = "forget peer \(peer)"
             let (outbox, inbox, slots, sessions, anchors, remembered) = try db.transaction(operation) {
-                let outbox = try db.query("DELETE FROM outbox WHERE peer = ? RETURNING LENGTH(payload)", [.text(peer)],
-                                          operation) { Int($0.int64(0)) }
+                let outbox = try db.query("DELETE FROM outbox WHERE peer = ? RETURNING LENGTH(payload), owner_uid", [.text(peer)],
+                                          operation) { (size: Int($0.int64(0)), uid: StoreColumns.ownerUID($0, 1)) }
                 let dropped = try db.query("SELECT event_id, LENGTH(payload) FROM inbox WHERE peer = ? ORDER BY id", [.text(peer)],
                                            operation) { (StoreColumns.validUUID($0, 0), Int($0.int64(1))) }
                 try db.run("DELETE FROM inbox WHERE peer = ?", [.text(peer)], operation)
@@ -36,7 +36,8 @@ public struct StorePeers: Sendable {
                 return (outbox, inbox, slots, sessions, anchors, remembered)
             }
             for change in remembered { store.ackedBatches.apply(change) }
-            store.tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0, +)))
+            store.tallies.removeOutbox(peer: peer, QueueTally(items: outbox.count, bytes: outbox.reduce(0) { $0 + $1.size }))
+            store.tallies.removeOutbox(byUID: StoreOutbox.byUID(outbox))
             store.tallies.inbox = store.tallies.inbox - QueueTally(items: inbox.count, bytes: inbox.reduce(0, +))
             store.tallies.inboxByPeer[peer] = nil
             store.tallies.removePeerState(peer)

@@ -171,6 +171,15 @@ enum StoreSchema {
         CREATE INDEX inbound_slot_by_key ON inbound_slot (feature, session, updated_at);
         CREATE INDEX outbound_slot_by_session ON outbound_slot (session, updated_at);
         """,
+        // Version 7: the local uid that queued each outbox item and that created each outbound
+        // snapshot slot (`owner_uid`), so one uid's share of the outbox (`uid_max_outbox_*`) and
+        // of the outbound slots (`uid_max_slots`, `uid_max_slot_bytes`) is bounded. Rows of older
+        // files and rows the daemon wrote itself or for a client of unknown uid keep NULL: they
+        // count toward no uid.
+        """
+        ALTER TABLE outbox ADD COLUMN owner_uid INTEGER;
+        ALTER TABLE outbound_slot ADD COLUMN owner_uid INTEGER;
+        """,
     ]
 
     /// The statements that finish version 6 after `StoreOpener` moved the anchors.

@@ -10,20 +10,33 @@ public struct StoreSlots: Sendable {
 
     /// Stores this device's latest snapshot of a feature (and session). Returns `true` when it
     /// replaced the slot (or filled an empty one), `false` when the stored revision is equal or higher.
+    ///
+    /// `ownerUID`: the local uid whose app publishes. A new slot is that uid's; a slot keeps the
+    /// uid that created it, and its change in bytes counts toward that uid. Throws `.full` naming
+    /// the share (`uid_max_slots`, `uid_max_slot_bytes`) when the slot's uid would pass it;
+    /// nothing stored changes.
     @discardableResult
     public func putOutbound(featureID: String, sessionID: UUID? = nil, revision: UInt64,
-                                bytes: [UInt8], at time: Date) throws -> Bool {
+                            bytes: [UInt8], at time: Date, ownerUID: UInt32? = nil) throws -> Bool {
         try store.withConnection { db in
             let operation = "store outbound snapshot of feature \(featureID)"
+            let stored = try StoreColumns.integer(revision, name: "revision", operation: operation, path: store.path)
+            let key = [SQLiteValue.text(featureID), StoreColumns.slotKey(sessionID)]
+            let existing = try db.first("SELECT revision, LENGTH(bytes), owner_uid FROM outbound_slot WHERE feature = ? AND session = ?",
+                                        key, operation) { (revision: $0.int64(0), size: Int($0.int64(1)), uid: StoreColumns.ownerUID($0, 2)) }
+            if let existing, case .integer(let new) = stored, new <= existing.revision { return false }
+            let owner = existing.map(\.uid) ?? ownerUID
+            let delta = existing.map { QueueTally(items: 0, bytes: bytes.count - $0.size) } ?? QueueTally(items: 1, bytes: bytes.count)
+            if let owner { try checkOutboundShare(of: owner, adding: delta, operation: operation) }
             try db.run("""
-                INSERT INTO outbound_slot (feature, session, revision, bytes, updated_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO outbound_slot (feature, session, revision, bytes, updated_at, owner_uid) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (feature, session) DO UPDATE
                 SET revision = excluded.revision, bytes = excluded.bytes, updated_at = excluded.updated_at
                 WHERE excluded.revision > outbound_slot.revision
-                """, [.text(featureID), StoreColumns.slotKey(sessionID),
-                      try StoreColumns.integer(revision, name: "revision", operation: operation, path: store.path),
-                      .blob(bytes), StoreColumns.value(time)], operation)
-            return db.changes > 0
+                """, key + [stored, .blob(bytes), StoreColumns.value(time), StoreColumns.value(ownerUID: owner)], operation)
+            guard db.changes > 0 else { return false }
+            store.tallies.addOutboundSlots(uid: owner, delta)
+            return true
         }
     }
 
@@ -49,9 +62,13 @@ public struct StoreSlots: Sendable {
     @discardableResult
     public func deleteOutbound(featureID: String, sessionID: UUID? = nil) throws -> Bool {
         try store.withConnection { db in
-            try db.run("DELETE FROM outbound_slot WHERE feature = ? AND session = ?",
-                       [.text(featureID), StoreColumns.slotKey(sessionID)], "delete outbound snapshot")
-            return db.changes > 0
+            let removed = try db.first("DELETE FROM outbound_slot WHERE feature = ? AND session = ? RETURNING LENGTH(bytes), owner_uid",
+                                       [.text(featureID), StoreColumns.slotKey(sessionID)], "delete outbound snapshot") {
+                (size: Int($0.int64(0)), uid: StoreColumns.ownerUID($0, 1))
+            }
+            guard let removed else { return false }
+            store.tallies.addOutboundSlots(uid: removed.uid, QueueTally(items: -1, bytes: -removed.size))
+            return true
         }
     }
 

@@ -5,6 +5,10 @@
 struct StoreTallies {
     var outboxByPeer: [String: QueueTally] = [:]
     var outbox = QueueTally()
+    /// Outbox items and bytes per owning local uid (rows without an owner count toward none).
+    var outboxByUID: [UInt32: QueueTally] = [:]
+    /// Outbound snapshot slots (items) and their bytes per owning local uid.
+    var outboundSlotsByUID: [UInt32: QueueTally] = [:]
     var inbox = QueueTally()
     /// Inbox items and bytes per sending peer (their sum is `inbox`).
     var inboxByPeer: [String: QueueTally] = [:]
@@ -21,6 +25,17 @@ struct StoreTallies {
             row: { ($0.text(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
             tallies.outboxByPeer[peer] = tally
             tallies.outbox = tallies.outbox + tally
+        }
+        for (uid, tally) in try db.query(
+            "SELECT owner_uid, COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox WHERE owner_uid IS NOT NULL GROUP BY owner_uid",
+            [], operation, row: { ($0.int64(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
+            // A value no uid has (altered file) is a row of no uid.
+            if let uid = UInt32(exactly: uid) { tallies.outboxByUID[uid] = tally }
+        }
+        for (uid, tally) in try db.query(
+            "SELECT owner_uid, COUNT(*), COALESCE(SUM(LENGTH(bytes)), 0) FROM outbound_slot WHERE owner_uid IS NOT NULL GROUP BY owner_uid",
+            [], operation, row: { ($0.int64(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
+            if let uid = UInt32(exactly: uid) { tallies.outboundSlotsByUID[uid] = tally }
         }
         tallies.inbox = try db.first("SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM inbox", [], operation) {
             QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1)))
@@ -66,5 +81,24 @@ struct StoreTallies {
 
     mutating func removeOutbox(peer: String, _ delta: QueueTally) {
         addOutbox(peer: peer, QueueTally() - delta)
+    }
+
+    /// Adds `delta` to `uid`'s share of the outbox (nil: a row of no uid, not tallied).
+    mutating func addOutbox(uid: UInt32?, _ delta: QueueTally) {
+        guard let uid else { return }
+        outboxByUID[uid, default: QueueTally()] = outboxByUID[uid, default: QueueTally()] + delta
+        if outboxByUID[uid]?.items ?? 0 <= 0 { outboxByUID[uid] = nil }
+    }
+
+    /// Adds `delta` to `uid`'s outbound slots (nil: a slot of no uid, not tallied).
+    mutating func addOutboundSlots(uid: UInt32?, _ delta: QueueTally) {
+        guard let uid else { return }
+        outboundSlotsByUID[uid, default: QueueTally()] = outboundSlotsByUID[uid, default: QueueTally()] + delta
+        if outboundSlotsByUID[uid]?.items ?? 0 <= 0 { outboundSlotsByUID[uid] = nil }
+    }
+
+    /// Takes deleted rows (by owning uid) off the uids' shares.
+    mutating func removeOutbox(byUID removed: [UInt32: QueueTally]) {
+        for (uid, tally) in removed { addOutbox(uid: uid, QueueTally() - tally) }
     }
 }

@@ -6,6 +6,10 @@ struct StoreWriteBatch {
     var outboxAdded: [String: QueueTally] = [:]
     /// Outbox items and bytes added over all peers.
     var outboxTotalAdded = QueueTally()
+    /// Outbox items and bytes added per owning local uid.
+    var outboxAddedByUID: [UInt32: QueueTally] = [:]
+    /// Outbox items and bytes deleted per owning local uid.
+    var outboxRemovedByUID: [UInt32: QueueTally] = [:]
     /// Inbox items and bytes added.
     var inboxAdded = QueueTally()
     /// Inbox items and bytes added per sending peer.
@@ -21,5 +25,7 @@ extension StoreTallies {
         inbox = inbox + batch.inboxAdded
         for (peer, added) in batch.inboxAddedByPeer { addInbox(peer: peer, added) }
         for (peer, removed) in batch.outboxRemoved { removeOutbox(peer: peer, removed) }
+        for (uid, added) in batch.outboxAddedByUID { addOutbox(uid: uid, added) }
+        removeOutbox(byUID: batch.outboxRemovedByUID)
     }
 }

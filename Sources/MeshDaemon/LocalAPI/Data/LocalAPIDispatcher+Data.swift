@@ -46,10 +46,12 @@ extension LocalAPIDispatcher {
                 attachmentID: result.attachmentID, localDeviceID: result.localDeviceID,
                 peers: result.peers.map { MeshAttachedPeer(deviceID: $0.deviceID, name: $0.name, reachable: $0.reachable) }))
         case .send(let mode, let target, let metadata, let encoded):
-            let outcome = try await router.send(metadata: metadata, encoded: encoded, mode: mode, to: target)
+            let outcome = try await router.send(metadata: metadata, encoded: encoded, mode: mode, to: target,
+                                                  owner: context.credentials?.uid)
             return LocalAPIDispatcher.sendReplyBody(eventID: metadata.eventID, outcome: outcome)
         case .snapshotPublish(let target, let snapshot, let encoded):
-            let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target)
+            let stored = try await router.publishSnapshot(snapshot, encoded: encoded, to: target,
+                                                         owner: context.credentials?.uid)
             // `revision` is the slot's revision after the call: the snapshot's when stored, else the higher one kept.
             let kept = stored ? snapshot.revision
                 : try await router.outboundRevision(featureID: snapshot.metadata.featureID, sessionID: snapshot.metadata.sessionID) ?? snapshot.revision

@@ -69,10 +69,12 @@ extension LocalAPIDispatcher {
         if start.mayAnswerAtOnce, let router, router.loop === loop,
            case .send(let mode, let target, let metadata, let encoded) = request,
            featureAllowList?.allows(uid: context.credentials?.uid, feature: metadata.featureID) ?? true {
+            let owner = context.credentials?.uid
             if mode != DeliveryItem.Kind.reliableEnvelope.rawValue {
                 let sendNow = start.sendNow
                 if let outcome = router.onLoop({ router in
-                    let outcome = router.sendImmediately(metadata, encoded: encoded, mode: mode, to: target, atOnce: sendNow)
+                    let outcome = router.sendImmediately(metadata, encoded: encoded, mode: mode, to: target, atOnce: sendNow,
+                                                           owner: owner)
                     // What earlier requests of the burst queued leaves now too, with this one's.
                     if sendNow, outcome != nil { router.flushRealtimeNow() }
                     return outcome
@@ -83,7 +85,7 @@ extension LocalAPIDispatcher {
                 let eventID = metadata.eventID
                 let answer = NIOLoopBound(makeAnswer(), eventLoop: loop)
                 let started = router.onLoop { router in
-                    router.enqueueReliableNow(metadata, encoded: encoded, to: target) { result in
+                    router.enqueueReliableNow(metadata, encoded: encoded, to: target, owner: owner) { result in
                         switch result {
                         case .success(let outcome): answer.value(.success(.send(SendReply(eventID: eventID, outcome: outcome))))
                         case .failure(let error): answer.value(.failure(LocalAPIErrorBody(error)))
