@@ -3,7 +3,8 @@ import Foundation
 import MeshLocalAPI
 
 /// `meshctl peers`: every paired device, one line each: name, short ID, channel, path, last
-/// seen, RTT; `--wide` adds clock offset, lease and every known address.
+/// seen, RTT; `--wide` adds clock offset, lease, every known address and why the last channel
+/// closed.
 struct PeersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "peers", abstract: "List paired devices and the state of their channels.")
 
@@ -12,7 +13,7 @@ struct PeersCommand: AsyncParsableCommand {
     @Flag(help: "Print a JSON array of peers (keys deviceID, name, channel, addresses, …).")
     var json = false
 
-    @Flag(help: "Also show the clock offset, the reachability lease and every known address.")
+    @Flag(help: "Also show the clock offset, the reachability lease, every known address and why the last channel closed.")
     var wide = false
 
     func run() async throws {
@@ -36,7 +37,7 @@ struct PeersTable {
     var now: Double
 
     let header = ["NAME", "DEVICE", "CHANNEL", "PATH", "LAST SEEN", "RTT"]
-    var wideHeader: [String] { header + ["CLOCK OFFSET", "LEASE", "ADDRESSES"] }
+    var wideHeader: [String] { header + ["CLOCK OFFSET", "LEASE", "LAST CLOSE", "ADDRESSES"] }
 
     var rows: [[String]] {
         peers.map { peer in
@@ -50,6 +51,7 @@ struct PeersTable {
             row + [
                 Self.offset(peer),
                 peer.leaseExpires.map { $0 > now ? "\(Output.duration($0 - now)) left" : "expired" } ?? "-",
+                lastClose(peer),
                 peer.addresses.isEmpty ? "-" : peer.addresses.map { "\($0.address) (\($0.source.rawValue))" }.joined(separator: ", "),
             ]
         }
@@ -73,6 +75,13 @@ struct PeersTable {
         guard let seen = peer.lastSeen else { return "not since start" }
         let age = now - seen
         return age < 1 ? "just now" : "\(Output.duration(age)) ago"
+    }
+
+    /// Why the last channel closed and how long ago, or `-` when none closed since start.
+    func lastClose(_ peer: PeerStatus) -> String {
+        guard let reason = peer.lastCloseReason else { return "-" }
+        guard let closed = peer.lastClosed else { return reason }
+        return "\(reason) (\(now - closed < 1 ? "just now" : "\(Output.duration(now - closed)) ago"))"
     }
 
     static func offset(_ peer: PeerStatus) -> String {

@@ -108,6 +108,36 @@ extension MeshNode {
 
     /// This node's record of `peer` (public key and pair key), for hand-made handshakes.
     func pairedRecord(of peer: DeviceID) -> PairedPeer? { channels.peers[peer]?.record }
+
+    /// Test seam of the slow-peer tests: the connection of `peer`'s channel stops reading from
+    /// its socket (its receive buffer fills, then TCP's window closes), as a peer that stopped
+    /// reading does; `receiveBuffer` also shrinks its socket's receive buffer. The node still
+    /// writes (and notices the connection closing when a write fails). False without a channel.
+    func holdStreamReads(from peer: DeviceID, receiveBuffer: Int? = nil) -> Bool {
+        guard let channel = channels.peers[peer]?.connection?.channel else { return false }
+        if let receiveBuffer {
+            try? channel.syncOptions?.setOption(.socketOption(.so_rcvbuf), value: receiveBuffer)
+        }
+        return (try? channel.pipeline.syncOperations.addHandler(ReadHoldHandler(), position: .first)) != nil
+    }
+
+    /// Test seam: shrinks the kernel's send buffer of `peer`'s channel connection, so what
+    /// this node writes towards a peer that does not read stays in NIO sooner.
+    func shrinkSendBuffer(to peer: DeviceID, bytes: Int) -> Bool {
+        guard let channel = channels.peers[peer]?.connection?.channel else { return false }
+        return (try? channel.syncOptions?.setOption(.socketOption(.so_sndbuf), value: bytes)) != nil
+    }
+
+    /// The id of the connection carrying `peer`'s channel now.
+    func connectionID(of peer: DeviceID) -> UInt64? { channels.peers[peer]?.connection?.id }
+}
+
+/// Swallows a channel's read requests: with it first in the pipeline the connection reads
+/// nothing more from its socket.
+final class ReadHoldHandler: ChannelOutboundHandler, Sendable {
+    typealias OutboundIn = NIOAny
+
+    func read(context: ChannelHandlerContext) {}
 }
 
 extension DeliveryRouter {
@@ -115,9 +145,10 @@ extension DeliveryRouter {
     func backlogPeakBytes() -> Int { consumer.inbox.peakBytes }
 }
 
-/// The process's resident set, bytes (`/proc/self/statm`).
-func residentBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+/// The resident set of this process, or of the process `pid`, bytes (`/proc/…/statm`).
+func residentBytes(of pid: Int32? = nil) -> Int {
+    let path = pid.map { "/proc/\($0)/statm" } ?? "/proc/self/statm"
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
     let fields = text.split(separator: " ")
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))

@@ -95,12 +95,18 @@ public struct PeerStatus: Codable, Sendable, Equatable {
     public var lastSeen: Double?
     /// The peer's `HOST:PORT` the active channel sends datagrams to; nil without a channel.
     public var path: String?
+    /// Why the last channel to the peer closed (e.g. "the peer did not read for 5 s"), if one
+    /// closed since the daemon started; absent from replies of daemons that predate it.
+    public var lastCloseReason: String?
+    /// When that channel closed (seconds since 1970).
+    public var lastClosed: Double?
 
     /// Creates a peer status value.
     public init(deviceID: String, name: String, addresses: [PeerAddress], channel: ChannelState,
                 lastHandshake: Double? = nil, rttMilliseconds: Double? = nil,
                 clockOffsetMilliseconds: Double? = nil, clockOffsetErrorMilliseconds: Double? = nil,
-                leaseExpires: Double? = nil, reachable: Bool = false, lastSeen: Double? = nil, path: String? = nil) {
+                leaseExpires: Double? = nil, reachable: Bool = false, lastSeen: Double? = nil, path: String? = nil,
+                lastCloseReason: String? = nil, lastClosed: Double? = nil) {
         self.deviceID = deviceID
         self.name = name
         self.addresses = addresses
@@ -113,6 +119,8 @@ public struct PeerStatus: Codable, Sendable, Equatable {
         self.reachable = reachable
         self.lastSeen = lastSeen
         self.path = path
+        self.lastCloseReason = lastCloseReason
+        self.lastClosed = lastClosed
     }
 }
 

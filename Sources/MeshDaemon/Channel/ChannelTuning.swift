@@ -26,6 +26,17 @@ public struct ChannelTuning: Sendable, Equatable {
     /// Seconds an accepted connection has for its preamble and first handshake or pairing
     /// message.
     public var firstMessageTimeout: Double = 1
+    /// Bytes a channel connection may hold of writes NIO has not handed to the kernel yet
+    /// (each write charged 256 bytes more, see `OutboundBudget`) before the replies the peer
+    /// asks for (pings, keepalives, acks, snapshot replies) are dropped. Above the largest
+    /// reliable batch (512 KiB), so a peer that reads never loses an ack behind one.
+    public var outboundReplyBytes: Int = 1 << 20
+    /// Bytes (charged as above) at which this daemon's own writes are refused too and the
+    /// channel closes; the peer gets what it missed at its next activation.
+    public var outboundBytes: Int = 8 << 20
+    /// Keepalive intervals (at least 2 s) a connection may stay over `outboundReplyBytes`
+    /// before the channel closes as not reading.
+    public var outboundStallKeepalives: Double = 5
     /// Handshake message 1s (two X25519 each) answered per second across all sources, once
     /// their MAC showed a paired device's key.
     public var handshakesPerSecond: Double = 50

@@ -19,7 +19,8 @@ enum NodeReports {
 
     /// One paired device with channel state, addresses, RTT, clock offset and lease, at
     /// monotonic instant `now`.
-    static func peerStatus(_ runtime: PeerRuntime, addresses: [PeerAddress], now: UInt64, clock: any MeshClock) -> PeerStatus {
+    static func peerStatus(_ runtime: PeerRuntime, addresses: [PeerAddress], now: UInt64, clock: any MeshClock,
+                           lastClosing: OutboundQueues.Closing? = nil) -> PeerStatus {
         let estimate = runtime.estimator.estimate(now: now)
         let reachable = runtime.channel != nil && runtime.lease.isValid(now: now)
         return PeerStatus(
@@ -32,7 +33,8 @@ enum NodeReports {
             leaseExpires: reachable ? runtime.lease.expiresAt.map { clock.wallSeconds(ofMonotonic: $0) } : nil,
             reachable: reachable,
             lastSeen: runtime.lease.lastRenewedAt.map { clock.wallSeconds(ofMonotonic: $0) },
-            path: runtime.channel == nil ? nil : runtime.datagramEndpoint.flatMap(hostPort))
+            path: runtime.channel == nil ? nil : runtime.datagramEndpoint.flatMap(hostPort),
+            lastCloseReason: lastClosing?.reason, lastClosed: lastClosing?.at)
     }
 
     /// `HOST:PORT` of an IP socket address (IPv6 bracketed), as addresses are shown elsewhere.

@@ -55,10 +55,10 @@ extension DeliveryRouter {
     /// Sends the features with an attached app to every active peer (when they changed: non-nil).
     func announcePresence(_ features: [String]?) {
         guard let features else { return }
-        // Not awaited: an attach must answer at once even while a peer's connection is stuck.
-        let peers = peerStates.keys.sorted().filter { peerStates[$0]?.active == true }
-        spawn { router in
-            for peer in peers { await router.transmit(.presence(features: features), to: peer, path: .stream) }
+        // `transmit` does not wait for the write: an attach answers at once even while a
+        // peer's connection is stuck.
+        for peer in peerStates.keys.sorted() where peerStates[peer]?.active == true {
+            transmit(.presence(features: features), to: peer, path: .stream)
         }
     }
 

@@ -12,8 +12,8 @@ extension DeliveryRouter {
         counters.pendingDrained &+= UInt64(plan.drained.count)
         emitReachability(plan.reachability, of: peer)
         refreshEstimate(peer)
-        await transmit(.presence(features: attachments.announcedFeatures), to: peer, path: .stream)
-        await sender.sendDrained(self, plan.drained, to: peer)
+        transmit(.presence(features: attachments.announcedFeatures), to: peer, path: .stream)
+        sender.sendDrained(self, plan.drained, to: peer)
         await directory.resendState(self, to: peer)
         await sender.pump(self, peer)
     }
@@ -38,14 +38,10 @@ extension DeliveryRouter {
         }
     }
 
-    /// Sends already-encoded delivery message bytes on the stream.
-    func transmitRaw(_ bytes: [UInt8], to peer: DeviceID) async -> Bool {
-        do {
-            try await send(bytes, to: peer, path: .stream)
-            return true
-        } catch {
-            return false
-        }
+    /// Queues already-encoded delivery message bytes on the stream without waiting for the
+    /// write (as `transmit`); false when the channel refused them.
+    func transmitRaw(_ bytes: [UInt8], to peer: DeviceID) -> Bool {
+        (try? channels.sendStream(bytes, to: peer, connection: nil)) != nil
     }
 
     /// The node's latest round trip and clock offset of `peer`.

@@ -161,11 +161,19 @@ public actor DeliveryRouter: Service {
     /// Wall now as a `Date` (the node's clock, so a skewed test clock applies).
     func wallNow() -> Date { Date(timeIntervalSince1970: Double(clock.wallNanoseconds()) / 1e9) }
 
-    /// Sends `message` to `peer` (on the stream: once written); false when the channel refused it.
+    /// Hands `message` to `peer`'s channel without waiting for the write: on the stream it
+    /// queues on that peer's connection (bounded by the node's outbound budget), so one peer
+    /// that does not read holds up no other peer and no app's request. False when the channel
+    /// refused it (none active, or the peer's connection is full: the channel then closes and
+    /// the peer gets the state at its next activation).
     @discardableResult
-    func transmit(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async -> Bool {
+    func transmit(_ message: DeliveryMessage, to peer: DeviceID, path: PingPath, connection: UInt64? = nil) -> Bool {
         do {
-            try await send(message.encode(), to: peer, path: path, connection: connection)
+            let bytes = message.encode()
+            switch path {
+            case .datagram: try channels.sendDatagram(bytes, to: peer, batched: false)
+            case .stream: _ = try channels.sendStream(bytes, to: peer, connection: connection)
+            }
             return true
         } catch {
             logger.trace("delivery send failed", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
@@ -173,28 +181,37 @@ public actor DeliveryRouter: Service {
         }
     }
 
-    /// Sends encoded message bytes; on the stream path returns once they were written (or the
+    /// Sends `message` on `peer`'s stream and returns once it was written (handed to the
+    /// kernel); false when refused, failed or the router stops. Only the reliable pump waits
+    /// so: one batch in NIO at a time per peer is its back-pressure. Nothing an app's request
+    /// awaits may call it.
+    func transmitWritten(_ message: DeliveryMessage, to peer: DeviceID, connection: UInt64?) async -> Bool {
+        do {
+            try await sendWritten(message.encode(), to: peer, connection: connection)
+            return true
+        } catch {
+            logger.trace("delivery send failed", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Writes encoded message bytes on the stream and returns once they were written (or the
     /// task was cancelled: the router stops). Throws `ChannelSendError`. (The write's future is
     /// awaited on this actor: no hop to another executor.)
-    func send(_ bytes: [UInt8], to peer: DeviceID, path: PingPath, connection: UInt64? = nil) async throws {
-        switch path {
-        case .datagram:
-            try channels.sendDatagram(bytes, to: peer, batched: false)
-        case .stream:
-            let written = try channels.sendStream(bytes, to: peer, connection: connection)
-            // A cancelled task stops waiting. The operation names `self`, so it runs on this
-            // actor: a closure that does not capture it would hop to another executor.
-            let wait = StreamWriteWait()
-            let ok = await withTaskCancellationHandler {
-                await withCheckedContinuation(isolation: self) { continuation in
-                    wait.set(continuation)
-                    written.whenComplete { wait.resume((try? $0.get()) != nil) }
-                }
-            } onCancel: {
-                wait.resume(false)
+    private func sendWritten(_ bytes: [UInt8], to peer: DeviceID, connection: UInt64?) async throws {
+        let written = try channels.sendStream(bytes, to: peer, connection: connection)
+        // A cancelled task stops waiting. The operation names `self`, so it runs on this
+        // actor: a closure that does not capture it would hop to another executor.
+        let wait = StreamWriteWait()
+        let ok = await withTaskCancellationHandler {
+            await withCheckedContinuation(isolation: self) { continuation in
+                wait.set(continuation)
+                written.whenComplete { wait.resume((try? $0.get()) != nil) }
             }
-            guard ok else { throw ChannelSendError(code: .writeFailed) }
+        } onCancel: {
+            wait.resume(false)
         }
+        guard ok else { throw ChannelSendError(code: .writeFailed) }
     }
 
     /// Emits `event` to every attachment of `featureID` (each sink once).

@@ -39,11 +39,11 @@ extension DeliverySender {
                 return
             }
             if let resendAfter {
-                guard await router.transmit(.reliableResend(after: resendAfter), to: peer, path: .stream,
-                                            connection: connection) else { return }
+                guard await router.transmitWritten(.reliableResend(after: resendAfter), to: peer, connection: connection) else { return }
             }
             for batch in ReliableOutbox.batches(entries, maximumBytes: router.options.maximumBatchBytes) {
-                guard await router.transmit(.reliableBatch(batch), to: peer, path: .stream, connection: connection) else { return }
+                // Awaited: one batch at a time in NIO is the pump's back-pressure.
+                guard await router.transmitWritten(.reliableBatch(batch), to: peer, connection: connection) else { return }
                 router.counters.reliableBatchesSent &+= 1
                 router.counters.reliableItemsSent &+= UInt64(batch.count)
                 // TEST ONLY (`testBugDeleteOutboxAtSend`): the historical bug the simulator must
@@ -90,7 +90,7 @@ extension DeliverySender {
         for peer in waiting {
             router.peerStates[peer]?.roomAnnounced = true
             router.counters.inboxRoomAnnounced &+= 1
-            await router.transmit(.reliableRoom, to: peer, path: .stream)
+            router.transmit(.reliableRoom, to: peer, path: .stream)
         }
     }
 

@@ -160,9 +160,9 @@ final class DeliverySender {
     }
 
     /// A drained pre-activation item: realtime message on the ordered stream, ack still expected.
-    func sendRealtimeOnStream(_ router: isolated DeliveryRouter, _ item: DeliveryItem, to peer: DeviceID) async {
+    func sendRealtimeOnStream(_ router: isolated DeliveryRouter, _ item: DeliveryItem, to peer: DeviceID) {
         expectAck(router, item, from: peer)
-        if await router.transmit(.realtime(item), to: peer, path: .stream) {
+        if router.transmit(.realtime(item), to: peer, path: .stream) {
             router.counters.realtimeSent &+= 1
         } else if realtime.stopWaiting(item.eventID, for: peer) != nil {
             fallBack(router, item, to: peer)
@@ -172,12 +172,12 @@ final class DeliverySender {
     /// The items buffered before `peer`'s first activation, in arrival order, on the ordered
     /// stream path (a realtime item still expects its ack).
     func sendDrained(_ router: isolated DeliveryRouter, _ drained: [PendingDeliveryQueue<DeliveryItem, [UInt8]>.Item],
-                     to peer: DeviceID) async {
+                     to peer: DeviceID) {
         for item in drained {
             switch item {
-            case .envelope(let envelope): await sendRealtimeOnStream(router, envelope, to: peer)
+            case .envelope(let envelope): sendRealtimeOnStream(router, envelope, to: peer)
             case .snapshot(let message):
-                if await router.transmitRaw(message, to: peer) { router.counters.snapshotsPushed &+= 1 }
+                if router.transmitRaw(message, to: peer) { router.counters.snapshotsPushed &+= 1 }
             }
         }
     }

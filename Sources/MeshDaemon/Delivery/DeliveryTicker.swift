@@ -51,7 +51,7 @@ final class DeliveryTicker {
         for peer in router.peerStates.keys.sorted() where router.peerStates[peer]?.active == true {
             router.refreshEstimate(peer)
             if ticks.renewsPresence(round) {
-                await router.transmit(.presence(features: router.attachments.announcedFeatures), to: peer, path: .datagram)
+                router.transmit(.presence(features: router.attachments.announcedFeatures), to: peer, path: .datagram)
             }
             router.emitReachability(router.peerStates[peer]?.expireLease(now: router.now()) ?? [], of: peer)
             if router.peerStates[peer]?.outbox.roomResendPending == true { router.sender.reliableRoom(router, from: peer) }

@@ -158,7 +158,8 @@ final class InboundConsumer {
 
     /// Queues the ack of a received realtime item, without suspending: datagram acks go out
     /// once the loop has handled what it read in this turn; a stream-path ack is written at
-    /// once, in order.
+    /// once, in order, as a reply the node drops while the peer does not drain (the sender then
+    /// falls the item back to its outbox).
     func queueAckNow(_ router: isolated DeliveryRouter, _ eventID: UUID, to peer: DeviceID, path: PingPath) {
         guard path == .datagram else { return transmitNow(router, .realtimeAck(eventID: eventID), to: peer, path: path) }
         // Inside a datagram burst its end sends them (`datagramBurstEnded`): no loop task.
@@ -179,13 +180,13 @@ final class InboundConsumer {
         router.channels.flushDatagrams()
     }
 
-    /// Sends `message` without waiting for the write: the node shares this loop. A datagram is
-    /// batched: `flushAcksNow` sends its acks together.
+    /// Sends the ack `message` without waiting for the write: the node shares this loop. A
+    /// datagram is batched: `flushAcksNow` sends its acks together.
     private func transmitNow(_ router: isolated DeliveryRouter, _ message: DeliveryMessage, to peer: DeviceID, path: PingPath) {
         let bytes = message.encode()
         switch path {
         case .datagram: _ = try? router.channels.sendDatagram(bytes, to: peer, batched: true)
-        case .stream: _ = try? router.channels.sendStream(bytes, to: peer, connection: nil)
+        case .stream: _ = router.channels.sendStreamIfDraining(bytes, to: peer)
         }
     }
 }

@@ -15,7 +15,7 @@ extension SessionDirectory {
         for peer in peers {
             guard let slot = router.peerStates.index(forKey: peer) else { continue }
             switch router.peerStates.values[slot].routeSnapshot(message, featureID: snapshot.metadata.featureID) {
-            case .push: if await router.transmitRaw(message, to: peer) { router.counters.snapshotsPushed &+= 1 }
+            case .push: if router.transmitRaw(message, to: peer) { router.counters.snapshotsPushed &+= 1 }
             case .buffered(let collapsed): if collapsed { router.counters.pendingCollapsed &+= 1 }
             case .onActivation: break
             }
@@ -59,7 +59,7 @@ extension SessionDirectory {
             guard let encoded = try? SessionWireCodec.encode(request) else {
                 throw MeshError.invalidArgument("snapshot.request: the featureID is too long")
             }
-            await router.transmit(.snapshotRequest(encoded), to: target, path: .stream)
+            router.transmit(.snapshotRequest(encoded), to: target, path: .stream)
         }
     }
 

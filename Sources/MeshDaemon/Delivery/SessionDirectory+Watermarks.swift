@@ -15,7 +15,7 @@ extension SessionDirectory {
         }
         if stored {
             for peer in router.peerStates.keys.sorted() where router.peerStates[peer]?.active == true {
-                await router.transmit(.anchor(record), to: peer, path: .stream)
+                router.transmit(.anchor(record), to: peer, path: .stream)
             }
         }
         return stored
@@ -61,7 +61,7 @@ extension SessionDirectory {
         else { return }
         persistWatermark(router, peer: target, sessionID: sessionID, direction: .sent, featureID: featureID, sequence: sequence)
         if router.peerStates[target]?.active == true {
-            await router.transmit(.watermark(sessionID: sessionID, featureID: featureID, sequence: sequence), to: target, path: .stream)
+            router.transmit(.watermark(sessionID: sessionID, featureID: featureID, sequence: sequence), to: target, path: .stream)
         }
     }
 

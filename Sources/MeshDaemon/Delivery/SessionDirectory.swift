@@ -37,7 +37,7 @@ final class SessionDirectory {
         _ = try await router.worker.call { try store.sessions.put(record) }
         router.emit(.session(record, change: change), feature: featureID)
         for peer in router.peerStates.keys.sorted() where router.peerStates[peer]?.active == true {
-            await router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
+            router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
         }
     }
 
@@ -59,7 +59,7 @@ final class SessionDirectory {
         _ = try await publishSnapshot(router, closing.snapshot, encoded: closing.encodedSnapshot, to: nil)
         var delivered: [String] = [], queued: [String] = []
         for peer in peers where router.peerStates[peer]?.active == true {
-            await router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
+            router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
         }
         for peer in peers {
             if router.peerStates[peer]?.active == true, await waitUntilDelivered(router, closing.item.eventID, to: peer) {
@@ -106,11 +106,11 @@ final class SessionDirectory {
             return
         }
         for message in ActivationResend(slots: slots, sessions: sessions, anchors: anchors).messages {
-            guard await router.transmit(message, to: peer, path: .stream) else { continue }
+            guard router.transmit(message, to: peer, path: .stream) else { continue }
             if case .snapshotPush = message { router.counters.snapshotsPushed &+= 1 }
         }
         for message in router.peerStates[peer]?.watermarks.sentMessages ?? [] {
-            await router.transmit(message, to: peer, path: .stream)
+            router.transmit(message, to: peer, path: .stream)
         }
     }
 

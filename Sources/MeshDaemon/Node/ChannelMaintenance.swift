@@ -2,7 +2,8 @@ import MeshCrypto
 import NIOCore
 
 /// Keeps the active channels alive and fresh: the timer pass on the node's loop (keepalives,
-/// reachability leases, key expiry, the pairing code's expiry) and rekeying
+/// reachability leases, key expiry, connections whose peer does not read, the pairing code's
+/// expiry) and rekeying
 /// (`ChannelMaintenance+Rekey.swift`). `PeerRuntime.timerTick` and `PeerChannels` decide;
 /// this writes what they return.
 ///
@@ -34,8 +35,26 @@ final class ChannelMaintenance {
             guard let actions = node.channels.peers[peer]?.timerTick(now: now, keepaliveInterval: keepalive) else { continue }
             for action in actions { perform(node, action, for: peer) }
         }
+        closeStalledConnections(node, now: now)
+        if node.outbound.takeRelease() {
+            HeapRelease.trim()
+            node.counters.outboundMemoryReleases += 1
+        }
         node.pairing.expireInvitationIfNeeded(node)
         return true
+    }
+
+    /// Closes every channel whose connection stayed over its outbound reply limit for longer
+    /// than the stall time (the peer does not read what this daemon sends); it redials.
+    func closeStalledConnections(_ node: isolated MeshNode, now: UInt64) {
+        for stalled in node.outbound.stalled(now: now) {
+            guard let peer = node.channels.peers.first(where: { $0.value.connection?.id == stalled.connection })?.key else { continue }
+            node.counters.channelsClosedNotReading += 1
+            node.logger.warning("closing a channel: the peer does not read what this daemon sends",
+                                metadata: ["peer.id": "\(peer.short)", "queued.bytes": "\(stalled.charge)",
+                                           "seconds": "\(Int(stalled.seconds.rounded()))"])
+            node.dropChannel(peer, reason: MeshNode.outboundStalledReason(seconds: stalled.seconds), redial: true)
+        }
     }
 
     /// Carries out what the timer pass decided for `peer`; an action whose channel closed

@@ -13,7 +13,9 @@ extension MeshNode {
             return
         case .installed(let replaced):
             replaced?.channel.close(promise: nil)
+            if let replaced { outbound.close(replaced.id, peer: peer, reason: "replaced by a new connection", at: clock.wallSeconds()) }
         }
+        outbound.open(connection.id)
         counters.handshakesCompleted += 1
         logger.info("channel active", metadata: ["peer.id": "\(peer.short)",
                                                 "initiator": "\(connection.locallyInitiated ? "local" : "peer")"])
@@ -25,6 +27,7 @@ extension MeshNode {
         guard let (connection, hadChannel) = channels.drop(peer) else { return }
         connection?.channel.close(promise: nil)
         prober.fail(to: peer)
+        if hadChannel || connection != nil { outbound.close(connection?.id, peer: peer, reason: reason, at: clock.wallSeconds()) }
         if hadChannel {
             logger.info("channel closed", metadata: ["peer.id": "\(peer.short)", "reason": "\(reason)"])
             handOff.channelEvent(.deactivated(peer, reason: reason))
@@ -39,15 +42,48 @@ extension MeshNode {
         dropChannel(peer, reason: "connection closed", redial: phase == .running)
     }
 
-    /// Writes already-sealed stream bytes on the peer's channel connection (in call order).
+    /// Writes already-sealed stream bytes on the peer's channel connection (in call order),
+    /// counted in the connection's outbound budget until NIO completes the write. Every write
+    /// towards a peer's connection after its handshake goes through here.
     func writeStream(_ bytes: [UInt8], to connection: ChannelConnection) -> EventLoopFuture<Void> {
-        connection.channel.writeAndFlush(ByteBuffer(bytes: bytes))
+        let count = bytes.count, id = connection.id
+        outbound.queued(bytes: count, on: id, now: clock.monotonicNanoseconds())
+        let promise = connection.channel.eventLoop.makePromise(of: Void.self)
+        connection.channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: promise)
+        promise.futureResult.whenComplete { [self] _ in
+            // Connections live on the node's loop, so this runs there.
+            if loop.inEventLoop {
+                onLoop { $0.outbound.written(bytes: count, on: id) }
+            } else {
+                loop.execute { self.onLoop { $0.outbound.written(bytes: count, on: id) } }
+            }
+        }
+        return promise.futureResult
     }
 
-    /// Seals `message` for the stream path of `peer` and writes it; false when not active.
+    /// Seals `message` for the stream path of `peer` and writes it, within the connection's
+    /// outbound budget (see `OutboundBudget`): nil when not active, when a `.reply` is dropped
+    /// because the peer does not drain, or when `.own` traffic is refused at the hard limit
+    /// (the channel then closes).
     @discardableResult
-    func sendStream(_ message: ChannelMessage, to peer: DeviceID) -> EventLoopFuture<Void>? {
+    func sendStream(_ message: ChannelMessage, to peer: DeviceID,
+                    traffic: OutboundBudget.Traffic = .own) -> EventLoopFuture<Void>? {
         guard var runtime = channels.peers[peer], var channel = runtime.channel, let connection = runtime.connection else { return nil }
+        // Decided before sealing: a sealed frame that is not written would break the stream.
+        switch outbound.admit(traffic, on: connection.id) {
+        case .write:
+            break
+        case .drop:
+            counters.streamRepliesDropped += 1
+            return nil
+        case .refuse:
+            counters.streamWritesRefused += 1
+            counters.channelsClosedNotReading += 1
+            logger.warning("closing a channel: the peer does not read what this daemon sends",
+                           metadata: ["peer.id": "\(peer.short)", "queued.bytes": "\(outbound.budget(of: connection.id)?.charge ?? 0)"])
+            dropChannel(peer, reason: Self.outboundFullReason(limit: outbound.limit), redial: true)
+            return nil
+        }
         do {
             let bytes = try channel.sealStream(message)
             runtime.channel = channel
@@ -67,6 +103,12 @@ extension MeshNode {
     @discardableResult
     func sendDatagram(_ message: ChannelMessage, to peer: DeviceID, batched: Bool = false) -> Bool {
         guard let udp = udpChannel, let slot = channels.peers.index(forKey: peer) else { return false }
+        // NIO keeps datagrams the kernel refused (a full send buffer) until the socket drains:
+        // past the socket's high-water mark a datagram is dropped here instead, as UDP would.
+        guard udp.isWritable else {
+            counters.datagramsDroppedUnwritable += 1
+            return false
+        }
         // Room for the largest datagram up front: growing the buffer while sealing cost a
         // reallocation and a copy (≈ 800 instructions) per realtime datagram.
         var buffer = udp.allocator.buffer(capacity: Self.maximumDatagramBytes)
@@ -95,5 +137,17 @@ extension MeshNode {
         guard datagramsWaiting else { return }
         datagramsWaiting = false
         udpChannel?.flush()
+    }
+}
+
+extension MeshNode {
+    /// The close reason of a channel whose own traffic met the hard outbound limit.
+    static func outboundFullReason(limit: Int) -> String {
+        "the peer did not read: \(limit >> 10) KiB queued towards it"
+    }
+
+    /// The close reason of a channel that stayed over its reply limit.
+    static func outboundStalledReason(seconds: Double) -> String {
+        "the peer did not read for \(Int(seconds.rounded())) s"
     }
 }

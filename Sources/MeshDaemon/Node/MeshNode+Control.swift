@@ -6,6 +6,9 @@ extension MeshNode {
     /// This daemon's identity, listen address, uptime and counters.
     public func status() async -> DaemonStatus {
         let uptime = Double(clock.monotonicNanoseconds() &- startedAt) / 1e9
+        var counters = self.counters
+        counters.outboundQueuedBytes = UInt64(outbound.totalCharge)
+        counters.outboundPeakBytes = UInt64(outbound.peakCharge)
         let values = NodeReports.statusCounters(counters, paired: channels.peers.count, active: channels.peers.values.filter { $0.channel != nil }.count,
                                                 unauthenticated: gate.table.unauthenticated.count,
                                                 discovery: finder.tracker.counters(enabled: discovery != nil))
@@ -18,7 +21,8 @@ extension MeshNode {
     public func peers() async -> [PeerStatus] {
         let now = clock.monotonicNanoseconds()
         return channels.peers.values.sorted { $0.record.name < $1.record.name }.map { runtime in
-            NodeReports.peerStatus(runtime, addresses: finder.tracker.displayedAddresses(runtime.record), now: now, clock: clock)
+            NodeReports.peerStatus(runtime, addresses: finder.tracker.displayedAddresses(runtime.record), now: now, clock: clock,
+                                   lastClosing: outbound.lastClosing[runtime.record.deviceID])
         }
     }
 
@@ -44,6 +48,7 @@ extension MeshNode {
     func removePeer(_ peer: DeviceID, reason: String) {
         dropChannel(peer, reason: reason, redial: false)
         channels.remove(peer)
+        outbound.forget(peer)
         persistPeers()
         logger.info("device unpaired", metadata: ["peer.id": "\(peer.short)"])
         handOff.channelEvent(.unpaired(peer))

@@ -41,13 +41,11 @@ extension MeshNode {
     }
 
     /// Sends `message` as an application message on `peer`'s stream without waiting for the
-    /// write; false (nothing sent) when there is no active channel or its connection is not
-    /// writable (the peer does not read: NIO's outbound buffer is over its high-water mark).
+    /// write, as a reply the peer asked for; false (nothing sent) when there is no active
+    /// channel or the peer does not drain (its connection holds more than the outbound budget's
+    /// reply limit: the reply is dropped and counted).
     func sendStreamIfDraining(_ message: [UInt8], to peer: DeviceID) -> Bool {
-        guard let connection = channels.peers[peer]?.connection, channels.peers[peer]?.channel != nil, connection.channel.isWritable else {
-            return false
-        }
-        return sendStream(.application(message), to: peer) != nil
+        sendStream(.application(message), to: peer, traffic: .reply) != nil
     }
 
     /// The TCP connection that carries `peer`'s active channel now, or nil when none is active.

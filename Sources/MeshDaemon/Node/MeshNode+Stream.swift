@@ -70,11 +70,12 @@ extension MeshNode {
         return true
     }
 
-    /// Sends `message` to `peer` on the path a request came on.
+    /// Sends `message` to `peer` on the path a request came on; on the stream, as a reply the
+    /// outbound budget drops while the peer does not drain.
     private func reply(_ message: ChannelMessage, to peer: DeviceID, on path: PingPath) {
         switch path {
         case .datagram: sendDatagram(message, to: peer)
-        case .stream: sendStream(message, to: peer)
+        case .stream: sendStream(message, to: peer, traffic: .reply)
         }
     }
 }

@@ -44,6 +44,8 @@ public actor MeshNode: MeshControlPlane, Service {
     /// Paired devices with their channels, session indices and the handshake rules.
     var channels: PeerChannels
     var counters = NodeCounters()
+    /// What each channel connection holds of this node's writes, and why channels closed.
+    var outbound: OutboundQueues
     /// Test seam: drop every received datagram (the tests set it).
     var ignoresDatagrams = false
 
@@ -104,6 +106,9 @@ public actor MeshNode: MeshControlPlane, Service {
         channels = PeerChannels(localKeys: identity.keyPair, tuning: configuration.channelTuning, records: state.records,
                                 leaseSeconds: configuration.reachabilityLease)
         gate = ConnectionGate(tuning: configuration.channelTuning)
+        outbound = OutboundQueues(replyLimit: configuration.channelTuning.outboundReplyBytes,
+                                  limit: configuration.channelTuning.outboundBytes,
+                                  stallSeconds: max(2, configuration.channelTuning.outboundStallKeepalives * configuration.keepaliveInterval))
         (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
     }
 

@@ -35,6 +35,22 @@ struct NodeCounters: Sendable {
     /// Pairings refused because the device was already paired and `replace` was not asked for.
     var pairingsRefusedAlreadyPaired: UInt64 = 0
     var inboundMessagesDropped: UInt64 = 0
+    /// Stream replies a peer asked for (pings, keepalives, acks, snapshot replies) not written
+    /// because its connection held more than the outbound reply limit.
+    var streamRepliesDropped: UInt64 = 0
+    /// Own stream writes refused at the hard outbound limit (each closed its channel).
+    var streamWritesRefused: UInt64 = 0
+    /// Channels closed because the peer did not read (hard limit met, or over the reply limit
+    /// for too long).
+    var channelsClosedNotReading: UInt64 = 0
+    /// Datagrams not sent because the UDP socket's queue in NIO was over its high-water mark.
+    var datagramsDroppedUnwritable: UInt64 = 0
+    /// Times the node gave free heap back to the system after a connection's queue drained or closed.
+    var outboundMemoryReleases: UInt64 = 0
+    /// Gauges set when reported: bytes (charged) the channel connections hold now, and the
+    /// highest one connection held since start.
+    var outboundQueuedBytes: UInt64 = 0
+    var outboundPeakBytes: UInt64 = 0
     /// Duration of the last handshake this side initiated (message 1 built → keys), µs.
     var lastHandshakeMicroseconds: UInt64 = 0
 
@@ -93,6 +109,13 @@ struct NodeCounters: Sendable {
             "pairing.hellos_malformed": pairingHellosMalformed,
             "pairing.refused_already_paired": pairingsRefusedAlreadyPaired,
             "messages.inbound_dropped": inboundMessagesDropped,
+            "stream.replies_dropped": streamRepliesDropped,
+            "stream.writes_refused": streamWritesRefused,
+            "channels.closed_not_reading": channelsClosedNotReading,
+            "datagrams.dropped_unwritable": datagramsDroppedUnwritable,
+            "memory.outbound_releases": outboundMemoryReleases,
+            "stream.outbound_queued_bytes": outboundQueuedBytes,
+            "stream.outbound_peak_bytes": outboundPeakBytes,
             "handshake.last_initiated_us": lastHandshakeMicroseconds,
         ]
     }

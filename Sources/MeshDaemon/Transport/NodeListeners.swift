@@ -55,6 +55,11 @@ enum NodeListeners {
                     .channelOption(ChannelOptions.maxMessagesPerRead, value: 1)
                     .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
                     .channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: Self.datagramReceiveBuffer)
+                    // What NIO holds of datagrams the kernel has not taken: past `high` the
+                    // channel reads not writable and the node drops datagrams instead of queueing
+                    // them (see `MeshNode.sendDatagram`). Above a batch of realtime datagrams
+                    // written before one flush.
+                    .channelOption(ChannelOptions.writeBufferWaterMark, value: Self.datagramWriteWaterMark)
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
                             // The reader first: a datagram then passes no other handler; errors
@@ -73,6 +78,9 @@ enum NodeListeners {
         }
         throw NodeError(code: .listen, message: "cannot listen on \(listen): \(lastError.map { ListenFailure.describe($0, transport: "UDP") } ?? "UDP: no free port")")
     }
+
+    /// NIO's queue of unsent datagrams: writable again below 512 KiB, not writable above 1 MiB.
+    static let datagramWriteWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 512 << 10, high: 1 << 20)
 
     /// Receive buffer asked for on the UDP socket: 4 MiB (the kernel doubles it for its own
     /// bookkeeping and caps it at `net.core.rmem_max`). The default (≈ 208 KiB) overflowed
