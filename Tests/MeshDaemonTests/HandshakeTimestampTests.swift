@@ -119,11 +119,14 @@ struct HandshakeTimestampTests {
             }
             #expect(await Self.counter(victim.node, "handshakes.refused.replay") == 0)
 
-            // Replaying that confirmed message 1 is refused.
+            // Replaying that confirmed message 1 is refused: its MAC was seen (before any
+            // X25519), and its timestamp is the stored one.
             let replay = try #require(FrameSocket(port: victim.port))
             replay.send(current)
             #expect(await offPool { replay.readFrame() } == nil)
-            #expect(await Self.counter(victim.node, "handshakes.refused.replay") == 1)
+            #expect(await Self.counter(victim.node, "handshakes.refused.seen") == 1)
+            let stored = try PairedDeviceStore(stateDirectory: await victim.node.configuration.stateDirectory).load()
+            #expect(stored.first?.handshakeTimestamp != nil)
         } catch {
             await bed.shutdown()
             throw error

@@ -39,9 +39,22 @@ enum RawSocketProbe {
     }
 
     /// Opens a TCP connection to 127.0.0.1:`port` and returns its descriptor (-1 on failure).
-    static func openIdle(port: Int) -> Int32 {
+    static func openIdle(port: Int, from source: String? = nil) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return -1 }
+        if let source {
+            // Another loopback address (127.0.0.2, …): the node sees another source.
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                return -1
+            }
+        }
         var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

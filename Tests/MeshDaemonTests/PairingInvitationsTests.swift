@@ -21,7 +21,7 @@ struct PairingInvitationsTests {
         #expect(!invitations.isLive(PairingFixture.otherCode(than: code).description))
         #expect(!invitations.isLive("not a code"))
         #expect(invitations.pairedByLiveCode == nil)
-        let responder = try invitations.beginAttempt(at: Self.start, identity: Self.own).get()
+        let responder = try invitations.beginAttempt(at: Self.start, identity: Self.own, source: "198.18.0.9").get()
         #expect(invitations.complete(responder.attempt, alreadyPaired: false) == .pair)
         let device = PairedDevice(deviceID: "B", name: "bob", verification: "1234")
         #expect(invitations.paired(device).isEmpty)
@@ -31,13 +31,13 @@ struct PairingInvitationsTests {
     @Test("no code, an expired code and a used code refuse attempts; expiry is decided at the given time")
     func refusals() throws {
         var invitations = PairingInvitations()
-        guard case .failure(.noCode) = invitations.beginAttempt(at: Self.start, identity: Self.own) else {
+        guard case .failure(.noCode) = invitations.beginAttempt(at: Self.start, identity: Self.own, source: "198.18.0.9") else {
             Issue.record("an attempt began without a code")
             return
         }
         _ = invitations.create(code: PairingCode.generate(), issuedAt: Self.start, lifetime: 60, allowsReplacing: false)
         #expect(invitations.expire(at: Self.start.addingTimeInterval(59)) == nil)
-        guard case .failure(.refused) = invitations.beginAttempt(at: Self.start.addingTimeInterval(61), identity: Self.own) else {
+        guard case .failure(.refused) = invitations.beginAttempt(at: Self.start.addingTimeInterval(61), identity: Self.own, source: "198.18.0.9") else {
             Issue.record("an expired code accepted an attempt")
             return
         }
@@ -45,12 +45,12 @@ struct PairingInvitationsTests {
         #expect(invitations.live == nil)
     }
 
-    @Test("the third failed attempt invalidates the code and hands out its waiters then, not before")
+    @Test("a failed attempt from a third source invalidates the code and hands out its waiters then, not before")
     func invalidation() throws {
         var invitations = PairingInvitations()
         _ = invitations.create(code: PairingCode.generate(), issuedAt: Self.start, lifetime: 60, allowsReplacing: false)
         for round in 1 ... 3 {
-            let responder = try invitations.beginAttempt(at: Self.start, identity: Self.own).get()
+            let responder = try invitations.beginAttempt(at: Self.start, identity: Self.own, source: "198.18.0.\(round)").get()
             let failed = invitations.attemptFailed(responder.attempt)
             #expect((failed != nil) == (round == 3))
         }
@@ -61,7 +61,7 @@ struct PairingInvitationsTests {
     func staleAttempt() throws {
         var invitations = PairingInvitations()
         _ = invitations.create(code: PairingCode.generate(), issuedAt: Self.start, lifetime: 60, allowsReplacing: false)
-        let old = try invitations.beginAttempt(at: Self.start, identity: Self.own).get()
+        let old = try invitations.beginAttempt(at: Self.start, identity: Self.own, source: "198.18.0.9").get()
         _ = invitations.end()
         _ = invitations.create(code: PairingCode.generate(), issuedAt: Self.start, lifetime: 60, allowsReplacing: false)
         #expect(invitations.complete(old.attempt, alreadyPaired: false) == .stale)
@@ -74,7 +74,7 @@ struct PairingInvitationsTests {
         for replace in [false, true] {
             var invitations = PairingInvitations()
             _ = invitations.create(code: PairingCode.generate(), issuedAt: Self.start, lifetime: 60, allowsReplacing: replace)
-            let responder = try invitations.beginAttempt(at: Self.start, identity: Self.own).get()
+            let responder = try invitations.beginAttempt(at: Self.start, identity: Self.own, source: "198.18.0.9").get()
             #expect(invitations.complete(responder.attempt, alreadyPaired: true) == (replace ? .pair : .alreadyPaired))
         }
     }

@@ -16,7 +16,7 @@ import Testing
     func joinAsCodeHolder(presenting presented: PairingIdentity) throws -> Result<PairingOutcome, PairingError> {
         let code = PairingCode.generate()
         var invitation = PairingInvitationState(code: code, issuedAt: PairingFixture.start, lifetime: 300)
-        var responder = try invitation.beginAttempt(at: PairingFixture.start, identity: alice)
+        var responder = try invitation.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.9")
         let holder = try GuessingJoiner(code: code, identity: mallory, presenting: presented)
         guard case .send(let m2) = try responder.receive(holder.hello) else { throw PairingFixture.Unexpected("no m2") }
         let m3 = try holder.ignoreConfirmationAndReply(to: m2)
@@ -102,7 +102,7 @@ import Testing
     @Test func attemptsOfAReplacedCodeNeitherSucceedNorCountAgainstTheNewOne() throws {
         let code = PairingCode.generate()
         var old = PairingInvitationState(code: code, issuedAt: PairingFixture.start, lifetime: 300, serial: 1)
-        let stale = try (1 ... 3).map { _ in try old.beginAttempt(at: PairingFixture.start, identity: alice).attempt }
+        let stale = try (1 ... 3).map { try old.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.\($0)").attempt }
         // Even a replacement that happens to show the same code does not take the old attempts.
         var new = PairingInvitationState(code: code, issuedAt: PairingFixture.start, lifetime: 300, serial: 2)
         for attempt in stale {
@@ -112,7 +112,7 @@ import Testing
         }
         #expect(new.failedAttempts == 0 && new.state == .live)
         #expect(new.isUsable(at: PairingFixture.start))
-        let fresh = try new.beginAttempt(at: PairingFixture.start, identity: alice)
+        let fresh = try new.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.9")
         #expect(fresh.attempt.invitation == 2)
         let paired = new.attemptSucceeded(fresh.attempt)
         #expect(paired)
@@ -121,7 +121,7 @@ import Testing
 
     @Test func endingAnAttemptTwiceCountsOnce() throws {
         var invitation = PairingInvitationState(code: PairingCode.generate(), issuedAt: PairingFixture.start, lifetime: 300)
-        let attempt = try invitation.beginAttempt(at: PairingFixture.start, identity: alice).attempt
+        let attempt = try invitation.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.9").attempt
         let first = invitation.attemptFailed(attempt)
         let second = invitation.attemptFailed(attempt)
         let succeeded = invitation.attemptSucceeded(attempt)

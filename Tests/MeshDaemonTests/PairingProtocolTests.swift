@@ -11,7 +11,7 @@ import Testing
     @Test func rightCodePairsBothSidesWithTheSameKeyAndVerification() throws {
         let code = PairingCode.generate()
         var invitation = PairingInvitationState(code: code, issuedAt: PairingFixture.start, lifetime: 300)
-        var responder = try invitation.beginAttempt(at: PairingFixture.start.addingTimeInterval(5), identity: alice)
+        var responder = try invitation.beginAttempt(at: PairingFixture.start.addingTimeInterval(5), identity: alice, source: "198.18.0.9")
         var joiner = try PairingJoiner(code: try PairingCode.parse(code.description), identity: bob)
 
         let run = try PairingFixture.run(joiner: &joiner, responder: &responder)
@@ -45,7 +45,7 @@ import Testing
     @Test func wrongCodeFailsOnBothSidesAndTheInvitationCountsIt() throws {
         let code = PairingCode.generate()
         var invitation = PairingInvitationState(code: code, issuedAt: PairingFixture.start, lifetime: 300)
-        var responder = try invitation.beginAttempt(at: PairingFixture.start, identity: alice)
+        var responder = try invitation.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.9")
         var joiner = try PairingJoiner(code: PairingFixture.otherCode(than: code), identity: bob)
 
         guard case .send(let m2) = try responder.receive(try joiner.start()) else {
@@ -62,7 +62,7 @@ import Testing
     @Test func aGuessingJoinerIsCaughtByTheInvitersCheckOfMessage3() throws {
         let code = PairingCode.generate()
         var invitation = PairingInvitationState(code: code, issuedAt: PairingFixture.start, lifetime: 300)
-        var responder = try invitation.beginAttempt(at: PairingFixture.start, identity: alice)
+        var responder = try invitation.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.9")
         let guesser = try GuessingJoiner(code: PairingFixture.otherCode(than: code), identity: bob)
 
         guard case .send(let m2) = try responder.receive(guesser.hello) else {
@@ -74,12 +74,12 @@ import Testing
         #expect(invitation.failedAttempts == 1)
     }
 
-    @Test func threeFailuresInvalidateTheCodeAndTheFourthAttemptIsRefused() throws {
+    @Test func failuresFromThreeSourcesInvalidateTheCodeAndTheFourthAttemptIsRefused() throws {
         let code = PairingCode.generate()
         var invitation = PairingInvitationState(code: code, issuedAt: PairingFixture.start, lifetime: 300)
         for attempt in 1 ... 3 {
             let now = PairingFixture.start.addingTimeInterval(Double(attempt))
-            var responder = try invitation.beginAttempt(at: now, identity: alice)
+            var responder = try invitation.beginAttempt(at: now, identity: alice, source: "198.18.0.\(attempt)")
             var joiner = try PairingJoiner(code: PairingFixture.otherCode(than: code), identity: bob)
             guard case .send(let m2) = try responder.receive(try joiner.start()) else {
                 Issue.record("responder finished early"); return
@@ -91,16 +91,18 @@ import Testing
         #expect(invitation.state == .invalidated)
         #expect(!invitation.isUsable(at: PairingFixture.start.addingTimeInterval(10)))
         #expect(throws: MeshError.pairingCodeInvalidated) {
-            _ = try invitation.beginAttempt(at: PairingFixture.start.addingTimeInterval(10), identity: alice)
+            _ = try invitation.beginAttempt(at: PairingFixture.start.addingTimeInterval(10), identity: alice, source: "198.18.0.9")
         }
     }
 
     @Test func runningAttemptsCountAgainstTheLimitSoParallelGuessesGainNothing() throws {
         var invitation = PairingInvitationState(code: PairingCode.generate(), issuedAt: PairingFixture.start, lifetime: 300)
         var running: [PairingAttemptID] = []
-        for _ in 1 ... 3 { running.append(try invitation.beginAttempt(at: PairingFixture.start, identity: alice).attempt) }
-        #expect(!invitation.isUsable(at: PairingFixture.start))
-        #expect(throws: MeshError.pairingBusy) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: alice) }
+        for source in 1 ... 3 {
+            running.append(try invitation.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.\(source)").attempt)
+        }
+        #expect(!invitation.isUsable(at: PairingFixture.start, source: "198.18.0.4"))
+        #expect(throws: MeshError.pairingBusy) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.4") }
         for attempt in running { invitation.attemptFailed(attempt) }
         #expect(invitation.state == .invalidated)
     }
@@ -114,15 +116,15 @@ import Testing
         #expect(!invitation.isUsable(at: atExpiry))
         #expect(invitation.state(at: atExpiry) == .expired)
         #expect(invitation.state == .live)
-        #expect(throws: MeshError.pairingExpired) { _ = try invitation.beginAttempt(at: atExpiry, identity: alice) }
+        #expect(throws: MeshError.pairingExpired) { _ = try invitation.beginAttempt(at: atExpiry, identity: alice, source: "198.18.0.9") }
         #expect(invitation.state == .expired)
     }
 
     @Test func aCodeIsSingleUse() throws {
         let code = PairingCode.generate()
         var invitation = PairingInvitationState(code: code, issuedAt: PairingFixture.start, lifetime: 300)
-        var first = try invitation.beginAttempt(at: PairingFixture.start, identity: alice)
-        var racing = try invitation.beginAttempt(at: PairingFixture.start, identity: alice)
+        var first = try invitation.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.9")
+        var racing = try invitation.beginAttempt(at: PairingFixture.start, identity: alice, source: "198.18.0.9")
         var joiner = try PairingJoiner(code: code, identity: bob)
         var other = try PairingJoiner(code: code, identity: PairingFixture.identity("carol"))
         _ = try PairingFixture.run(joiner: &joiner, responder: &first)
@@ -140,7 +142,7 @@ import Testing
         #expect(invitation.state == .used)
         #expect(!invitation.isUsable(at: PairingFixture.start.addingTimeInterval(1)))
         #expect(throws: MeshError.pairingCodeUsed) {
-            _ = try invitation.beginAttempt(at: PairingFixture.start.addingTimeInterval(1), identity: alice)
+            _ = try invitation.beginAttempt(at: PairingFixture.start.addingTimeInterval(1), identity: alice, source: "198.18.0.9")
         }
     }
 

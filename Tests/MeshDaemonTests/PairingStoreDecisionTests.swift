@@ -73,7 +73,7 @@ struct PairingStoreDecisionTests {
         _ = invitations.create(code: code, issuedAt: start, lifetime: 60, allowsReplacing: false)
         #expect(invitations.advertisedHint(at: start) == code.publicHint)
         #expect(invitations.advertisedHint(at: start.addingTimeInterval(61)) == nil)
-        let responder = try invitations.beginAttempt(at: start, identity: PairingFixture.identity("alice")).get()
+        let responder = try invitations.beginAttempt(at: start, identity: PairingFixture.identity("alice"), source: "198.18.0.9").get()
         #expect(invitations.complete(responder.attempt, alreadyPaired: false) == .pair)
         #expect(invitations.advertisedHint(at: start) == nil)
         _ = invitations.end()

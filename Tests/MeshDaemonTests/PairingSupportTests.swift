@@ -73,7 +73,7 @@ import Testing
         }
         var invitation = PairingInvitationState(code: PairingCode.generate(), issuedAt: PairingFixture.start, lifetime: 60)
         let badName = PairingLocalIdentity(keyPair: X25519KeyPair.generate(), name: "")
-        #expect(throws: PairingError.self) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: badName) }
+        #expect(throws: PairingError.self) { _ = try invitation.beginAttempt(at: PairingFixture.start, identity: badName, source: "198.18.0.9") }
         #expect(invitation.attemptsInProgress == 0)
     }
 

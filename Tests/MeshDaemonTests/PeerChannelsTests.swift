@@ -90,12 +90,16 @@ struct PeerChannelsTests {
         #expect(messages == [.application([1, 2, 3])])
     }
 
-    @Test func aReplayedMessage1IsRefusedOnceTheFirstWasConfirmed() throws {
+    @Test func aCopyOfAMessage1IsRefusedAtOnceAndAnOldOneByItsTimestampOnceConfirmed() throws {
         var pair = Pair()
         let (message1, _) = try Self.start(&pair.alice, pair.bobID, replacingLiveChannel: false, udpPort: 1, wall: 50, now: 0)
-        guard case .reply(_, let first) = pair.bob.answerHandshake(Self.body(message1), connectionID: 1, udpPort: 2, wall: 50, now: 0),
-              case .reply(_, let replayed) = pair.bob.answerHandshake(Self.body(message1), connectionID: 2, udpPort: 2, wall: 50, now: 0) else {
-            Issue.record("an unconfirmed timestamp must not refuse the same message 1 yet")
+        guard case .reply(_, let first) = pair.bob.answerHandshake(Self.body(message1), connectionID: 1, udpPort: 2, wall: 50, now: 0) else {
+            Issue.record("a fresh message 1 was refused")
+            return
+        }
+        // A copy of the same bytes: its MAC was seen, refused before any X25519.
+        guard case .refused(.seen) = pair.bob.answerHandshake(Self.body(message1), connectionID: 2, udpPort: 2, wall: 50, now: 0) else {
+            Issue.record("a copy of a message 1 was answered")
             return
         }
         // Nobody confirms: no timestamp is recorded, and no confirm forged from nothing passes.
@@ -105,12 +109,18 @@ struct PeerChannelsTests {
         }
         #expect(pair.bob.peers[pair.aliceID]?.lastInitiationTimestamp == .min)
         pair.bob.responderAbandoned(first)
-        pair.bob.responderAbandoned(replayed)
         #expect(pair.bob.indexTable.isEmpty)
-        // A real handshake at a later time, then the old message 1 again.
+        // A real handshake at a later time; then Bob restarts from its stored records (the
+        // MAC cache is gone, the confirmed timestamp is not): the old message 1 is refused by it.
         try pair.connect(wall: 60, now: Self.second)
-        guard case .refused(.replay) = pair.bob.answerHandshake(Self.body(message1), connectionID: 3, udpPort: 2, wall: 70, now: 2 * Self.second) else {
-            Issue.record("a replayed message 1 was answered")
+        var restarted = PeerChannels(localKeys: pair.bob.localKeys, tuning: ChannelTuning(), records: pair.bob.records, leaseSeconds: 3)
+        #expect(restarted.peers[pair.aliceID]?.lastInitiationTimestamp == 60)
+        guard case .refused(.replay) = restarted.answerHandshake(Self.body(message1), connectionID: 3, udpPort: 2, wall: 70, now: 2 * Self.second) else {
+            Issue.record("a replayed message 1 was answered after a restart")
+            return
+        }
+        guard case .refused(.seen) = restarted.answerHandshake(Self.body(message1), connectionID: 4, udpPort: 2, wall: 70, now: 2 * Self.second) else {
+            Issue.record("the replay was not remembered")
             return
         }
     }

@@ -42,6 +42,16 @@ public struct ChannelTuning: Sendable, Equatable {
     public var handshakesPerSecond: Double = 50
     /// Handshake message 1s that may be answered at once before `handshakesPerSecond` applies.
     public var handshakeBurst: Double = 50
+    /// Handshake message 1s answered per second for one paired device (its key made the MAC),
+    /// next to the global budget: replays of one device's old message 1s cannot spend the
+    /// budget of the others.
+    public var handshakesPerSecondPerPeer: Double = 5
+    /// Message 1s of one paired device that may be answered at once before
+    /// `handshakesPerSecondPerPeer` applies.
+    public var handshakeBurstPerPeer: Double = 10
+    /// Seconds a source address whose channel handshake authenticated keeps counting as a
+    /// paired device's (the reserved unauthenticated slots), after its last handshake.
+    public var pairedSourceLifetime: Double = 3600
     /// First reconnect delay in seconds; doubles per failure up to `reconnectMaximum`.
     public var reconnectInitial: Double = 0.1
     /// Upper bound of the reconnect delay in seconds (before ±25 % jitter).

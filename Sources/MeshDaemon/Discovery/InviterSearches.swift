@@ -1,11 +1,14 @@
 import NIOCore
 
 /// Joiners waiting for an inviter that advertises their code's hint (pairing by code alone),
-/// by search number: each ends when discovery shows a matching service, at its deadline, or
-/// when its request is cancelled. Bookkeeping only: `NodePairing` resumes what it is handed.
+/// by search number: each ends when discovery shows a matching service it has not tried, at
+/// its deadline, or when its request is cancelled. Bookkeeping only: `NodePairing` resumes what
+/// it is handed.
 struct InviterSearches {
     struct Search {
         let hint: String
+        /// Instance names tried already: only another service ends the search.
+        let excluded: Set<String>
         let continuation: CheckedContinuation<Void, Never>
         let deadline: Scheduled<Void>
     }
@@ -27,7 +30,9 @@ struct InviterSearches {
     /// Ends the searches whose hint `table` now shows an inviter for.
     mutating func satisfied(by table: DiscoveredPeerTable) -> [Search] {
         guard !searches.isEmpty else { return [] }
-        let done = searches.filter { !table.inviters(hint: $0.value.hint).isEmpty }.map(\.key)
+        let done = searches.filter { search in
+            table.inviters(hint: search.value.hint).contains { !search.value.excluded.contains($0.instanceName) }
+        }.map(\.key)
         return done.compactMap { searches.removeValue(forKey: $0) }
     }
 

@@ -73,6 +73,10 @@ extension ConnectionGate {
                 logger.debug("refused a handshake no paired device's key made", metadata: ["source": "\(admission.sourceIP)"])
             case .busy:
                 logger.debug("refused a handshake: the handshake budget is spent", metadata: ["source": "\(admission.sourceIP)"])
+            case .peerBusy:
+                logger.debug("refused a handshake: that device's handshake budget is spent", metadata: ["source": "\(admission.sourceIP)"])
+            case .seen:
+                logger.debug("refused a copy of a handshake seen before", metadata: ["source": "\(admission.sourceIP)"])
             case .future(let peer, let suppressed?):
                 logger.warning("refused a handshake stamped more than an hour ahead of this device's clock; check both clocks",
                                metadata: ["peer.id": "\(peer.short)", "suppressed": "\(suppressed)"])
@@ -95,10 +99,14 @@ extension ConnectionGate {
         case .confirmed(let channel):
             authenticated(admission.id)
             var endpoint: SocketAddress?
+            var learned = false
             if let ip = admission.channel.remoteAddress?.ipAddress, pending.udpPort != 0 {
                 endpoint = try? SocketAddress(ipAddress: ip, port: Int(pending.udpPort))
-                if let endpoint { learnObservedAddress(node, endpoint, for: pending.peer) }
+                if let endpoint { learned = learnObservedAddress(node, endpoint, for: pending.peer) }
             }
+            // The confirmed timestamp is stored (a replay of this message 1 stays refused
+            // after a restart); learning an address saved it already.
+            if !learned { node.persistPeers() }
             node.activate(pending.peer, channel: channel,
                           connection: ChannelConnection(id: admission.id, channel: admission.channel, locallyInitiated: false),
                           datagramEndpoint: endpoint)
@@ -106,11 +114,14 @@ extension ConnectionGate {
         }
     }
 
-    /// Records `endpoint` (IP of the connection, announced port) as an observed address.
-    func learnObservedAddress(_ node: isolated MeshNode, _ endpoint: SocketAddress, for peer: DeviceID) {
-        guard let ip = endpoint.ipAddress, let port = endpoint.port else { return }
+    /// Records `endpoint` (IP of the connection, announced port) as an observed address;
+    /// whether it was new (the store was saved then).
+    @discardableResult
+    func learnObservedAddress(_ node: isolated MeshNode, _ endpoint: SocketAddress, for peer: DeviceID) -> Bool {
+        guard let ip = endpoint.ipAddress, let port = endpoint.port else { return false }
         let text = DaemonConfiguration.Endpoint(host: ip, port: port).description
-        guard node.channels.peers[peer]?.record.learn(address: text, source: .observed) == true else { return }
+        guard node.channels.peers[peer]?.record.learn(address: text, source: .observed) == true else { return false }
         node.persistPeers()
+        return true
     }
 }

@@ -17,13 +17,15 @@ final class ConnectionGate {
 
     init(tuning: ChannelTuning) { table = ConnectionTable(tuning: tuning) }
 
-    /// Rate limit and slots (`UnauthenticatedSlots`) for a new connection; registers it and
-    /// arms its first-message deadline. A stranger connection evicted to make room is closed.
+    /// Rate limit and slots (`UnauthenticatedSlots`) for a new connection, both keyed by its
+    /// source's `SourceKey` (an IPv6 source counts by its /64); registers it and arms its
+    /// first-message deadline. A stranger connection evicted to make room is closed.
     func admit(_ node: isolated MeshNode, _ channel: any Channel) -> InboundAdmission? {
         guard node.phase == .running else { return nil }
         let source = channel.remoteAddress?.ipAddress ?? "?"
         let now = node.clock.monotonicNanoseconds()
-        switch table.admit(channel, source: source, known: isPairedDeviceAddress(node, source), now: now) {
+        let known = node.channels.isPairedDeviceAddress(source, now: now)
+        switch table.admit(channel, source: SourceKey.of(source), known: known, now: now) {
         case .refused(let refusal):
             node.counters.count(refusal)
             return nil
@@ -36,12 +38,6 @@ final class ConnectionGate {
             armDeadline(node, channel, seconds: node.tuning.firstMessageTimeout, connection: id)
             return InboundAdmission(id: id, channel: channel, sourceIP: source)
         }
-    }
-
-    /// Whether `host` (an IP address as sockets report it) is an address a paired device was
-    /// seen at, was paired or configured with, or advertises over mDNS now.
-    func isPairedDeviceAddress(_ node: isolated MeshNode, _ host: String) -> Bool {
-        node.channels.isPairedDeviceAddress(host, mdnsEndpoints: node.finder.discovered.mdnsEndpoints)
     }
 
     /// The first message of an accepted connection passed (a handshake from a paired key, a

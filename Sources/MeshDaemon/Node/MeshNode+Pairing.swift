@@ -44,7 +44,9 @@ extension MeshNode: PairingAttemptHost {
 
     func rearmPairingDeadline(_ admission: InboundAdmission) { pairing.rearmDeadline(self, admission) }
 
-    func pairingAttemptFailed(_ attempt: PairingAttemptID) { pairing.attemptFailed(self, attempt) }
+    func pairingAttemptFailed(_ attempt: PairingAttemptID, reachedExchange: Bool) {
+        pairing.attemptFailed(self, attempt, reachedExchange: reachedExchange)
+    }
 
     func pairingSucceeded(_ outcome: PairingOutcome, attempt: PairingAttemptID, admission: InboundAdmission) -> Bool {
         pairing.succeeded(self, outcome, attempt: attempt, admission: admission)

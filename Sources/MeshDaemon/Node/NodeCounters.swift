@@ -10,6 +10,10 @@ struct NodeCounters: Sendable {
     var connectionsOverSourceCap: UInt64 = 0
     var connectionsEvicted: UInt64 = 0
     var handshakesRefusedBusy: UInt64 = 0
+    /// Message 1s refused because their MAC was seen before (before any X25519 or budget).
+    var handshakesRefusedSeen: UInt64 = 0
+    /// Message 1s refused because their device's own handshake budget was spent.
+    var handshakesRefusedPeerBusy: UInt64 = 0
     var connectionsBadPreamble: UInt64 = 0
     var connectionsTimedOut: UInt64 = 0
     var datagramsReceived: UInt64 = 0
@@ -60,6 +64,8 @@ struct NodeCounters: Sendable {
         case .failed: handshakesFailed += 1
         case .unknownKey: handshakesRefusedUnknownKey += 1
         case .busy: handshakesRefusedBusy += 1
+        case .seen: handshakesRefusedSeen += 1
+        case .peerBusy: handshakesRefusedPeerBusy += 1
         case .replay: handshakesRefusedReplay += 1
         case .future: handshakesRefusedFuture += 1
         case .lostSimultaneousConnect: simultaneousConnectsResolved += 1
@@ -89,6 +95,8 @@ struct NodeCounters: Sendable {
             "connections.over_source_cap": connectionsOverSourceCap,
             "connections.evicted": connectionsEvicted,
             "handshakes.refused.busy": handshakesRefusedBusy,
+            "handshakes.refused.seen": handshakesRefusedSeen,
+            "handshakes.refused.peer_busy": handshakesRefusedPeerBusy,
             "connections.bad_preamble": connectionsBadPreamble,
             "connections.timed_out": connectionsTimedOut,
             "datagrams.received": datagramsReceived,

@@ -46,18 +46,29 @@ extension NodePairing {
         guard node.discovery != nil, node.configuration.mdns else {
             throw MeshError(.discoveryOff, "this daemon runs without discovery (mdns = false or --no-mdns); pass --address HOST:PORT of the device that shows the code")
         }
-        let inviters = try await findInviters(node, hint: code.publicHint)
-        return try await PairingByCode.pair(with: inviters, hint: code.publicHint, logger: node.logger) { endpoint in
+        let searchEnds = node.clock.monotonicNanoseconds() &+ Nanoseconds.from(seconds: PairingByCode.searchSeconds)
+        let hint = code.publicHint
+        return try await PairingByCode.pair(hint: hint, logger: node.logger, random: SystemRandomNumberGenerator(),
+                                            candidates: { tried in
+                                                try await findInviters(node, hint: hint, excluding: tried, searchEnds: searchEnds)
+                                            }) { endpoint in
             try await join(node, code, at: endpoint, replace: replace)
         }
     }
 
-    /// Services advertising `hint`: at once when discovery shows some, else as soon as it
-    /// does (`PeerFinder.apply` ends the search), up to `PairingByCode.searchSeconds` (a timer
-    /// on the node's loop).
-    func findInviters(_ node: isolated MeshNode, hint: String) async throws -> [DiscoveredService] {
-        var found = node.finder.discovered.inviters(hint: hint)
-        if found.isEmpty, node.phase == .running {
+    /// Services advertising `hint` other than those named in `excluding` (tried already): at
+    /// once when discovery shows some, else as soon as it does (`PeerFinder.apply` ends the
+    /// search), until monotonic `searchEnds` (a timer on the node's loop). Throws
+    /// `inviter-not-found` when none showed and nothing was tried yet; empty when the ones
+    /// tried are all there is.
+    func findInviters(_ node: isolated MeshNode, hint: String, excluding: Set<String>,
+                      searchEnds: UInt64) async throws -> [DiscoveredService] {
+        func fresh() -> [DiscoveredService] {
+            node.finder.discovered.inviters(hint: hint).filter { !excluding.contains($0.instanceName) }
+        }
+        var found = fresh()
+        let now = node.clock.monotonicNanoseconds()
+        if found.isEmpty, node.phase == .running, searchEnds > now {
             let id = inviterSearches.reserve()
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
@@ -65,21 +76,22 @@ extension NodePairing {
                         continuation.resume()
                         return
                     }
-                    let deadline = node.loop.scheduleTask(in: .nanoseconds(Int64(PairingByCode.searchSeconds * 1e9))) {
+                    let deadline = node.loop.scheduleTask(in: .nanoseconds(Int64(searchEnds - now))) {
                         [weak node] in
                         guard let node else { return }
                         node.onLoop { $0.pairing.endInviterSearch(id) }
                     }
-                    inviterSearches.store(id, InviterSearches.Search(hint: hint, continuation: continuation, deadline: deadline))
+                    inviterSearches.store(id, InviterSearches.Search(hint: hint, excluded: excluding, continuation: continuation,
+                                                                     deadline: deadline))
                 }
             } onCancel: {
                 // On the node's loop, after the search was stored (no task of its own).
                 node.loop.execute { node.onLoop { $0.pairing.endInviterSearch(id) } }
             }
             try Task.checkCancellation()
-            found = node.finder.discovered.inviters(hint: hint)
+            found = fresh()
         }
-        if !found.isEmpty { return found }
+        if !found.isEmpty || !excluding.isEmpty { return found }
         let discovered = node.finder.discovered
         throw PairingByCode.noInviter(hint: hint, reason: discovered.mdnsAvailable == false ? discovered.unavailableReason : nil)
     }

@@ -91,7 +91,7 @@ final class NodePairing {
     /// Starts a responder when the live code accepts an attempt on `admission`; nil closes it.
     func beginAttempt(_ node: isolated MeshNode, _ admission: InboundAdmission) -> PairingResponder? {
         let identity = PairingLocalIdentity(keyPair: node.identity.keyPair, name: node.configuration.name)
-        switch invitations.beginAttempt(at: node.wallDate(), identity: identity) {
+        switch invitations.beginAttempt(at: node.wallDate(), identity: identity, source: SourceKey.of(admission.sourceIP)) {
         case .success(let responder):
             node.gate.table.pairingAttemptBegan(admission.id, now: node.clock.monotonicNanoseconds(),
                                                  duration: Nanoseconds.from(seconds: node.tuning.pairingAttemptTimeout))
@@ -114,10 +114,11 @@ final class NodePairing {
         node.gate.armDeadline(node, admission.channel, seconds: min(node.tuning.pairingMessageTimeout, left), connection: admission.id)
     }
 
-    /// Counts a failed attempt; the last allowed failure invalidates the code.
-    func attemptFailed(_ node: isolated MeshNode, _ attempt: PairingAttemptID) {
+    /// Counts a failed attempt (against the code when it `reachedExchange`); the last allowed
+    /// failure invalidates the code.
+    func attemptFailed(_ node: isolated MeshNode, _ attempt: PairingAttemptID, reachedExchange: Bool) {
         node.counters.pairingAttemptsFailed += 1
-        if let waiters = invitations.attemptFailed(attempt) {
+        if let waiters = invitations.attemptFailed(attempt, reachedExchange: reachedExchange) {
             node.logger.warning("pairing code invalidated after too many failed attempts")
             for waiter in waiters { waiter.resume(throwing: MeshError.pairingCodeInvalidated) }
         }

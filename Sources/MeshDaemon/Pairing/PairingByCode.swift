@@ -10,22 +10,40 @@ enum PairingByCode {
     /// How long the joiner looks for an inviter advertising the hint, in seconds.
     static let searchSeconds: Double = 5
 
-    /// Inviters (services advertising the code's hint) tried before the joiner asks for
-    /// `--address`. The hint is public, so anyone on the LAN can advertise it; each service
-    /// tried gives whoever runs it one online guess at the code, so N fake services must not
-    /// buy N guesses.
+    /// Inviters (services advertising the code's hint) that may test a guess before the joiner
+    /// asks for `--address`. The hint is public, so anyone on the LAN can advertise it; each
+    /// service that answers the hello with a CPace share gets one online guess at the code, so
+    /// N fake services must not buy N guesses.
     static let maximumInvitersTried = 2
 
-    /// Pairs with one of `inviters` (services advertising `hint`) through `join`. With several
-    /// matches (two live codes with the same first two characters, or copies of the hint) at
-    /// most ``maximumInvitersTried`` are tried in turn; a wrong one costs that inviter one
-    /// failed attempt and learns nothing about the code. When they fail and more services
-    /// carry the hint, the error lists them and asks for `--address`.
-    static func pair(with inviters: [DiscoveredService], hint: String, logger: Logger,
-                     isolation: isolated (any Actor)? = #isolation,
-                     join: (DaemonConfiguration.Endpoint) async throws -> PairedDevice) async throws -> PairedDevice {
+    /// Services contacted at most, counting those that never answered with a share (they
+    /// refused, closed, timed out or were unreachable, and learned nothing).
+    static let maximumInvitersContacted = 8
+
+    /// Pairs with one of the services advertising `hint` through `join`. `candidates` gives
+    /// the services not in its argument (those tried already), waiting for discovery to show
+    /// one while the search lasts; empty when there is none. They are tried in random order
+    /// (`random`), so advertisers whose names sort first gain nothing. A service counts against
+    /// ``maximumInvitersTried`` only when the exchange reached the CPace exchange (its
+    /// message 2 came and the code did not match): one that refuses, closes, never answers or
+    /// is unreachable cost no guess and does not stop the joiner from trying the next one, up to
+    /// ``maximumInvitersContacted``. When they fail and more services carry the hint, the error
+    /// lists them and asks for `--address`.
+    static func pair<Random: RandomNumberGenerator>(
+        hint: String, logger: Logger, random: Random,
+        isolation: isolated (any Actor)? = #isolation,
+        candidates: (Set<String>) async throws -> [DiscoveredService],
+        join: (DaemonConfiguration.Endpoint) async throws -> PairedDevice) async throws -> PairedDevice {
+        var random = random
         var lastError: (any Error)?
-        for inviter in inviters.prefix(maximumInvitersTried) {
+        var tried: Set<String> = []
+        var seen: [String: DiscoveredService] = [:]
+        var guessed = 0
+        while guessed < maximumInvitersTried, tried.count < maximumInvitersContacted {
+            let fresh = try await candidates(tried).filter { !tried.contains($0.instanceName) }
+            for service in fresh { seen[service.instanceName] = service }
+            guard let inviter = fresh.randomElement(using: &random) else { break }
+            tried.insert(inviter.instanceName)
             for endpoint in DiscoveredPeerTable.endpoints(of: inviter) {
                 do {
                     let device = try await join(endpoint)
@@ -37,29 +55,37 @@ enum PairingByCode {
                 } catch let error as MeshError where error.kind == .alreadyPaired {
                     throw error         // the right inviter: nothing to gain from the next one
                 } catch {
-                    lastError = error   // wrong inviter (same hint by chance) or refused: next one
+                    lastError = error   // wrong inviter (same hint by chance), fake, or refused: next one
+                    if testedGuess(error) { guessed += 1 }
                     break
                 }
             }
         }
-        if inviters.count > 1 { throw ambiguousInviters(inviters, hint: hint, lastError: lastError) }
+        let services = seen.keys.sorted().compactMap { seen[$0] }
+        if services.count > 1 { throw ambiguousInviters(services, hint: hint, tried: tried.count, lastError: lastError) }
         throw lastError ?? noInviter(hint: hint, reason: nil)
+    }
+
+    /// Whether a failed exchange let the inviter test a guess: its message 2 (a CPace share and
+    /// confirmation) arrived and did not verify, or was not well formed (`pairing-failed`).
+    /// A refusal (closed before message 2), a timeout or an unreachable address did not.
+    static func testedGuess(_ error: any Error) -> Bool {
+        (error as? MeshError)?.kind == .pairingFailed
     }
 
     /// The error after the tried inviters failed while several services carry the hint: names
     /// them (addresses, and instance names made safe to print: they come from the network).
-    static func ambiguousInviters(_ inviters: [DiscoveredService], hint: String, lastError: (any Error)?) -> MeshError {
+    static func ambiguousInviters(_ inviters: [DiscoveredService], hint: String, tried: Int, lastError: (any Error)?) -> MeshError {
         let shown = 8
         var lines = inviters.prefix(shown).map { service -> String in
             let addresses = DiscoveredPeerTable.endpoints(of: service).prefix(3).map(\.description).joined(separator: ", ")
             return "\(printableServiceName(service.instanceName)) at \(addresses.isEmpty ? "no address" : addresses)"
         }
         if inviters.count > shown { lines.append("and \(inviters.count - shown) more") }
-        let tried = min(inviters.count, maximumInvitersTried)
         let why = (lastError as? MeshError)?.message ?? lastError.map { "\($0)" } ?? "no answer"
         return MeshError(.inviterAmbiguous,
                          "\(inviters.count) services on this network show a pairing code starting with \(hint); "
-                            + "the first \(tried) did not pair (last: \(why)). Each one tried could guess at the code, so no more are tried: "
+                            + "the \(tried) tried did not pair (last: \(why)). Each one that answers could guess at the code, so no more are tried: "
                             + "pass --address HOST:PORT of the device that shows the code. Candidates: "
                             + lines.joined(separator: "; "))
     }

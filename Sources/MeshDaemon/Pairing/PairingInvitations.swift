@@ -93,22 +93,24 @@ struct PairingInvitations {
         case refused(any Error)
     }
 
-    /// A joiner sent a well-formed hello at `now`: the responder for its attempt.
-    mutating func beginAttempt(at now: Date, identity: PairingLocalIdentity) -> Result<PairingResponder, Refusal> {
+    /// A joiner at `source` (its connection's `SourceKey`) sent a well-formed hello at `now`:
+    /// the responder for its attempt.
+    mutating func beginAttempt(at now: Date, identity: PairingLocalIdentity, source: String) -> Result<PairingResponder, Refusal> {
         guard live != nil else { return .failure(.noCode) }
         do {
-            guard let responder = try live?.beginAttempt(at: now, identity: identity) else { return .failure(.noCode) }
+            guard let responder = try live?.beginAttempt(at: now, identity: identity, source: source) else { return .failure(.noCode) }
             return .success(responder)
         } catch {
             return .failure(.refused(error))
         }
     }
 
-    /// `attempt` ended without a pairing. When that was the live code's last allowed failure
-    /// (the code is now invalidated) its waiters, to fail; nil otherwise. An attempt of a
-    /// code since replaced never counts against the live one.
-    mutating func attemptFailed(_ attempt: PairingAttemptID) -> [Waiter]? {
-        guard live?.attemptFailed(attempt) == true, live?.state == .invalidated else { return nil }
+    /// `attempt` ended without a pairing (`reachedExchange`: after the CPace exchange, so it
+    /// counts against the code). When that was the live code's last allowed failure (the code
+    /// is now invalidated) its waiters, to fail; nil otherwise. An attempt of a code since
+    /// replaced never counts against the live one.
+    mutating func attemptFailed(_ attempt: PairingAttemptID, reachedExchange: Bool = true) -> [Waiter]? {
+        guard live?.attemptFailed(attempt, reachedExchange: reachedExchange) == true, live?.state == .invalidated else { return nil }
         return takeWaiters()
     }
 

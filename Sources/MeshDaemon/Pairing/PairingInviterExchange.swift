@@ -12,8 +12,9 @@ protocol PairingAttemptHost: Sendable {
     /// The joiner proved the code and sent its identity: store it; false when the attempt may
     /// not end in a pairing (nothing more is sent).
     func pairingSucceeded(_ outcome: PairingOutcome, attempt: PairingAttemptID, admission: InboundAdmission) async -> Bool
-    /// The attempt ended without a pairing.
-    func pairingAttemptFailed(_ attempt: PairingAttemptID) async
+    /// The attempt ended without a pairing; `reachedExchange`: message 2 (the inviter's CPace
+    /// share and confirmation) went out, so the joiner's guess was tested.
+    func pairingAttemptFailed(_ attempt: PairingAttemptID, reachedExchange: Bool) async
 }
 
 /// The inviter's side of one pairing exchange on an accepted kind=2 connection: checks the
@@ -41,11 +42,13 @@ struct PairingInviterExchange<Host: PairingAttemptHost> {
         guard var responder = await host.beginPairingAttempt(admission) else { return }
         let attempt = responder.attempt
         var succeeded = false
+        var reachedExchange = false
         do {
             var next = hello
             exchange: while true {
                 switch try responder.receive(next) {
                 case .send(let reply):
+                    reachedExchange = true
                     try await admission.channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(reply)))
                     await host.rearmPairingDeadline(admission)
                     guard case .frame(let message)? = try await frames.next() else { break exchange }
@@ -60,6 +63,6 @@ struct PairingInviterExchange<Host: PairingAttemptHost> {
         } catch {
             logger.debug("pairing attempt failed", metadata: ["error": "\(error)"])
         }
-        if !succeeded { await host.pairingAttemptFailed(attempt) }
+        if !succeeded { await host.pairingAttemptFailed(attempt, reachedExchange: reachedExchange) }
     }
 }

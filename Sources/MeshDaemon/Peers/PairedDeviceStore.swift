@@ -7,7 +7,7 @@ import MeshCore
 /// ```json
 /// {"version": 1, "devices": [{"deviceID": "…", "publicKey": "<base64>", "name": "…",
 ///   "pairKey": "<base64, secret>", "addresses": [{"address": "h:p", "source": "pairing"}],
-///   "pairedAt": 1732233600.5}]}
+///   "pairedAt": 1732233600.5, "handshakeTimestamp": 1732233700000000000}]}
 /// ```
 /// Every save replaces the whole file atomically (temp file, fsync, rename). A file that
 /// cannot be parsed is an error at start-up and is never replaced or emptied: losing pair keys
@@ -36,6 +36,8 @@ struct PairedDeviceStore: Sendable {
         var pairKey: String
         var addresses: [PeerAddress]
         var pairedAt: Double
+        /// Absent in files written before it was kept, and until a first handshake.
+        var handshakeTimestamp: Int64?
     }
 
     /// Reads every paired device; an absent file means none.
@@ -79,7 +81,8 @@ struct PairedDeviceStore: Sendable {
                 throw PeerStoreError(code: .corrupt, path: path, detail: "device \(index + 1) has a bad pair key")
             }
             let peer = PairedPeer(publicKey: [UInt8](publicKey), name: device.name, pairKey: pairKey,
-                                  addresses: device.addresses, pairedAt: device.pairedAt)
+                                  addresses: device.addresses, pairedAt: device.pairedAt,
+                                  handshakeTimestamp: device.handshakeTimestamp)
             guard peer.deviceID.description == device.deviceID else {
                 throw PeerStoreError(code: .corrupt, path: path,
                                      detail: "device \(index + 1)'s ID does not match its public key")
@@ -97,7 +100,7 @@ struct PairedDeviceStore: Sendable {
         let body = FileBody(version: 1, devices: zip(peers, placeholders).map { peer, placeholder in
             Device(deviceID: peer.deviceID.description, publicKey: Data(peer.publicKey).base64EncodedString(),
                    name: peer.name, pairKey: placeholder,
-                   addresses: peer.addresses, pairedAt: peer.pairedAt)
+                   addresses: peer.addresses, pairedAt: peer.pairedAt, handshakeTimestamp: peer.handshakeTimestamp)
         })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

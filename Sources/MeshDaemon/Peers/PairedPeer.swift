@@ -15,6 +15,10 @@ struct PairedPeer: Sendable {
     var addresses: [PeerAddress]
     /// When pairing completed, seconds since 1970 (wall clock).
     var pairedAt: Double
+    /// The latest initiator timestamp (wall ns) of a channel handshake this device confirmed
+    /// from the peer: a later message 1 must be stamped after it (a replayed one is refused),
+    /// also after a restart. Nil until the first one.
+    var handshakeTimestamp: Int64? = nil
 
     /// The peer's device ID (a fingerprint of `publicKey`).
     var deviceID: DeviceID { DeviceID(publicKey: publicKey) }

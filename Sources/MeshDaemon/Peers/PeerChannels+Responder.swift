@@ -19,8 +19,12 @@ enum HandshakeRefusal: Equatable, Sendable {
     case failed
     /// No paired device's key made the message 1's `HandshakeMac` (`handshakesRefusedUnknownKey`).
     case unknownKey
-    /// The handshake budget is spent (`handshakesRefusedBusy`).
+    /// The global handshake budget is spent (`handshakesRefusedBusy`).
     case busy
+    /// The message 1's MAC was seen before: a copy (`handshakesRefusedSeen`).
+    case seen
+    /// The budget of the device whose key made the MAC is spent (`handshakesRefusedPeerBusy`).
+    case peerBusy
     /// The initiator's timestamp is not newer than the last one accepted from that device
     /// (`handshakesRefusedReplay`).
     case replay
@@ -45,12 +49,15 @@ extension PeerChannels {
     /// Reads the first frame of an accepted channel connection (message 1 and its
     /// `HandshakeMac`) at monotonic `now` and wall-clock `wall` (ns): framed message 2 that
     /// announces `udpPort`, or why it is refused. The MAC is checked before any X25519 is
-    /// spent; then the handshake budget, the initiator's timestamp (replay, too far ahead) and
-    /// a simultaneous connect decide.
+    /// spent, then whether that device's recent message 1s had the same MAC (a copy), then the
+    /// device's own handshake budget and the global one; after the X25519, the initiator's
+    /// timestamp (replay, too far ahead) and a simultaneous connect decide.
     mutating func answerHandshake(_ firstFrame: [UInt8], connectionID: UInt64, udpPort: UInt16,
                                   wall: Int64, now: UInt64) -> ResponderAnswer {
         guard let (message1, mac) = HandshakeMac.split(firstFrame) else { return .refused(.failed) }
         guard let claimed = pairedDevice(madeMac: mac, of: message1) else { return .refused(.unknownKey) }
+        guard peers[claimed]?.recentHandshakeMacs.admit(mac) == true else { return .refused(.seen) }
+        guard peerHandshakeBudget.allow(source: claimed.description, now: now) else { return .refused(.peerBusy) }
         guard handshakeBudget.allow(source: "all", now: now) else { return .refused(.busy) }
         let responder: ChannelHandshake.Responder
         do {

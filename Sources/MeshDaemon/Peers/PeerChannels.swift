@@ -22,6 +22,10 @@ struct PeerChannels: Sendable {
     let tuning: ChannelTuning
     /// The global budget of message 1s answered (one bucket shared by every source).
     var handshakeBudget: HandshakeRateLimiter
+    /// Each paired device's budget of message 1s answered (by device ID), next to the global one.
+    var peerHandshakeBudget: HandshakeRateLimiter
+    /// Source addresses whose channel handshake authenticated lately (the reserved slots).
+    var pairedSources: PairedSourceTable
     /// Warns about handshakes stamped too far ahead, at most once per 10 s.
     var futureHandshakeWarning = RateLimitedWarning()
     var random = SystemRandomNumberGenerator()
@@ -32,6 +36,9 @@ struct PeerChannels: Sendable {
         self.tuning = tuning
         handshakeBudget = HandshakeRateLimiter(ratePerSecond: tuning.handshakesPerSecond, burst: tuning.handshakeBurst,
                                                maximumSources: 1)
+        peerHandshakeBudget = HandshakeRateLimiter(ratePerSecond: tuning.handshakesPerSecondPerPeer,
+                                                   burst: tuning.handshakeBurstPerPeer, maximumSources: 4096)
+        pairedSources = PairedSourceTable(lifetimeNanoseconds: Nanoseconds.from(seconds: tuning.pairedSourceLifetime))
         for record in records {
             peers[record.deviceID] = PeerRuntime(record: record, tuning: tuning, leaseSeconds: leaseSeconds)
         }
@@ -98,6 +105,7 @@ struct PeerChannels: Sendable {
         runtime.lastHandshakeWall = wallSeconds
         runtime.nextKeepaliveAt = now
         peers[peer] = runtime
+        if let ip = connection.channel.remoteAddress?.ipAddress { pairedSources.record(SourceKey.of(ip), peer: peer, now: now) }
         indexTable[channel.current.localIndex] = peer
         syncIndices(of: peer)
         return .installed(replaced: old)
@@ -130,6 +138,7 @@ struct PeerChannels: Sendable {
         if let address { record.learn(address: address.address, source: address.source) }
         peers[id] = PeerRuntime(record: record, tuning: tuning, leaseSeconds: leaseSeconds)
         indexTable = indexTable.filter { $0.value != id }
+        pairedSources.forget(id)
         return record
     }
 
@@ -137,6 +146,7 @@ struct PeerChannels: Sendable {
     mutating func remove(_ peer: DeviceID) {
         peers.removeValue(forKey: peer)
         indexTable = indexTable.filter { $0.value != peer }
+        pairedSources.forget(peer)
     }
 
     /// The records to save in the paired-device store, oldest pairing first.
@@ -147,19 +157,16 @@ struct PeerChannels: Sendable {
         peers[peer]?.connection?.id == connectionID
     }
 
-    /// Whether `host` (an IP address as sockets report it) is an address a paired device was
-    /// seen at, was paired or configured with, or advertises over mDNS now (`mdnsEndpoints`).
-    func isPairedDeviceAddress(_ host: String, mdnsEndpoints: [DeviceID: [DaemonConfiguration.Endpoint]]) -> Bool {
-        for (peer, runtime) in peers {
-            if runtime.connection?.channel.remoteAddress?.ipAddress == host || runtime.datagramEndpoint?.ipAddress == host {
-                return true
-            }
-            for address in runtime.record.addresses where EndpointParser.parse(address.address).map({ DiscoveredPeerTable.unscoped($0.host) }) == host {
-                return true
-            }
-            for endpoint in mdnsEndpoints[peer] ?? [] where DiscoveredPeerTable.unscoped(endpoint.host) == host {
-                return true
-            }
+    /// Whether `host` (an IP address as sockets report it) counts as a paired device's address
+    /// at monotonic `now` (the reserved unauthenticated slots): a channel handshake with that
+    /// device authenticated on a connection from or to it (its ``SourceKey``) within
+    /// `ChannelTuning.pairedSourceLifetime`, or a live channel runs on it. What mDNS
+    /// advertises, or the store lists, does not count.
+    func isPairedDeviceAddress(_ host: String, now: UInt64) -> Bool {
+        let key = SourceKey.of(host)
+        if pairedSources.contains(key, now: now) { return true }
+        for runtime in peers.values where runtime.channel != nil {
+            if let ip = runtime.connection?.channel.remoteAddress?.ipAddress, SourceKey.of(ip) == key { return true }
         }
         return false
     }

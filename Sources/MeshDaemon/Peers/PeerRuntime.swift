@@ -30,8 +30,14 @@ struct PeerRuntime: Sendable {
     var estimator = ClockOffsetEstimator()
     /// Wall seconds of the last completed handshake.
     var lastHandshakeWall: Double?
-    /// Greatest initiator timestamp accepted from this peer (replayed message 1s are refused).
-    var lastInitiationTimestamp: Int64 = .min
+    /// Greatest initiator timestamp confirmed from this peer (replayed message 1s are refused);
+    /// kept in the record, so in the paired-device store across restarts and rekeys.
+    var lastInitiationTimestamp: Int64 {
+        get { record.handshakeTimestamp ?? .min }
+        set { record.handshakeTimestamp = newValue }
+    }
+    /// The MACs of the peer's latest message 1s: a copy of one is refused before any X25519.
+    var recentHandshakeMacs = HandshakeReplayCache()
     /// Monotonic instant the next keepalive is due.
     var nextKeepaliveAt: UInt64 = 0
     /// Key of the `HandshakeMac` on message 1s this device receives from the peer, with the

@@ -13,8 +13,9 @@ final class RawPairingConnection: @unchecked Sendable {
     private let fd: Int32
 
     /// Connects to 127.0.0.1:`port`; nil when the connection fails.
-    init?(port: Int, receiveTimeoutMilliseconds: Int = 3000) {
-        let fd = RawSocketProbe.openIdle(port: port)
+    /// A connection to the node's `port`, from loopback address `source` when given.
+    init?(port: Int, from source: String? = nil, receiveTimeoutMilliseconds: Int = 3000) {
+        let fd = RawSocketProbe.openIdle(port: port, from: source)
         guard fd >= 0 else { return nil }
         self.fd = fd
         var timeout = timeval(tv_sec: receiveTimeoutMilliseconds / 1000, tv_usec: (receiveTimeoutMilliseconds % 1000) * 1000)
