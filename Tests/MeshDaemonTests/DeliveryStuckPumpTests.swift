@@ -38,7 +38,7 @@ struct DeliveryStuckPumpTests {
         func flushDatagrams() {}
         func sendStream(_ message: [UInt8], to peer: DeviceID, connection: UInt64?) throws -> EventLoopFuture<Void> {
             eventQueue.yield(peer == stuck ? "write stuck" : "write honest")
-            guard peer == stuck else { return eventLoop.makeSucceededFuture(()) }
+            guard peer == stuck, !released.withLock({ $0 }) else { return eventLoop.makeSucceededFuture(()) }
             let promise = eventLoop.makePromise(of: Void.self)
             pending.withLock { $0.append(promise) }
             return promise.futureResult
@@ -58,7 +58,7 @@ struct DeliveryStuckPumpTests {
 
         let released = Locked(false)
 
-        /// Completes every write to the stuck peer started so far.
+        /// Completes every write to the stuck peer started so far, and the later ones at once.
         func release() {
             released.withLock { $0 = true }
             for promise in pending.withLock({ $0 }) { promise.succeed() }
