@@ -235,6 +235,7 @@ if Context.environment["MESH_FUZZ"] == "1" {
         dependencies: [
             "SessionMesh", "MeshCrypto", "MeshLocalAPI", "MeshDaemon", "MeshDiscovery",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ],

@@ -31,6 +31,7 @@ enum FuzzSeeds {
         try put("txt", "odd", txt(["v=1", "ID=x", "junk", "=novalue", "v=2"]))
         try put("router", "conversation", try routerConversation())
         try put("router", "keepalive-reply-extremes", keepaliveExtremes())
+        for (name, steps) in try routerBursts() { try put("router", name, steps) }
     }
 
     static let channelMessages: [ChannelMessage] = [
@@ -189,6 +190,27 @@ enum FuzzSeeds {
     static func keepaliveExtremes() -> [UInt8] {
         [(Int64.max, 0, Int64.max), (Int64.min, Int64.max, Int64.min), (0, Int64.min, Int64.max), (-1, -1, -1)]
             .flatMap { t1, t2, t3 in [2] + record(ChannelMessage.keepaliveReply(t1: t1, t2: t2, t3: t3).encode()) }
+    }
+
+    /// The non-reading peer (steps 8–10) and the storage bursts (step 11) of the router harness.
+    static func routerBursts() throws -> [(String, [UInt8])] {
+        let messages = try deliveryMessages()
+        func template(_ type: UInt8) -> [UInt8] { record(messages.first { $0.encode()[0] == type }?.encode() ?? []) }
+        // 4096 pings past the reply limit, more requests over the stall time (they renew the
+        // lease), the timer pass that closes it, then a second connection the peer partly reads.
+        let pingFlood: [UInt8] = [8, 9, 255, 0x00, 3, 40, 9, 15, 0xFF, 3, 40, 9, 15, 0x0F, 3, 40,
+                                  8, 9, 64, 0xAA, 10, 4, 9, 64, 0x00, 10, 255, 9, 8, 0x01]
+        // Requests with a genuine rekey initiation every 16th: the answers are the daemon's own
+        // traffic, refused at the hard limit (the channel closes).
+        let rekeyFlood: [UInt8] = [8, 9, 255, 0x80, 9, 255, 0x81, 3, 4]
+        // Replies up to the reply limit, then the daemon's own traffic: reliable sends, keepalives.
+        let ownTraffic: [UInt8] = [8, 9, 127, 0x00] + (0x41...0x43).flatMap { [7] + record([UInt8](repeating: $0, count: 12_000)) }
+            + [3, 20, 3, 20] + [8, 5, 3, 2, 10, 255, 3, 2]
+        // 2048 session announcements, 1024 snapshot pushes, 1024 anchors, each of distinct sessions.
+        let storage: [UInt8] = [11, 0, 127] + template(0x09) + [11, 1, 63] + template(0x05) + [11, 2, 63] + template(0x08)
+            + [11, 0, 15] + record([])
+        return [("undrained-ping-flood", pingFlood), ("undrained-rekey-flood", rekeyFlood),
+                ("undrained-own-traffic", ownTraffic), ("storage-bursts", storage)]
     }
 
     /// Channel up, a reliable batch, time, the app's ack, realtime items, keepalives, every other

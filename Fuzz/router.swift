@@ -14,21 +14,40 @@ import NIOPosix
 // (not listening: the channel's encryption is what the crypto harnesses cover; what comes out
 // of it arrives here as plaintext), a `DeliveryStore` and a `DeliveryRouter` over them, with an
 // app attached to features "a" and "b". Time is a fake clock that only the input moves, so a
-// run is a function of its input. The input is a list of steps; each starts with a byte:
+// run is a function of its input. The node's outbound budget is small (32 KiB of replies,
+// 64 KiB in all, a stall of 5 s) so that a burst reaches it. The input is a list of at most 64
+// steps; each starts with a byte (taken modulo 12):
 //   0, 1: a record is a delivery message from P on the stream (0) or datagram path (1), handed
 //         to `InboundConsumer.handle` as the router's message consumer would, then stored as
 //         its inbox consumer would (`storeInboxBacklog`).
 //   2:    a record is a channel message (`ChannelMessage(decoding:)`) from P to the node's
 //         stream dispatch (keepalives, pings, rekeys, unpair, ...).
-//   3:    time passes (next byte × 50 ms) and the router ticks (estimates, presence, leases).
+//   3:    time passes (next byte × 50 ms), the router ticks (estimates, presence, leases) and
+//         the node makes its timer pass (keepalives, leases, rekeys, stalled connections).
 //   4:    the app acknowledges the inbox items it was handed so far.
 //   5, 6: P's channel comes up / goes down (the router's channel events).
 //   7:    the app sends a reliable envelope to P (the record is its payload); a record starting
 //         0xF5 instead has P name 8 + record[1] new sessions, each with a session row, a
 //         snapshot and a timer anchor, and checks that the store kept at most P's limits
 //         (`PeerStateLimits`, set low here) of each.
+//   8:    P's channel comes up on a new TCP connection that P does not read
+//         (router+outbound.swift): installed as a completed handshake installs one, replacing
+//         the one before; the router is told.
+//   9:    P sends a burst on that connection, genuine stream frames its stream reader opens:
+//         next byte n → 16·(n+1) requests (pings and keepalive requests as the bits of the
+//         byte after say; its top bit adds a rekey initiation every 16th), at most 16 384 per
+//         input, so the outbound budget drops replies and, with the daemon's own writes
+//         (keepalives, rekeys, reliable batches), closes the channel.
+//   10:   P reads from that connection: the oldest 16·(next byte) writes complete (255: all).
+//   11:   a storage burst (router+storage.swift): the next byte picks session announcements,
+//         snapshot pushes or timer anchors, the byte after their count 16·(n+1) (at most
+//         4 096 per input), and a record their template; each message names another session.
 // Nothing may crash, trap or grow without bound (libFuzzer's -rss_limit_mb and
-// -malloc_limit_mb), whatever P sends.
+// -malloc_limit_mb), whatever P sends; the outbound budget holds (router+outbound.swift:
+// nothing written past its limits, its charge is what the connection holds, every reply
+// written or dropped and counted, a connection over its reply limit for longer than the stall
+// time closed by the next timer pass); no session row from P that P did not announce
+// (router+storage.swift).
 func fuzzRouter(_ bytes: [UInt8]) {
     FuzzRouterBed.run(bytes)
 }
@@ -70,8 +89,10 @@ enum FuzzRouterBed {
             fuzzFailure("cannot prepare the state folder: \(error)")
         }
         let clock = FuzzClock()
-        let configuration = DaemonConfiguration(name: "fuzz", stateDirectory: folder, socketPath: folder + "/meshd.sock",
+        var configuration = DaemonConfiguration(name: "fuzz", stateDirectory: folder, socketPath: folder + "/meshd.sock",
                                                 listen: .init(host: "127.0.0.1", port: 0))
+        configuration.channelTuning.outboundReplyBytes = 32 << 10
+        configuration.channelTuning.outboundBytes = 64 << 10
         let node: MeshNode
         let store: DeliveryStore
         do {
@@ -102,13 +123,19 @@ enum FuzzRouterBed {
 
         var input = FuzzInput(bytes)
         var steps = 0
+        var undrained: FuzzUndrainedPeer?
+        var connections: [FuzzUndrainedPeer] = []
+        var requestsLeft = 16_384, storageLeft = 4_096
+        var announced = FuzzAnnounced()
         while !input.isEmpty, steps < 64 {
             steps += 1
-            let step = input.byte() % 8
+            let step = input.byte() % 12
             switch step {
             case 0, 1:
                 let path: PingPath = step == 0 ? .stream : .datagram
-                await router.handleForFuzzing(InboundChannelMessage(peer: peer, path: path, bytes: input.record()))
+                let record = input.record()
+                announced.note(record)
+                await router.handleForFuzzing(InboundChannelMessage(peer: peer, path: path, bytes: record))
                 await router.storeInboxBacklogForFuzzing()
             case 2:
                 guard let message = try? ChannelMessage(decoding: input.record()) else { continue }
@@ -116,23 +143,59 @@ enum FuzzRouterBed {
             case 3:
                 clock.advance(nanoseconds: UInt64(input.byte()) * 50_000_000)
                 await router.tickForFuzzing(round: UInt64(steps))
+                await node.fuzzTimerPass()
+                if let undrained { await node.fuzzCheckOutbound(undrained, of: peer, afterTimerPass: true) }
             case 4:
                 _ = try? await router.acknowledgeInbox(ids: app.takeInboxIDs())
             case 5:
                 await router.activated(peer)
             case 6:
                 await router.deactivated(peer)
-            default:
+            case 7:
                 let record = input.record()
                 if record.first == 0xF5 {
                     await flood(record, router: router)
                 } else {
                     await FuzzApp.send(record, via: router)
                 }
+            case 8:
+                let connection = await node.fuzzUndrainedPeer(id: 1_000 + UInt64(connections.count), clock: clock)
+                connections.append(connection)
+                undrained = connection
+                await node.fuzzActivate(peer, connection)
+                await router.activated(peer)
+            case 9:
+                let count = min(requestsLeft, 16 * (Int(input.byte()) + 1)), mix = input.byte()
+                requestsLeft -= count
+                guard let undrained, count > 0 else { continue }
+                let burst = await node.fuzzRequestBurst(undrained, from: peer, count: count, mix: mix,
+                                                        rekeyEvery: mix & 0x80 != 0 ? 16 : 0, peerKey: peerKey)
+                if mix & 0x80 == 0, burst.written + Int(burst.dropped) != burst.requests {
+                    fuzzFailure("\(burst.requests) requests, \(burst.written) replies written, \(burst.dropped) dropped")
+                }
+            case 10:
+                let count = input.byte()
+                guard let undrained else { continue }
+                await node.fuzzRead(undrained, writes: count == 255 ? Int.max : Int(count) * 16)
+            default:
+                let kind = input.byte(), count = min(storageLeft, 16 * (Int(input.byte()) + 1))
+                storageLeft -= count
+                let messages = FuzzStorageBurst.messages(kind: kind, count: count, first: 4_096 - storageLeft - count,
+                                                         template: input.record(), wallMicros: clock.wallNanoseconds() / 1_000)
+                for message in messages {
+                    announced.note(message)
+                    await router.handleForFuzzing(InboundChannelMessage(peer: peer, path: .stream, bytes: message))
+                }
+                await router.storeInboxBacklogForFuzzing()
+                await router.fuzzCheckSessions(from: peer, announced: announced)
             }
             await router.settleReplays()
+            await node.fuzzSettle(connections)
+            if let undrained { await node.fuzzCheckOutbound(undrained, of: peer, afterTimerPass: false) }
         }
         await router.stopForFuzzing()
+        // Every connection closes here: its embedded loop must go on the thread that made it.
+        await node.fuzzFinish(connections, of: peer)
     }
 }
 

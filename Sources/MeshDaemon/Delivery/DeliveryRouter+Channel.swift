@@ -15,7 +15,9 @@ extension DeliveryRouter {
         transmit(.presence(features: attachments.announcedFeatures), to: peer, path: .stream)
         sender.sendDrained(self, plan.drained, to: peer)
         await directory.resendState(self, to: peer)
-        await sender.pump(self, peer)
+        // In a task of its own: the pump waits for each batch's write, and a peer that does not
+        // read must not hold up the channel events of the others.
+        sender.schedulePump(self, peer)
     }
 
     func deactivated(_ peer: DeviceID) {

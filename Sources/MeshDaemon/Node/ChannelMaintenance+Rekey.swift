@@ -5,6 +5,7 @@ import NIOCore
 extension ChannelMaintenance {
     /// Starts a rekey towards `peer`.
     func startRekey(_ node: isolated MeshNode, _ peer: DeviceID) {
+        guard admitsRekey(node, peer) else { return }
         let clock = node.clock
         let step = node.channels.startRekey(peer, udpPort: node.announcedUDPPort, wall: clock.wallNanoseconds(),
                                             now: clock.monotonicNanoseconds(), wallSeconds: clock.wallSeconds())
@@ -18,6 +19,7 @@ extension ChannelMaintenance {
 
     /// Answers the peer's rekey (or ignores it when this side's own rekey wins a collision).
     func answerRekey(_ node: isolated MeshNode, _ message1: [UInt8], from peer: DeviceID) -> Bool {
+        guard admitsRekey(node, peer) else { return false }
         let clock = node.clock
         return perform(node, node.channels.answerRekey(message1, from: peer, udpPort: node.announcedUDPPort, wall: clock.wallNanoseconds(),
                                                        now: clock.monotonicNanoseconds(), wallSeconds: clock.wallSeconds()), for: peer)
@@ -25,6 +27,7 @@ extension ChannelMaintenance {
 
     /// Completes this side's rekey with the peer's answer.
     func completeRekey(_ node: isolated MeshNode, _ message2: [UInt8], from peer: DeviceID) -> Bool {
+        guard admitsRekey(node, peer) else { return false }
         let step = node.channels.completeRekey(message2, from: peer, now: node.clock.monotonicNanoseconds(),
                                                wallSeconds: node.clock.wallSeconds())
         guard perform(node, step, for: peer) else { return false }
@@ -36,6 +39,15 @@ extension ChannelMaintenance {
     func confirmRekey(_ node: isolated MeshNode, from peer: DeviceID) -> Bool {
         perform(node, node.channels.confirmRekey(from: peer, now: node.clock.monotonicNanoseconds(), wallSeconds: node.clock.wallSeconds()),
                 for: peer)
+    }
+
+    /// Whether a rekey message may be written to `peer` now: the daemon's own traffic in the
+    /// connection's outbound budget, decided before the step seals it (a peer that sends rekey
+    /// initiations and never reads gets its channel closed at the hard limit). True without a
+    /// connection: the step itself finds no channel.
+    func admitsRekey(_ node: isolated MeshNode, _ peer: DeviceID) -> Bool {
+        guard let connection = node.channels.peers[peer]?.connection else { return true }
+        return node.admitStream(.own, to: peer, on: connection)
     }
 
     /// Carries out a rekey step: writes its bytes, counts new keys, or closes the channel when

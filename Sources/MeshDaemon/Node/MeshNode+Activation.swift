@@ -70,20 +70,7 @@ extension MeshNode {
                     traffic: OutboundBudget.Traffic = .own) -> EventLoopFuture<Void>? {
         guard var runtime = channels.peers[peer], var channel = runtime.channel, let connection = runtime.connection else { return nil }
         // Decided before sealing: a sealed frame that is not written would break the stream.
-        switch outbound.admit(traffic, on: connection.id) {
-        case .write:
-            break
-        case .drop:
-            counters.streamRepliesDropped += 1
-            return nil
-        case .refuse:
-            counters.streamWritesRefused += 1
-            counters.channelsClosedNotReading += 1
-            logger.warning("closing a channel: the peer does not read what this daemon sends",
-                           metadata: ["peer.id": "\(peer.short)", "queued.bytes": "\(outbound.budget(of: connection.id)?.charge ?? 0)"])
-            dropChannel(peer, reason: Self.outboundFullReason(limit: outbound.limit), redial: true)
-            return nil
-        }
+        guard admitStream(traffic, to: peer, on: connection) else { return nil }
         do {
             let bytes = try channel.sealStream(message)
             runtime.channel = channel
@@ -93,6 +80,26 @@ extension MeshNode {
         } catch {
             dropChannel(peer, reason: "stream keys exhausted", redial: true)
             return nil
+        }
+    }
+
+    /// Whether a write of `traffic` may go on `peer`'s `connection` now (see `OutboundBudget`),
+    /// decided before anything is sealed for it: a reply over the reply limit is dropped and
+    /// counted; own traffic at the hard limit is refused, counted, and the channel closes.
+    func admitStream(_ traffic: OutboundBudget.Traffic, to peer: DeviceID, on connection: ChannelConnection) -> Bool {
+        switch outbound.admit(traffic, on: connection.id) {
+        case .write:
+            return true
+        case .drop:
+            counters.streamRepliesDropped += 1
+            return false
+        case .refuse:
+            counters.streamWritesRefused += 1
+            counters.channelsClosedNotReading += 1
+            logger.warning("closing a channel: the peer does not read what this daemon sends",
+                           metadata: ["peer.id": "\(peer.short)", "queued.bytes": "\(outbound.budget(of: connection.id)?.charge ?? 0)"])
+            dropChannel(peer, reason: Self.outboundFullReason(limit: outbound.limit), redial: true)
+            return false
         }
     }
 
