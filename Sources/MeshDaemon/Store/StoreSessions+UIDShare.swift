@@ -10,13 +10,10 @@ extension StoreSessions {
 
     /// Throws `.full` naming the share when `uid` already holds all the rows of `share` it may.
     func checkShare(_ share: UIDShare, of uid: UInt32, operation: String) throws {
-        let (held, limit): (Int, StoreLimit) = switch share {
-        case .sessions: (store.tallies.sessionsByUID[uid] ?? 0, .sessionsPerUID(store.options.maxSessionsPerUID))
-        case .anchors: (store.tallies.anchorsByUID[uid] ?? 0, .anchorsPerUID(store.options.maxAnchorsPerUID))
-        }
-        let maximum = switch limit {
-        case .sessionsPerUID(let n), .anchorsPerUID(let n): n
-        default: Int.max
+        let options = store.options    // plain integers: a copy costs nothing
+        let (held, maximum, limit): (Int, Int, StoreLimit) = switch share {
+        case .sessions: (store.tallies.sessionsByUID[uid] ?? 0, options.maxSessionsPerUID, .sessionsPerUID(options.maxSessionsPerUID))
+        case .anchors: (store.tallies.anchorsByUID[uid] ?? 0, options.maxAnchorsPerUID, .anchorsPerUID(options.maxAnchorsPerUID))
         }
         guard held >= maximum else { return }
         throw StoreError(code: .full, operation: operation, path: store.path, limit: limit,
