@@ -98,6 +98,8 @@ struct StatusSummary {
         ("delivery.reliable.refused", "reliable batch(es) refused by a peer's full inbox"),
         ("delivery.outbox.uid_share_refused", "send(s) refused: a local uid's share of the outbox was full"),
         ("delivery.slots.uid_share_refused", "snapshot(s) refused: a local uid's share of the outbound slots was full"),
+        ("delivery.sessions.uid_share_refused", "session announce(s)/close(s) refused: a local uid's share of the session rows was full"),
+        ("delivery.anchors.uid_share_refused", "anchor set(s) refused: a local uid's share of the timer anchors was full"),
         ("delivery.inbox.refused", "reliable batch(es) refused: this inbox was full"),
         ("pending.dropped", "pending realtime item(s) dropped"),
         ("delivery.inbox.expired", "inbox item(s) expired: no app of their feature attached in time"),

@@ -34,4 +34,14 @@ struct ConfigUIDShareTests {
         #expect(message("uid_max_outbox_items = 0")?.contains("out of range; use 1 to") == true)
         #expect(message("uid_max_outbox_bytes = \"lots\"")?.contains("must be an integer number of bytes") == true)
     }
+
+    @Test func theSessionAndAnchorSharesReachTheStoreOptions() throws {
+        let options = try ConfigFile(parsing: "uid_max_sessions = 12\nuid_max_anchors = 34", fileName: "meshd.toml")
+            .delivery.storeOptions(DeliveryStoreOptions())
+        #expect(options.maxSessionsPerUID == 12)
+        #expect(options.maxAnchorsPerUID == 34)
+        #expect(DeliveryStoreOptions().maxSessionsPerUID == 4096 && DeliveryStoreOptions().maxAnchorsPerUID == 4096)
+        #expect(message("uid_max_sessions = 0")?.contains("out of range; use 1 to") == true)
+        #expect(message("uid_max_anchors = 10000001")?.contains("out of range; use 1 to") == true)
+    }
 }

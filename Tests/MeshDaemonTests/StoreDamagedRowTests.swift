@@ -90,8 +90,10 @@ struct StoreDamagedRowTests {
         store.close()
         let bad: SQLiteValue = .blob([1, 2, 3])
         try dir.alter([
-            ("INSERT INTO session_directory VALUES ('demo', ?, 'x', 'running', 0, 1, NULL)", [bad]),
-            ("INSERT INTO timer_anchor VALUES ('demo', ?, '', 1, x'00', 0)", [bad]),
+            ("INSERT INTO session_directory (feature, session_id, owner, status, updated_at, revision, source_peer) "
+             + "VALUES ('demo', ?, 'x', 'running', 0, 1, NULL)", [bad]),
+            ("INSERT INTO timer_anchor (feature, session_id, source_peer, revision, bytes, updated_at) "
+             + "VALUES ('demo', ?, '', 1, x'00', 0)", [bad]),
             ("INSERT INTO watermark VALUES ('P', 'demo', ?, 1, 9, 0)", [bad]),
             ("INSERT INTO outbound_slot (feature, session, revision, bytes, updated_at) VALUES ('demo', ?, 1, x'00', 0)", [bad]),
             ("INSERT INTO inbound_slot VALUES ('P', 'demo', ?, 1, x'00', 0)", [.text("not a session")]),

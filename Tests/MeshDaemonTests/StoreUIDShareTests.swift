@@ -98,15 +98,31 @@ struct StoreUIDShareTests {
         defer { dir.cleanUp() }
         var store = try DeliveryStore.open(path: dir.path())
         try store.outbox.enqueue(peer: "A", item: makeOutboxItem(1))
+        let session = UUID()
+        try store.sessions.put(SessionRecord(sessionID: session, featureID: "demo", owner: "me", status: "open",
+                                             updatedAt: storeTestEpoch, revision: 1, sourcePeer: nil))
+        try store.sessions.putTimerAnchor(featureID: "demo", sessionID: session, revision: 1, bytes: [1], at: storeTestEpoch)
         store.close()
         let raw = try SQLiteConnection(path: dir.path(), busyTimeoutMilliseconds: 100)
-        try raw.execute("ALTER TABLE outbox DROP COLUMN owner_uid; ALTER TABLE outbound_slot DROP COLUMN owner_uid; PRAGMA user_version = 6", "test setup")
+        try raw.execute("""
+            ALTER TABLE outbox DROP COLUMN owner_uid; ALTER TABLE outbound_slot DROP COLUMN owner_uid;
+            ALTER TABLE session_directory DROP COLUMN owner_uid; ALTER TABLE timer_anchor DROP COLUMN owner_uid;
+            PRAGMA user_version = 6
+            """, "test setup")
         raw.close()
-        store = try DeliveryStore.open(path: dir.path(), options: Self.options)
+        store = try DeliveryStore.open(path: dir.path(), options: DeliveryStoreOptions(maxOutboxItemsTotal: 10, maxOutboxItemsPerUID: 4,
+                                                                                       maxSessionsPerUID: 1, maxAnchorsPerUID: 1))
         defer { store.close() }
         #expect(try store.outbox.pending(peer: "A").map(\.item.ownerUID) == [nil])
         #expect(store.tallies.outboxByUID.isEmpty)
+        #expect(store.tallies.sessionsByUID.isEmpty && store.tallies.anchorsByUID.isEmpty)
         for index in 0..<4 { try store.outbox.enqueue(peer: "A", item: item(index, uid: 1001)) }
+        // The upgraded tables have the column again: a uid's whole share is still free.
+        let mine = UUID()
+        try store.sessions.put(SessionRecord(sessionID: mine, featureID: "demo", owner: "me", status: "open",
+                                             updatedAt: storeTestEpoch, revision: 1, sourcePeer: nil), ownerUID: 1001)
+        try store.sessions.putTimerAnchor(featureID: "demo", sessionID: mine, revision: 1, bytes: [1], at: storeTestEpoch, ownerUID: 1001)
+        #expect(store.tallies.sessionsByUID == [1001: 1] && store.tallies.anchorsByUID == [1001: 1])
     }
 
     @Test func aUIDPublishingNewSessionsIsRefusedAtItsSlotShareAndUpdatesStillFit() throws {

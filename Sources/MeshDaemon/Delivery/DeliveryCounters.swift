@@ -32,6 +32,12 @@ struct DeliveryCounters: Sendable {
     /// Snapshot publishes refused because their local uid's share of the outbound slots was
     /// full (`uid_max_slots`, `uid_max_slot_bytes`).
     var slotsUIDShareRefused: UInt64 = 0
+    /// Session announces and closes refused because their local uid's share of this device's
+    /// session rows was full (`uid_max_sessions`).
+    var sessionsUIDShareRefused: UInt64 = 0
+    /// Anchor sets refused because their local uid's share of this device's timer anchors was
+    /// full (`uid_max_anchors`).
+    var anchorsUIDShareRefused: UInt64 = 0
     var inboxStored: UInt64 = 0
     var inboxDuplicates: UInt64 = 0
     var inboxDelivered: UInt64 = 0
@@ -112,6 +118,8 @@ struct DeliveryCounters: Sendable {
             "delivery.reliable.refused": reliableRefused,
             "delivery.outbox.uid_share_refused": outboxUIDShareRefused,
             "delivery.slots.uid_share_refused": slotsUIDShareRefused,
+            "delivery.sessions.uid_share_refused": sessionsUIDShareRefused,
+            "delivery.anchors.uid_share_refused": anchorsUIDShareRefused,
             "delivery.reliable.repaired_ids": outboxRepairedIDs,
             "delivery.inbox.stored": inboxStored,
             "delivery.inbox.duplicates": inboxDuplicates,

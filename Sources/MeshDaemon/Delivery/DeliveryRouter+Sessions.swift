@@ -11,16 +11,25 @@ extension DeliveryRouter {
 
     /// Announces or updates a session of this device and replicates it to active peers (and to
     /// the others on their next activation). Throws `session-closed` for a closed session.
-    public func announceSession(sessionID: UUID, featureID: String, owner: String, status: String) async throws {
-        try await directory.announceSession(self, sessionID: sessionID, featureID: featureID, owner: owner, status: status)
+    ///
+    /// `ownerUID`: the announcing local uid (the local API passes the connection's); a new row
+    /// counts toward its share (`uid_max_sessions`; over it: `queue-full`). Nil (tests, the
+    /// simulator) counts toward none.
+    public func announceSession(sessionID: UUID, featureID: String, owner: String, status: String,
+                                ownerUID: UInt32? = nil) async throws {
+        try await directory.announceSession(self, sessionID: sessionID, featureID: featureID, owner: owner, status: status,
+                                            ownerUID: ownerUID)
     }
 
     /// Closes a session: directory row `closed`, a closing envelope queued reliably for every
     /// paired device, a closing snapshot in the outbound slot (`SessionClosing`). Returns once
     /// the envelope was acknowledged by the reachable peers (within `closeWait`) — `delivered`
-    /// — or is durably queued for the others — `queued`.
-    public func closeSession(sessionID: UUID, featureID: String) async throws -> (delivered: [String], queued: [String]) {
-        try await directory.closeSession(self, sessionID: sessionID, featureID: featureID)
+    /// — or is durably queued for the others — `queued`. `ownerUID`: the closing local uid;
+    /// closing a session with no row creates one, which counts toward its share
+    /// (`uid_max_sessions`; over it: `queue-full`, nothing done).
+    public func closeSession(sessionID: UUID, featureID: String,
+                             ownerUID: UInt32? = nil) async throws -> (delivered: [String], queued: [String]) {
+        try await directory.closeSession(self, sessionID: sessionID, featureID: featureID, ownerUID: ownerUID)
     }
 
     /// Waits for every one of `peers` at once until its outbox no longer holds `eventID` (it
@@ -55,9 +64,12 @@ extension DeliveryRouter {
     }
 
     /// Stores a session's anchor (latest revision wins; instants in this device's clock) and
-    /// forwards it. Returns whether it replaced the stored one.
-    public func setAnchor(sessionID: UUID, featureID: String, revision: UInt64, anchor: SessionTimerAnchor) async throws -> Bool {
-        try await directory.setAnchor(self, sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
+    /// forwards it. Returns whether it replaced the stored one. `ownerUID`: the setting local
+    /// uid; a new anchor counts toward its share (`uid_max_anchors`; over it: `queue-full`).
+    public func setAnchor(sessionID: UUID, featureID: String, revision: UInt64, anchor: SessionTimerAnchor,
+                          ownerUID: UInt32? = nil) async throws -> Bool {
+        try await directory.setAnchor(self, sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor,
+                                      ownerUID: ownerUID)
     }
 
     /// This device's app processed `peer`'s events of the session up to `sequence`: stores and

@@ -7,12 +7,21 @@ import SessionMesh
 extension SessionDirectory {
     /// `DeliveryRouter.setAnchor`.
     func setAnchor(_ router: isolated DeliveryRouter, sessionID: UUID, featureID: String, revision: UInt64,
-                   anchor: SessionTimerAnchor) async throws -> Bool {
+                   anchor: SessionTimerAnchor, ownerUID: UInt32?) async throws -> Bool {
         let record = DeliveryAnchorRecord(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
         let store = router.store, at = router.wallNow(), bytes = record.encoded()
-        let stored = try await router.worker.call {
-            try store.sessions.putTimerAnchor(featureID: featureID, sessionID: sessionID, revision: revision, bytes: bytes, at: at)
-        }.isStored
+        let stored: Bool
+        do {
+            stored = try await router.worker.run {
+                try store.sessions.putTimerAnchor(featureID: featureID, sessionID: sessionID, revision: revision, bytes: bytes, at: at,
+                                                  ownerUID: ownerUID)
+            }.isStored
+        } catch let error as StoreError where error.limit?.isUIDShare == true {
+            router.counters.anchorsUIDShareRefused &+= 1
+            throw MeshError.queueFull(error.description)
+        } catch {
+            throw MeshError.store(error)
+        }
         if stored {
             for peer in router.peerStates.keys.sorted() where router.peerStates[peer]?.active == true {
                 router.transmit(.anchor(record), to: peer, path: .stream)

@@ -28,13 +28,13 @@ final class SessionDirectory {
 
     /// `DeliveryRouter.announceSession`.
     func announceSession(_ router: isolated DeliveryRouter, sessionID: UUID, featureID: String, owner: String,
-                         status: String) async throws {
+                         status: String, ownerUID: UInt32?) async throws {
         try SessionDirectoryRow.checkAnnounced(status: status)
         let store = router.store
         let existing = try await router.worker.call { try store.sessions.record(featureID: featureID, id: sessionID) }
         let (record, change) = try SessionDirectoryRow(existing: existing)
             .announce(sessionID: sessionID, featureID: featureID, owner: owner, status: status, at: router.wallNow())
-        _ = try await router.worker.call { try store.sessions.put(record) }
+        try await putLocal(router, record, ownerUID: ownerUID)
         router.emit(.session(record, change: change), feature: featureID)
         for peer in router.peerStates.keys.sorted() where router.peerStates[peer]?.active == true {
             router.transmit(.session(DeliverySessionRecord(record)), to: peer, path: .stream)
@@ -42,8 +42,8 @@ final class SessionDirectory {
     }
 
     /// `DeliveryRouter.closeSession`.
-    func closeSession(_ router: isolated DeliveryRouter, sessionID: UUID,
-                      featureID: String) async throws -> (delivered: [String], queued: [String]) {
+    func closeSession(_ router: isolated DeliveryRouter, sessionID: UUID, featureID: String,
+                      ownerUID: UInt32?) async throws -> (delivered: [String], queued: [String]) {
         let store = router.store, at = router.wallNow()
         let (existing, slot) = try await router.worker.call {
             (try store.sessions.record(featureID: featureID, id: sessionID),
@@ -53,7 +53,7 @@ final class SessionDirectory {
                                          slotRevision: slot?.revision, localDevice: router.localDeviceID.description,
                                          at: at, eventID: router.random.uuid())
         let record = closing.record
-        _ = try await router.worker.call { try store.sessions.put(record) }
+        try await putLocal(router, record, ownerUID: ownerUID)
         router.emit(.session(record, change: .closed), feature: featureID)
         let peers = router.peerStates.keys.sorted()
         try await router.sender.enqueueReliable(router, closing.item, for: peers)
@@ -110,6 +110,20 @@ final class SessionDirectory {
         }
         for message in router.peerStates[peer]?.watermarks.sentMessages ?? [] {
             router.transmit(message, to: peer, path: .stream)
+        }
+    }
+
+    /// Stores a row of this device for `ownerUID` (`StoreSessions.put`): a uid at its share of
+    /// the session rows gets `queue-full` naming it (counted), any other store error `store-failed`.
+    private func putLocal(_ router: isolated DeliveryRouter, _ record: SessionRecord, ownerUID: UInt32?) async throws {
+        let store = router.store
+        do {
+            _ = try await router.worker.run { try store.sessions.put(record, ownerUID: ownerUID) }
+        } catch let error as StoreError where error.limit?.isUIDShare == true {
+            router.counters.sessionsUIDShareRefused &+= 1
+            throw MeshError.queueFull(error.description)
+        } catch {
+            throw MeshError.store(error)
         }
     }
 

@@ -49,6 +49,13 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
     public var maxOutboundSlotsPerUID: Int
     /// Maximum snapshot bytes in the outbound slots of one local uid. Default 64 MiB.
     public var maxOutboundSlotBytesPerUID: Int
+    /// Maximum rows of this device's session directory created by one local uid's apps (one
+    /// per feature and session it announces or closes). Default 4096. Rows of peers and of no
+    /// known uid count toward none.
+    public var maxSessionsPerUID: Int
+    /// Maximum timer anchors of this device created by one local uid's apps (one per feature
+    /// and session). Default 4096.
+    public var maxAnchorsPerUID: Int
     /// Maximum inbox items (received, not yet acknowledged by a local app).
     public var maxInboxItems: Int
     /// Maximum inbox payload bytes.
@@ -84,6 +91,8 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
                 maxOutboxBytesPerUID: Int? = nil,
                 maxOutboundSlotsPerUID: Int = 4096,
                 maxOutboundSlotBytesPerUID: Int = 64 << 20,
+                maxSessionsPerUID: Int = 4096,
+                maxAnchorsPerUID: Int = 4096,
                 maxInboxItems: Int = 100_000,
                 maxInboxBytes: Int = 256 << 20,
                 maxInboxItemsPerPeer: Int? = nil,
@@ -103,6 +112,8 @@ public struct DeliveryStoreOptions: Sendable, Equatable {
         self.maxOutboxBytesPerUID = maxOutboxBytesPerUID ?? max(1, maxOutboxBytesTotal / 2)
         self.maxOutboundSlotsPerUID = maxOutboundSlotsPerUID
         self.maxOutboundSlotBytesPerUID = maxOutboundSlotBytesPerUID
+        self.maxSessionsPerUID = maxSessionsPerUID
+        self.maxAnchorsPerUID = maxAnchorsPerUID
         self.maxInboxItems = maxInboxItems
         self.maxInboxBytes = maxInboxBytes
         self.maxInboxItemsPerPeer = maxInboxItemsPerPeer ?? max(1, maxInboxItems / 2)

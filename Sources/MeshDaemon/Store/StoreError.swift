@@ -63,6 +63,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .full where limit?.isOutboundSlotShare == true:
             // Slots leave with their sessions, not with deliveries.
             text += "; close sessions this uid no longer uses, or raise the limit (`\(limit?.configKey ?? "")` in meshd.toml)"
+        case .full where limit?.isSessionShare == true:
+            // This device's rows stay (a closed session keeps its row): waiting frees nothing.
+            text += "; other uids can still write theirs; raise the limit (`\(limit?.configKey ?? "")` in meshd.toml)"
         case .full:
             text += "; wait for queued items to be delivered, cancel some (`meshctl queue cancel`), or "
             if let key = limit?.configKey { text += "raise the limit (`\(key)` in meshd.toml)" }

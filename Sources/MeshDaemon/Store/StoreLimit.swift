@@ -19,6 +19,10 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
     case outboundSlotsPerUID(Int)
     /// At most this many snapshot bytes in the outbound slots of one local uid.
     case outboundSlotBytesPerUID(Int)
+    /// At most this many of this device's session rows created by one local uid's apps.
+    case sessionsPerUID(Int)
+    /// At most this many of this device's timer anchors created by one local uid's apps.
+    case anchorsPerUID(Int)
     /// At most this many inbox items (received, not yet acknowledged by the local app).
     case inboxItems(Int)
     /// At most this many inbox items from one peer (its share of the inbox).
@@ -48,11 +52,22 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
     /// The file system is full (SQLITE_FULL from the operating system).
     case disk
 
-    /// A local uid's share of the outbox or of the outbound slots (`uid_max_*`), not a limit of
-    /// the whole store.
+    /// A local uid's share of the outbox, of the outbound slots, of the session rows or of the
+    /// timer anchors (`uid_max_*`), not a limit of the whole store.
     public var isUIDShare: Bool {
         switch self {
-        case .outboxItemsPerUID, .outboxBytesPerUID, .outboundSlotsPerUID, .outboundSlotBytesPerUID: true
+        case .outboxItemsPerUID, .outboxBytesPerUID, .outboundSlotsPerUID, .outboundSlotBytesPerUID,
+             .sessionsPerUID, .anchorsPerUID: true
+        default: false
+        }
+    }
+
+    /// A local uid's share of this device's session rows or timer anchors (`uid_max_sessions`,
+    /// `uid_max_anchors`): rows that stay (a closed session keeps its row), so only a higher
+    /// limit makes room.
+    public var isSessionShare: Bool {
+        switch self {
+        case .sessionsPerUID, .anchorsPerUID: true
         default: false
         }
     }
@@ -76,6 +91,8 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
         case .outboxBytesPerUID: "uid_max_outbox_bytes"
         case .outboundSlotsPerUID: "uid_max_slots"
         case .outboundSlotBytesPerUID: "uid_max_slot_bytes"
+        case .sessionsPerUID: "uid_max_sessions"
+        case .anchorsPerUID: "uid_max_anchors"
         case .inboxItems: "inbox_max_items"
         case .inboxBytes: "inbox_max_bytes"
         case .inboxItemsPerPeer: "inbox_max_items_per_peer"
@@ -104,6 +121,8 @@ public enum StoreLimit: Sendable, Hashable, CustomStringConvertible {
         case .outboxBytesPerUID(let n): "outbox bytes per local uid = \(n)"
         case .outboundSlotsPerUID(let n): "outbound snapshot slots per local uid = \(n)"
         case .outboundSlotBytesPerUID(let n): "outbound snapshot bytes per local uid = \(n)"
+        case .sessionsPerUID(let n): "session rows per local uid = \(n)"
+        case .anchorsPerUID(let n): "timer anchors per local uid = \(n)"
         case .inboxItems(let n): "inbox items = \(n)"
         case .inboxBytes(let n): "inbox bytes = \(n)"
         case .inboxItemsPerPeer(let n): "inbox items per peer = \(n)"

@@ -172,13 +172,16 @@ enum StoreSchema {
         CREATE INDEX outbound_slot_by_session ON outbound_slot (session, updated_at);
         """,
         // Version 7: the local uid that queued each outbox item and that created each outbound
-        // snapshot slot (`owner_uid`), so one uid's share of the outbox (`uid_max_outbox_*`) and
-        // of the outbound slots (`uid_max_slots`, `uid_max_slot_bytes`) is bounded. Rows of older
-        // files and rows the daemon wrote itself or for a client of unknown uid keep NULL: they
-        // count toward no uid.
+        // snapshot slot, session row and timer anchor of this device (`owner_uid`), so one uid's
+        // share of the outbox (`uid_max_outbox_*`), of the outbound slots (`uid_max_slots`,
+        // `uid_max_slot_bytes`), of the session rows (`uid_max_sessions`) and of the anchors
+        // (`uid_max_anchors`) is bounded. Rows of older files, rows of peers and rows the daemon
+        // wrote itself or for a client of unknown uid keep NULL: they count toward no uid.
         """
         ALTER TABLE outbox ADD COLUMN owner_uid INTEGER;
         ALTER TABLE outbound_slot ADD COLUMN owner_uid INTEGER;
+        ALTER TABLE session_directory ADD COLUMN owner_uid INTEGER;
+        ALTER TABLE timer_anchor ADD COLUMN owner_uid INTEGER;
         """,
     ]
 

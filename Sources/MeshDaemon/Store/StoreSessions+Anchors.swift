@@ -5,9 +5,13 @@ extension StoreSessions {
     /// Stores an encoded timer anchor of this device (`sourcePeer` nil) or of a peer. Returns
     /// `.stored` when it was new or its revision is strictly higher than the stored one of the
     /// same sender; a peer's new row must fit its share and the total (`.refused`).
+    ///
+    /// `ownerUID`: the local uid whose app sets this device's anchor. A new anchor is that uid's
+    /// and must fit its share (`uid_max_anchors`; over it: `.full` naming the share, nothing
+    /// stored); an anchor that exists keeps its uid (or none) and never counts again.
     @discardableResult
     public func putTimerAnchor(featureID: String, sessionID: UUID, from sourcePeer: String? = nil, revision: UInt64,
-                               bytes: [UInt8], at time: Date) throws -> StorePutResult {
+                               bytes: [UInt8], at time: Date, ownerUID: UInt32? = nil) throws -> StorePutResult {
         try store.withConnection { db in
             let operation = "store timer anchor of session \(sessionID) of feature \(featureID)"
             let key: [SQLiteValue] = [.text(featureID), .blob(StoreColumns.blob(sessionID)), .text(sourcePeer ?? "")]
@@ -21,15 +25,19 @@ extension StoreSessions {
                 adding: delta, to: store.tallies.peerState[peer] ?? PeerStateTally(), total: store.tallies.peerStateTotal) {
                 return .refused(limit)
             }
+            let owner = existing == nil && sourcePeer == nil ? ownerUID : nil
+            if let owner { try checkShare(.anchors, of: owner, operation: operation) }
             try db.run("""
-                INSERT INTO timer_anchor (feature, session_id, source_peer, revision, bytes, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO timer_anchor (feature, session_id, source_peer, revision, bytes, updated_at, owner_uid)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (feature, session_id, source_peer) DO UPDATE
                 SET revision = excluded.revision, bytes = excluded.bytes, updated_at = excluded.updated_at
                 WHERE excluded.revision > timer_anchor.revision
                 """, key + [try StoreColumns.integer(revision, name: "revision", operation: operation, path: store.path),
-                            .blob(bytes), StoreColumns.value(time)], operation)
+                            .blob(bytes), StoreColumns.value(time), StoreColumns.value(ownerUID: owner)], operation)
             guard db.changes > 0 else { return .stale }
             if let peer = sourcePeer { store.tallies.addPeerState(peer, delta) }
+            if existing == nil { addToShare(.anchors, uid: owner, 1) }
             return .stored
         }
     }
@@ -55,19 +63,20 @@ extension StoreSessions {
         }
     }
 
-    /// Deletes a timer anchor of a (feature, session) from `sourcePeer` (nil: this device's).
-    /// Returns whether there was one.
+    /// Deletes a timer anchor of a (feature, session) from `sourcePeer` (nil: this device's); its
+    /// peer's or uid's share gets the room back. Returns whether there was one.
     @discardableResult
     public func deleteTimerAnchor(featureID: String, sessionID: UUID, from sourcePeer: String? = nil) throws -> Bool {
         try store.withConnection { db in
-            let sizes = try db.query("""
-                DELETE FROM timer_anchor WHERE feature = ? AND session_id = ? AND source_peer = ? RETURNING LENGTH(bytes)
+            let removed = try db.query("""
+                DELETE FROM timer_anchor WHERE feature = ? AND session_id = ? AND source_peer = ? RETURNING LENGTH(bytes), owner_uid
                 """, [.text(featureID), .blob(StoreColumns.blob(sessionID)), .text(sourcePeer ?? "")],
-                                     "delete timer anchor") { Int($0.int64(0)) }
-            if let peer = sourcePeer, let size = sizes.first {
+                                       "delete timer anchor") { (size: Int($0.int64(0)), uid: StoreColumns.ownerUID($0, 1)) }
+            if let peer = sourcePeer, let size = removed.first?.size {
                 store.tallies.addPeerState(peer, PeerStateTally() - PeerStateTally(anchors: 1, anchorBytes: size))
             }
-            return !sizes.isEmpty
+            for row in removed { addToShare(.anchors, uid: row.uid, -1) }
+            return !removed.isEmpty
         }
     }
 

@@ -11,16 +11,28 @@ public struct StoreSessions: Sendable {
     /// Stores a row of this device (`sourcePeer` nil) or one a peer sent. Returns `true` when it
     /// was new or its revision is strictly higher than the stored one; a stale row is ignored
     /// (a closed session is never revived by it). A peer's row goes through ``putFromPeer(_:)``.
+    ///
+    /// `ownerUID`: the local uid whose app announces or closes the session. A new row of this
+    /// device is that uid's and must fit its share (`uid_max_sessions`; over it: `.full` naming
+    /// the share, nothing stored); a row that exists keeps its uid (or none) and never counts again.
     @discardableResult
-    public func put(_ record: SessionRecord) throws -> Bool {
+    public func put(_ record: SessionRecord, ownerUID: UInt32? = nil) throws -> Bool {
         if record.sourcePeer != nil { return try putFromPeer(record) == .stored }
         return try store.withConnection { db in
-            let previous = try db.first("""
-                SELECT source_peer FROM session_directory WHERE feature = ? AND session_id = ? AND source_peer IS NOT NULL
-                """, [.text(record.featureID), .blob(StoreColumns.blob(record.sessionID))], "read session") { $0.text(0) }
-            guard try write(record, db: db) else { return false }
+            // nil: no row; .some(nil): this device's row; .some(peer): a peer's row.
+            let previous: String?? = try db.first("""
+                SELECT source_peer FROM session_directory WHERE feature = ? AND session_id = ?
+                """, [.text(record.featureID), .blob(StoreColumns.blob(record.sessionID))], "read session") {
+                $0.isNull(0) ? nil : $0.text(0)
+            }
+            let owner = previous == nil ? ownerUID : nil
+            if let owner {
+                try checkShare(.sessions, of: owner, operation: "store session \(record.sessionID) of feature \(record.featureID)")
+            }
+            guard try write(record, ownerUID: owner, db: db) else { return false }
             // The row is this device's now: no longer part of the peer's share.
-            if let previous { store.tallies.addPeerState(previous, PeerStateTally() - PeerStateTally(sessions: 1)) }
+            if case let peer?? = previous { store.tallies.addPeerState(peer, PeerStateTally() - PeerStateTally(sessions: 1)) }
+            if previous == nil { addToShare(.sessions, uid: owner, 1) }
             return true
         }
     }
@@ -52,11 +64,11 @@ public struct StoreSessions: Sendable {
         }
     }
 
-    private func write(_ record: SessionRecord, db: SQLiteConnection) throws -> Bool {
+    private func write(_ record: SessionRecord, ownerUID: UInt32? = nil, db: SQLiteConnection) throws -> Bool {
         let operation = "store session \(record.sessionID) of feature \(record.featureID)"
         try db.run("""
-            INSERT INTO session_directory (feature, session_id, owner, status, updated_at, revision, source_peer)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO session_directory (feature, session_id, owner, status, updated_at, revision, source_peer, owner_uid)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (feature, session_id) DO UPDATE
             SET owner = excluded.owner, status = excluded.status, updated_at = excluded.updated_at,
                 revision = excluded.revision, source_peer = excluded.source_peer
@@ -65,7 +77,7 @@ public struct StoreSessions: Sendable {
             """, [.text(record.featureID), .blob(StoreColumns.blob(record.sessionID)), .text(record.owner),
                   .text(record.status), StoreColumns.value(record.updatedAt),
                   try StoreColumns.integer(record.revision, name: "revision", operation: operation, path: store.path),
-                  .optional(record.sourcePeer)], operation)
+                  .optional(record.sourcePeer), StoreColumns.value(ownerUID: ownerUID)], operation)
         return db.changes > 0
     }
 
@@ -99,15 +111,21 @@ public struct StoreSessions: Sendable {
         }
     }
 
-    /// Deletes a directory row. Returns whether there was one.
+    /// Deletes a directory row (its peer's or uid's share gets the room back). Returns whether
+    /// there was one.
     @discardableResult
     public func delete(featureID: String, id: UUID) throws -> Bool {
         try store.withConnection { db in
-            let source = try db.query("""
-                DELETE FROM session_directory WHERE feature = ? AND session_id = ? RETURNING source_peer
-                """, [.text(featureID), .blob(StoreColumns.blob(id))], "delete session") { $0.isNull(0) ? nil : $0.text(0) }
-            for case let peer? in source { store.tallies.addPeerState(peer, PeerStateTally() - PeerStateTally(sessions: 1)) }
-            return !source.isEmpty
+            let removed = try db.query("""
+                DELETE FROM session_directory WHERE feature = ? AND session_id = ? RETURNING source_peer, owner_uid
+                """, [.text(featureID), .blob(StoreColumns.blob(id))], "delete session") {
+                (peer: $0.isNull(0) ? nil : $0.text(0), uid: StoreColumns.ownerUID($0, 1))
+            }
+            for row in removed {
+                if let peer = row.peer { store.tallies.addPeerState(peer, PeerStateTally() - PeerStateTally(sessions: 1)) }
+                addToShare(.sessions, uid: row.uid, -1)
+            }
+            return !removed.isEmpty
         }
     }
 }

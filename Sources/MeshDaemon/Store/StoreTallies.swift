@@ -9,6 +9,9 @@ struct StoreTallies {
     var outboxByUID: [UInt32: QueueTally] = [:]
     /// Outbound snapshot slots (items) and their bytes per owning local uid.
     var outboundSlotsByUID: [UInt32: QueueTally] = [:]
+    /// This device's session rows and timer anchors per owning local uid.
+    var sessionsByUID: [UInt32: Int] = [:]
+    var anchorsByUID: [UInt32: Int] = [:]
     var inbox = QueueTally()
     /// Inbox items and bytes per sending peer (their sum is `inbox`).
     var inboxByPeer: [String: QueueTally] = [:]
@@ -37,6 +40,8 @@ struct StoreTallies {
             [], operation, row: { ($0.int64(0), QueueTally(items: Int($0.int64(1)), bytes: Int($0.int64(2)))) }) {
             if let uid = UInt32(exactly: uid) { tallies.outboundSlotsByUID[uid] = tally }
         }
+        tallies.sessionsByUID = try countByUID("session_directory", db)
+        tallies.anchorsByUID = try countByUID("timer_anchor", db)
         tallies.inbox = try db.first("SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM inbox", [], operation) {
             QueueTally(items: Int($0.int64(0)), bytes: Int($0.int64(1)))
         } ?? QueueTally()
@@ -95,6 +100,23 @@ struct StoreTallies {
         guard let uid else { return }
         outboundSlotsByUID[uid, default: QueueTally()] = outboundSlotsByUID[uid, default: QueueTally()] + delta
         if outboundSlotsByUID[uid]?.items ?? 0 <= 0 { outboundSlotsByUID[uid] = nil }
+    }
+
+    /// The rows of `table` per owning uid (a value no uid has, from an altered file, is a row of no uid).
+    private static func countByUID(_ table: String, _ db: SQLiteConnection) throws -> [UInt32: Int] {
+        var counts: [UInt32: Int] = [:]
+        for (uid, count) in try db.query("SELECT owner_uid, COUNT(*) FROM \(table) WHERE owner_uid IS NOT NULL GROUP BY owner_uid",
+                                         [], "load queue counters", row: { ($0.int64(0), Int($0.int64(1))) }) {
+            if let uid = UInt32(exactly: uid) { counts[uid] = count }
+        }
+        return counts
+    }
+
+    /// Adds `delta` rows to `uid`'s count in `counts` (nil: rows of no uid, not tallied).
+    static func add(_ delta: Int, uid: UInt32?, to counts: inout [UInt32: Int]) {
+        guard let uid else { return }
+        counts[uid, default: 0] += delta
+        if counts[uid] ?? 0 <= 0 { counts[uid] = nil }
     }
 
     /// Takes deleted rows (by owning uid) off the uids' shares.

@@ -67,13 +67,16 @@ extension LocalAPIDispatcher {
             LocalAPIEventFrames.append(found.peer, to: &bytes)
             return ByteBuffer(bytes: bytes + found.encoded)
         case .anchorSet(let sessionID, let featureID, let revision, let anchor):
-            let stored = try await router.setAnchor(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor)
+            let stored = try await router.setAnchor(sessionID: sessionID, featureID: featureID, revision: revision, anchor: anchor,
+                                                    ownerUID: context.credentials?.uid)
             return try LocalAPIJSON.encode(MeshAnchorSetReply(stored: stored))
         case .sessionAnnounce(let sessionID, let featureID, let owner, let status):
-            try await router.announceSession(sessionID: sessionID, featureID: featureID, owner: owner, status: status)
+            try await router.announceSession(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
+                                             ownerUID: context.credentials?.uid)
             return try LocalAPIJSON.encode(EmptyBody())
         case .sessionClose(let sessionID, let featureID):
-            let result = try await router.closeSession(sessionID: sessionID, featureID: featureID)
+            let result = try await router.closeSession(sessionID: sessionID, featureID: featureID,
+                                                       ownerUID: context.credentials?.uid)
             return try LocalAPIJSON.encode(MeshSessionCloseReply(delivered: result.delivered, queued: result.queued))
         case .sessions(let featureID):
             let rows = try await router.sessions(featureID: featureID).filter { permits?($0.featureID) ?? true }
