@@ -47,10 +47,43 @@ struct StoreUIDShareSessionTests {
         store = try DeliveryStore.open(path: dir.path(), options: Self.options)
         defer { store.close() }
         #expect(store.tallies.sessionsByUID == [1001: 3, 1002: 1])
+        // At its share, the uid's oldest closed session is forgotten to make room for a new one,
+        // and with no closed one left, a new session is refused.
+        #expect(try store.sessions.put(row(UUID()), ownerUID: 1001))
+        #expect(try store.sessions.record(featureID: "demo", id: sessions[0]) == nil, "the closed session was forgotten")
+        #expect(store.tallies.sessionsByUID == [1001: 3, 1002: 1])
         #expect(throws: StoreError.self) { try store.sessions.put(self.row(UUID()), ownerUID: 1001) }
         #expect(try store.sessions.delete(featureID: "demo", id: sessions[2]))
         #expect(store.tallies.sessionsByUID == [1001: 2, 1002: 1])
         #expect(try store.sessions.put(row(UUID()), ownerUID: 1001))
+    }
+
+    @Test func aPeerAtItsShareMakesRoomWithItsOldestClosedSessionOnly() throws {
+        let dir = try StoreTestDirectory()
+        defer { dir.cleanUp() }
+        var options = Self.options
+        options.peerState = PeerStateLimits(sessionsPerPeer: 2)
+        let store = try DeliveryStore.open(path: dir.path(), options: options)
+        defer { store.close() }
+        let older = UUID(), newer = UUID(), open = UUID(), otherPeers = UUID()
+        var closedOlder = row(older, status: "closed", peer: "B")
+        closedOlder.updatedAt = storeTestEpoch.addingTimeInterval(-60)
+        #expect(try store.sessions.putFromPeer(closedOlder) == .stored)
+        #expect(try store.sessions.putFromPeer(row(newer, status: "closed", peer: "B")) == .stored)
+        #expect(try store.sessions.putFromPeer(row(otherPeers, status: "closed", peer: "C")) == .stored)
+        // B is at its share: its oldest closed session goes, not the newer one, nor C's.
+        #expect(try store.sessions.putFromPeer(row(open, peer: "B")) == .stored)
+        #expect(try store.sessions.record(featureID: "demo", id: older) == nil)
+        #expect(try store.sessions.record(featureID: "demo", id: newer) != nil)
+        #expect(try store.sessions.record(featureID: "demo", id: otherPeers) != nil)
+        // The newer closed one makes room next; then, with only open sessions, B is refused.
+        #expect(try store.sessions.putFromPeer(row(UUID(), peer: "B")) == .stored)
+        #expect(try store.sessions.record(featureID: "demo", id: newer) == nil)
+        guard case .refused = try store.sessions.putFromPeer(row(UUID(), peer: "B")) else {
+            Issue.record("a peer whose share holds only open sessions must be refused")
+            return
+        }
+        #expect(try store.sessions.record(featureID: "demo", id: open)?.status == "open")
     }
 
     @Test func aUIDSettingNewAnchorsIsRefusedAtItsShareAndUpdatesStillFit() throws {

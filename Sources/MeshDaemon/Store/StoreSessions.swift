@@ -27,7 +27,14 @@ public struct StoreSessions: Sendable {
             }
             let owner = previous == nil ? ownerUID : nil
             if let owner {
-                try checkShare(.sessions, of: owner, operation: "store session \(record.sessionID) of feature \(record.featureID)")
+                let operation = "store session \(record.sessionID) of feature \(record.featureID)"
+                do {
+                    try checkShare(.sessions, of: owner, operation: operation)
+                } catch {
+                    // A share full of closed sessions makes room by forgetting the oldest.
+                    guard try forgetOldestClosed(peer: nil, uid: owner, db: db) else { throw error }
+                    try checkShare(.sessions, of: owner, operation: operation)
+                }
             }
             guard try write(record, ownerUID: owner, db: db) else { return false }
             // The row is this device's now: no longer part of the peer's share.
@@ -54,9 +61,13 @@ public struct StoreSessions: Sendable {
                 return try write(record, db: db) ? .stored : .stale
             }
             let delta = PeerStateTally(sessions: 1)
-            if let limit = store.options.peerState.exceeded(adding: delta, to: store.tallies.peerState[peer] ?? PeerStateTally(),
-                                                            total: store.tallies.peerStateTotal) {
-                return .refused(limit)
+            func exceeded() -> StoreLimit? {
+                store.options.peerState.exceeded(adding: delta, to: store.tallies.peerState[peer] ?? PeerStateTally(),
+                                                 total: store.tallies.peerStateTotal)
+            }
+            if let limit = exceeded() {
+                // The peer's own closed sessions make room first, oldest first.
+                guard try forgetOldestClosed(peer: peer, uid: nil, db: db), exceeded() == nil else { return .refused(limit) }
             }
             guard try write(record, db: db) else { return .stale }
             store.tallies.addPeerState(peer, delta)
@@ -109,6 +120,27 @@ public struct StoreSessions: Sendable {
                 FROM session_directory WHERE ?1 IS NULL OR feature = ?1 ORDER BY updated_at DESC
                 """, [.optional(featureID)], "list sessions", row: Self.sessionRow).compactMap { $0 }
         }
+    }
+
+    /// Forgets the oldest closed row of `peer`'s (nil: of this device) that `uid` owns, so a
+    /// full share takes a new session: a closed session is over, and its row only keeps a
+    /// relaunched app from reviving it, which matters least for the oldest. Returns whether
+    /// there was one. The caller holds the connection.
+    private func forgetOldestClosed(peer: String?, uid: UInt32?, db: SQLiteConnection) throws -> Bool {
+        let removed = try db.query("""
+            DELETE FROM session_directory WHERE (feature, session_id) IN (
+                SELECT feature, session_id FROM session_directory
+                WHERE status = 'closed' AND source_peer IS ?1 AND owner_uid IS ?2
+                ORDER BY updated_at LIMIT 1)
+            RETURNING source_peer, owner_uid
+            """, [.optional(peer), StoreColumns.value(ownerUID: uid)], "forget the oldest closed session") {
+            (peer: $0.isNull(0) ? nil : $0.text(0), uid: StoreColumns.ownerUID($0, 1))
+        }
+        for row in removed {
+            if let peer = row.peer { store.tallies.addPeerState(peer, PeerStateTally() - PeerStateTally(sessions: 1)) }
+            addToShare(.sessions, uid: row.uid, -1)
+        }
+        return !removed.isEmpty
     }
 
     /// Deletes a directory row (its peer's or uid's share gets the room back). Returns whether
