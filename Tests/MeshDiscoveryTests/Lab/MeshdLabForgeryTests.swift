@@ -67,12 +67,18 @@ struct MeshdLabForgeryTests {
                   + "(baseline \(LabSession.ms(baseline)) ms)")
             #expect(attacked < baseline + .seconds(5), "the attack delayed the reconnect")
 
-            // Keep the attack running for a while with the channel up, then look at B.
-            let hold = ContinuousClock.now + .seconds(3)
-            while ContinuousClock.now < hold {
+            // Keep the attack running with the channel up until B has refused more of it, then
+            // look at B.
+            func refusals() async throws -> UInt64 {
+                let counters = try await lab.status(b).counters
+                return ["handshakes.refused.seen", "handshakes.refused.replay", "handshakes.refused.peer_busy"]
+                    .reduce(0) { $0 + (counters[$1] ?? 0) }
+            }
+            let refusedBefore = try await refusals()
+            _ = try await lab.waitUntil("B refuses more of the attack while A's channel to B stays up", timeout: .seconds(15)) {
                 let ab = try await lab.peer(a, named: "host-b")
                 #expect(ab?.channel == "active", "A's channel to B stays up under the attack")
-                try await Task.sleep(for: .milliseconds(200))
+                return try await refusals() > refusedBefore + 10
             }
 
             // D pairs with A by code alone, while C advertises A's pairing hint twice under
