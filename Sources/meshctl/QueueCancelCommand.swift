@@ -11,23 +11,12 @@ struct QueueCancelCommand: AsyncParsableCommand {
     @ParentCommand var queue: QueueCommand
     @OptionGroup var output: JSONOption
 
-    // Collected as words, not parsed as a number by the parser, so that `-1` is refused as a bad
-    // ID instead of being read as an unknown option (and the ID reported as missing).
+    // Collected as words (see `ItemIDWords`).
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The transfer's ID.", valueName: "id"))
     var words: [String] = []
 
-    /// The one ID given. Item IDs are SQLite row IDs; the daemon would refuse a larger one anyway.
     var id: UInt64 {
-        get throws {
-            guard let word = words.first else { throw ValidationError("Missing expected argument '<id>'") }
-            guard words.count == 1 else {
-                throw ValidationError("expected one transfer ID, got \(words.count): \(words.joined(separator: " "))")
-            }
-            guard let id = UInt64(word), id >= 1, id <= UInt64(Int64.max) else {
-                throw ValidationError("'\(word)' is not a transfer ID: <id> is a number from 1 to \(Int64.max), as `meshctl queue` shows it")
-            }
-            return id
-        }
+        get throws { try ItemIDWords.id(in: words, noun: "transfer", article: "a", listedBy: "meshctl queue") }
     }
 
     func validate() throws { _ = try id }

@@ -20,16 +20,7 @@ struct QueueDropCommand: AsyncParsableCommand {
     var words: [String] = []
 
     var id: UInt64 {
-        get throws {
-            guard let word = words.first else { throw ValidationError("Missing expected argument '<id>'") }
-            guard words.count == 1 else {
-                throw ValidationError("expected one inbox item ID, got \(words.count): \(words.joined(separator: " "))")
-            }
-            guard let id = UInt64(word), id >= 1, id <= UInt64(Int64.max) else {
-                throw ValidationError("'\(word)' is not an inbox item ID: <id> is a number from 1 to \(Int64.max), as `meshctl queue --inbox` shows it")
-            }
-            return id
-        }
+        get throws { try ItemIDWords.id(in: words, noun: "inbox item", article: "an", listedBy: "meshctl queue --inbox") }
     }
 
     func validate() throws { _ = try id }
