@@ -64,6 +64,8 @@ public actor MeshNode: MeshControlPlane, Service {
     let prober = PingProber()
     /// The inbound handler (the delivery router) and what waits for it.
     let handOff = InboundHandOff()
+    /// The relay broker link, when `relay` is configured.
+    let relay: NodeRelay?
 
     var tcpServer: (any Channel)?
     var udpChannel: (any Channel)?
@@ -110,6 +112,7 @@ public actor MeshNode: MeshControlPlane, Service {
                                   limit: configuration.channelTuning.outboundBytes,
                                   stallSeconds: max(2, configuration.channelTuning.outboundStallKeepalives * configuration.keepaliveInterval))
         (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
+        relay = try configuration.relay.map { settings throws(ConfigurationError) in try NodeRelay(settings: settings, logger: logger) }
     }
 
     /// This device's ID.
@@ -137,6 +140,7 @@ public actor MeshNode: MeshControlPlane, Service {
         await NodeListeners.noteReceiveBuffer(udp, logger: logger)
         for id in channels.peers.keys { dialer.scheduleDial(self, id, immediately: true) }
         maintenance.start(self)
+        try startRelay()
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop
         // accepted connections still buffered in NIO's async server channel, which traps
@@ -193,6 +197,7 @@ public actor MeshNode: MeshControlPlane, Service {
         guard phase != .stopped else { return }
         phase = .stopped
         maintenance.stop()
+        relay?.stop()
         dialer.stop()
         tcpServer?.close(promise: nil)
         udpChannel?.close(promise: nil)
