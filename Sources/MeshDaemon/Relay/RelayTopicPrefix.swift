@@ -1,13 +1,14 @@
 /// The fixed start of every relay topic (`relay_topic_prefix`, default `sessionmesh/`), checked
 /// so that every topic built on it is a valid MQTT topic name the broker's ACL can confine.
 ///
-/// Rules: 1–128 bytes of UTF-8, ends with `/`, no `+`, `#` or NUL (MQTT wildcards and the
-/// forbidden character), and does not start with `$` (the broker's own `$SYS/…` topics).
+/// Rules (the same as `relay_topic_prefix`'s in docs/CONFIG.md): 1–64 printable ASCII
+/// characters (no space, no control character), ending with `/`, with no `+` or `#` (MQTT
+/// wildcards), not starting with `$` (the broker's own `$SYS/…` topics).
 public struct RelayTopicPrefix: Sendable, Hashable, CustomStringConvertible {
     /// The prefix of a relay that names none.
     public static let standard = RelayTopicPrefix(unchecked: "sessionmesh/")
-    /// Longest prefix accepted, in UTF-8 bytes.
-    public static let maximumLength = 128
+    /// Longest prefix accepted, in characters.
+    public static let maximumLength = 64
 
     /// The prefix as written.
     public let text: String
@@ -19,10 +20,12 @@ public struct RelayTopicPrefix: Sendable, Hashable, CustomStringConvertible {
         guard bytes <= Self.maximumLength else {
             throw RelayTopicPrefixError("is \(bytes) bytes long; at most \(Self.maximumLength) are allowed")
         }
+        guard text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw RelayTopicPrefixError("may hold only printable ASCII characters, without spaces")
+        }
         guard !text.contains("+"), !text.contains("#") else {
             throw RelayTopicPrefixError("contains an MQTT wildcard (+ or #)")
         }
-        guard !text.unicodeScalars.contains("\u{0}") else { throw RelayTopicPrefixError("contains a NUL character") }
         guard !text.hasPrefix("$") else {
             throw RelayTopicPrefixError("starts with $, which MQTT reserves for the broker's own topics")
         }
