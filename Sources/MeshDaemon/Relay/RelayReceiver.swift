@@ -50,7 +50,9 @@ struct RelayReceiver: Sendable {
 
     /// What the caller does with a received message.
     enum Action: Sendable, Equatable {
-        /// A new path from the peer: handle it as an accepted TCP connection.
+        /// The peer's first bytes on a path: the answer on a path this device dialled (the
+        /// caller knows its own path IDs), else a new path from the peer, to handle as an
+        /// accepted TCP connection.
         case opened(RelayPathID)
         /// The next bytes of the path's stream, in order.
         case streamData(RelayPathID, [UInt8])
