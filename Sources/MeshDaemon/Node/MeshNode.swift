@@ -91,9 +91,11 @@ public actor MeshNode: MeshControlPlane, Service {
     /// As `init(configuration:logger:eventLoopGroup:discovery:)` with an injected clock, and
     /// optionally another transport than the direct one (`SocketTransport`): the simulator
     /// passes simulated paths. The transport is bound on one loop of `eventLoopGroup`, the
-    /// node's.
+    /// node's. `random` is where session indices, ephemeral keys and backoff jitter come from
+    /// (default: libsodium; the simulator passes a seeded source).
     public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
-                clock: any MeshClock, transport: (any NodeTransport)? = nil, discovery: (any PeerDiscovery)? = nil) throws {
+                clock: any MeshClock, transport: (any NodeTransport)? = nil, random: any NodeRandomSource = SodiumRandomSource(),
+                discovery: (any PeerDiscovery)? = nil) throws {
         self.discovery = discovery
         self.transport = transport ?? SocketTransport(logger: logger)
         self.configuration = configuration
@@ -108,7 +110,7 @@ public actor MeshNode: MeshControlPlane, Service {
         identity = state.identity
         store = state.store
         channels = PeerChannels(localKeys: identity.keyPair, tuning: configuration.channelTuning, records: state.records,
-                                leaseSeconds: configuration.reachabilityLease)
+                                leaseSeconds: configuration.reachabilityLease, random: random)
         gate = ConnectionGate(tuning: configuration.channelTuning)
         outbound = OutboundQueues(replyLimit: configuration.channelTuning.outboundReplyBytes,
                                   limit: configuration.channelTuning.outboundBytes,
