@@ -34,7 +34,7 @@ struct MeshdLabRelayTests {
             #expect(published.status == 0, "A's publish: \(published.errors)")
             #expect(await subscriber.waitForLine(timeout: .seconds(10), where: { $0 == "\(topic) \(payload)" }) != nil,
                     "B's subscriber got A's message: \(subscriber.output.map(\.text))")
-            #expect(await lab.awaitObserved(topic: topic, payload: payload), "the observer saw it")
+            #expect(try await lab.awaitObserved(topic: topic, payload: payload), "the observer saw it")
         }
     }
 
@@ -56,7 +56,7 @@ struct MeshdLabRelayTests {
             // A later publish that gets through is the barrier: none of the refused ones arrived.
             let good = try await lab.client(a, user: "devA", "pub", ["-q", "1", "-t", topic, "-m", "barrier"])
             #expect(good.status == 0, "\(good.errors)")
-            #expect(await lab.awaitObserved(topic: topic, payload: "barrier"))
+            #expect(try await lab.awaitObserved(topic: topic, payload: "barrier"))
             let seen = lab.observed.filter { $0.topic == topic }.map(\.payloadHex)
             #expect(seen == [RelayLab.hex(Array("barrier".utf8))], "only the accepted publish reached the broker")
         }
@@ -77,7 +77,7 @@ struct MeshdLabRelayTests {
                 }
             }
             let last = try #require(expected.last)
-            #expect(await lab.observer.waitForLine(timeout: .seconds(10), where: { $0 == "\(last.topic) \(last.payloadHex)" }) != nil)
+            #expect(try await lab.awaitObserved(topic: last.topic, payloadHex: last.payloadHex))
             let seen = lab.observed.filter { $0.topic.hasPrefix("sessionmesh/lab/all/") }
             #expect(seen == expected, "the observer saw all 20 publishes in order")
             #expect(!lab.observed.contains { $0.topic == "elsewhere/lab" }, "a publish outside the prefix was dropped")

@@ -29,13 +29,13 @@ final class RelayLab: @unchecked Sendable {
 
     let session: LabSession
     let meshd: MeshdLab
-    let observer: ChildProcess
     private let lock = NSLock()
     private var brokers: [ChildProcess] = []
+    /// One observer per broker run (mosquitto_sub ends when its connection is lost).
+    private var observers: [ChildProcess] = []
 
-    private init(session: LabSession, observer: ChildProcess) {
+    private init(session: LabSession) {
         self.session = session
-        self.observer = observer
         meshd = MeshdLab(session: session)
     }
 
@@ -66,20 +66,9 @@ final class RelayLab: @unchecked Sendable {
     static func start() async throws -> RelayLab {
         if let reason = unavailableReason { throw LabError("MESH_REQUIRE_LAB=1 but the relay lab cannot run: \(reason)") }
         let session = try await LabSession.startRelay()
-        let lab: RelayLab
+        let lab = RelayLab(session: session)
         do {
-            let broker = try await Self.launchBroker(session: session)
-            let observer = try ChildProcess(label: "observer", executable: LabEnvironment.scripts + "/broker",
-                                            arguments: ["observe"], environment: ["MESH_LAB": session.directory])
-            lab = RelayLab(session: session, observer: observer)
-            lab.lock.withLock { lab.brokers.append(broker) }
-        } catch {
-            // The lab's teardown stops the broker and the observer it recorded.
-            await session.shutdown()
-            throw error
-        }
-        do {
-            try await lab.awaitObserverSubscribed(broker: try lab.runningBroker())
+            try await lab.restartBroker()
         } catch {
             lab.dumpLogs()
             await lab.shutdown()
@@ -102,11 +91,25 @@ final class RelayLab: @unchecked Sendable {
     /// The broker process running now, if any.
     var broker: ChildProcess? { lock.withLock { brokers.last { $0.isRunning } } }
 
-    /// Starts the broker again (after ``killBroker()``) and waits until the observer is back.
+    /// Starts the broker (again, after ``killBroker()``) and an observer subscribed to `#`.
     func restartBroker() async throws {
         let broker = try await Self.launchBroker(session: session)
         lock.withLock { brokers.append(broker) }
-        try await awaitObserverSubscribed(broker: broker)
+        let observer = try ChildProcess(label: "observer", executable: LabEnvironment.scripts + "/broker",
+                                        arguments: ["observe"], environment: ["MESH_LAB": session.directory])
+        lock.withLock { observers.append(observer) }
+        // Mosquitto logs each subscription as "<time>: <client id> <qos> <filter>".
+        guard await broker.waitForLine(timeout: .seconds(15), where: { $0.hasSuffix(": observer 0 #") }) != nil else {
+            throw LabError("the observer did not subscribe to #: \(observer.errorOutput)")
+        }
+    }
+
+    /// The observer of the broker running now.
+    var observer: ChildProcess {
+        get throws {
+            guard let last = lock.withLock({ observers.last }) else { throw LabError("no observer was started") }
+            return last
+        }
     }
 
     /// `kill -9` of the broker (our own child, by its PID); returns once it is gone.
@@ -121,13 +124,6 @@ final class RelayLab: @unchecked Sendable {
         return broker
     }
 
-    private func awaitObserverSubscribed(broker: ChildProcess) async throws {
-        // Mosquitto logs each subscription as "<time>: <client id> <qos> <filter>".
-        guard await broker.waitForLine(timeout: .seconds(15), where: { $0.hasSuffix(": observer 0 #") }) != nil else {
-            throw LabError("the observer did not subscribe to #: \(observer.errorOutput)")
-        }
-    }
-
     /// A file of the broker's folder (`ca.crt`, `other-ca.crt`, `devA.password`, …).
     func brokerFile(_ name: String) -> String { session.directory + "/broker/" + name }
 
@@ -136,9 +132,9 @@ final class RelayLab: @unchecked Sendable {
         try String(contentsOfFile: brokerFile(user + ".password"), encoding: .utf8)
     }
 
-    /// Everything the observer printed so far.
+    /// Everything the observers printed so far, in order.
     var observed: [Observed] {
-        observer.output.compactMap { line in
+        lock.withLock { observers }.flatMap(\.output).compactMap { line in
             let parts = line.text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             guard let topic = parts.first else { return nil }
             return Observed(topic: String(topic), payloadHex: parts.count > 1 ? String(parts[1]) : "")
@@ -146,9 +142,14 @@ final class RelayLab: @unchecked Sendable {
     }
 
     /// Waits (≤ `timeout`) until the observer printed `topic` with `payload`.
-    func awaitObserved(topic: String, payload: String, timeout: Duration = .seconds(10)) async -> Bool {
-        let line = topic + " " + Self.hex(Array(payload.utf8))
-        return await observer.waitForLine(timeout: timeout, where: { $0 == line }) != nil
+    func awaitObserved(topic: String, payload: String, timeout: Duration = .seconds(10)) async throws -> Bool {
+        try await awaitObserved(topic: topic, payloadHex: Self.hex(Array(payload.utf8)), timeout: timeout)
+    }
+
+    /// Waits (≤ `timeout`) until the observer printed `topic` with the payload `payloadHex`.
+    func awaitObserved(topic: String, payloadHex: String, timeout: Duration = .seconds(10)) async throws -> Bool {
+        let line = topic + " " + payloadHex
+        return try await observer.waitForLine(timeout: timeout, where: { $0 == line }) != nil
     }
 
     /// Runs `mosquitto_pub`/`mosquitto_sub` (`action`) in `host` as `user`, over TLS to port
@@ -194,16 +195,20 @@ final class RelayLab: @unchecked Sendable {
         for broker in lock.withLock({ brokers }) {
             print("---- mosquitto (pid \(broker.pid)) ----\n" + broker.output.suffix(80).map(\.text).joined(separator: "\n"))
         }
-        print("---- observer: \(observer.output.count) lines, last 20 ----\n"
-              + observer.output.suffix(20).map(\.text).joined(separator: "\n") + "\n" + observer.errorOutput)
+        for observer in lock.withLock({ observers }) {
+            print("---- observer (pid \(observer.pid)): \(observer.output.count) lines, last 20 ----\n"
+                  + observer.output.suffix(20).map(\.text).joined(separator: "\n") + "\n" + observer.errorOutput)
+        }
         meshd.dumpDaemonLogs()
     }
 
     /// Stops the daemons, the observer and the broker, then tears the lab down.
     func shutdown() async {
         await meshd.stopAll()
-        observer.terminate()
-        _ = await observer.waitForExit(timeout: .seconds(5))
+        for observer in lock.withLock({ observers }) where observer.isRunning {
+            observer.terminate()
+            _ = await observer.waitForExit(timeout: .seconds(5))
+        }
         for broker in lock.withLock({ brokers }) where broker.isRunning {
             broker.terminate()
             _ = await broker.waitForExit(timeout: .seconds(5))
@@ -211,15 +216,18 @@ final class RelayLab: @unchecked Sendable {
         await session.shutdown()
     }
 
-    /// Runs one scenario of the suite's lab, printing every log when it throws.
+    /// Runs one scenario of the suite's lab, printing every log when it throws; the daemons
+    /// it started are stopped afterwards, so the next scenario starts from none.
     static func scenario(_ body: (RelayLab) async throws -> Void) async throws {
         let lab = try require()
         do {
             try await body(lab)
         } catch {
             lab.dumpLogs()
+            await lab.meshd.stopAll()
             throw error
         }
+        await lab.meshd.stopAll()
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
