@@ -83,6 +83,23 @@ var package = Package(
             swiftSettings: strict
         ),
 
+        // libmosquitto boundary: MeshMQTT is the only importer of CMosquitto. The MQTT client is
+        // driven on the caller's NIO event loop (docs/RELAY.md, docs/ARCHITECTURE.md).
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .target(
+            name: "MeshMQTT",
+            dependencies: [
+                "CMosquitto", "MeshCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
         // Local API wire format shared by the daemon and the client library.
         .target(
             name: "MeshLocalAPI",
@@ -97,7 +114,7 @@ var package = Package(
         .target(
             name: "MeshDaemon",
             dependencies: [
-                "SessionMesh", "MeshCore", "MeshCrypto", "MeshLocalAPI", "CSQLite", "MeshDiscovery",
+                "SessionMesh", "MeshCore", "MeshCrypto", "MeshLocalAPI", "CSQLite", "MeshDiscovery", "MeshMQTT",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -206,7 +223,7 @@ var package = Package(
         .testTarget(
             name: "MeshDaemonTests",
             dependencies: [
-                "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto", "MeshDiscovery",
+                "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "SessionMesh", "MeshCrypto", "MeshDiscovery", "MeshMQTT",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -20,7 +20,18 @@ struct StatusSummary {
             ["discovery", discovery],
             ["devices", devices],
             ["queued", queue],
-        ] + warningRows
+        ] + relayRows + warningRows
+    }
+
+    /// `relay` with the broker and the connection's state in words; nothing without a relay.
+    var relayRows: [[String]] {
+        guard let relay = status.relay else { return [] }
+        var text = "\(relay.state): \(relay.url)"
+        if let mqtt = relay.mqtt { text += " (\(mqtt))" }
+        var rows = [["relay", text]]
+        if let detail = relay.detail { rows.append(["", detail]) }
+        if let wait = relay.retryInSeconds { rows.append(["", "next attempt in \(Output.duration(wait))"]) }
+        return rows
     }
 
     /// `warnings` with one sentence per row, or `none since the daemon started`.

@@ -49,6 +49,9 @@ struct Meshd: AsyncParsableCommand {
     @Flag(name: .customLong("no-mdns"), help: "Do not publish or browse over mDNS (Avahi); use static peers and known addresses only.")
     var noMDNS = false
 
+    @Option(name: .customLong("relay"), help: ArgumentHelp("An MQTT broker to relay through when no direct path works: mqtts://USER@HOST[:8883] or mqtt://USER@HOST[:1883]. Overrides the file's 'relay'. Put the password in relay_password_file: one in the URL works but other local users can read command lines.", valueName: "URL"))
+    var relay: String?
+
     @Option(name: .customLong("clock-offset-ms"), help: ArgumentHelp("FOR TESTS ONLY: skew this daemon's wall clock by N milliseconds, so tests can check clock-offset estimation. A release build takes it only with MESH_TEST_RUN=1 in the environment.", valueName: "N"))
     var clockOffsetMilliseconds: Int64?
 
@@ -105,6 +108,13 @@ struct Meshd: AsyncParsableCommand {
                                                  "daemon.listen": "\(configuration.listen)",
                                                  "api.socket": "\(configuration.socketPath)",
                                                  "state.dir": "\(configuration.stateDirectory)"])
+
+        if let relay = configuration.relay {
+            logger.info("relay configured", metadata: ["relay.url": "\(relay.url)", "relay.topic_prefix": "\(relay.topicPrefix)"])
+            if relay.url.password != nil {
+                logger.warning("the relay URL holds a password: other local users can read command lines and may see it; put it in relay_password_file instead")
+            }
+        }
 
         let directory = SystemUserDirectory()
         for group in configuration.controlAllowList.groupNames where directory.gid(ofGroupNamed: group) == nil {
@@ -167,6 +177,7 @@ struct Meshd: AsyncParsableCommand {
         overrides.logLevel = logLevel
         overrides.clockOffsetMilliseconds = clockOffsetMilliseconds
         overrides.noMDNS = noMDNS
+        overrides.relay = relay
         return overrides
     }
 }

@@ -58,11 +58,13 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// The daemon's release version (`SessionMeshVersion.current` of its build); nil from a
     /// daemon whose status did not carry it.
     public var version: String?
+    /// The relay broker and the daemon's connection to it; nil when no relay is configured.
+    public var relay: RelayStatus?
 
     /// Creates a status value; `version` is this build's unless given.
     public init(deviceID: String, name: String, listen: String, socket: String,
                 uptimeSeconds: Double, counters: [String: UInt64],
-                version: String? = SessionMeshVersion.current) {
+                version: String? = SessionMeshVersion.current, relay: RelayStatus? = nil) {
         self.deviceID = deviceID
         self.name = name
         self.listen = listen
@@ -70,6 +72,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         self.uptimeSeconds = uptimeSeconds
         self.counters = counters
         self.version = version
+        self.relay = relay
     }
 }
 

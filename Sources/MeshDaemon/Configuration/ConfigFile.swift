@@ -34,12 +34,14 @@ public struct ConfigFile: Sendable, Equatable {
     public var apiRequestBytesPerUID: Int?
     /// Store limits, durability and the pre-activation buffer (`outbox_max_items_per_peer` …).
     public var delivery = DeliveryLimitsConfig()
+    /// The relay's broker, password file, CA file and topic prefix (`relay`, `relay_*`).
+    public var relay = RelayConfig()
 
     /// Every key the file may contain.
     public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
                                    "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "feature_allow", "control_allow", "mdns",
                                    "api_max_connections_per_uid", "api_max_request_bytes_per_uid"]
-        + DeliveryLimitsConfig.keys
+        + DeliveryLimitsConfig.keys + RelayConfig.keys
     /// Accepted `log_level` values.
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -129,7 +131,8 @@ public struct ConfigFile: Sendable, Equatable {
         case "api_max_request_bytes_per_uid":
             apiRequestBytesPerUID = try integer(value, in: (1 << 20)...(1 << 30), "bytes")
         default:
-            guard try delivery.apply(key: entry.key, value: value) else {
+            if try delivery.apply(key: entry.key, value: value) { return }
+            guard try relay.apply(key: entry.key, value: value) else {
                 throw ConfigurationError(message: "unknown key; known keys: \(Self.knownKeys.joined(separator: ", "))")
             }
         }

@@ -33,6 +33,8 @@ public struct ConfigurationLoader: Sendable {
         public var clockOffsetMilliseconds: Int64?
         /// `--no-mdns`: true turns mDNS off whatever the file says.
         public var noMDNS = false
+        /// `--relay URL`: the broker, over the file's `relay`.
+        public var relay: String?
 
         /// No overrides.
         public init() {}
@@ -142,6 +144,15 @@ public struct ConfigurationLoader: Sendable {
         if let mdns = file.mdns { configuration.mdns = mdns }
         configuration.storeOptions = file.delivery.storeOptions(configuration.storeOptions)
         configuration.routerOptions = file.delivery.routerOptions(configuration.routerOptions)
+        let relayURL = try overrides.relay.map { text throws(ConfigurationError) in
+            try flag("--relay") { () throws(ConfigurationError) in try RelayURL(parsing: text) }
+        }
+        do {
+            configuration.relay = try file.relay.settings(url: relayURL)
+        } catch {
+            throw ConfigurationError(file: error.key?.hasPrefix("-") == true ? nil : (overrides.configFile.map(absolute) ?? defaults.configFile),
+                                     key: error.key, message: error.message)
+        }
         try apply(overrides, to: &configuration)
         return configuration
     }

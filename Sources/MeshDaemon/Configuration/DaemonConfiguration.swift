@@ -64,6 +64,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var storeOptions = DeliveryStoreOptions()
     /// Delivery router tuning; the config file's `pending_max_items` sets the pre-activation buffer.
     public var routerOptions = DeliveryRouterOptions()
+    /// The MQTT broker to relay through when no direct path works (`relay`, `--relay`); nil: none.
+    public var relay: RelaySettings?
 
     /// Default UDP/TCP port.
     public static let defaultPort = 47_470

@@ -14,7 +14,8 @@ extension MeshNode {
                                                 discovery: finder.tracker.counters(enabled: discovery != nil))
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
                             listen: (boundListenAddress ?? configuration.listen).description,
-                            socket: configuration.socketPath, uptimeSeconds: uptime, counters: values)
+                            socket: configuration.socketPath, uptimeSeconds: uptime, counters: values,
+                            relay: relay?.status(clock: clock))
     }
 
     /// Every paired device with channel state, addresses, RTT, clock offset and lease.

@@ -12,6 +12,8 @@ public struct NodeError: Error, CustomStringConvertible, Sendable, Equatable {
         case listen
         /// `run()` was called on a node that already ran.
         case alreadyRan
+        /// The relay's MQTT client could not be set up (its password file, CA file or thread).
+        case relay
     }
 
     /// The kind of failure.
