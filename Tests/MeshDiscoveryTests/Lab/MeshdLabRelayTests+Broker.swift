@@ -19,6 +19,11 @@ extension MeshdLabRelayTests {
                 #expect(up.mqtt == "MQTT 5", "Mosquitto 2 offers MQTT 5")
                 let text = try await lab.statusText(a)
                 #expect(text.contains("connected"), "meshctl status says so in words: \(text)")
+                // The broker knows the account and a client ID; never which device it is.
+                let id = try await lab.meshd.status(a).deviceID
+                let leaks = lab.brokerLogLeaks(texts: RelayLab.printedForms(ofDeviceID: id).texts + ["host-a"])
+                #expect(leaks.isEmpty, "the broker's log names the device: \(leaks.prefix(5))")
+                #expect(lab.brokerLog.contains { $0.contains("u'devA'") }, "the broker logged A's connection")
 
                 try await lab.killBroker()
                 let down = try await lab.awaitRelayState(a, "unreachable")

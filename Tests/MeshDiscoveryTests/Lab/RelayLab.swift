@@ -88,6 +88,9 @@ final class RelayLab: @unchecked Sendable {
         return broker
     }
 
+    /// Every line the broker logged, over all its runs.
+    var brokerLog: [String] { lock.withLock { brokers }.flatMap(\.output).map(\.text) }
+
     /// The broker process running now, if any.
     var broker: ChildProcess? { lock.withLock { brokers.last { $0.isRunning } } }
 
