@@ -178,9 +178,10 @@ var package = Package(
         .executableTarget(
             name: "mesh-bench",
             dependencies: [
-                "SessionMesh", "MeshCore", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "CSQLite",
+                "SessionMesh", "MeshCore", "MeshCrypto", "MeshDaemon", "MeshLocalAPI", "SessionMeshClient", "CSQLite", "MeshMQTT",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -46,10 +46,16 @@ extension Dialer {
     /// authenticated.
     static func dial(_ node: MeshNode, _ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint,
                      replacingLiveChannel: Bool = false) async -> DialResult {
+        await dial(node, peer, at: .host(endpoint), replacingLiveChannel: replacingLiveChannel)
+    }
+
+    /// One outgoing attempt to `address`: a direct `HOST:PORT`, or the relay route to `peer`.
+    static func dial(_ node: MeshNode, _ peer: DeviceID, at address: PathAddress,
+                     replacingLiveChannel: Bool = false) async -> DialResult {
         var pendingHandshake: PendingInitiator?
         var result = DialResult.failed
         do {
-            result = try await node.transport.dialStream(to: .host(endpoint), kind: .channel, timeout: .seconds(2)) { path, frames in
+            result = try await node.transport.dialStream(to: address, kind: .channel, timeout: .seconds(2)) { path, frames in
                 guard let (message1, pending) = await node.hop({
                     $0.dialer.startHandshake($0, peer, path: path, replacingLiveChannel: replacingLiveChannel)
                 }) else {
@@ -62,7 +68,7 @@ extension Dialer {
                 // step, so nobody sees the channel at its new address before the move is counted.
                 let outcome = await node.hop { node in
                     let outcome = node.dialer.finishHandshake(node, pending, message2: message2, path: path)
-                    if case .ranAndClosed = outcome {
+                    if case .ranAndClosed = outcome, case .host(let endpoint) = address {
                         node.finder.dialSucceeded(node, peer, at: endpoint, replacedLiveChannel: replacingLiveChannel)
                     }
                     return outcome

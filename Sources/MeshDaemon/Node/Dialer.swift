@@ -61,10 +61,12 @@ final class Dialer {
     }
 
     /// The addresses to try now and the attempt's number, or nil when no dial is needed.
-    func beginDial(_ node: isolated MeshNode, _ peer: DeviceID) -> ([DaemonConfiguration.Endpoint], UInt64)? {
+    func beginDial(_ node: isolated MeshNode, _ peer: DeviceID) -> ([PathAddress], UInt64)? {
         dialTimers.removeValue(forKey: peer)
         guard node.phase == .running, let runtime = node.channels.dialDue(peer) else { return nil }
-        let addresses = node.finder.dialCandidates(node, runtime)
+        // Direct addresses first; the relay route last, tried when none of them answers.
+        var addresses = node.finder.dialCandidates(node, runtime).map(PathAddress.host)
+        if let relay = node.relayRoute(to: peer) { addresses.append(relay) }
         // Nothing to dial: the peer will connect to us.
         guard !addresses.isEmpty, let generation = node.channels.peers[peer]?.dial.startAttempt() else { return nil }
         return (addresses, generation)

@@ -97,7 +97,6 @@ public actor MeshNode: MeshControlPlane, Service {
     public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
                 clock: any MeshClock, transport: (any NodeTransport)? = nil, discovery: (any PeerDiscovery)? = nil) throws {
         self.discovery = discovery
-        self.transport = transport ?? SocketTransport(logger: logger)
         self.configuration = configuration
         self.tuning = configuration.channelTuning
         self.logger = logger
@@ -109,6 +108,10 @@ public actor MeshNode: MeshControlPlane, Service {
         let state = try NodeStateFiles(stateDirectory: configuration.stateDirectory)
         identity = state.identity
         store = state.store
+        let relay = try configuration.relay.map { settings throws(ConfigurationError) in try NodeRelay(settings: settings, logger: logger) }
+        self.relay = relay
+        self.transport = transport ?? Self.defaultTransport(relay: relay, publicKey: state.identity.keyPair.publicKey,
+                                                            clock: clock, logger: logger)
         channels = PeerChannels(localKeys: identity.keyPair, tuning: configuration.channelTuning, records: state.records,
                                 leaseSeconds: configuration.reachabilityLease)
         gate = ConnectionGate(tuning: configuration.channelTuning)
@@ -116,7 +119,6 @@ public actor MeshNode: MeshControlPlane, Service {
                                   limit: configuration.channelTuning.outboundBytes,
                                   stallSeconds: max(2, configuration.channelTuning.outboundStallKeepalives * configuration.keepaliveInterval))
         (jobs, jobQueue) = AsyncStream.makeStream(of: NodeJob.self)
-        relay = try configuration.relay.map { settings throws(ConfigurationError) in try NodeRelay(settings: settings, logger: logger) }
     }
 
     /// This device's ID.
@@ -135,12 +137,12 @@ public actor MeshNode: MeshControlPlane, Service {
     private func serve() async throws {
         guard phase == .idle else { throw NodeError(code: .alreadyRan, message: "this node already ran; create a new MeshNode") }
         phase = .running
+        connectRelayPeers()
         let bound = try await transport.bind(configuration.listen, on: loop, receiver: NodeDatagramReceiver(self))
         boundListenAddress = bound
         logger.info("mesh node listening", metadata: ["listen": "\(bound)", "device.id": "\(identity.deviceID.short)"])
         for id in channels.peers.keys { dialer.scheduleDial(self, id, immediately: true) }
         maintenance.start(self)
-        try startRelay()
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop
         // accepted connections still buffered in NIO's async server channel, which traps

@@ -53,12 +53,32 @@ final class NodeRelay {
 }
 
 extension MeshNode {
-    /// Starts the relay broker link, if one is configured (`run()`).
-    func startRelay() throws {
-        do throws(MQTTFailure) {
-            try relay?.start(loop: loop, clock: clock)
-        } catch {
-            throw NodeError(code: .relay, message: "cannot start the relay client: \(error)")
+    /// The direct transport, with the relay beside it when `relay` is configured.
+    static func defaultTransport(relay: NodeRelay?, publicKey: [UInt8], clock: any MeshClock, logger: Logger) -> any NodeTransport {
+        let direct = SocketTransport(logger: logger)
+        guard let relay else { return direct }
+        return CompositeTransport(direct: direct, relay: RelayTransport(relay: relay, ownPublicKey: publicKey, clock: clock, logger: logger))
+    }
+
+    /// The relay side of the node's transport, if it has one.
+    nonisolated var relayTransport: RelayTransport? { (transport as? CompositeTransport)?.relay }
+
+    /// Lets the relay transport read the paired devices' keys (on the loop), before it binds.
+    func connectRelayPeers() {
+        relayTransport?.peerKeys = { [weak self] in
+            guard let self else { return [] }
+            return self.onLoop { node in
+                node.channels.peers.values.map { runtime in
+                    RelayTransport.PeerKeys(deviceID: runtime.record.deviceID, publicKey: runtime.record.publicKey,
+                                            pairKey: runtime.record.pairKey)
+                }
+            }
         }
+    }
+
+    /// The relay route to `peer` while the broker connection is up; nil without a relay.
+    func relayRoute(to peer: DeviceID) -> PathAddress? {
+        guard let relay, relay.link?.isConnected == true, relayTransport != nil else { return nil }
+        return .relay(RelayAddress(broker: relay.settings.url.host, route: .peer(peer)))
     }
 }

@@ -62,6 +62,14 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts again on the same state folder and port.
     func restart() async throws { try await start() }
 
+    /// Starts again on the same state folder, listening on `listen` (port 0: a new free port),
+    /// so the addresses paired devices know of it lead nowhere.
+    func restart(listen: String) async throws {
+        self.listen = listen
+        try await start()
+        self.listen = try await status()["listen"] as? String ?? listen
+    }
+
     /// SIGTERM, wait up to 5 s (then SIGKILL), and remove the temporary folder. Synchronous so
     /// tests can call it from `defer`, also when they fail.
     func stopNow() {
