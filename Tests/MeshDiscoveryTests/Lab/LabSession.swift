@@ -20,7 +20,18 @@ final class LabSession: @unchecked Sendable {
     static func start(hosts: Int, ipv6: Bool = false) async throws -> LabSession {
         var arguments = ["up", "\(hosts)"]
         if ipv6 { arguments.append("--ipv6") }
-        let lab = try ChildProcess(label: "lab", executable: LabEnvironment.scripts + "/lab", arguments: arguments,
+        return try await start(script: "lab", arguments: arguments,
+                               describe: "\(hosts) hosts\(ipv6 ? " (IPv4+IPv6)" : "")")
+    }
+
+    /// Starts a relay lab (`scripts/lab/relaylab up`: A and B joined only through M, the
+    /// broker's namespace) and waits (≤ 30 s) until it is ready. The broker is not started.
+    static func startRelay() async throws -> LabSession {
+        try await start(script: "relaylab", arguments: ["up"], describe: "relay lab (A, B, broker host M)")
+    }
+
+    private static func start(script: String, arguments: [String], describe: String) async throws -> LabSession {
+        let lab = try ChildProcess(label: script, executable: LabEnvironment.scripts + "/" + script, arguments: arguments,
                                    environment: ["MESH_LAB_MAX_SECONDS": "300"])
         let clock = ContinuousClock()
         let began = clock.now
@@ -36,7 +47,7 @@ final class LabSession: @unchecked Sendable {
         guard let directory = fields["MESH_LAB"], let name = fields["LAB_NAME"] else {
             throw LabError("unexpected READY line: \(ready.line.text)")
         }
-        print("lab \(name): \(hosts) hosts\(ipv6 ? " (IPv4+IPv6)" : "") ready in \(LabSession.ms(clock.now - began)) ms")
+        print("lab \(name): \(describe) ready in \(LabSession.ms(clock.now - began)) ms")
         return LabSession(labProcess: lab, directory: directory, name: name)
     }
 

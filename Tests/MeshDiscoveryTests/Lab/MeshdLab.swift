@@ -31,7 +31,7 @@ final class MeshdLab: @unchecked Sendable {
     private var daemons: [(host: Int, process: ChildProcess)] = []
     private var watchers: [ChildProcess] = []
 
-    private init(session: LabSession) {
+    init(session: LabSession) {
         self.session = session
     }
 
