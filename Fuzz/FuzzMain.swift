@@ -19,6 +19,7 @@ enum FuzzTargets {
         ("seenbatches", fuzzSeenBatches),
         ("txt", fuzzTXT),
         ("router", fuzzRouter),
+        ("relay", fuzzRelay),
     ]
 
     static let selected: @Sendable ([UInt8]) -> Void = {

@@ -32,6 +32,17 @@ enum FuzzSeeds {
         try put("router", "conversation", try routerConversation())
         try put("router", "keepalive-reply-extremes", keepaliveExtremes())
         for (name, steps) in try routerBursts() { try put("router", name, steps) }
+        for (name, bytes) in relaySeeds() { try put("relay", name, bytes) }
+    }
+
+    /// Relay messages alone (mode 0) and a path's messages out of order for the receiver (mode 1).
+    static func relaySeeds() -> [(String, [UInt8])] {
+        let path = RelayPathID(rawValue: 0x0102_0304_0506_0708)
+        let stream = (0..<3).compactMap { RelayEnvelope.stream(path, sequence: UInt64($0), data: [0x53, 0x4D, 0x01, UInt8($0)]).encode() }
+        let close = RelayEnvelope.close(path, sequence: 3).encode() ?? []
+        let datagram = RelayEnvelope.unnumbered(.datagram, payload: [0xAA, 0xBB]).encode(padding: .buckets) ?? []
+        let records = [stream[0], stream[2], stream[1], stream[1], close, datagram].flatMap { [UInt8($0.count)] + $0 }
+        return [("message-stream", [0] + stream[0]), ("message-datagram-padded", [0] + datagram), ("receiver-path", [1] + records)]
     }
 
     static let channelMessages: [ChannelMessage] = [

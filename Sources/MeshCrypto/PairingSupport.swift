@@ -101,6 +101,12 @@ public enum PairingSupport {
         }
     }
 
+    /// Fills `buffer` from libsodium's CSPRNG (`randombytes_buf`), in place: for secrets written
+    /// straight into their zeroing storage (`SecretBytes(count:_:)`).
+    public static func randomBytes(into buffer: UnsafeMutableRawBufferPointer) {
+        Sodium.randomBytes(into: buffer)
+    }
+
     /// `count` random bytes from libsodium's CSPRNG (for non-secret values such as session ids).
     public static func randomBytes(count: Int) -> [UInt8] {
         Sodium.randomBytes(count: max(0, count))

@@ -81,6 +81,13 @@ public struct NoiseHandshake: Sendable {
         }
     }
 
+    /// The ephemeral key this side writes with its next "e" token, instead of a fresh one from
+    /// libsodium (a node with an injected random source; a responder sets it only once it
+    /// answers, so a refused message 1 costs no key generation).
+    public mutating func setLocalEphemeral(_ ephemeral: X25519KeyPair) {
+        presetEphemeral = ephemeral
+    }
+
     /// Sets (or replaces) the psks. A responder that learns the initiator's static key from
     /// message 1 (IKpsk2) looks the psk up then, and calls this before writing message 2.
     public mutating func setPreSharedKeys(_ psks: [SecretBytes]) {

@@ -37,7 +37,7 @@ public struct SecretBytes: Sendable, Equatable, CustomStringConvertible, CustomD
 
     /// Creates `count` bytes written by `initializer` directly into the zeroing storage, so the
     /// secret never exists in an ordinary array.
-    init(count: Int, _ initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
+    public init(count: Int, _ initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
         storage = Storage(count: count)
         try initializer(UnsafeMutableRawBufferPointer(rebasing: storage.buffer[0..<count]))
     }

@@ -101,9 +101,10 @@ struct ActiveChannel: Sendable {
 
     /// Starts a rekey as initiator; returns the stream bytes to write.
     mutating func startRekey(localStatic: X25519KeyPair, peerPublicKey: [UInt8], pairKey: SecretBytes,
-                             newLocalIndex: UInt32, payload: HandshakePayload) throws -> [UInt8] {
+                             newLocalIndex: UInt32, payload: HandshakePayload,
+                             ephemeral: X25519KeyPair = .generate()) throws -> [UInt8] {
         let (handshake, message) = try ChannelHandshake.initiate(localStatic: localStatic, peerPublicKey: peerPublicKey,
-                                                                 pairKey: pairKey, payload: payload)
+                                                                 pairKey: pairKey, payload: payload, ephemeral: ephemeral)
         initiatedRekey = (handshake, newLocalIndex)
         return try sealStream(.rekeyInitiation(message))
     }
@@ -112,7 +113,7 @@ struct ActiveChannel: Sendable {
     /// rekey wins a collision (the side with the smaller public key wins, as for connects).
     mutating func answerRekey(_ message: [UInt8], localStatic: X25519KeyPair, peerPublicKey: [UInt8],
                               pairKey: SecretBytes, newLocalIndex: UInt32, payload: HandshakePayload,
-                              now: UInt64) throws -> [UInt8]? {
+                              now: UInt64, ephemeral: @autoclosure () -> X25519KeyPair = .generate()) throws -> [UInt8]? {
         if initiatedRekey != nil {
             if SimultaneousConnectRule.localSideIsPreferred(localKey: localStatic.publicKey, peerKey: peerPublicKey) {
                 return nil
@@ -123,7 +124,7 @@ struct ActiveChannel: Sendable {
         guard responder.initiatorPublicKey == peerPublicKey else {
             throw WireFormatError(what: "rekey from a different static key")
         }
-        let (reply, keys) = try responder.accept(pairKey: pairKey, payload: payload)
+        let (reply, keys) = try responder.accept(pairKey: pairKey, payload: payload, ephemeral: ephemeral())
         let bytes = try sealStream(.rekeyResponse(reply))
         streamSender = keys.streamSender
         answeredRekey = (keys.streamReceiver,

@@ -21,12 +21,14 @@ struct ChannelHandshake: Sendable {
 
     private var noise: NoiseHandshake
 
-    /// Starts an initiator towards `peerPublicKey`; returns it and message 1.
+    /// Starts an initiator towards `peerPublicKey` with the ephemeral key `ephemeral`; returns
+    /// it and message 1.
     static func initiate(localStatic: X25519KeyPair, peerPublicKey: [UInt8], pairKey: SecretBytes,
-                         payload: HandshakePayload) throws -> (ChannelHandshake, [UInt8]) {
+                         payload: HandshakePayload, ephemeral: X25519KeyPair = .generate()) throws -> (ChannelHandshake, [UInt8]) {
         var noise = try NoiseHandshake(protocolName: protocolName, initiator: true, prologue: prologue,
                                        localStatic: localStatic, remoteStatic: peerPublicKey,
                                        preSharedKeys: [pairKey])
+        noise.setLocalEphemeral(ephemeral)
         let message = try noise.writeMessage(payload: payload.encode())
         return (ChannelHandshake(noise: noise), message)
     }
@@ -47,9 +49,12 @@ struct ChannelHandshake: Sendable {
         /// What the initiator sent.
         let payload: HandshakePayload
 
-        /// Sets the pair's psk, writes message 2 and returns it with the keys.
-        mutating func accept(pairKey: SecretBytes, payload: HandshakePayload) throws -> ([UInt8], ChannelKeys) {
+        /// Sets the pair's psk, writes message 2 with the ephemeral key `ephemeral` and returns
+        /// it with the keys.
+        mutating func accept(pairKey: SecretBytes, payload: HandshakePayload,
+                             ephemeral: X25519KeyPair = .generate()) throws -> ([UInt8], ChannelKeys) {
             noise.setPreSharedKeys([pairKey])
+            noise.setLocalEphemeral(ephemeral)
             let message = try noise.writeMessage(payload: payload.encode())
             guard noise.isComplete else { throw WireFormatError(what: "handshake (incomplete after message 2)") }
             return (message, try noise.channelKeys())

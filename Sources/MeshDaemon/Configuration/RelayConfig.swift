@@ -78,15 +78,13 @@ public struct RelaySettings: Sendable, Equatable {
         self.topicPrefix = topicPrefix
     }
 
-    /// A prefix is 1–64 bytes of printable ASCII without MQTT's wildcards, ending in `/`.
+    /// The prefix checked by ``RelayTopicPrefix`` (the one rule for it): 1–64 printable ASCII
+    /// characters ending in `/`, no space, `+`, `#` or leading `$`.
     static func checkedPrefix(_ text: String) throws(ConfigurationError) -> String {
-        guard !text.isEmpty, text.utf8.count <= 64, text.hasSuffix("/") else {
-            throw ConfigurationError(message: "must be 1 to 64 characters ending in '/', e.g. \"sessionmesh/\"")
+        do {
+            return try RelayTopicPrefix(text).text
+        } catch {
+            throw ConfigurationError(message: "'\(text)' is not a usable prefix: \(error.reason)")
         }
-        guard text.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "+" && $0 != "#" && ($0.asciiValue ?? 0) >= 0x21 }),
-              !text.hasPrefix("$") else {
-            throw ConfigurationError(message: "'\(text)' may hold printable ASCII only, without spaces, '+', '#' or a leading '$'")
-        }
-        return text
     }
 }

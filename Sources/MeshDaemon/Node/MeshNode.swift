@@ -93,9 +93,11 @@ public actor MeshNode: MeshControlPlane, Service {
     /// As `init(configuration:logger:eventLoopGroup:discovery:)` with an injected clock, and
     /// optionally another transport than the direct one (`SocketTransport`): the simulator
     /// passes simulated paths. The transport is bound on one loop of `eventLoopGroup`, the
-    /// node's.
+    /// node's. `random` is where session indices, ephemeral keys and backoff jitter come from
+    /// (default: libsodium; the simulator passes a seeded source).
     public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
-                clock: any MeshClock, transport: (any NodeTransport)? = nil, discovery: (any PeerDiscovery)? = nil) throws {
+                clock: any MeshClock, transport: (any NodeTransport)? = nil, random: any NodeRandomSource = SodiumRandomSource(),
+                discovery: (any PeerDiscovery)? = nil) throws {
         self.discovery = discovery
         self.configuration = configuration
         self.tuning = configuration.channelTuning
@@ -113,7 +115,7 @@ public actor MeshNode: MeshControlPlane, Service {
         self.transport = transport ?? Self.defaultTransport(relay: relay, publicKey: state.identity.keyPair.publicKey,
                                                             clock: clock, logger: logger)
         channels = PeerChannels(localKeys: identity.keyPair, tuning: configuration.channelTuning, records: state.records,
-                                leaseSeconds: configuration.reachabilityLease)
+                                leaseSeconds: configuration.reachabilityLease, random: random)
         gate = ConnectionGate(tuning: configuration.channelTuning)
         outbound = OutboundQueues(replyLimit: configuration.channelTuning.outboundReplyBytes,
                                   limit: configuration.channelTuning.outboundBytes,

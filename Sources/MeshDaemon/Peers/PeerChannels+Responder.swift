@@ -77,7 +77,8 @@ extension PeerChannels {
         var accepting = responder
         do {
             let payload = HandshakePayload(sessionIndex: localIndex, udpPort: udpPort, wallNanoseconds: wall, isRekey: false)
-            let (message2, keys) = try accepting.accept(pairKey: runtime.record.pairKey, payload: payload)
+            let (message2, keys) = try accepting.accept(pairKey: runtime.record.pairKey, payload: payload,
+                                                        ephemeral: random.ephemeralKey())
             let channel = ActiveChannel(keys: keys, localIndex: localIndex, remoteIndex: responder.payload.sessionIndex,
                                         locallyInitiated: false, now: now, tuning: tuning)
             let pending = PendingResponder(peer: peerID, channel: channel, udpPort: responder.payload.udpPort,

@@ -28,10 +28,14 @@ struct PeerChannels: Sendable {
     var pairedSources: PairedSourceTable
     /// Warns about handshakes stamped too far ahead, at most once per 10 s.
     var futureHandshakeWarning = RateLimitedWarning()
-    var random = SystemRandomNumberGenerator()
+    /// Session indices, ephemeral keys, backoff jitter (`NodeRandomSource`).
+    var random: NodeRandom
 
-    /// The paired devices `records`, every channel down; reachability leases of `leaseSeconds`.
-    init(localKeys: X25519KeyPair, tuning: ChannelTuning, records: [PairedPeer], leaseSeconds: Double) {
+    /// The paired devices `records`, every channel down; reachability leases of `leaseSeconds`;
+    /// random choices from `random`.
+    init(localKeys: X25519KeyPair, tuning: ChannelTuning, records: [PairedPeer], leaseSeconds: Double,
+         random: any NodeRandomSource = SodiumRandomSource()) {
+        self.random = NodeRandom(random)
         self.localKeys = localKeys
         self.tuning = tuning
         handshakeBudget = HandshakeRateLimiter(ratePerSecond: tuning.handshakesPerSecond, burst: tuning.handshakeBurst,

@@ -66,8 +66,8 @@ struct RelayConfigTests {
     @Test(arguments: [
         ("relay_topic_prefix = \"x/\"", "key 'relay_topic_prefix': is set but 'relay' is not"),
         ("relay = \"mqtt://a@h\"\nrelay_ca_file = \"/ca.pem\"", "key 'relay_ca_file': is set but the relay URL is mqtt://"),
-        ("relay = \"mqtts://a@h\"\nrelay_topic_prefix = \"a/#/\"", "meshd.toml:2: key 'relay_topic_prefix': 'a/#/' may hold printable ASCII only"),
-        ("relay = \"mqtts://a@h\"\nrelay_topic_prefix = \"mesh\"", "meshd.toml:2: key 'relay_topic_prefix': must be 1 to 64 characters ending in '/'"),
+        ("relay = \"mqtts://a@h\"\nrelay_topic_prefix = \"a/#/\"", "meshd.toml:2: key 'relay_topic_prefix': 'a/#/' is not a usable prefix: contains an MQTT wildcard"),
+        ("relay = \"mqtts://a@h\"\nrelay_topic_prefix = \"mesh\"", "meshd.toml:2: key 'relay_topic_prefix': 'mesh' is not a usable prefix: does not end with /"),
         ("relay_password_file = \"relative\"", "meshd.toml:1: key 'relay_password_file': 'relative' must be an absolute path"),
         ("relay = 5", "meshd.toml:1: key 'relay': must be a quoted string"),
     ])
