@@ -6,14 +6,7 @@ public struct X25519KeyPair: Sendable {
     public let privateKey: SecretBytes
 
     /// A fresh key pair from libsodium's secure random generator.
-    public static func generate() -> X25519KeyPair {
-        let privateKey = SecretBytes.random(count: Sodium.x25519Length)
-        // A 32-byte key cannot fail derivation; the fallback keeps this non-throwing without `try!`.
-        guard let pair = try? X25519KeyPair(privateKey: privateKey) else {
-            fatalError("MeshCrypto: X25519 public key derivation failed for a fresh 32-byte key")
-        }
-        return pair
-    }
+    public static func generate() -> X25519KeyPair { generate(using: SodiumRandomSource()) }
 
     /// Rebuilds a key pair from its private key, deriving the public key.
     /// Throws ``CryptoError/Code/invalidKey`` unless `privateKey` is 32 bytes.

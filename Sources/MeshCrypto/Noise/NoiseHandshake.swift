@@ -20,6 +20,8 @@ public struct NoiseHandshake: Sendable {
     private var localStatic: X25519KeyPair?
     private var localEphemeral: X25519KeyPair?
     private var presetEphemeral: X25519KeyPair?
+    /// Where a fresh ephemeral's private key comes from.
+    private let random: any RandomSource
     private var remoteEphemeral: [UInt8]?
     private var remoteStatic: [UInt8]?
     private var preSharedKeys: [SecretBytes]
@@ -38,10 +40,13 @@ public struct NoiseHandshake: Sendable {
     ///   - localEphemeral: a fixed ephemeral for test vectors only; a fresh one is generated otherwise.
     ///   - remoteStatic: the peer's static key, when known in advance (pre-message `s`).
     ///   - preSharedKeys: the 32-byte psks in the order the pattern's `psk` tokens use them.
+    ///   - random: where a fresh ephemeral comes from (libsodium's generator unless a test
+    ///     injects a seeded one).
     /// - Throws: ``CryptoError`` when the name is unsupported or a key the pre-messages need is missing.
     public init(protocolName: String, initiator: Bool, prologue: [UInt8] = [],
                 localStatic: X25519KeyPair? = nil, localEphemeral: X25519KeyPair? = nil,
-                remoteStatic: [UInt8]? = nil, preSharedKeys: [SecretBytes] = []) throws {
+                remoteStatic: [UInt8]? = nil, preSharedKeys: [SecretBytes] = [],
+                random: any RandomSource = SodiumRandomSource()) throws {
         let parts = protocolName.split(separator: "_", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0] == "Noise" else {
             throw CryptoError(.unsupportedProtocol, "'\(protocolName)' is not a Noise protocol name")
@@ -61,6 +66,7 @@ public struct NoiseHandshake: Sendable {
         self.symmetric = NoiseSymmetricState(protocolName: protocolName)
         self.localStatic = localStatic
         self.presetEphemeral = localEphemeral
+        self.random = random
         self.remoteStatic = remoteStatic
         self.preSharedKeys = preSharedKeys
         symmetric.mixHash(prologue)
@@ -110,7 +116,7 @@ public struct NoiseHandshake: Sendable {
             for token in pattern.messages[messageIndex] {
                 switch token {
                 case .e:
-                    let ephemeral = presetEphemeral ?? X25519KeyPair.generate()
+                    let ephemeral = presetEphemeral ?? X25519KeyPair.generate(using: random)
                     presetEphemeral = nil
                     localEphemeral = ephemeral
                     buffer += ephemeral.publicKey

@@ -99,27 +99,29 @@ struct ActiveChannel: Sendable {
 
     // MARK: Rekey
 
-    /// Starts a rekey as initiator; returns the stream bytes to write.
+    /// Starts a rekey as initiator (its ephemeral from `random`); returns the stream bytes to write.
     mutating func startRekey(localStatic: X25519KeyPair, peerPublicKey: [UInt8], pairKey: SecretBytes,
-                             newLocalIndex: UInt32, payload: HandshakePayload) throws -> [UInt8] {
+                             newLocalIndex: UInt32, payload: HandshakePayload,
+                             random: any RandomSource = SodiumRandomSource()) throws -> [UInt8] {
         let (handshake, message) = try ChannelHandshake.initiate(localStatic: localStatic, peerPublicKey: peerPublicKey,
-                                                                 pairKey: pairKey, payload: payload)
+                                                                 pairKey: pairKey, payload: payload, random: random)
         initiatedRekey = (handshake, newLocalIndex)
         return try sealStream(.rekeyInitiation(message))
     }
 
     /// Answers the peer's rekey; returns the stream bytes to write, or nil when this side's own
-    /// rekey wins a collision (the side with the smaller public key wins, as for connects).
+    /// rekey wins a collision (the side with the smaller public key wins, as for connects). Its
+    /// ephemeral comes from `random`.
     mutating func answerRekey(_ message: [UInt8], localStatic: X25519KeyPair, peerPublicKey: [UInt8],
                               pairKey: SecretBytes, newLocalIndex: UInt32, payload: HandshakePayload,
-                              now: UInt64) throws -> [UInt8]? {
+                              now: UInt64, random: any RandomSource = SodiumRandomSource()) throws -> [UInt8]? {
         if initiatedRekey != nil {
             if SimultaneousConnectRule.localSideIsPreferred(localKey: localStatic.publicKey, peerKey: peerPublicKey) {
                 return nil
             }
             initiatedRekey = nil
         }
-        var responder = try ChannelHandshake.respond(localStatic: localStatic, message: message)
+        var responder = try ChannelHandshake.respond(localStatic: localStatic, message: message, random: random)
         guard responder.initiatorPublicKey == peerPublicKey else {
             throw WireFormatError(what: "rekey from a different static key")
         }

@@ -22,11 +22,12 @@ struct ChannelHandshake: Sendable {
     private var noise: NoiseHandshake
 
     /// Starts an initiator towards `peerPublicKey`; returns it and message 1.
+    /// Its ephemeral comes from `random`.
     static func initiate(localStatic: X25519KeyPair, peerPublicKey: [UInt8], pairKey: SecretBytes,
-                         payload: HandshakePayload) throws -> (ChannelHandshake, [UInt8]) {
+                         payload: HandshakePayload, random: any RandomSource = SodiumRandomSource()) throws -> (ChannelHandshake, [UInt8]) {
         var noise = try NoiseHandshake(protocolName: protocolName, initiator: true, prologue: prologue,
                                        localStatic: localStatic, remoteStatic: peerPublicKey,
-                                       preSharedKeys: [pairKey])
+                                       preSharedKeys: [pairKey], random: random)
         let message = try noise.writeMessage(payload: payload.encode())
         return (ChannelHandshake(noise: noise), message)
     }
@@ -57,10 +58,11 @@ struct ChannelHandshake: Sendable {
     }
 
     /// Reads message 1 as the responder. Throws on anything that is not a valid message 1 for
-    /// this device's static key.
-    static func respond(localStatic: X25519KeyPair, message: [UInt8]) throws -> Responder {
+    /// this device's static key. Its ephemeral (in message 2) comes from `random`.
+    static func respond(localStatic: X25519KeyPair, message: [UInt8],
+                        random: any RandomSource = SodiumRandomSource()) throws -> Responder {
         var noise = try NoiseHandshake(protocolName: protocolName, initiator: false, prologue: prologue,
-                                       localStatic: localStatic)
+                                       localStatic: localStatic, random: random)
         let payload = try HandshakePayload(decoding: try noise.readMessage(message))
         guard let key = noise.remoteStaticPublicKey else { throw WireFormatError(what: "handshake (no static key)") }
         return Responder(noise: noise, initiatorPublicKey: key, payload: payload)

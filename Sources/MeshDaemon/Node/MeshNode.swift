@@ -88,9 +88,12 @@ public actor MeshNode: MeshControlPlane, Service {
                       discovery: discovery)
     }
 
-    /// As `init(configuration:logger:eventLoopGroup:discovery:)` with an injected clock.
+    /// As `init(configuration:logger:eventLoopGroup:discovery:)` with an injected clock and
+    /// random source (ephemeral keys, session indices, reconnect jitter; the simulator passes a
+    /// seeded one, everything else libsodium's).
     public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
-                clock: any MeshClock, discovery: (any PeerDiscovery)? = nil) throws {
+                clock: any MeshClock, discovery: (any PeerDiscovery)? = nil,
+                random: any RandomSource = SodiumRandomSource()) throws {
         self.discovery = discovery
         self.configuration = configuration
         self.tuning = configuration.channelTuning
@@ -104,7 +107,7 @@ public actor MeshNode: MeshControlPlane, Service {
         identity = state.identity
         store = state.store
         channels = PeerChannels(localKeys: identity.keyPair, tuning: configuration.channelTuning, records: state.records,
-                                leaseSeconds: configuration.reachabilityLease)
+                                leaseSeconds: configuration.reachabilityLease, random: random)
         gate = ConnectionGate(tuning: configuration.channelTuning)
         outbound = OutboundQueues(replyLimit: configuration.channelTuning.outboundReplyBytes,
                                   limit: configuration.channelTuning.outboundBytes,
@@ -135,7 +138,8 @@ public actor MeshNode: MeshControlPlane, Service {
         logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
                                                      "device.id": "\(identity.deviceID.short)"])
         await NodeListeners.noteReceiveBuffer(udp, logger: logger)
-        for id in channels.peers.keys { dialer.scheduleDial(self, id, immediately: true) }
+        // In device ID order (not the dictionary's, which changes per process): a seed replays.
+        for id in channels.peers.keys.sorted() { dialer.scheduleDial(self, id, immediately: true) }
         maintenance.start(self)
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop
@@ -197,7 +201,7 @@ public actor MeshNode: MeshControlPlane, Service {
         tcpServer?.close(promise: nil)
         udpChannel?.close(promise: nil)
         gate.closeAll()
-        for id in Array(channels.peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
+        for id in channels.peers.keys.sorted() { dropChannel(id, reason: "daemon stopping", redial: false) }
         pairing.stopWaiters()
         prober.fail(to: nil)
         pairing.stopSearches()

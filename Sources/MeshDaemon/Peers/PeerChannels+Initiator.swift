@@ -24,7 +24,8 @@ extension PeerChannels {
         let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: false)
         do {
             let (handshake, message1) = try ChannelHandshake.initiate(localStatic: localKeys, peerPublicKey: runtime.record.publicKey,
-                                                                      pairKey: runtime.record.pairKey, payload: payload)
+                                                                      pairKey: runtime.record.pairKey, payload: payload,
+                                                                      random: randomSource)
             let macKey = HandshakeMac.key(pairKey: runtime.record.pairKey, responderPublicKey: runtime.record.publicKey)
             let framed = try WireFrame.encode(HandshakeMac.append(to: message1, key: macKey))
             peers[peer]?.outgoingHandshakeInFlight = true

@@ -23,10 +23,11 @@ extension PeerChannels {
         let index = allocateIndex(for: peer)
         let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: true)
         var bytes: [UInt8] = []
-        let localKeys = self.localKeys
+        let localKeys = self.localKeys, random = randomSource
         let step = withChannel(peer, now: now, wallSeconds: wallSeconds) { channel in
             bytes = try channel.startRekey(localStatic: localKeys, peerPublicKey: runtime.record.publicKey,
-                                           pairKey: runtime.record.pairKey, newLocalIndex: index, payload: payload)
+                                           pairKey: runtime.record.pairKey, newLocalIndex: index, payload: payload,
+                                           random: random)
         }
         guard case .proceed(_, let completed) = step else { return step }
         return .proceed(bytes: bytes, completed: completed)
@@ -40,10 +41,11 @@ extension PeerChannels {
         let index = allocateIndex(for: peer)
         let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: true)
         var reply: [UInt8]?
-        let localKeys = self.localKeys
+        let localKeys = self.localKeys, random = randomSource
         let step = withChannel(peer, now: now, wallSeconds: wallSeconds) { channel in
             reply = try channel.answerRekey(message1, localStatic: localKeys, peerPublicKey: runtime.record.publicKey,
-                                            pairKey: runtime.record.pairKey, newLocalIndex: index, payload: payload, now: now)
+                                            pairKey: runtime.record.pairKey, newLocalIndex: index, payload: payload, now: now,
+                                            random: random)
         }
         guard case .proceed(_, let completed) = step else { return step }
         if reply == nil { indexTable.removeValue(forKey: index) }

@@ -61,7 +61,7 @@ extension PeerChannels {
         guard handshakeBudget.allow(source: "all", now: now) else { return .refused(.busy) }
         let responder: ChannelHandshake.Responder
         do {
-            responder = try ChannelHandshake.respond(localStatic: localKeys, message: message1)
+            responder = try ChannelHandshake.respond(localStatic: localKeys, message: message1, random: randomSource)
         } catch {
             return .refused(.failed)
         }

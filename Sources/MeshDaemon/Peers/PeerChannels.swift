@@ -28,10 +28,16 @@ struct PeerChannels: Sendable {
     var pairedSources: PairedSourceTable
     /// Warns about handshakes stamped too far ahead, at most once per 10 s.
     var futureHandshakeWarning = RateLimitedWarning()
-    var random = SystemRandomNumberGenerator()
+    /// Session indices and dial jitter (`randomSource` as a generator).
+    var random: RandomSourceGenerator
+    /// Where this node's randomness comes from: also the handshakes' ephemerals.
+    var randomSource: any RandomSource { random.source }
 
-    /// The paired devices `records`, every channel down; reachability leases of `leaseSeconds`.
-    init(localKeys: X25519KeyPair, tuning: ChannelTuning, records: [PairedPeer], leaseSeconds: Double) {
+    /// The paired devices `records`, every channel down; reachability leases of `leaseSeconds`;
+    /// every random draw from `random`.
+    init(localKeys: X25519KeyPair, tuning: ChannelTuning, records: [PairedPeer], leaseSeconds: Double,
+         random: any RandomSource = SodiumRandomSource()) {
+        self.random = RandomSourceGenerator(random)
         self.localKeys = localKeys
         self.tuning = tuning
         handshakeBudget = HandshakeRateLimiter(ratePerSecond: tuning.handshakesPerSecond, burst: tuning.handshakeBurst,
