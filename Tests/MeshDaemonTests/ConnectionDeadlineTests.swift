@@ -15,7 +15,7 @@ struct ConnectionDeadlineTests {
         let loop = EmbeddedEventLoop()
 
         func admit() -> UInt64? {
-            guard case .admitted(let id, _) = table.admit(EmbeddedChannel(), source: "10.0.0.1", known: false, now: 0) else {
+            guard case .admitted(let id, _) = table.admit(TCPStreamPath(EmbeddedChannel()), source: "10.0.0.1", known: false, now: 0) else {
                 return nil
             }
             return id

@@ -114,7 +114,7 @@ extension MeshNode {
     /// reading does; `receiveBuffer` also shrinks its socket's receive buffer. The node still
     /// writes (and notices the connection closing when a write fails). False without a channel.
     func holdStreamReads(from peer: DeviceID, receiveBuffer: Int? = nil) -> Bool {
-        guard let channel = channels.peers[peer]?.connection?.channel else { return false }
+        guard let channel = (channels.peers[peer]?.connection?.path as? TCPStreamPath)?.channel else { return false }
         if let receiveBuffer {
             try? channel.syncOptions?.setOption(.socketOption(.so_rcvbuf), value: receiveBuffer)
         }
@@ -124,7 +124,7 @@ extension MeshNode {
     /// Test seam: shrinks the kernel's send buffer of `peer`'s channel connection, so what
     /// this node writes towards a peer that does not read stays in NIO sooner.
     func shrinkSendBuffer(to peer: DeviceID, bytes: Int) -> Bool {
-        guard let channel = channels.peers[peer]?.connection?.channel else { return false }
+        guard let channel = (channels.peers[peer]?.connection?.path as? TCPStreamPath)?.channel else { return false }
         return (try? channel.syncOptions?.setOption(.socketOption(.so_sndbuf), value: bytes)) != nil
     }
 

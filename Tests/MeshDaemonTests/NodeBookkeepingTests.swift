@@ -28,7 +28,7 @@ struct NodeBookkeepingTests {
 
     @Test func aSourceGetsItsShareOfSlotsAndFreesThemWhenItsConnectionsEnd() {
         var table = table()
-        func admit() -> ConnectionTable.Admission { table.admit(EmbeddedChannel(), source: "10.0.0.1", known: false, now: 0) }
+        func admit() -> ConnectionTable.Admission { table.admit(TCPStreamPath(EmbeddedChannel()), source: "10.0.0.1", known: false, now: 0) }
         let first = admittedID(admit())
         let second = admittedID(admit())
         #expect(first != nil && second != nil && first != second)
@@ -47,7 +47,7 @@ struct NodeBookkeepingTests {
 
     @Test func aSourceFasterThanItsRateIsRefusedBeforeItTakesASlot() {
         var table = table(perSource: 8, total: 16, burst: 2)
-        func admit(now: UInt64 = 0) -> ConnectionTable.Admission { table.admit(EmbeddedChannel(), source: "10.0.0.9", known: false, now: now) }
+        func admit(now: UInt64 = 0) -> ConnectionTable.Admission { table.admit(TCPStreamPath(EmbeddedChannel()), source: "10.0.0.9", known: false, now: now) }
         let burst = [admittedID(admit()), admittedID(admit())]
         #expect(burst.allSatisfy { $0 != nil })
         guard case .refused(.rateLimited) = admit() else {
@@ -61,7 +61,7 @@ struct NodeBookkeepingTests {
 
     @Test func outgoingConnectionsTakeNoSlot() {
         var table = table()
-        let id = table.register(EmbeddedChannel())
+        let id = table.register(TCPStreamPath(EmbeddedChannel()))
         #expect(table.open[id] != nil && table.unauthenticated.count == 0)
         let engaged = table.engage(id)
         #expect(!engaged)
@@ -69,7 +69,7 @@ struct NodeBookkeepingTests {
 
     @Test func thePairingDeadlineIsArmedFromTheSecondMessageWithinTheAttempt() {
         var table = table()
-        guard let id = admittedID(table.admit(EmbeddedChannel(), source: "10.0.0.1", known: false, now: 0)) else {
+        guard let id = admittedID(table.admit(TCPStreamPath(EmbeddedChannel()), source: "10.0.0.1", known: false, now: 0)) else {
             Issue.record("not admitted")
             return
         }

@@ -7,7 +7,8 @@ extension MeshNode {
     /// Local and remote address of the TCP connection carrying the channel to `peer`.
     func channelConnectionEndpoints(_ peer: DeviceID) -> (local: SocketAddress?, remote: SocketAddress?)? {
         guard let connection = channels.peers[peer]?.connection, channels.peers[peer]?.channel != nil else { return nil }
-        return (connection.channel.localAddress, connection.channel.remoteAddress)
+        let channel = (connection.path as? TCPStreamPath)?.channel
+        return (channel?.localAddress, channel?.remoteAddress)
     }
 
     /// TCP connections open now (authenticated or not), listener excluded.

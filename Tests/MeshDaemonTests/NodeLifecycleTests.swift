@@ -49,7 +49,7 @@ struct NodeLifecycleTests {
         let bed = NodeTestBed()
         defer { Task { await bed.shutdown() } }
         let alice = try await bed.start(name: "alice")
-        let udp = try #require(await alice.node.udpChannel)
+        let udp = try #require((alice.node.transport as? SocketTransport)?.datagramSocket)
         let granted = try await udp.getOption(ChannelOptions.socketOption(.so_rcvbuf)).get()
         let limit = try #require(Int(String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)))

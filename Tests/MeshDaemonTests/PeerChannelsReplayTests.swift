@@ -141,7 +141,7 @@ struct PeerChannelsReplayTests {
         let connection = EmbeddedChannel()
         connection.remoteAddress = try SocketAddress(ipAddress: "::ffff:198.18.0.1", port: 40000)
         guard let channel = pair.bob.peers[pair.aliceID]?.channel else { throw PeerChannelsTests.Failure("no channel") }
-        _ = pair.bob.install(pair.aliceID, channel: channel, connection: ChannelConnection(id: 8, channel: connection, locallyInitiated: false),
+        _ = pair.bob.install(pair.aliceID, channel: channel, connection: ChannelConnection(id: 8, path: TCPStreamPath(connection), locallyInitiated: false),
                              datagramEndpoint: nil, now: Self.second, wallSeconds: 2)
         #expect(pair.bob.isPairedDeviceAddress("198.18.0.1", now: Self.second))
         #expect(pair.bob.isPairedDeviceAddress("::ffff:198.18.0.1", now: Self.second))
@@ -175,7 +175,7 @@ struct ConnectionTableSourceKeyTests {
         var admitted = 0, refused = 0
         for index in 0 ..< 200 {
             let host = "2001:db8:7:9:\(String(index, radix: 16)):1:2:3"
-            switch table.admit(EmbeddedChannel(), source: SourceKey.of(host), known: false, now: UInt64(index) * 1_000_000) {
+            switch table.admit(TCPStreamPath(EmbeddedChannel()), source: SourceKey.of(host), known: false, now: UInt64(index) * 1_000_000) {
             case .admitted: admitted += 1
             case .refused: refused += 1
             }
@@ -185,12 +185,12 @@ struct ConnectionTableSourceKeyTests {
         // The same IPv4 host over a dual-stack socket and a plain one: one source.
         for index in 0 ..< 4 {
             let host = index % 2 == 0 ? "::ffff:198.18.0.9" : "198.18.0.9"
-            guard case .admitted = table.admit(EmbeddedChannel(), source: SourceKey.of(host), known: false, now: 0) else {
+            guard case .admitted = table.admit(TCPStreamPath(EmbeddedChannel()), source: SourceKey.of(host), known: false, now: 0) else {
                 Issue.record("refused early")
                 return
             }
         }
-        guard case .refused(.sourceFull) = table.admit(EmbeddedChannel(), source: SourceKey.of("::ffff:198.18.0.9"), known: false, now: 0) else {
+        guard case .refused(.sourceFull) = table.admit(TCPStreamPath(EmbeddedChannel()), source: SourceKey.of("::ffff:198.18.0.9"), known: false, now: 0) else {
             Issue.record("a mapped address was a source of its own")
             return
         }

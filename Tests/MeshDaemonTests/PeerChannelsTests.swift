@@ -47,9 +47,9 @@ struct PeerChannelsTests {
             guard case .confirmed(let bobChannel) = bob.confirmResponder(responder, confirmFrame: body(confirm)) else {
                 throw Failure("responder refused the confirm")
             }
-            _ = alice.install(bobID, channel: aliceChannel, connection: ChannelConnection(id: 1, channel: EmbeddedChannel(), locallyInitiated: true),
+            _ = alice.install(bobID, channel: aliceChannel, connection: ChannelConnection(id: 1, path: TCPStreamPath(EmbeddedChannel()), locallyInitiated: true),
                               datagramEndpoint: nil, now: now, wallSeconds: 1)
-            _ = bob.install(aliceID, channel: bobChannel, connection: ChannelConnection(id: 7, channel: EmbeddedChannel(), locallyInitiated: false),
+            _ = bob.install(aliceID, channel: bobChannel, connection: ChannelConnection(id: 7, path: TCPStreamPath(EmbeddedChannel()), locallyInitiated: false),
                             datagramEndpoint: nil, now: now, wallSeconds: 1)
         }
     }

@@ -88,7 +88,7 @@ extension MeshNode {
         let connection = EmbeddedChannel(handler: writes)
         activate(peer, channel: ActiveChannel(keys: keys(initiator: true), localIndex: 11, remoteIndex: 22, locallyInitiated: true,
                                               now: now, tuning: tuning),
-                 connection: ChannelConnection(id: id, channel: connection, locallyInitiated: true), datagramEndpoint: nil)
+                 connection: ChannelConnection(id: id, path: TCPStreamPath(connection), locallyInitiated: true), datagramEndpoint: nil)
         var sender = ActiveChannel(keys: keys(initiator: false), localIndex: 22, remoteIndex: 11, locallyInitiated: false,
                                    now: now, tuning: tuning)
         var sent = 0

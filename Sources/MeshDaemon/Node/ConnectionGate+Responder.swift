@@ -3,34 +3,18 @@ import MeshCrypto
 import MeshCore
 import NIOCore
 
-/// Accepted connections: admission, preamble, then the responder side of the channel handshake
+/// Accepted stream paths: admission, preamble, then the responder side of the channel handshake
 /// (I/O here, decisions in `PeerChannels`) or pairing (`PairingInviterExchange`).
 extension ConnectionGate {
-    /// Accepts TCP connections until the listener closes; each is served in its own task.
-    static func acceptConnections(_ server: ListenerSocket, node: MeshNode) async throws {
-        try await server.executeThenClose { inbound in
-            try await withThrowingDiscardingTaskGroup { group in
-                for try await connection in inbound {
-                    group.addTask { await serveInbound(connection, node: node) }
-                }
-            }
-        }
-    }
-
-    /// One accepted connection: admission, preamble, then a channel handshake or pairing.
-    static func serveInbound(_ connection: WireConnection, node: MeshNode) async {
-        guard let admission = await node.hop({ $0.gate.admit($0, connection.channel) }) else {
-            try? await connection.executeThenClose { _, _ in }
-            return
-        }
+    /// One accepted stream path (the transport closes it when this returns): admission,
+    /// preamble, then a channel handshake or pairing.
+    static func serveInbound(_ path: any ChannelPath, frames: inout PathFrames, node: MeshNode) async {
+        guard let admission = await node.hop({ $0.gate.admit($0, path) }) else { return }
         do {
-            try await connection.executeThenClose { inbound, _ in
-                var frames = inbound.makeAsyncIterator()
-                guard case .preamble(let kind)? = try await frames.next() else { return }
-                switch kind {
-                case .channel: try await respondToChannel(admission, node: node, frames: &frames)
-                case .pairing: try await PairingInviterExchange(host: node, logger: node.logger).serve(admission, frames: &frames)
-                }
+            switch try await frames.next() {
+            case .preamble(.channel)?: try await respondToChannel(admission, node: node, frames: &frames)
+            case .preamble(.pairing)?: try await PairingInviterExchange(host: node, logger: node.logger).serve(admission, frames: &frames)
+            case .frame?, nil: break
             }
         } catch let error as WireFormatError {
             await node.hop { $0.counters.connectionsBadPreamble += 1 }
@@ -43,10 +27,10 @@ extension ConnectionGate {
 
     /// The responder side of a channel handshake on an accepted connection, then the stream.
     static func respondToChannel(_ admission: InboundAdmission, node: MeshNode,
-                                 frames: inout NIOAsyncChannelInboundStream<WireFrame>.AsyncIterator) async throws {
+                                 frames: inout PathFrames) async throws {
         guard case .frame(let message1)? = try await frames.next() else { return }
         guard let (reply, pending) = await node.hop({ $0.gate.answerHandshake($0, message1, admission: admission) }) else { return }
-        try await admission.channel.writeAndFlush(ByteBuffer(bytes: reply))
+        try await admission.path.write(reply)
         guard case .frame(let confirm)? = try await frames.next(),
               await node.hop({ $0.gate.completeResponder($0, pending, confirmFrame: confirm, admission: admission) }) else {
             await node.hop { $0.channels.responderAbandoned(pending) }
@@ -63,20 +47,20 @@ extension ConnectionGate {
         switch node.channels.answerHandshake(firstFrame, connectionID: admission.id, udpPort: node.announcedUDPPort,
                                              wall: node.clock.wallNanoseconds(), now: node.clock.monotonicNanoseconds()) {
         case .reply(let message2, let pending):
-            engage(node, admission.id, channel: admission.channel, deadline: node.tuning.handshakeTimeout)
+            engage(node, admission.id, path: admission.path, deadline: node.tuning.handshakeTimeout)
             return (message2, pending)
         case .refused(let refusal):
             node.counters.count(refusal)
             let logger = node.logger
             switch refusal {
             case .unknownKey:
-                logger.debug("refused a handshake no paired device's key made", metadata: ["source": "\(admission.sourceIP)"])
+                logger.debug("refused a handshake no paired device's key made", metadata: ["source": "\(admission.source.host)"])
             case .busy:
-                logger.debug("refused a handshake: the handshake budget is spent", metadata: ["source": "\(admission.sourceIP)"])
+                logger.debug("refused a handshake: the handshake budget is spent", metadata: ["source": "\(admission.source.host)"])
             case .peerBusy:
-                logger.debug("refused a handshake: that device's handshake budget is spent", metadata: ["source": "\(admission.sourceIP)"])
+                logger.debug("refused a handshake: that device's handshake budget is spent", metadata: ["source": "\(admission.source.host)"])
             case .seen:
-                logger.debug("refused a copy of a handshake seen before", metadata: ["source": "\(admission.sourceIP)"])
+                logger.debug("refused a copy of a handshake seen before", metadata: ["source": "\(admission.source.host)"])
             case .future(let peer, let suppressed?):
                 logger.warning("refused a handshake stamped more than an hour ahead of this device's clock; check both clocks",
                                metadata: ["peer.id": "\(peer.short)", "suppressed": "\(suppressed)"])
@@ -98,28 +82,24 @@ extension ConnectionGate {
             return false
         case .confirmed(let channel):
             authenticated(admission.id)
-            var endpoint: SocketAddress?
-            var learned = false
-            if let ip = admission.channel.remoteAddress?.ipAddress, pending.udpPort != 0 {
-                endpoint = try? SocketAddress(ipAddress: ip, port: Int(pending.udpPort))
-                if let endpoint { learned = learnObservedAddress(node, endpoint, for: pending.peer) }
-            }
+            let endpoint = admission.source.datagramEndpoint(announcedPort: pending.udpPort)
+            let learned = endpoint.map { learnObservedAddress(node, $0, for: pending.peer) } ?? false
             // The confirmed timestamp is stored (a replay of this message 1 stays refused
             // after a restart); learning an address saved it already.
             if !learned { node.persistPeers() }
             node.activate(pending.peer, channel: channel,
-                          connection: ChannelConnection(id: admission.id, channel: admission.channel, locallyInitiated: false),
+                          connection: ChannelConnection(id: admission.id, path: admission.path, locallyInitiated: false),
                           datagramEndpoint: endpoint)
             return true
         }
     }
 
     /// Records `endpoint` (IP of the connection, announced port) as an observed address;
-    /// whether it was new (the store was saved then).
+    /// whether it was new (the store was saved then). A relay address is no observed address.
     @discardableResult
-    func learnObservedAddress(_ node: isolated MeshNode, _ endpoint: SocketAddress, for peer: DeviceID) -> Bool {
-        guard let ip = endpoint.ipAddress, let port = endpoint.port else { return false }
-        let text = DaemonConfiguration.Endpoint(host: ip, port: port).description
+    func learnObservedAddress(_ node: isolated MeshNode, _ endpoint: PathAddress, for peer: DeviceID) -> Bool {
+        guard let direct = endpoint.directEndpoint else { return false }
+        let text = direct.description
         guard node.channels.peers[peer]?.record.learn(address: text, source: .observed) == true else { return false }
         node.persistPeers()
         return true

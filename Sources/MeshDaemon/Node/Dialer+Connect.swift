@@ -1,7 +1,6 @@
 import MeshCrypto
 import MeshCore
 import NIOCore
-import NIOPosix
 
 /// The dialer's connection drivers: tasks of the node's run loop, nonisolated, that connect,
 /// move the handshake's bytes and enter the node for each decision (`MeshNode.hop`).
@@ -41,52 +40,28 @@ extension Dialer {
         await node.hop { [switched] in $0.finder.probeEnded($0, peer, addresses: addresses, switched: switched) }
     }
 
-    /// Opens a TCP connection (no Nagle) to `endpoint` on `loop` with the wire frame decoder
-    /// installed, as both dialing and pairing use it; throws when it does not connect within
-    /// `timeout`.
-    static func connectWire(to endpoint: DaemonConfiguration.Endpoint, timeout: TimeAmount,
-                            on loop: any EventLoop) async throws -> WireConnection {
-        try await ClientBootstrap(group: loop)
-            .connectTimeout(timeout)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connect(host: endpoint.host, port: endpoint.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(WireFrameDecoder(expectsPreamble: false)))
-                    return try WireConnection(wrappingChannelSynchronously: channel)
-                }
-            }
-    }
-
-    /// One outgoing attempt: connect, handshake, and on success serve the channel until it closes.
-    /// With `replacingLiveChannel` the attempt runs next to an active channel (an address
-    /// discovery reported), and the channel switches to it only once it authenticated.
+    /// One outgoing attempt: open a stream path, handshake, and on success serve the channel
+    /// until it closes. With `replacingLiveChannel` the attempt runs next to an active channel
+    /// (an address discovery reported), and the channel switches to it only once it
+    /// authenticated.
     static func dial(_ node: MeshNode, _ peer: DeviceID, at endpoint: DaemonConfiguration.Endpoint,
                      replacingLiveChannel: Bool = false) async -> DialResult {
-        let connection: WireConnection
-        do {
-            connection = try await connectWire(to: endpoint, timeout: .seconds(2), on: node.loop)
-        } catch {
-            node.logger.trace("could not connect", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
-            return .failed
-        }
         var pendingHandshake: PendingInitiator?
         var result = DialResult.failed
         do {
-            result = try await connection.executeThenClose { inbound, _ -> DialResult in
+            result = try await node.transport.dialStream(to: .host(endpoint), kind: .channel, timeout: .seconds(2)) { path, frames in
                 guard let (message1, pending) = await node.hop({
-                    $0.dialer.startHandshake($0, peer, channel: connection.channel, replacingLiveChannel: replacingLiveChannel)
+                    $0.dialer.startHandshake($0, peer, path: path, replacingLiveChannel: replacingLiveChannel)
                 }) else {
                     return .notNeeded
                 }
                 pendingHandshake = pending
-                try await connection.channel.writeAndFlush(ByteBuffer(bytes: ConnectionKind.channel.preamble + message1))
-                var frames = inbound.makeAsyncIterator()
+                try await path.write(message1)
                 guard case .frame(let message2)? = try await frames.next() else { return .failed }
                 // Activation and what it tells discovery (a move, a static address learnt) in one
                 // step, so nobody sees the channel at its new address before the move is counted.
                 let outcome = await node.hop { node in
-                    let outcome = node.dialer.finishHandshake(node, pending, message2: message2, channel: connection.channel)
+                    let outcome = node.dialer.finishHandshake(node, pending, message2: message2, path: path)
                     if case .ranAndClosed = outcome {
                         node.finder.dialSucceeded(node, peer, at: endpoint, replacedLiveChannel: replacingLiveChannel)
                     }
@@ -97,6 +72,9 @@ extension Dialer {
                 try? await node.pumpStream(peer: peer, connectionID: pending.connectionID, frames: &frames)
                 return .ranAndClosed
             }
+        } catch let error as PathConnectError {
+            node.logger.trace("could not connect", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
+            return .failed
         } catch {
             node.logger.trace("outgoing connection ended", metadata: ["peer.id": "\(peer.short)", "error": "\(error)"])
         }

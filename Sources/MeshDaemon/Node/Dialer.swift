@@ -1,7 +1,6 @@
 import MeshCrypto
 import MeshCore
 import NIOCore
-import NIOPosix
 
 /// How one outgoing attempt ended.
 enum DialResult: Sendable {
@@ -80,7 +79,7 @@ final class Dialer {
     /// Builds message 1 (framed) for `peer` and registers the connection with its handshake
     /// deadline; nil when the dial is no longer needed (a channel is active, unless
     /// `replacingLiveChannel`).
-    func startHandshake(_ node: isolated MeshNode, _ peer: DeviceID, channel: any Channel,
+    func startHandshake(_ node: isolated MeshNode, _ peer: DeviceID, path: any ChannelPath,
                         replacingLiveChannel: Bool = false) -> ([UInt8], PendingInitiator)? {
         guard node.phase == .running,
               let (message1, started) = node.channels.startHandshake(peer, replacingLiveChannel: replacingLiveChannel,
@@ -90,8 +89,8 @@ final class Dialer {
             return nil
         }
         var pending = started
-        pending.connectionID = node.gate.register(channel)
-        node.gate.armDeadline(node, channel, seconds: node.tuning.handshakeTimeout, connection: pending.connectionID)
+        pending.connectionID = node.gate.register(path)
+        node.gate.armDeadline(node, path, seconds: node.tuning.handshakeTimeout, connection: pending.connectionID)
         return (message1, pending)
     }
 
@@ -104,7 +103,7 @@ final class Dialer {
 
     /// Reads message 2, confirms and activates. `.ranAndClosed` here means "now active".
     func finishHandshake(_ node: isolated MeshNode, _ pending: PendingInitiator, message2: [UInt8],
-                         channel: any Channel) -> DialResult {
+                         path: any ChannelPath) -> DialResult {
         guard node.phase == .running else { return .notNeeded }
         switch node.channels.finishHandshake(pending, message2: message2, now: node.clock.monotonicNanoseconds()) {
         case .gone: return .notNeeded
@@ -113,17 +112,13 @@ final class Dialer {
             node.counters.simultaneousConnectsResolved += 1
             return .notNeeded
         case .established(let active, let confirm, let udpPort):
-            channel.writeAndFlush(ByteBuffer(bytes: confirm), promise: nil)
+            path.send(ByteBuffer(bytes: confirm), promise: nil)
             node.gate.authenticated(pending.connectionID)
             // Message 2's X25519 counts: the figure ends after `finishHandshake`.
             node.counters.lastHandshakeMicroseconds = (node.clock.monotonicNanoseconds() &- pending.startedAt) / 1000
-            var endpoint: SocketAddress?
-            if let ip = channel.remoteAddress?.ipAddress, udpPort != 0 {
-                endpoint = try? SocketAddress(ipAddress: ip, port: Int(udpPort))
-            }
             node.activate(pending.peer, channel: active,
-                          connection: ChannelConnection(id: pending.connectionID, channel: channel, locallyInitiated: true),
-                          datagramEndpoint: endpoint)
+                          connection: ChannelConnection(id: pending.connectionID, path: path, locallyInitiated: true),
+                          datagramEndpoint: path.remote.datagramEndpoint(announcedPort: udpPort))
             return .ranAndClosed
         }
     }

@@ -5,14 +5,14 @@ import NIOCore
 extension MeshNode {
     /// Installs a channel that completed its handshake, replacing (and closing) any older one.
     func activate(_ peer: DeviceID, channel: ActiveChannel, connection: ChannelConnection,
-                  datagramEndpoint: SocketAddress?) {
+                  datagramEndpoint: PathAddress?) {
         switch channels.install(peer, channel: channel, connection: connection, datagramEndpoint: datagramEndpoint,
                                 now: clock.monotonicNanoseconds(), wallSeconds: clock.wallSeconds()) {
         case .unknownPeer:
-            connection.channel.close(promise: nil)
+            connection.path.close()
             return
         case .installed(let replaced):
-            replaced?.channel.close(promise: nil)
+            replaced?.path.close()
             if let replaced { outbound.close(replaced.id, peer: peer, reason: "replaced by a new connection", at: clock.wallSeconds()) }
         }
         outbound.open(connection.id)
@@ -25,7 +25,7 @@ extension MeshNode {
     /// Closes the channel to `peer` (if any) and, when `redial`, schedules a reconnect.
     func dropChannel(_ peer: DeviceID, reason: String, redial: Bool) {
         guard let (connection, hadChannel) = channels.drop(peer) else { return }
-        connection?.channel.close(promise: nil)
+        connection?.path.close()
         prober.fail(to: peer)
         if hadChannel || connection != nil { outbound.close(connection?.id, peer: peer, reason: reason, at: clock.wallSeconds()) }
         if hadChannel {
@@ -35,23 +35,23 @@ extension MeshNode {
         if redial { dialer.scheduleDial(self, peer, immediately: false) }
     }
 
-    /// The TCP connection `connectionID` of `peer` ended.
+    /// The stream path `connectionID` of `peer` ended.
     func connectionClosed(peer: DeviceID, connectionID: UInt64) {
         gate.ended(connectionID)
         guard channels.isCurrent(peer, connectionID: connectionID) else { return }
         dropChannel(peer, reason: "connection closed", redial: phase == .running)
     }
 
-    /// Writes already-sealed stream bytes on the peer's channel connection (in call order),
-    /// counted in the connection's outbound budget until NIO completes the write. Every write
-    /// towards a peer's connection after its handshake goes through here.
+    /// Writes already-sealed stream bytes on the peer's stream path (in call order), counted in
+    /// the connection's outbound budget until the path completes the write. Every write towards
+    /// a peer's stream path after its handshake goes through here.
     func writeStream(_ bytes: [UInt8], to connection: ChannelConnection) -> EventLoopFuture<Void> {
         let count = bytes.count, id = connection.id
         outbound.queued(bytes: count, on: id, now: clock.monotonicNanoseconds())
-        let promise = connection.channel.eventLoop.makePromise(of: Void.self)
-        connection.channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: promise)
+        let promise = connection.path.eventLoop.makePromise(of: Void.self)
+        connection.path.send(ByteBuffer(bytes: bytes), promise: promise)
         promise.futureResult.whenComplete { [self] _ in
-            // Connections live on the node's loop, so this runs there.
+            // Paths live on the node's loop, so this runs there.
             if loop.inEventLoop {
                 onLoop { $0.outbound.written(bytes: count, on: id) }
             } else {
@@ -109,29 +109,22 @@ extension MeshNode {
     /// leaves with one sendmmsg(2).
     @discardableResult
     func sendDatagram(_ message: ChannelMessage, to peer: DeviceID, batched: Bool = false) -> Bool {
-        guard let udp = udpChannel, let slot = channels.peers.index(forKey: peer) else { return false }
-        // NIO keeps datagrams the kernel refused (a full send buffer) until the socket drains:
-        // past the socket's high-water mark a datagram is dropped here instead, as UDP would.
-        guard udp.isWritable else {
+        guard let slot = channels.peers.index(forKey: peer) else { return false }
+        // The transport keeps datagrams the network refused (a full send buffer) until it
+        // drains: past its limit a datagram is dropped here instead, as UDP would.
+        guard transport.canSendDatagrams else {
             counters.datagramsDroppedUnwritable += 1
             return false
         }
         // Room for the largest datagram up front: growing the buffer while sealing cost a
         // reallocation and a copy (≈ 800 instructions) per realtime datagram.
-        var buffer = udp.allocator.buffer(capacity: Self.maximumDatagramBytes)
+        var buffer = transport.datagramBuffer(capacity: Self.maximumDatagramBytes)
         do {
             // Sealed in place through `channels.peers.values` (no copy of the peer's runtime or channel,
             // and no move in and out of an Optional as `channels.peers[peer]?.…` makes).
             guard let endpoint = try channels.peers.values[slot].sealDatagram(message, into: &buffer) else { return false }
             counters.datagramsSent += 1
-            let envelope = AddressedEnvelope(remoteAddress: endpoint, data: buffer)
-            if batched {
-                udp.write(envelope, promise: nil)
-                datagramsWaiting = true
-            } else {
-                udp.writeAndFlush(envelope, promise: nil)
-                datagramsWaiting = false
-            }
+            transport.sendDatagram(buffer, to: endpoint, batched: batched)
             return true
         } catch {
             dropChannel(peer, reason: "datagram keys exhausted", redial: true)
@@ -141,9 +134,7 @@ extension MeshNode {
 
     /// Sends the datagrams `sendDatagram(_:to:batched:)` wrote and that still wait, together.
     func flushDatagrams() {
-        guard datagramsWaiting else { return }
-        datagramsWaiting = false
-        udpChannel?.flush()
+        transport.flushDatagrams()
     }
 }
 

@@ -4,8 +4,8 @@ import NIOCore
 extension MeshNode {
     /// One received datagram: header lookup, authentication, then dispatch. Anything that does
     /// not authenticate is counted and dropped: no reply, nothing allocated. `bytes` are the
-    /// datagram where NIO received it (valid for the call only).
-    func handleDatagram(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress) {
+    /// datagram where the transport received it (valid for the call only).
+    func handleDatagram(_ bytes: UnsafeRawBufferPointer, from source: PathAddress) {
         guard !ignoresDatagrams else { return }
         let receivedAt = clock.wallNanoseconds()
         guard let opened = channels.openDatagram(bytes) else {

@@ -3,9 +3,8 @@ import MeshCore
 import NIOCore
 
 extension MeshNode {
-    /// Reads stream frames of an active channel until the connection ends.
-    nonisolated func pumpStream(peer: DeviceID, connectionID: UInt64,
-                                frames: inout NIOAsyncChannelInboundStream<WireFrame>.AsyncIterator) async throws {
+    /// Reads stream frames of an active channel until its stream path ends.
+    nonisolated func pumpStream(peer: DeviceID, connectionID: UInt64, frames: inout PathFrames) async throws {
         do {
             while case .frame(let body)? = try await frames.next() {
                 guard await handleStreamFrame(body, from: peer, connectionID: connectionID) else { break }

@@ -8,18 +8,19 @@ import NIOPosix
 import ServiceLifecycle
 
 /// One SessionMesh daemon's peer and channel layer: identity, paired devices, pairing,
-/// encrypted channels over UDP + TCP, keepalives, clock offsets.
+/// encrypted channels over stream and datagram paths, keepalives, clock offsets.
 ///
 /// Create it with the daemon's configuration and run it in a `ServiceGroup` (or call `run()`
-/// in a task); it binds UDP and TCP on the same port, reconnects to paired devices and serves
-/// the control plane until graceful shutdown or cancellation, then closes every socket.
+/// in a task); it binds its transport (by default `SocketTransport`: UDP and TCP on the same
+/// port), reconnects to paired devices and serves the control plane until graceful shutdown or
+/// cancellation, then closes every path.
 /// Several nodes can run in one process (tests). A node runs once.
 ///
 /// Application data (the delivery router's messages) goes through `NodeDeliveryChannels`: sends,
 /// and one inbound handler for messages and channel events; the local API uses the
 /// `MeshControlPlane` methods.
 ///
-/// The actor is the coordinator: it holds the shared services (`PeerChannels`, sockets,
+/// The actor is the coordinator: it holds the shared services (`PeerChannels`, the transport,
 /// counters, the job queue), the stream and datagram paths, and the public API; each flow with
 /// the state it owns is a component on the actor's executor (`ConnectionGate`, `Dialer`,
 /// `PeerFinder`, `NodePairing`, `ChannelMaintenance`, `PingProber`, `InboundHandOff`).
@@ -65,11 +66,10 @@ public actor MeshNode: MeshControlPlane, Service {
     /// The inbound handler (the delivery router) and what waits for it.
     let handOff = InboundHandOff()
 
-    var tcpServer: (any Channel)?
-    var udpChannel: (any Channel)?
-    /// Batched datagrams were written on `udpChannel` and wait for `flushDatagrams`.
-    var datagramsWaiting = false
-    /// The address UDP and TCP are bound to, once `run()` has bound them.
+    /// The network the node's paths run on (`NodeTransport`): listening, accepted and dialled
+    /// stream paths, datagrams.
+    nonisolated let transport: any NodeTransport
+    /// The address the transport is bound to, once `run()` has bound it.
     public internal(set) var boundListenAddress: DaemonConfiguration.Endpoint?
 
     nonisolated let jobs: AsyncStream<NodeJob>
@@ -88,13 +88,16 @@ public actor MeshNode: MeshControlPlane, Service {
                       discovery: discovery)
     }
 
-    /// As `init(configuration:logger:eventLoopGroup:discovery:)` with an injected clock and
-    /// random source (ephemeral keys, session indices, reconnect jitter; the simulator passes a
-    /// seeded one, everything else libsodium's).
+    /// As `init(configuration:logger:eventLoopGroup:discovery:)` with an injected clock, and
+    /// optionally another transport than the direct one (`SocketTransport`): the simulator
+    /// passes simulated paths. The transport is bound on one loop of `eventLoopGroup`, the
+    /// node's. Every random draw (ephemeral keys, session indices, reconnect jitter) comes from
+    /// `random`: the simulator passes a seeded source, everything else libsodium's.
     public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
-                clock: any MeshClock, discovery: (any PeerDiscovery)? = nil,
+                clock: any MeshClock, transport: (any NodeTransport)? = nil, discovery: (any PeerDiscovery)? = nil,
                 random: any RandomSource = SodiumRandomSource()) throws {
         self.discovery = discovery
+        self.transport = transport ?? SocketTransport(logger: logger)
         self.configuration = configuration
         self.tuning = configuration.channelTuning
         self.logger = logger
@@ -131,13 +134,9 @@ public actor MeshNode: MeshControlPlane, Service {
     private func serve() async throws {
         guard phase == .idle else { throw NodeError(code: .alreadyRan, message: "this node already ran; create a new MeshNode") }
         phase = .running
-        let (server, udp, bound) = try await NodeListeners.bind(configuration.listen, on: loop, node: self)
+        let bound = try await transport.bind(configuration.listen, on: loop, receiver: NodeDatagramReceiver(self))
         boundListenAddress = bound
-        tcpServer = server.channel
-        udpChannel = udp
-        logger.info("mesh node listening", metadata: ["listen": "\(boundListenAddress.map(\.description) ?? "?")",
-                                                     "device.id": "\(identity.deviceID.short)"])
-        await NodeListeners.noteReceiveBuffer(udp, logger: logger)
+        logger.info("mesh node listening", metadata: ["listen": "\(bound)", "device.id": "\(identity.deviceID.short)"])
         // In device ID order (not the dictionary's, which changes per process): a seed replays.
         for id in channels.peers.keys.sorted() { dialer.scheduleDial(self, id, immediately: true) }
         maintenance.start(self)
@@ -145,13 +144,16 @@ public actor MeshNode: MeshControlPlane, Service {
         // The accept loop is not a child of this task on purpose: cancelling it could drop
         // accepted connections still buffered in NIO's async server channel, which traps
         // (swift-nio #2637). It ends by itself once the listener closes.
-        let acceptor = Task(executorPreference: taskExecutor) { try await ConnectionGate.acceptConnections(server, node: self) }
+        let transport = transport
+        let acceptor = Task(executorPreference: taskExecutor) {
+            try await transport.acceptStreams { path, frames in await ConnectionGate.serveInbound(path, frames: &frames, node: self) }
+        }
         var failure: (any Error)?
         do {
             try await withTaskCancellationHandler {
                 try await withGracefulShutdownHandler {
                     try await withThrowingDiscardingTaskGroup { group in
-                        group.addTask { try await self.receiveDatagrams(udp) }
+                        group.addTask { try await self.receiveDatagrams() }
                         group.addTask { await self.runDiscovery() }
                         for await job in self.jobs {
                             group.addTask { await Dialer.perform(job, on: self) }
@@ -182,13 +184,14 @@ public actor MeshNode: MeshControlPlane, Service {
         logger.info("mesh node stopped")
     }
 
-    /// Serves the UDP socket until it closes (its reads go to `DatagramReceiveHandler`);
+    /// Waits while the transport receives datagrams (they go to `NodeDatagramReceiver`);
     /// cancelling closes it.
-    private nonisolated func receiveDatagrams(_ socket: any Channel) async throws {
+    private nonisolated func receiveDatagrams() async throws {
+        let transport = transport
         try await withTaskCancellationHandler {
-            try await socket.closeFuture.get()
+            try await transport.waitUntilClosed()
         } onCancel: {
-            socket.close(promise: nil)
+            transport.close()
         }
     }
 
@@ -198,8 +201,7 @@ public actor MeshNode: MeshControlPlane, Service {
         phase = .stopped
         maintenance.stop()
         dialer.stop()
-        tcpServer?.close(promise: nil)
-        udpChannel?.close(promise: nil)
+        transport.close()
         gate.closeAll()
         for id in channels.peers.keys.sorted() { dropChannel(id, reason: "daemon stopping", redial: false) }
         pairing.stopWaiters()
@@ -208,6 +210,6 @@ public actor MeshNode: MeshControlPlane, Service {
         handOff.releaseWaiters()
     }
 
-    /// The UDP port this node announces in handshakes (0 before it is bound).
+    /// The datagram port this node announces in handshakes (0 before it is bound).
     var announcedUDPPort: UInt16 { UInt16(boundListenAddress?.port ?? 0) }
 }

@@ -17,9 +17,7 @@ extension NodePairing {
         let exchange = PairingJoinExchange(endpoint: endpoint, timeout: node.tuning.pairingAttemptTimeout)
         let outcome: PairingOutcome
         do {
-            outcome = try await exchange.run(joiner) { endpoint, timeout in
-                try await Dialer.connectWire(to: endpoint, timeout: timeout, on: node.loop)
-            }
+            outcome = try await exchange.run(joiner, over: node.transport)
         } catch let error as PairingError {
             node.counters.pairingAttemptsFailed += 1
             throw error.controlError

@@ -91,7 +91,7 @@ final class NodePairing {
     /// Starts a responder when the live code accepts an attempt on `admission`; nil closes it.
     func beginAttempt(_ node: isolated MeshNode, _ admission: InboundAdmission) -> PairingResponder? {
         let identity = PairingLocalIdentity(keyPair: node.identity.keyPair, name: node.configuration.name)
-        switch invitations.beginAttempt(at: node.wallDate(), identity: identity, source: SourceKey.of(admission.sourceIP)) {
+        switch invitations.beginAttempt(at: node.wallDate(), identity: identity, source: admission.source.sourceKey) {
         case .success(let responder):
             node.gate.table.pairingAttemptBegan(admission.id, now: node.clock.monotonicNanoseconds(),
                                                  duration: Nanoseconds.from(seconds: node.tuning.pairingAttemptTimeout))
@@ -111,7 +111,7 @@ final class NodePairing {
     func rearmDeadline(_ node: isolated MeshNode, _ admission: InboundAdmission) {
         guard node.gate.table.pairingMessageArrived(admission.id) else { return }
         let left = Double(node.gate.table.pairingAttemptLeft(admission.id, now: node.clock.monotonicNanoseconds())) / 1e9
-        node.gate.armDeadline(node, admission.channel, seconds: min(node.tuning.pairingMessageTimeout, left), connection: admission.id)
+        node.gate.armDeadline(node, admission.path, seconds: min(node.tuning.pairingMessageTimeout, left), connection: admission.id)
     }
 
     /// Counts a failed attempt (against the code when it `reachedExchange`); the last allowed

@@ -96,10 +96,10 @@ final class PeerFinder {
     /// The paired devices as `DiscoveryTracker` sees them.
     func peers(_ node: isolated MeshNode) -> [DiscoveryTracker.Peer] {
         node.channels.peers.map { id, runtime in
-            let connection = runtime.connection?.channel
+            let path = runtime.connection?.path
             return DiscoveryTracker.Peer(id: id, hasChannel: runtime.channel != nil,
-                                         remoteHost: connection?.remoteAddress?.ipAddress.map(DiscoveredPeerTable.unscoped),
-                                         localHost: connection?.localAddress?.ipAddress.map(DiscoveredPeerTable.unscoped))
+                                         remoteHost: path?.remote.directEndpoint.map { DiscoveredPeerTable.unscoped($0.host) },
+                                         localHost: path?.local?.directEndpoint.map { DiscoveredPeerTable.unscoped($0.host) })
         }
     }
 

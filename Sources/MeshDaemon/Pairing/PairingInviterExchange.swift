@@ -30,7 +30,7 @@ struct PairingInviterExchange<Host: PairingAttemptHost> {
     let logger: Logger
 
     func serve(_ admission: InboundAdmission,
-               frames: inout NIOAsyncChannelInboundStream<WireFrame>.AsyncIterator) async throws {
+               frames: inout PathFrames) async throws {
         guard case .frame(let hello)? = try await frames.next() else { return }
         do {
             try PairingResponder.checkHello(hello)
@@ -49,14 +49,14 @@ struct PairingInviterExchange<Host: PairingAttemptHost> {
                 switch try responder.receive(next) {
                 case .send(let reply):
                     reachedExchange = true
-                    try await admission.channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(reply)))
+                    try await admission.path.write(try WireFrame.encode(reply))
                     await host.rearmPairingDeadline(admission)
                     guard case .frame(let message)? = try await frames.next() else { break exchange }
                     next = message
                 case .finished(let outcome, let last):
                     guard await host.pairingSucceeded(outcome, attempt: attempt, admission: admission) else { break exchange }
                     succeeded = true
-                    if let last { try await admission.channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(last))) }
+                    if let last { try await admission.path.write(try WireFrame.encode(last)) }
                     break exchange
                 }
             }

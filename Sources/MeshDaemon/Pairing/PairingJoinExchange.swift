@@ -2,16 +2,13 @@ import MeshCore
 import NIOCore
 import NIOPosix
 
-/// The joiner's side of one pairing exchange: connect to the inviter (kind=2), send the
-/// preamble and `PairingJoiner`'s messages, read the inviter's, all under one deadline that
-/// closes the connection. Knows nothing of the node: its caller stores the outcome.
+/// The joiner's side of one pairing exchange: open a stream path to the inviter (kind=2), send
+/// `PairingJoiner`'s messages, read the inviter's, all under one deadline that closes the path.
+/// Knows nothing of the node: its caller stores the outcome.
 ///
 /// Errors are `MeshError` (unreachable, refused) or `PairingError` (a message that fails the
 /// protocol); see docs/PAIRING.md.
 struct PairingJoinExchange {
-    /// Opens a connection to the inviter within a connect timeout.
-    typealias Connect = @Sendable (DaemonConfiguration.Endpoint, TimeAmount) async throws -> WireConnection
-
     /// The inviter's address.
     let endpoint: DaemonConfiguration.Endpoint
     /// The whole exchange's deadline, in seconds (the node's pairing attempt timeout).
@@ -21,17 +18,22 @@ struct PairingJoinExchange {
     /// Inviter messages read at most before the exchange counts as refused.
     static let maximumMessages = 8
 
-    /// Runs `joiner` against the inviter; the outcome once the inviter's last message checked out.
-    func run(_ joiner: PairingJoiner, connect: Connect) async throws -> PairingOutcome {
-        let connection: WireConnection
+    /// Runs `joiner` against the inviter over `transport`; the outcome once the inviter's last
+    /// message checked out.
+    func run(_ joiner: PairingJoiner, over transport: any NodeTransport) async throws -> PairingOutcome {
         do {
-            connection = try await connect(endpoint, Self.connectTimeout)
-        } catch {
-            throw MeshError.unreachable(endpoint.description, Self.connectFailure(error))
+            return try await transport.dialStream(to: .host(endpoint), kind: .pairing, timeout: Self.connectTimeout) { path, frames in
+                try await exchange(joiner, on: path, frames: &frames)
+            }
+        } catch let error as PathConnectError {
+            throw MeshError.unreachable(endpoint.description, Self.connectFailure(error.underlying ?? error))
         }
-        let channel = connection.channel
-        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: timeout))) {
-            channel.close(promise: nil)
+    }
+
+    /// The messages of the exchange on an open `path`, under the exchange's deadline.
+    private func exchange(_ joiner: PairingJoiner, on path: any ChannelPath, frames: inout PathFrames) async throws -> PairingOutcome {
+        let deadline = path.eventLoop.scheduleTask(in: .nanoseconds(Nanoseconds.signed(seconds: timeout))) {
+            path.close()
         }
         defer { deadline.cancel() }
         var joiner = joiner
@@ -46,25 +48,22 @@ struct PairingJoinExchange {
             "the daemon at \(endpoint) checked the code and then ended the pairing: another device used the code "
                 + "first, or that daemon is already paired with this one and created its code without --replace "
                 + "(it says so there); create a new code")
-        return try await connection.executeThenClose { inbound, _ in
-            var frames = inbound.makeAsyncIterator()
-            try await channel.writeAndFlush(ByteBuffer(bytes: ConnectionKind.pairing.preamble + (try WireFrame.encode(joiner.start()))))
-            var provedCode = false
-            for _ in 0..<Self.maximumMessages {
-                let next: WireFrame?
-                do { next = try await frames.next() } catch { throw provedCode ? droppedAfterProof : refused }
-                guard case .frame(let message)? = next else { throw provedCode ? droppedAfterProof : refused }
-                switch try joiner.receive(message) {
-                case .send(let reply):
-                    try await channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(reply)))
-                    provedCode = true
-                case .finished(let outcome, let last):
-                    if let last { try await channel.writeAndFlush(ByteBuffer(bytes: try WireFrame.encode(last))) }
-                    return outcome
-                }
+        try await path.write(try WireFrame.encode(joiner.start()))
+        var provedCode = false
+        for _ in 0..<Self.maximumMessages {
+            let next: WireFrame?
+            do { next = try await frames.next() } catch { throw provedCode ? droppedAfterProof : refused }
+            guard case .frame(let message)? = next else { throw provedCode ? droppedAfterProof : refused }
+            switch try joiner.receive(message) {
+            case .send(let reply):
+                try await path.write(try WireFrame.encode(reply))
+                provedCode = true
+            case .finished(let outcome, let last):
+                if let last { try await path.write(try WireFrame.encode(last)) }
+                return outcome
             }
-            throw refused
         }
+        throw refused
     }
 
     /// Why a connection to an inviter failed, in words (NIO's text nests the errno in

@@ -104,7 +104,7 @@ extension PeerChannels {
     /// What an opened datagram from `source`, which arrived at wall-clock `receivedAt`, asks
     /// for at monotonic `now`; renews the peer's lease and follows its address. Stream-only
     /// messages are ignored on the datagram path.
-    mutating func datagramMessage(_ opened: OpenedDatagram, from source: SocketAddress,
+    mutating func datagramMessage(_ opened: OpenedDatagram, from source: PathAddress,
                                   receivedAt: Int64, now: UInt64) -> ChannelMessageAction {
         peers.values[opened.slot].datagramReceived(now: now, from: source)
         switch opened.message {

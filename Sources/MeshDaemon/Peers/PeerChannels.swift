@@ -99,7 +99,7 @@ struct PeerChannels: Sendable {
     /// Installs a channel that completed its handshake (or confirmed one) at monotonic `now`,
     /// replacing the peer's older one.
     mutating func install(_ peer: DeviceID, channel: ActiveChannel, connection: ChannelConnection,
-                          datagramEndpoint: SocketAddress?, now: UInt64, wallSeconds: Double) -> Installation {
+                          datagramEndpoint: PathAddress?, now: UInt64, wallSeconds: Double) -> Installation {
         guard var runtime = peers[peer] else { return .unknownPeer }
         let old = runtime.connection.flatMap { $0.id != connection.id ? $0 : nil }
         runtime.channel = channel
@@ -111,7 +111,7 @@ struct PeerChannels: Sendable {
         runtime.lastHandshakeWall = wallSeconds
         runtime.nextKeepaliveAt = now
         peers[peer] = runtime
-        if let ip = connection.channel.remoteAddress?.ipAddress { pairedSources.record(SourceKey.of(ip), peer: peer, now: now) }
+        pairedSources.record(connection.path.remote.sourceKey, peer: peer, now: now)
         indexTable[channel.current.localIndex] = peer
         syncIndices(of: peer)
         return .installed(replaced: old)
@@ -169,10 +169,15 @@ struct PeerChannels: Sendable {
     /// `ChannelTuning.pairedSourceLifetime`, or a live channel runs on it. What mDNS
     /// advertises, or the store lists, does not count.
     func isPairedDeviceAddress(_ host: String, now: UInt64) -> Bool {
-        let key = SourceKey.of(host)
+        isPairedDeviceSource(SourceKey.of(host), now: now)
+    }
+
+    /// Whether a path from the source `key` (`PathAddress.sourceKey`) counts as a paired
+    /// device's at monotonic `now`; see `isPairedDeviceAddress(_:now:)`.
+    func isPairedDeviceSource(_ key: String, now: UInt64) -> Bool {
         if pairedSources.contains(key, now: now) { return true }
         for runtime in peers.values where runtime.channel != nil {
-            if let ip = runtime.connection?.channel.remoteAddress?.ipAddress, SourceKey.of(ip) == key { return true }
+            if runtime.connection?.path.remote.sourceKey == key { return true }
         }
         return false
     }

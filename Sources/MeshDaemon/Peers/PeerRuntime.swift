@@ -2,11 +2,11 @@ import MeshCrypto
 import MeshCore
 import NIOCore
 
-/// The TCP connection that carries a channel.
+/// The stream path that carries a channel.
 struct ChannelConnection: Sendable {
     /// Node-unique connection number (to ignore events of replaced connections).
     let id: UInt64
-    let channel: any Channel
+    let path: any ChannelPath
     /// Whether this side opened it.
     let locallyInitiated: Bool
 }
@@ -17,11 +17,11 @@ struct PeerRuntime: Sendable {
     var record: PairedPeer
     /// Keys of the active channel, if any.
     var channel: ActiveChannel?
-    /// The connection carrying `channel`.
+    /// The stream path carrying `channel`.
     var connection: ChannelConnection?
-    /// Where datagrams to the peer go (its TCP address with its announced UDP port, updated
-    /// from authenticated datagrams).
-    var datagramEndpoint: SocketAddress?
+    /// Where datagrams to the peer go (its stream path's address with its announced datagram
+    /// port, or the relay address; updated from authenticated datagrams).
+    var datagramEndpoint: PathAddress?
     /// Whether and when to dial the device.
     var dial: DialState
     /// Our message 1 went out on an outgoing connection and its answer is pending.
@@ -53,7 +53,7 @@ struct PeerRuntime: Sendable {
     /// Seals `message` for the datagram path into `buffer`, in place (the channel's counter
     /// advances inside the node's table, no copy of this value); nil when there is no active
     /// channel or no datagram endpoint.
-    mutating func sealDatagram(_ message: ChannelMessage, into buffer: inout ByteBuffer) throws -> SocketAddress? {
+    mutating func sealDatagram(_ message: ChannelMessage, into buffer: inout ByteBuffer) throws -> PathAddress? {
         guard channel != nil, let endpoint = datagramEndpoint else { return nil }
         try channel?.sealDatagram(message, into: &buffer)
         return endpoint
@@ -66,7 +66,7 @@ struct PeerRuntime: Sendable {
     }
 
     /// An authenticated datagram arrived from `source` at `now`.
-    mutating func datagramReceived(now: UInt64, from source: SocketAddress) {
+    mutating func datagramReceived(now: UInt64, from source: PathAddress) {
         lease.renew(now: now)
         if datagramEndpoint != source { datagramEndpoint = source }
     }

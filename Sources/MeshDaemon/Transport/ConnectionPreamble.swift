@@ -7,20 +7,20 @@
 /// +-----+-----+---------+------+
 /// ```
 /// A listener that reads anything else closes without writing a byte.
-enum ConnectionKind: UInt8, Sendable, Equatable {
+public enum ConnectionKind: UInt8, Sendable, Equatable {
     /// A Noise channel handshake follows.
     case channel = 1
     /// A pairing attempt follows.
     case pairing = 2
 
     /// Wire version of the preamble.
-    static let version: UInt8 = 1
+    public static let version: UInt8 = 1
 
     /// The preamble bytes for this kind.
-    var preamble: [UInt8] { [0x53, 0x4D, ConnectionKind.version, rawValue] }
+    public var preamble: [UInt8] { [0x53, 0x4D, ConnectionKind.version, rawValue] }
 
     /// Parses a preamble; nil for anything else.
-    init?(preamble bytes: [UInt8]) {
+    public init?(preamble bytes: [UInt8]) {
         guard bytes.count == 4, bytes[0] == 0x53, bytes[1] == 0x4D, bytes[2] == ConnectionKind.version,
               let kind = ConnectionKind(rawValue: bytes[3]) else { return nil }
         self = kind

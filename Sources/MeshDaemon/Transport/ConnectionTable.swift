@@ -1,6 +1,6 @@
 import NIOCore
 
-/// The node's TCP connections by number: which are open, who may open one (a rate per source
+/// The node's stream paths by number: which are open, who may open one (a rate per source
 /// address and `UnauthenticatedSlots`), and where a connection that has not authenticated
 /// stands (first message, pairing attempt end). Bookkeeping and decisions only: `ConnectionGate`
 /// closes channels, counts refusals and arms the deadline timers.
@@ -19,12 +19,12 @@ struct ConnectionTable {
     enum Admission {
         /// Admitted as connection `id`; `evicted` (a stranger's connection that had not sent
         /// its first message) made room and must be closed.
-        case admitted(id: UInt64, evicted: (id: UInt64, channel: (any Channel)?)?)
+        case admitted(id: UInt64, evicted: (id: UInt64, path: (any ChannelPath)?)?)
         case refused(Refusal)
     }
 
     /// Open connections by number (inbound and outgoing).
-    private(set) var open: [UInt64: any Channel] = [:]
+    private(set) var open: [UInt64: any ChannelPath] = [:]
     private var nextID: UInt64 = 1
     private(set) var unauthenticated: UnauthenticatedSlots
     private var rateLimiter: HandshakeRateLimiter
@@ -46,7 +46,7 @@ struct ConnectionTable {
 
     /// An accepted connection from `source` at monotonic `now`; `known`: the address belongs
     /// to a paired device (it may use the reserved slots).
-    mutating func admit(_ channel: any Channel, source: String, known: Bool, now: UInt64) -> Admission {
+    mutating func admit(_ path: any ChannelPath, source: String, known: Bool, now: UInt64) -> Admission {
         guard rateLimiter.allow(source: source, now: now) else { return .refused(.rateLimited) }
         let id = nextID
         switch unauthenticated.admit(id, source: source, known: known, now: now) {
@@ -54,16 +54,16 @@ struct ConnectionTable {
         case .refuse(.full): return .refused(.full)
         case .admit(let evicting):
             nextID += 1
-            open[id] = channel
+            open[id] = path
             return .admitted(id: id, evicted: evicting.map { ($0, open[$0]) })
         }
     }
 
     /// Registers an outgoing connection: its number.
-    mutating func register(_ channel: any Channel) -> UInt64 {
+    mutating func register(_ path: any ChannelPath) -> UInt64 {
         let id = nextID
         nextID += 1
-        open[id] = channel
+        open[id] = path
         return id
     }
 

@@ -1,28 +1,27 @@
 import NIOCore
 
-/// Hands each received datagram to its node synchronously, on the node's loop: no async
-/// sequence, no task switch between the socket read and `MeshNode.handleDatagram`.
+/// Hands each received datagram to its receiver (the node) synchronously, on the node's loop:
+/// no async sequence, no task switch between the socket read and `MeshNode.handleDatagram`.
 ///
-/// Sits on the node's UDP channel (bound on the node's loop) and consumes every read.
+/// Sits on the UDP channel of `SocketTransport` (bound on the node's loop) and consumes every
+/// read.
 final class DatagramReceiveHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
-    private let node: MeshNode
+    private let receiver: any DatagramReceiver
 
-    init(node: MeshNode) { self.node = node }
+    init(receiver: any DatagramReceiver) { self.receiver = receiver }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         // Opened where NIO received it: no copy of the datagram first.
         envelope.data.withUnsafeReadableBytes { received in
-            // Used synchronously on this thread, inside the buffer's scope.
-            nonisolated(unsafe) let bytes = received
-            node.onLoop { $0.handleDatagram(bytes, from: envelope.remoteAddress) }
+            receiver.receive(received, from: .socket(envelope.remoteAddress))
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        node.onLoop { $0.handOff.burstEnded() }
+        receiver.burstEnded()
         context.fireChannelReadComplete()
     }
 }

@@ -11,7 +11,7 @@ typealias WireConnection = NIOAsyncChannel<WireFrame, ByteBuffer>
 /// The node's TCP listener.
 typealias ListenerSocket = NIOAsyncChannel<WireConnection, Never>
 
-/// The node's listening sockets: TCP and UDP bound on one port, on the node's loop.
+/// `SocketTransport`'s listening sockets: TCP and UDP bound on one port, on the node's loop.
 enum NodeListeners {
     /// Binds TCP, then UDP on the port TCP got. With port 0 a few ports are tried until UDP's
     /// is free too.
@@ -20,7 +20,7 @@ enum NodeListeners {
     /// takes every read, and the async wrapper's end-of-read handling alone cost ≈ 3 000
     /// instructions per datagram received.
     static func bind(_ listen: DaemonConfiguration.Endpoint, on loop: any EventLoop,
-                     node: MeshNode) async throws -> (ListenerSocket, any Channel, DaemonConfiguration.Endpoint) {
+                     receiver: any DatagramReceiver) async throws -> (ListenerSocket, any Channel, DaemonConfiguration.Endpoint) {
         let host = listen.host
         var lastError: (any Error)?
         for _ in 0..<8 {
@@ -57,14 +57,14 @@ enum NodeListeners {
                     .channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: Self.datagramReceiveBuffer)
                     // What NIO holds of datagrams the kernel has not taken: past `high` the
                     // channel reads not writable and the node drops datagrams instead of queueing
-                    // them (see `MeshNode.sendDatagram`). Above a batch of realtime datagrams
+                    // them (see `SocketTransport.canSendDatagrams`). Above a batch of realtime datagrams
                     // written before one flush.
                     .channelOption(ChannelOptions.writeBufferWaterMark, value: Self.datagramWriteWaterMark)
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
                             // The reader first: a datagram then passes no other handler; errors
                             // pass it on to the absorber.
-                            try channel.pipeline.syncOperations.addHandler(DatagramReceiveHandler(node: node))
+                            try channel.pipeline.syncOperations.addHandler(DatagramReceiveHandler(receiver: receiver))
                             try channel.pipeline.syncOperations.addHandler(ErrorAbsorbingHandler())
                         }
                     }

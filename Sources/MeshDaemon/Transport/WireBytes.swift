@@ -62,10 +62,10 @@ struct WireReader: Sendable {
 
 /// A daemon-to-daemon message that could not be parsed. Only logged at trace level; the
 /// sender gets no reply (silence).
-struct WireFormatError: Error, CustomStringConvertible, Equatable {
+public struct WireFormatError: Error, CustomStringConvertible, Equatable {
     /// The field or message that was short or malformed.
-    var what: String
-    var description: String { "malformed or truncated \(what)" }
+    public var what: String
+    public var description: String { "malformed or truncated \(what)" }
 }
 
 extension WireReader {

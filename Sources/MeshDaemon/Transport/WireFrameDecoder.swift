@@ -1,7 +1,7 @@
 import NIOCore
 
-/// One unit read from a daemon-to-daemon TCP connection.
-enum WireFrame: Sendable, Equatable {
+/// One unit read from a daemon-to-daemon stream path (a TCP connection, the relay's stream).
+public enum WireFrame: Sendable, Equatable {
     /// The connection's preamble (listener side only).
     case preamble(ConnectionKind)
     /// One frame body (the length prefix removed).
@@ -58,5 +58,21 @@ extension WireFrame {
         writer.u16(UInt16(body.count))
         writer.raw(body)
         return writer.bytes
+    }
+}
+
+extension WireFrame {
+    /// The frame bodies in `bytes`, whole wire frames as `ChannelPath.send` takes them (each a
+    /// 2-byte big-endian length and its body), for paths that carry frames one by one (the
+    /// relay, the simulator). Throws `WireFormatError` on a short or truncated frame.
+    public static func bodies(in bytes: ByteBuffer) throws -> [[UInt8]] {
+        var buffer = bytes
+        var bodies: [[UInt8]] = []
+        while buffer.readableBytes > 0 {
+            guard let length = buffer.readInteger(as: UInt16.self),
+                  let body = buffer.readBytes(length: Int(length)) else { throw WireFormatError(what: "wire frame") }
+            bodies.append(body)
+        }
+        return bodies
     }
 }
