@@ -8,6 +8,8 @@ public struct SimulationCampaign: Sendable {
         public var seedBase: UInt64 = 0
         public var steps = 0, itemsSent = 0, itemsDelivered = 0, faults = 0
         public var daemons = 0
+        public var channels = ChannelFigures()
+        public var moves = 0, anchorsBeforeOffset = 0
         public var virtualSeconds = 0.0
         public var wallSeconds = 0.0
         /// The first failing run, if any.
@@ -17,7 +19,8 @@ public struct SimulationCampaign: Sendable {
             let perSeed = seedsRun > 0 ? wallSeconds / Double(seedsRun) * 1000 : 0
             return "simulation: \(seedsRun) seeds from base \(seedBase) \(failure == nil ? "passed" : "FAILED"): "
                 + "\(daemons) daemons, \(steps) steps, \(itemsSent) items sent, \(itemsDelivered) handed to apps, "
-                + "\(faults) faults, \(Int(virtualSeconds)) s virtual, \(String(format: "%.1f", perSeed)) ms per seed"
+                + "\(faults) faults (\(moves) address moves), \(channels), \(anchorsBeforeOffset) anchors before an offset, "
+                + "\(Int(virtualSeconds)) s virtual, \(String(format: "%.1f", perSeed)) ms per seed"
         }
     }
 
@@ -68,6 +71,9 @@ public struct SimulationCampaign: Sendable {
             summary.itemsDelivered += result.itemsDelivered
             summary.faults += result.faults
             summary.daemons += result.daemons
+            summary.channels = summary.channels + result.channels
+            summary.moves += result.network.moves
+            summary.anchorsBeforeOffset += result.anchorsBeforeOffset
             summary.virtualSeconds += result.virtualMilliseconds / 1000
             if environment.replaySeed != nil {
                 log("seed \(result.seed): \(result.daemons) daemons, \(result.steps) steps, network \(result.network)")
