@@ -42,6 +42,7 @@ extension Simulation {
                                                 keepaliveInterval: Self.keepaliveInterval, reachabilityLease: Self.reachabilityLease)
         configuration.mdns = false
         configuration.channelTuning = Self.channelTuning
+        configuration.channelTuning.testBugDialNotRetried = self.configuration.bug == .dialNotRetried
         return configuration
     }
 
