@@ -36,8 +36,12 @@ public struct LinkQuality: Sendable, Equatable, CustomStringConvertible {
                            reorderDelay: random.uint64(1_000_000...50_000_000))
     }
 
-    /// The middle of the delay range, ns (the round trip the simulated channel reports is twice it).
+    /// The middle of the delay range, ns.
     public var typicalDelay: UInt64 { (minimumDelay + maximumDelay) / 2 }
+
+    /// How much longer one way may take than the other, ns (the delay range plus the reorder
+    /// hold-back): twice the worst error of a clock offset taken from one round trip.
+    public var asymmetry: UInt64 { maximumDelay - minimumDelay + (reordering > 0 ? reorderDelay : 0) }
 
     public var description: String {
         "delay \(minimumDelay / 1000)–\(maximumDelay / 1000) µs loss \(loss) dup \(duplication) reorder \(reordering)"

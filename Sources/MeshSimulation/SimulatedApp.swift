@@ -136,9 +136,15 @@ public final class SimulatedApp: @unchecked Sendable {
             context.fail([SimulationViolation(.anchorDisagrees, "\(name) got an anchor revision \(revision) nobody set")])
             return
         }
+        guard context.offsetKnown(daemon, set.setter) else {
+            context.anchorsBeforeOffset += 1
+            context.note("\(name) got d\(set.setter)'s anchor before its node measured d\(set.setter)'s clock offset")
+            return
+        }
+        let tolerance = context.anchorTolerance + Double(context.linkAsymmetry()) / 2e9
         context.fail(context.checker.checkAnchor(receivedStart: anchor.startedAt.timeIntervalSince1970, at: daemon,
                                                  setStart: set.start, setter: set.setter, skews: context.skews,
-                                                 tolerance: context.anchorTolerance))
+                                                 tolerance: tolerance))
     }
 
     /// Submits a value to the engine and queues its envelope for sending (reliable, every peer).

@@ -1,48 +1,43 @@
 import Foundation
+import NIOCore
 
-/// Which channel path a message takes (the channel layer's datagram or its stream connection).
-public enum NetworkPath: Sendable, Equatable {
-    case datagram
-    case stream
-}
-
-/// Something the network hands to a daemon.
-public enum NetworkEvent: Sendable, Equatable {
-    /// Bytes from `from` arrived at `to` on `path`, sent on channel connection `connection`.
-    case message(from: Int, to: Int, bytes: [UInt8], path: NetworkPath, connection: UInt64)
-    /// `node`'s channel to `peer` became active on connection `connection`.
-    case channelUp(node: Int, peer: Int, connection: UInt64)
-    /// `node`'s channel to `peer` went down.
-    case channelDown(node: Int, peer: Int)
-}
-
-/// The simulated network between N daemons, on virtual time.
+/// The simulated network between N nodes, on virtual time: addresses, datagrams, stream
+/// connections, partitions, link qualities, crashes and address moves.
 ///
-/// Between every two nodes there is one link with a `LinkQuality` and at most one channel
-/// connection (an id, new for each connect). A connection exists while both nodes are up and the
-/// link is not partitioned; a crash, a partition or an address change breaks it (both live ends
-/// get `channelDown`, and what it carried is lost) and the nodes reconnect after a random delay
-/// once they can (`channelUp` to both, a new id). Stream messages keep their order per
-/// connection and direction; datagrams are delayed, lost, duplicated and reordered per the
-/// link's quality. Every message is bound to the connection it was sent on: one arriving after
-/// that connection ended is dropped, as the channel's new keys would refuse it.
+/// Every node has an IPv4 address (`10.0.G.N+1`, port 47470; `G` grows with each move) and a
+/// name (`dN`, which resolves to its current address, as discovery would tell). Between every
+/// two nodes there is one link with a `LinkQuality`, cut or not.
+///
+/// - **Datagrams** go to an address: delayed, lost, duplicated and reordered per the link's
+///   quality, lost while the link is cut, dropped when nobody holds that address any more.
+/// - **Stream connections** are dialled to an address (`SimulatedNetwork+Streams.swift`): the
+///   frames of each direction arrive in order, while the link is cut they wait (TCP
+///   retransmits), and a close reaches the other end after what was sent before it.
+/// - A **crash** closes the node's ends (its peers read the end of their streams); an
+///   **address move** kills its connections: the mover's ends close at once, its peers hear
+///   nothing more on theirs (their keepalives and leases find out), and what it sends comes
+///   from the new address.
+///
+/// Nothing here knows of channels, handshakes or keys: the nodes' real `MeshNode`s run over it
+/// (`SimulatedTransport`).
 public final class SimulatedNetwork {
-    private struct Link {
+    struct Link {
         var partitioned = false
-        var connection: UInt64?
-        /// A connect attempt is scheduled (its token; a newer break invalidates older ones).
-        var connectToken: UInt64 = 0
         var quality = LinkQuality.clean
-        /// Latest stream arrival per direction (index 0: low→high node), for in-order delivery.
-        var lastArrival: [UInt64] = [0, 0]
     }
 
-    private enum Pending {
-        case deliver(NetworkEvent, linkIndex: Int, connection: UInt64?)
-        case connect(linkIndex: Int, token: UInt64)
+    enum Pending {
+        /// A datagram for whoever holds `address` at arrival.
+        case datagram(to: Int, address: SocketAddress, source: SocketAddress, bytes: [UInt8])
+        /// The head of one direction of a connection is due (`direction` 0: dialer → acceptor).
+        case pump(connection: UInt64, direction: Int)
+        /// A dial's first packet reaches the acceptor's side.
+        case connect(attempt: UInt64)
+        /// An event to hand out as it is.
+        case event(NetworkEvent)
     }
 
-    private struct Scheduled {
+    struct Scheduled {
         let time: UInt64
         let order: UInt64
         let what: Pending
@@ -51,185 +46,173 @@ public final class SimulatedNetwork {
     /// Counts of what the network did, for the run summary.
     public struct Tally: Sendable, Equatable {
         public var sent = 0, delivered = 0, lost = 0, duplicated = 0, reordered = 0, droppedByBreak = 0
+        /// Connections opened, and connections a crash, a close or a move ended.
         public var connects = 0, breaks = 0
+        /// Dials refused or timed out.
+        public var dialsFailed = 0
+        /// Address moves.
+        public var moves = 0
     }
 
+    /// The port every node listens on.
+    public static let port = 47_470
     public let nodeCount: Int
-    private let clock: VirtualClock
-    /// Reconnect delays.
-    private var random: SimulationRandom
-    /// One stream per link (so the order in which a daemon sends to different peers does not
+    let clock: VirtualClock
+    /// One stream per link (so the order in which a node sends to different peers does not
     /// shift another link's draws).
-    private var linkRandom: [SimulationRandom]
-    private var links: [Link]
-    private var alive: [Bool]
-    private var queue: [Scheduled] = []
-    private var order: UInt64 = 0
-    private var nextConnection: UInt64 = 1
-    /// Reconnect delay after a link can connect again, ns.
-    public var reconnectDelay: ClosedRange<UInt64> = 20_000_000...400_000_000
-    public private(set) var tally = Tally()
+    var linkRandom: [SimulationRandom]
+    var links: [Link]
+    /// Whether each node's process runs (listens and answers).
+    var alive: [Bool]
+    /// Each node's address generation and current address.
+    var generation: [Int]
+    public private(set) var addresses: [SocketAddress]
+    /// Who holds each current address.
+    var holders: [SocketAddress: Int] = [:]
+    var queue: [Scheduled] = []
+    var order: UInt64 = 0
+    var connections: [UInt64: SimulatedConnection] = [:]
+    var nextConnection: UInt64 = 1
+    var dials: [UInt64: SimulatedDial] = [:]
+    var nextAttempt: UInt64 = 1
+    public internal(set) var tally = Tally()
     /// FNV-1a (64 bit) over every message the network accepted, in send order: the virtual
     /// instant, the two ends, the path, the connection and the bytes. Two runs of a seed sent
     /// the same bytes in the same order exactly when both agree (up to a hash collision): it
-    /// sees what the trace does not, such as the order in which a router addressed its peers.
-    public private(set) var wireDigest: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// sees what the trace does not, such as the order in which a node addressed its peers.
+    public internal(set) var wireDigest: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// The largest delay asymmetry any link had in the run (max − min delay plus the reorder
+    /// hold-back, ns): what bounds the error of a clock offset estimate from its round trips.
+    public private(set) var worstAsymmetry: UInt64 = LinkQuality.clean.asymmetry
 
     /// `nodeCount` nodes, all down until `start(_:)`; links clean.
     public init(nodeCount: Int, clock: VirtualClock, random: SimulationRandom) {
         self.nodeCount = nodeCount
         self.clock = clock
-        self.random = random.fork("reconnect")
-        self.linkRandom = (0..<(nodeCount * nodeCount)).map { random.fork("link-\($0)") }
-        self.links = Array(repeating: Link(), count: nodeCount * nodeCount)
-        self.alive = Array(repeating: false, count: nodeCount)
+        linkRandom = (0..<(nodeCount * nodeCount)).map { random.fork("link-\($0)") }
+        links = Array(repeating: Link(), count: nodeCount * nodeCount)
+        alive = Array(repeating: false, count: nodeCount)
+        generation = Array(repeating: 0, count: nodeCount)
+        addresses = (0..<nodeCount).map { Self.address(node: $0, generation: 0) }
+        for (node, address) in addresses.enumerated() { holders[address] = node }
     }
 
-    private func index(_ a: Int, _ b: Int) -> Int { min(a, b) * nodeCount + max(a, b) }
-
-    private func peers(of node: Int) -> [Int] { (0..<nodeCount).filter { $0 != node } }
-
-    // MARK: - Faults and lifecycle
-
-    /// `node` runs (initially or after a crash): its links connect after the reconnect delay.
-    public func start(_ node: Int) {
-        alive[node] = true
-        for peer in peers(of: node) { scheduleConnect(index(node, peer)) }
-    }
-
-    /// `node` crashed: every connection it had breaks.
-    public func crash(_ node: Int) {
-        alive[node] = false
-        for peer in peers(of: node) { breakLink(index(node, peer)) }
-    }
-
-    /// `node` moved to a new address: its connections break and reconnect later.
-    public func changeAddress(_ node: Int) {
-        for peer in peers(of: node) {
-            let link = index(node, peer)
-            breakLink(link)
-            scheduleConnect(link)
+    static func address(node: Int, generation: Int) -> SocketAddress {
+        do {
+            return try SocketAddress(ipAddress: "10.\(generation / 250 % 250).\(generation % 250).\(node + 1)", port: port)
+        } catch {
+            preconditionFailure("SimulatedNetwork: a literal IPv4 address did not parse: \(error)")
         }
     }
 
-    /// Cuts (or restores) the link between `a` and `b`.
-    public func setPartitioned(_ a: Int, _ b: Int, _ partitioned: Bool) {
-        let link = index(a, b)
-        guard links[link].partitioned != partitioned else { return }
-        links[link].partitioned = partitioned
-        if partitioned { breakLink(link) } else { scheduleConnect(link) }
+    func link(_ a: Int, _ b: Int) -> Int { min(a, b) * nodeCount + max(a, b) }
+
+    /// The node named `name` (`d0`, `d1`, …), or holding the IP text `name` now.
+    public func node(named name: String) -> Int? {
+        if name.hasPrefix("d"), let index = Int(name.dropFirst()), (0..<nodeCount).contains(index) { return index }
+        return addresses.firstIndex { $0.ipAddress == name }
     }
+
+    /// The node holding `address` now (nil: nobody).
+    public func node(at address: SocketAddress) -> Int? { holders[address] }
+
+    // MARK: - Nodes and links
+
+    /// `node`'s process runs: it listens and answers.
+    public func start(_ node: Int) { alive[node] = true }
+
+    /// `node` crashed: every end of a connection it had closes (its peers read the end after
+    /// what was in flight), its dials are forgotten.
+    public func crash(_ node: Int) {
+        alive[node] = false
+        for id in connections.keys.sorted() { closeEnd(id, node: node) }
+        for attempt in dials.keys.sorted() where dials[attempt]?.from == node { dials[attempt] = nil }
+    }
+
+    /// `node` moved to a new address: its connections die (its own ends close at once, its
+    /// peers' ends hear nothing more), and it sends from and listens at the new address.
+    public func changeAddress(_ node: Int) {
+        tally.moves += 1
+        holders[addresses[node]] = nil
+        generation[node] += 1
+        addresses[node] = Self.address(node: node, generation: generation[node])
+        holders[addresses[node]] = node
+        for id in connections.keys.sorted() { kill(id, mover: node) }
+    }
+
+    /// Cuts (or restores) the link between `a` and `b`: while cut, datagrams are lost, dials
+    /// time out and stream frames wait.
+    public func setPartitioned(_ a: Int, _ b: Int, _ partitioned: Bool) { links[link(a, b)].partitioned = partitioned }
 
     /// Restores every link and makes them clean.
     public func healAll() {
         for a in 0..<nodeCount {
             for b in (a + 1)..<nodeCount {
-                links[index(a, b)].quality = .clean
-                setPartitioned(a, b, false)
+                links[link(a, b)].quality = .clean
+                links[link(a, b)].partitioned = false
             }
         }
     }
 
-    public func setQuality(_ a: Int, _ b: Int, _ quality: LinkQuality) { links[index(a, b)].quality = quality }
-
-    public func quality(_ a: Int, _ b: Int) -> LinkQuality { links[index(a, b)].quality }
-
-    public func isPartitioned(_ a: Int, _ b: Int) -> Bool { links[index(a, b)].partitioned }
-
-    /// The connection between `a` and `b`, nil while there is none.
-    public func connection(_ a: Int, _ b: Int) -> UInt64? { links[index(a, b)].connection }
-
-    private func canConnect(_ link: Int) -> Bool {
-        let a = link / nodeCount, b = link % nodeCount
-        return alive[a] && alive[b] && !links[link].partitioned
+    public func setQuality(_ a: Int, _ b: Int, _ quality: LinkQuality) {
+        links[link(a, b)].quality = quality
+        worstAsymmetry = max(worstAsymmetry, quality.asymmetry)
     }
 
-    private func scheduleConnect(_ link: Int) {
-        guard canConnect(link), links[link].connection == nil else { return }
-        links[link].connectToken &+= 1
-        schedule(at: clock.nanoseconds + random.uint64(reconnectDelay), .connect(linkIndex: link, token: links[link].connectToken))
+    public func quality(_ a: Int, _ b: Int) -> LinkQuality { links[link(a, b)].quality }
+
+    public func isPartitioned(_ a: Int, _ b: Int) -> Bool { links[link(a, b)].partitioned }
+
+    /// Whether `from` can reach `to` now (both distinct, the link not cut).
+    func reachable(_ from: Int, _ to: Int) -> Bool { from != to && !links[link(from, to)].partitioned }
+
+    /// One delay draw on the link between `a` and `b`.
+    func delay(_ a: Int, _ b: Int) -> UInt64 {
+        let index = link(a, b), quality = links[index].quality
+        return linkRandom[index].uint64(quality.minimumDelay...quality.maximumDelay)
     }
 
-    private func breakLink(_ link: Int) {
-        links[link].connectToken &+= 1
-        guard links[link].connection != nil else { return }
-        links[link].connection = nil
-        links[link].lastArrival = [0, 0]
-        tally.breaks += 1
-        let a = link / nodeCount, b = link % nodeCount
-        // Told at once: a crashed end has no one to tell.
-        if alive[a] { schedule(at: clock.nanoseconds, .deliver(.channelDown(node: a, peer: b), linkIndex: link, connection: nil)) }
-        if alive[b] { schedule(at: clock.nanoseconds, .deliver(.channelDown(node: b, peer: a), linkIndex: link, connection: nil)) }
-    }
+    // MARK: - Datagrams
 
-    // MARK: - Traffic
-
-    /// Sends `bytes` from `from` to `to`. False when there is no connection (or not the one
-    /// named): the channel refused it and nothing travels.
-    @discardableResult
-    public func send(from: Int, to: Int, bytes: [UInt8], path: NetworkPath, connection: UInt64? = nil) -> Bool {
-        let link = index(from, to)
-        guard alive[from], let current = links[link].connection, connection == nil || connection == current else { return false }
+    /// Sends a datagram from `from` (from its current address) to `address`: delivered to
+    /// whoever holds that address at arrival, per the link's quality; lost when nobody holds
+    /// it now or the link is cut.
+    public func sendDatagram(from: Int, to address: SocketAddress, bytes: [UInt8]) {
+        guard alive[from] else { return }
         tally.sent += 1
-        digest(from: from, to: to, path: path, connection: current, bytes: bytes)
-        if Self.debugWire { print(Self.describe(from: from, to: to, path: path, connection: current, bytes: bytes, at: clock.nanoseconds)) }
-        let quality = links[link].quality
-        let event = NetworkEvent.message(from: from, to: to, bytes: bytes, path: path, connection: current)
-        var random = linkRandom[link]
-        defer { linkRandom[link] = random }
+        let target = holders[address]
+        digest(from: from, to: target ?? nodeCount, path: .datagram, connection: 0, bytes: bytes)
+        if Self.debugWire {
+            print(Self.describe(from: from, to: target ?? nodeCount, path: .datagram, connection: 0, bytes: bytes, at: clock.nanoseconds))
+        }
+        guard let target, reachable(from, target) else {
+            tally.lost += 1
+            return
+        }
+        let index = link(from, target), quality = links[index].quality
+        let event = Pending.datagram(to: target, address: address, source: addresses[from], bytes: bytes)
+        var random = linkRandom[index]
+        defer { linkRandom[index] = random }
         let delay = random.uint64(quality.minimumDelay...quality.maximumDelay)
-        switch path {
-        case .stream:
-            let direction = from < to ? 0 : 1
-            let arrival = max(clock.nanoseconds + delay, links[link].lastArrival[direction])
-            links[link].lastArrival[direction] = arrival
-            schedule(at: arrival, .deliver(event, linkIndex: link, connection: current))
-        case .datagram:
-            if random.chance(quality.loss) {
-                tally.lost += 1
-                return true
-            }
-            var arrival = clock.nanoseconds + delay
-            if random.chance(quality.reordering) {
-                tally.reordered += 1
-                arrival += random.uint64(0...quality.reorderDelay)
-            }
-            schedule(at: arrival, .deliver(event, linkIndex: link, connection: current))
-            if random.chance(quality.duplication) {
-                tally.duplicated += 1
-                schedule(at: arrival + random.uint64(0...quality.maximumDelay), .deliver(event, linkIndex: link, connection: current))
-            }
+        if random.chance(quality.loss) {
+            tally.lost += 1
+            return
         }
-        return true
+        var arrival = clock.nanoseconds + delay
+        if random.chance(quality.reordering) {
+            tally.reordered += 1
+            arrival += random.uint64(0...quality.reorderDelay)
+        }
+        schedule(at: arrival, event)
+        if random.chance(quality.duplication) {
+            tally.duplicated += 1
+            schedule(at: arrival + random.uint64(0...quality.maximumDelay), event)
+        }
     }
 
-    /// `MESH_SIM_DEBUG_WIRE` set: every message sent is printed (`describe`), so the runs of two
-    /// processes whose wire digests differ can be compared line by line.
-    private static let debugWire = ProcessInfo.processInfo.environment["MESH_SIM_DEBUG_WIRE"] != nil
+    // MARK: - The schedule
 
-    /// `wire @<virtual ns> d<from>→d<to> <path> #<connection> <count> bytes: <the first 48, hex>`.
-    static func describe(from: Int, to: Int, path: NetworkPath, connection: UInt64, bytes: [UInt8], at time: UInt64) -> String {
-        let hex = bytes.prefix(48).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
-        return "wire @\(time) d\(from)→d\(to) \(path) #\(connection) \(bytes.count) bytes: \(hex)\(bytes.count > 48 ? " …" : "")"
-    }
-
-    /// Folds one sent message into `wireDigest`.
-    private func digest(from: Int, to: Int, path: NetworkPath, connection: UInt64, bytes: [UInt8]) {
-        var hash = wireDigest
-        func mix(_ value: UInt64) {
-            for shift in stride(from: 0, to: 64, by: 8) { hash = (hash ^ (value >> UInt64(shift) & 0xFF)) &* 0x100_0000_01b3 }
-        }
-        mix(clock.nanoseconds)
-        mix(UInt64(from) << 32 | UInt64(to) << 1 | (path == .stream ? 1 : 0))
-        mix(connection)
-        mix(UInt64(bytes.count))
-        bytes.withUnsafeBufferPointer { buffer in
-            for byte in buffer { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        }
-        wireDigest = hash
-    }
-
-    private func schedule(at time: UInt64, _ what: Pending) {
+    func schedule(at time: UInt64, _ what: Pending) {
         order &+= 1
         let item = Scheduled(time: time, order: order, what: what)
         var low = 0, high = queue.count
@@ -243,30 +226,30 @@ public final class SimulatedNetwork {
     /// When the next thing happens on the network, nil when nothing is scheduled.
     public var nextTime: UInt64? { queue.first?.time }
 
-    /// The next event due at the clock's current time (connects are performed on the way), nil
-    /// when nothing more is due now.
+    /// The next event due at the clock's current time, nil when nothing more is due now.
     public func nextDue() -> NetworkEvent? {
         while let first = queue.first, first.time <= clock.nanoseconds {
             queue.removeFirst()
-            switch first.what {
-            case .connect(let link, let token):
-                guard token == links[link].connectToken, canConnect(link), links[link].connection == nil else { continue }
-                let id = nextConnection
-                nextConnection += 1
-                links[link].connection = id
-                tally.connects += 1
-                let a = link / nodeCount, b = link % nodeCount
-                schedule(at: clock.nanoseconds, .deliver(.channelUp(node: a, peer: b, connection: id), linkIndex: link, connection: id))
-                schedule(at: clock.nanoseconds, .deliver(.channelUp(node: b, peer: a, connection: id), linkIndex: link, connection: id))
-            case .deliver(let event, let link, let connection):
-                if let connection, links[link].connection != connection {
-                    if case .message = event { tally.droppedByBreak += 1 }
-                    continue
-                }
-                if case .message = event { tally.delivered += 1 }
-                return event
-            }
+            if let event = perform(first.what) { return event }
         }
         return nil
+    }
+
+    private func perform(_ what: Pending) -> NetworkEvent? {
+        switch what {
+        case .datagram(let to, let address, let source, let bytes):
+            guard alive[to], holders[address] == to else {
+                tally.droppedByBreak += 1
+                return nil
+            }
+            tally.delivered += 1
+            return .datagram(to: to, source: source, bytes: bytes)
+        case .pump(let connection, let direction):
+            return pump(connection, direction: direction)
+        case .connect(let attempt):
+            return connect(attempt)
+        case .event(let event):
+            return event
+        }
     }
 }

@@ -9,10 +9,15 @@ extension Simulation {
         restartAt.removeAll()
         for daemon in daemons where !daemon.alive { try boot(daemon.index) }
         network.healAll()
-        let deadline = context.clock.nanoseconds + configuration.healingTime
+        let healedAt = context.clock.nanoseconds
+        let deadline = healedAt + configuration.healingTime
+        var restored = false
         var quietRounds = 0
         for _ in 0..<100_000 where context.clock.nanoseconds < deadline && !context.failed {
             var pending = false
+            if !restored { restored = channelsRestored(since: healedAt) }
+            guard !context.failed else { return }
+            pending = !restored
             for app in apps where !app.busy {
                 let host = daemons[app.daemon]
                 if app.attachment == nil { app.attach(on: host); pending = true }
@@ -31,6 +36,23 @@ extension Simulation {
         readEverySnapshot()
         checkEngines()
         checkMemory()
+    }
+
+    /// Whether every two daemons have their channel back; a violation once
+    /// `channelRecoveryBound` passed since `healedAt` without.
+    func channelsRestored(since healedAt: UInt64) -> Bool {
+        let missing = missingChannels()
+        let elapsed = context.clock.nanoseconds - healedAt
+        guard missing.isEmpty else {
+            if elapsed > Self.channelRecoveryBound {
+                let pairs = missing.map { "d\($0.0)–d\($0.1)" }.joined(separator: ", ")
+                context.fail([SimulationViolation(.channelNotRestored,
+                    "\(pairs) had no channel \(elapsed / 1_000_000) ms after the network healed (bound \(Self.channelRecoveryBound / 1_000_000) ms)")])
+            }
+            return false
+        }
+        context.note("every channel is back \(elapsed / 1_000_000) ms after the network healed")
+        return true
     }
 
     /// Whether every confirmed reliable item reached every target's app.

@@ -100,7 +100,7 @@ extension Simulation {
         let peers = daemons.count - 1
         for daemon in daemons where daemon.alive {
             let index = daemon.index, context = self.context
-            let queuedPeak = daemon.channels?.queuedInboundPeak ?? 0
+            let queuedPeak = daemon.node?.inboundQueuedBytesPeakOnLoop() ?? 0
             let byteBound = options.inboxBacklogBytes + 64 * 1024
             if queuedPeak > byteBound {
                 context.fail([SimulationViolation(.memoryBound, "d\(index)'s router held \(queuedPeak) bytes of inbound messages (bound \(byteBound))")])

@@ -1,4 +1,6 @@
 import Foundation
+import MeshCore
+import MeshCrypto
 import MeshDaemon
 
 /// How one simulated run is set up (the seed picks the rest).
@@ -50,6 +52,10 @@ public struct SimulationResult: Sendable {
     public let network: SimulatedNetwork.Tally
     /// Jobs that reached a daemon's loop from another thread (0 in a deterministic run).
     public var foreignJobs = 0
+    /// What the real channel layers went through.
+    public var channels = ChannelFigures()
+    /// Anchors that arrived before their receiver had measured the setter's clock offset.
+    public var anchorsBeforeOffset = 0
 
     public var passed: Bool { violations.isEmpty }
 }
@@ -80,6 +86,10 @@ public final class Simulation: @unchecked Sendable {
     /// Sessions apps announce and close, per feature.
     var sessions: [String: [UUID]] = [:]
     let runFolder: String
+    /// The pair key of every two daemons (`low * count + high`).
+    let pairKeys: [SecretBytes]
+    /// Where each daemon incarnation's node random stream forks from.
+    let nodeRandomRoot: SimulationRandom
     /// The routers' settings: short retries and small bounds, so a run of a few virtual seconds
     /// meets them.
     var routerOptions: DeliveryRouterOptions {
@@ -114,7 +124,11 @@ public final class Simulation: @unchecked Sendable {
         let count = configuration.daemons.map { min(5, max(2, $0)) } ?? drawn
         let clock = VirtualClock()
         let skews = (0..<count).map { index in index == 0 ? 0 : Double(setup.int(-3_000...3_000)) / 1_000 }
-        let keys = (0..<count).map { SimulatedDaemon.deviceID($0).description }
+        var identityRandom = root.fork("identities"), pairRandom = root.fork("pair-keys")
+        let identities = try Self.identities(count, &identityRandom)
+        pairKeys = Self.pairKeys(count, &pairRandom)
+        nodeRandomRoot = root.fork("nodes")
+        let keys = identities.map { DeviceID(publicKey: $0.publicKey).description }
         context = SimulationContext(seed: seed, clock: clock, daemons: count, deviceKeys: keys, skews: skews)
         context.trace = SimulationTrace(capacity: configuration.traceCapacity)
         network = SimulatedNetwork(nodeCount: count, clock: clock, random: root.fork("network"))
@@ -128,7 +142,8 @@ public final class Simulation: @unchecked Sendable {
         }
         for index in 0..<count {
             let meshClock = SimulatedMeshClock(clock: clock, skewNanoseconds: Int64(skews[index] * 1e9))
-            daemons.append(SimulatedDaemon(index: index, folder: runFolder, clock: meshClock, virtualClock: clock))
+            daemons.append(SimulatedDaemon(index: index, identity: identities[index], folder: runFolder, clock: meshClock,
+                                           virtualClock: clock))
             for feature in configuration.features {
                 apps.append(SimulatedApp(daemon: index, feature: feature, session: engineSession[feature] ?? Self.uuid(&ids),
                                          seed: ids.next(), context: context))
@@ -136,6 +151,11 @@ public final class Simulation: @unchecked Sendable {
         }
         for a in 0..<count {
             for b in (a + 1)..<count where setup.chance(0.5) { network.setQuality(a, b, .random(using: &setup)) }
+        }
+        let network = self.network, daemons = self.daemons
+        context.linkAsymmetry = { network.worstAsymmetry }
+        context.offsetKnown = { receiver, sender in
+            daemons[receiver].node?.hasOffsetEstimateOnLoop(of: daemons[sender].deviceID) ?? false
         }
     }
 
@@ -172,13 +192,15 @@ public final class Simulation: @unchecked Sendable {
             context.fail([SimulationViolation(.stuck, "the simulation could not go on: \(error)")])
         }
         let foreign = daemons.reduce(0) { $0 + $1.foreignJobs }
+        let figures = daemons.reduce(ChannelFigures()) { $0 + $1.channelFigures }
         if foreign > 0 { context.note("\(foreign) jobs reached the loops from other threads: this run depended on real timing") }
         return SimulationResult(seed: seed, daemons: daemons.count, steps: context.step + 1, itemsSent: context.itemsSent,
                                 itemsDelivered: context.itemsDelivered, faults: context.faults,
                                 virtualMilliseconds: context.clock.milliseconds, violations: context.violations,
                                 trace: context.trace.recent, traceLines: context.trace.count,
                                 traceDigest: context.trace.digestText, wireDigest: SimulationTrace.hex(network.wireDigest),
-                                network: network.tally, foreignJobs: foreign)
+                                network: network.tally, foreignJobs: foreign, channels: figures,
+                                anchorsBeforeOffset: context.anchorsBeforeOffset)
     }
 
     /// Starts daemon `index`'s current incarnation and connects it.
@@ -208,7 +230,7 @@ public final class Simulation: @unchecked Sendable {
     /// Once the loops are idle, no datagram a router wrote batched still waits for its flush.
     private func checkDatagramsFlushed() {
         for daemon in daemons where daemon.alive {
-            guard let waiting = daemon.channels?.batchedDatagramsWaiting, waiting > 0 else { continue }
+            guard let waiting = daemon.transport?.batchedDatagramsWaiting, waiting > 0 else { continue }
             context.fail([SimulationViolation(.datagramNotFlushed, "d\(daemon.index) left \(waiting) batched datagrams unflushed")])
         }
     }
@@ -234,10 +256,7 @@ public final class Simulation: @unchecked Sendable {
 
     /// Hands a network event to the daemon it is for (nothing for a crashed one).
     func dispatch(_ event: NetworkEvent) {
-        switch event {
-        case .message(_, let to, _, _, _), .channelUp(let to, _, _), .channelDown(let to, _):
-            guard daemons[to].alive else { return }
-            daemons[to].receive(event, simulation: self)
-        }
+        guard daemons[event.node].alive else { return }
+        daemons[event.node].receive(event)
     }
 }

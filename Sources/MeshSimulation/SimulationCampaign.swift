@@ -8,16 +8,25 @@ public struct SimulationCampaign: Sendable {
         public var seedBase: UInt64 = 0
         public var steps = 0, itemsSent = 0, itemsDelivered = 0, faults = 0
         public var daemons = 0
+        public var channels = ChannelFigures()
+        public var moves = 0, anchorsBeforeOffset = 0
         public var virtualSeconds = 0.0
         public var wallSeconds = 0.0
         /// The first failing run, if any.
         public var failure: SimulationResult?
+        /// Seeds that failed, and how many of them broke each invariant (all counted only with
+        /// `MESH_SIM_ALL_SEEDS=1`; else a campaign stops at its first failure).
+        public var failedSeeds = 0
+        public var failuresByInvariant: [String: Int] = [:]
 
         public var description: String {
             let perSeed = seedsRun > 0 ? wallSeconds / Double(seedsRun) * 1000 : 0
             return "simulation: \(seedsRun) seeds from base \(seedBase) \(failure == nil ? "passed" : "FAILED"): "
                 + "\(daemons) daemons, \(steps) steps, \(itemsSent) items sent, \(itemsDelivered) handed to apps, "
-                + "\(faults) faults, \(Int(virtualSeconds)) s virtual, \(String(format: "%.1f", perSeed)) ms per seed"
+                + "\(faults) faults (\(moves) address moves), \(channels), \(anchorsBeforeOffset) anchors before an offset, "
+                + "\(Int(virtualSeconds)) s virtual, \(String(format: "%.1f", perSeed)) ms per seed"
+                + (failedSeeds > 0 ? "; \(failedSeeds) seeds failed (" + failuresByInvariant.sorted { $0.key < $1.key }
+                    .map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")" : "")
         }
     }
 
@@ -42,7 +51,7 @@ public struct SimulationCampaign: Sendable {
         let threads = environment.replaySeed != nil ? 1 : max(1, min(environment.threads, seeds.count))
         let started = Date()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let results = CampaignResults(count: seeds.count)
+        let results = CampaignResults(count: seeds.count, keepGoing: environment.allSeeds)
         let done = DispatchGroup()
         for worker in 0..<threads {
             done.enter()
@@ -68,6 +77,9 @@ public struct SimulationCampaign: Sendable {
             summary.itemsDelivered += result.itemsDelivered
             summary.faults += result.faults
             summary.daemons += result.daemons
+            summary.channels = summary.channels + result.channels
+            summary.moves += result.network.moves
+            summary.anchorsBeforeOffset += result.anchorsBeforeOffset
             summary.virtualSeconds += result.virtualMilliseconds / 1000
             if environment.replaySeed != nil {
                 log("seed \(result.seed): \(result.daemons) daemons, \(result.steps) steps, network \(result.network)")
@@ -75,6 +87,10 @@ public struct SimulationCampaign: Sendable {
             }
             if environment.replaySeed != nil || environment.printDigests {
                 log(Self.digestLine(result))
+            }
+            if !result.passed {
+                summary.failedSeeds += 1
+                for invariant in Set(result.violations.map(\.invariant.rawValue)) { summary.failuresByInvariant[invariant, default: 0] += 1 }
             }
             if !result.passed, summary.failure == nil {
                 summary.failure = result
@@ -146,8 +162,12 @@ final class CampaignResults: @unchecked Sendable {
     private let lock = NSLock()
     private var results: [SimulationResult?]
     private var firstFailure = Int.max
+    private let keepGoing: Bool
 
-    init(count: Int) { results = Array(repeating: nil, count: count) }
+    init(count: Int, keepGoing: Bool) {
+        results = Array(repeating: nil, count: count)
+        self.keepGoing = keepGoing
+    }
 
     func set(_ index: Int, _ result: SimulationResult) {
         lock.withLock {
@@ -157,7 +177,7 @@ final class CampaignResults: @unchecked Sendable {
     }
 
     /// Whether a seed before `index` failed already (later seeds need not run).
-    func stopped(before index: Int) -> Bool { lock.withLock { firstFailure < index } }
+    func stopped(before index: Int) -> Bool { lock.withLock { !keepGoing && firstFailure < index } }
 
     /// The results in seed order.
     var all: [SimulationResult] { lock.withLock { results.compactMap { $0 } } }

@@ -18,9 +18,17 @@ public final class SimulationContext: @unchecked Sendable {
     public let skews: [Double]
     /// Anchors set: (session, revision) → (setter, start instant on the setter's clock, seconds).
     public var anchorsSet: [String: (setter: Int, start: Double)] = [:]
-    /// How far a received anchor may be from the setter's, seconds (the offset estimate's error
-    /// over up to N − 1 forwarding hops, plus rounding).
+    /// How far a received anchor may be from the setter's beyond the offset estimate's error,
+    /// seconds (rounding).
     public var anchorTolerance = 0.002
+    /// The worst delay asymmetry of any link so far, ns: the offset estimate (from keepalive
+    /// round trips) errs by at most half of it.
+    public var linkAsymmetry: () -> UInt64 = { 0 }
+    /// Whether daemon `receiver`'s node has measured `sender`'s clock offset yet.
+    public var offsetKnown: (_ receiver: Int, _ sender: Int) -> Bool = { _, _ in true }
+    /// Anchors that reached an app before its daemon had measured the setter's clock offset
+    /// (converted with no offset; left out of the check, counted for the summary).
+    public var anchorsBeforeOffset = 0
     private var attachments = 0
 
     /// A new attachment generation, unique in the run and growing.

@@ -23,6 +23,9 @@ public struct SimulationEnvironment: Sendable, Equatable {
     /// Print one line per seed with its trace and wire digests (`MESH_SIM_DIGESTS=1`), so runs in
     /// separate processes can be compared.
     public var printDigests: Bool
+    /// Run every seed even after one failed, and count the failures by invariant
+    /// (`MESH_SIM_ALL_SEEDS=1`): how many seeds catch a bug.
+    public var allSeeds = false
 
     public static let defaultSeeds = 2_000
     public static let defaultSeedBase: UInt64 = 1
@@ -54,8 +57,12 @@ public struct SimulationEnvironment: Sendable, Equatable {
         guard ["", "0", "1"].contains(digestsText) else {
             throw SimulationEnvironmentError("MESH_SIM_DIGESTS=\(digestsText): expected 0 or 1")
         }
+        let allText = environment["MESH_SIM_ALL_SEEDS"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard ["", "0", "1"].contains(allText) else {
+            throw SimulationEnvironmentError("MESH_SIM_ALL_SEEDS=\(allText): expected 0 or 1")
+        }
         return SimulationEnvironment(seeds: Int(seeds), seedBase: base, replaySeed: replay, steps: Int(steps), bug: bug, threads: Int(threads),
-                                     daemons: daemons.map { Int($0) }, printDigests: digestsText == "1")
+                                     daemons: daemons.map { Int($0) }, printDigests: digestsText == "1", allSeeds: allText == "1")
     }
 
     /// The seeds to run, in order (one when replaying). Wraps past `UInt64.max`.
@@ -82,6 +89,9 @@ public enum SimulationBug: String, Sendable, Equatable, CaseIterable {
     case inboxHandOutNotDurable = "inbox-hand-out"
     /// An outbox item is deleted before the peer acknowledged it.
     case outboxDeletedBeforeAck = "outbox-delete"
+    /// The node does not try a dial round again after it failed at every address
+    /// (`ChannelTuning.testBugDialNotRetried`).
+    case dialNotRetried = "dial-no-retry"
 }
 
 /// A simulator setting that does not parse.

@@ -28,6 +28,9 @@ public struct SimulationViolation: Error, Sendable, Equatable, CustomStringConve
         /// A datagram the router wrote batched was still not flushed once its loop was idle: a
         /// daemon's socket would hold it back until some later send.
         case datagramNotFlushed = "datagram-not-flushed"
+        /// After the network healed, two live daemons still had no active channel between them
+        /// once `Simulation.channelRecoveryBound` had passed.
+        case channelNotRestored = "channel-not-restored"
         /// The simulation itself could not proceed (a runaway loop, a call that never returned).
         case stuck = "simulation-stuck"
     }

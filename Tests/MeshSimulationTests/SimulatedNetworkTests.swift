@@ -1,4 +1,6 @@
+import MeshDaemon
 import MeshSimulation
+import NIOCore
 import Testing
 
 @Suite("Simulation network")
@@ -15,87 +17,119 @@ struct SimulatedNetworkTests {
         return events
     }
 
-    static func connected(seed: UInt64 = 1, nodes: Int = 2) -> (SimulatedNetwork, VirtualClock) {
+    static func started(seed: UInt64 = 1, nodes: Int = 2) -> (SimulatedNetwork, VirtualClock) {
         let clock = VirtualClock()
         let network = SimulatedNetwork(nodeCount: nodes, clock: clock, random: SimulationRandom(seed: seed))
         for node in 0..<nodes { network.start(node) }
-        _ = drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
         return (network, clock)
     }
 
-    static func payloads(_ events: [NetworkEvent], to node: Int) -> [UInt8] {
-        events.compactMap { if case .message(_, node, let bytes, _, _) = $0 { bytes.first } else { nil } }
+    /// Dials from `from` to `to` and returns the connection once both ends know it.
+    static func connect(_ network: SimulatedNetwork, _ clock: VirtualClock, from: Int, to: Int) -> UInt64? {
+        let attempt = network.dial(from: from, to: network.addresses[to], kind: .channel, timeout: 2_000_000_000)
+        let events = drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
+        for case .dialed(from, attempt, let connection?, nil) in events { return connection }
+        return nil
     }
 
-    @Test("nodes that start connect, and both ends hear of it with the same connection")
+    static func frames(_ events: [NetworkEvent], to node: Int) -> [UInt8] {
+        events.compactMap { if case .stream(node, _, .frame(let bytes)) = $0 { bytes.first } else { nil } }
+    }
+
+    static func datagrams(_ events: [NetworkEvent], to node: Int) -> [UInt8] {
+        events.compactMap { if case .datagram(node, _, let bytes) = $0 { bytes.first } else { nil } }
+    }
+
+    @Test("a dial reaches the listener with its preamble first, and both ends know the connection")
     func connects() {
-        let clock = VirtualClock()
-        let network = SimulatedNetwork(nodeCount: 2, clock: clock, random: SimulationRandom(seed: 3))
-        network.start(0)
-        network.start(1)
-        #expect(!network.send(from: 0, to: 1, bytes: [1], path: .stream))
+        let (network, clock) = Self.started()
+        let attempt = network.dial(from: 0, to: network.addresses[1], kind: .channel, timeout: 2_000_000_000)
         let events = Self.drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
-        let id = network.connection(0, 1)
-        #expect(id != nil)
-        #expect(events.contains(.channelUp(node: 0, peer: 1, connection: id ?? 0)))
-        #expect(events.contains(.channelUp(node: 1, peer: 0, connection: id ?? 0)))
+        guard case .accepted(1, let id, let remote)? = events.first(where: { if case .accepted = $0 { true } else { false } }) else {
+            Issue.record("no accept in \(events)")
+            return
+        }
+        #expect(remote.ipAddress == network.addresses[0].ipAddress)
+        #expect(events.contains(.dialed(to: 0, attempt: attempt, connection: id, failure: nil)))
+        #expect(events.contains(.stream(to: 1, connection: id, arrival: .preamble(.channel))))
     }
 
-    @Test("stream messages arrive in order over a jittery link; datagrams may be lost, doubled and reordered")
-    func paths() {
-        let (network, clock) = Self.connected()
+    @Test("stream frames arrive in order over a jittery link; datagrams may be lost, doubled and reordered")
+    func paths() throws {
+        let (network, clock) = Self.started()
         network.setQuality(0, 1, LinkQuality(minimumDelay: 1_000_000, maximumDelay: 50_000_000, loss: 0.3, duplication: 0.3,
                                               reordering: 0.3, reorderDelay: 40_000_000))
-        for value in 0..<200 { #expect(network.send(from: 0, to: 1, bytes: [UInt8(value)], path: .stream)) }
-        let stream = Self.payloads(Self.drain(network, clock, until: clock.nanoseconds + 5_000_000_000), to: 1)
+        let id = try #require(Self.connect(network, clock, from: 0, to: 1))
+        for value in 0..<200 { #expect(network.sendStream([UInt8(value)], on: id, from: 0)) }
+        let stream = Self.frames(Self.drain(network, clock, until: clock.nanoseconds + 5_000_000_000), to: 1)
         #expect(stream == (0..<200).map { UInt8($0) })
-        for value in 0..<200 { network.send(from: 0, to: 1, bytes: [UInt8(value)], path: .datagram) }
-        let datagrams = Self.payloads(Self.drain(network, clock, until: clock.nanoseconds + 5_000_000_000), to: 1)
-        #expect(datagrams.count != 200 || datagrams != datagrams.sorted())
+        for value in 0..<200 { network.sendDatagram(from: 0, to: network.addresses[1], bytes: [UInt8(value)]) }
+        let datagrams = Self.datagrams(Self.drain(network, clock, until: clock.nanoseconds + 5_000_000_000), to: 1)
+        #expect(datagrams != datagrams.sorted())
         #expect(Set(datagrams).count < 200)
         #expect(datagrams.count > Set(datagrams).count)
         #expect(network.tally.lost > 0 && network.tally.duplicated > 0 && network.tally.reordered > 0)
     }
 
-    @Test("a partition breaks the connection, drops what it carried, and healing reconnects with a new id")
-    func partition() {
-        let (network, clock) = Self.connected()
-        let first = network.connection(0, 1)
-        network.send(from: 0, to: 1, bytes: [9], path: .stream)
+    @Test("a cut link holds stream frames until it is restored, loses datagrams, and times dials out")
+    func partition() throws {
+        let (network, clock) = Self.started()
+        let id = try #require(Self.connect(network, clock, from: 0, to: 1))
         network.setPartitioned(0, 1, true)
-        #expect(!network.send(from: 0, to: 1, bytes: [8], path: .stream))
-        let cut = Self.drain(network, clock, until: clock.nanoseconds + 2_000_000_000)
-        #expect(Self.payloads(cut, to: 1).isEmpty)
-        #expect(cut.contains(.channelDown(node: 0, peer: 1)) && cut.contains(.channelDown(node: 1, peer: 0)))
-        #expect(network.connection(0, 1) == nil)
+        network.sendStream([9], on: id, from: 0)
+        network.sendDatagram(from: 0, to: network.addresses[1], bytes: [8])
+        let attempt = network.dial(from: 0, to: network.addresses[1], kind: .channel, timeout: 2_000_000_000)
+        let cut = Self.drain(network, clock, until: clock.nanoseconds + 3_000_000_000)
+        #expect(Self.frames(cut, to: 1).isEmpty && Self.datagrams(cut, to: 1).isEmpty)
+        #expect(cut.contains(.dialed(to: 0, attempt: attempt, connection: nil, failure: "timed out")))
         network.setPartitioned(0, 1, false)
-        _ = Self.drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
-        let second = network.connection(0, 1)
-        #expect(second != nil && second != first)
-        #expect(!network.send(from: 0, to: 1, bytes: [7], path: .stream, connection: first))
+        let healed = Self.drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
+        #expect(Self.frames(healed, to: 1) == [9])
     }
 
-    @Test("a crashed node's peers hear the channel go down; it reconnects once restarted")
-    func crash() {
-        let (network, clock) = Self.connected(nodes: 3)
+    @Test("a crashed node's peers read the end of their streams; a dial to it is refused")
+    func crash() throws {
+        let (network, clock) = Self.started(nodes: 3)
+        let first = try #require(Self.connect(network, clock, from: 0, to: 2))
         network.crash(2)
         let events = Self.drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
-        #expect(events.contains(.channelDown(node: 0, peer: 2)) && events.contains(.channelDown(node: 1, peer: 2)))
-        #expect(!events.contains { if case .channelDown(2, _) = $0 { true } else { false } })
-        #expect(network.connection(0, 1) != nil)
+        #expect(events.contains(.stream(to: 0, connection: first, arrival: .end)))
+        #expect(!events.contains { $0.node == 2 })
+        let attempt = network.dial(from: 0, to: network.addresses[2], kind: .channel, timeout: 2_000_000_000)
+        let refused = Self.drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
+        #expect(refused.contains(.dialed(to: 0, attempt: attempt, connection: nil, failure: "connection refused")))
         network.start(2)
-        _ = Self.drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
-        #expect(network.connection(0, 2) != nil && network.connection(1, 2) != nil)
+        #expect(Self.connect(network, clock, from: 0, to: 2) != nil)
+    }
+
+    @Test("an address move closes the mover's ends at once, its peers hear nothing, and its name resolves to the new address")
+    func move() throws {
+        let (network, clock) = Self.started()
+        let id = try #require(Self.connect(network, clock, from: 0, to: 1))
+        let old = network.addresses[1]
+        network.changeAddress(1)
+        #expect(network.addresses[1] != old && network.node(named: "d1") == 1 && network.node(at: old) == nil)
+        network.sendStream([5], on: id, from: 0)
+        network.sendDatagram(from: 0, to: old, bytes: [6])
+        let events = Self.drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
+        #expect(events.contains(.stream(to: 1, connection: id, arrival: .end)))
+        #expect(!events.contains { $0.node == 0 })
+        #expect(Self.frames(events, to: 1).isEmpty && Self.datagrams(events, to: 1).isEmpty)
+        network.sendDatagram(from: 1, to: network.addresses[0], bytes: [7])
+        let moved = Self.drain(network, clock, until: clock.nanoseconds + 1_000_000_000)
+        #expect(moved.contains(.datagram(to: 0, source: network.addresses[1], bytes: [7])))
     }
 
     @Test("the same seed gives the same deliveries")
     func reproducible() {
         func run() -> [NetworkEvent] {
-            let (network, clock) = Self.connected(seed: 11, nodes: 3)
+            let (network, clock) = Self.started(seed: 11, nodes: 3)
             network.setQuality(0, 2, LinkQuality(minimumDelay: 0, maximumDelay: 30_000_000, loss: 0.2, duplication: 0.2,
                                                  reordering: 0.2, reorderDelay: 10_000_000))
+            let connection = Self.connect(network, clock, from: 0, to: 2) ?? 0
             for value in 0..<50 {
-                network.send(from: value % 3, to: (value + 1) % 3, bytes: [UInt8(value)], path: value % 2 == 0 ? .datagram : .stream)
+                network.sendDatagram(from: value % 3, to: network.addresses[(value + 1) % 3], bytes: [UInt8(value)])
+                network.sendStream([UInt8(value)], on: connection, from: value % 2 == 0 ? 0 : 2)
                 if value == 25 { network.changeAddress(1) }
             }
             return Self.drain(network, clock, until: clock.nanoseconds + 3_000_000_000)

@@ -51,6 +51,7 @@ struct SimulationBugTests {
     @Test("SimulationBugs: each re-introduced bug is caught", arguments: [
         (SimulationBug.inboxHandOutNotDurable, [SimulationViolation.Invariant.handOutNotDurable, .unmarkedDuplicate, .unacknowledgedLost]),
         (SimulationBug.outboxDeletedBeforeAck, [SimulationViolation.Invariant.reliableLost, .enginesDiverged, .reliableOrder]),
+        (SimulationBug.dialNotRetried, [SimulationViolation.Invariant.channelNotRestored]),
     ])
     func caught(bug: SimulationBug, expected: [SimulationViolation.Invariant]) throws {
         let environment = try SimulationEnvironment.parse()

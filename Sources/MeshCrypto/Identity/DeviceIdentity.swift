@@ -13,6 +13,18 @@ public struct DeviceIdentity: Sendable {
         self.keyPair = keyPair
     }
 
+    /// Writes `keyPair` as a new key file at `path` (mode 0600, atomic write), for a state folder
+    /// made ahead of a daemon's start (the simulator provisions its daemons so). Throws
+    /// ``CryptoError`` with code `keyFileIO` when the file exists already or cannot be written.
+    package static func create(at path: String, keyPair: X25519KeyPair) throws -> DeviceIdentity {
+        var encoded = KeyFile.encode(keyPair)
+        defer { Sodium.zero(&encoded) }
+        guard try KeyFile.createExclusively(path: path, bytes: encoded) else {
+            throw CryptoError(.keyFileIO, "device key file \(path) exists already; it is never replaced")
+        }
+        return DeviceIdentity(keyPair: keyPair)
+    }
+
     /// Loads the key file at `path`, or creates it (mode 0600, atomic write) when it does not exist.
     ///
     /// Throws ``CryptoError`` with code `insecureKeyFile` when the file is a symbolic link, not a

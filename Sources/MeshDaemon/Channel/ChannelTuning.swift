@@ -58,6 +58,11 @@ public struct ChannelTuning: Sendable, Equatable {
     public var reconnectMaximum: Double = 8
     /// Seconds a ping waits for each reply.
     public var pingTimeout: Double = 1
+    /// Test-only bug for the simulator (docs/SIMULATION.md, `MESH_SIM_BUG=dial-no-retry`): a
+    /// dial round that failed at every address is not tried again after its backoff, so two
+    /// devices whose dials both failed (a cut link, a peer down) never reconnect by themselves.
+    /// Off everywhere else.
+    package var testBugDialNotRetried = false
 
     /// The defaults above.
     public init() {}

@@ -31,7 +31,8 @@ final class ChannelMaintenance {
         guard node.phase == .running else { return false }
         let now = node.clock.monotonicNanoseconds()
         let keepalive = Nanoseconds.from(seconds: max(node.configuration.keepaliveInterval, 0.01))
-        for peer in Array(node.channels.peers.keys) {
+        // In device ID order, not the dictionary's (which changes per process): a seed replays.
+        for peer in node.channels.peers.keys.sorted() {
             guard let actions = node.channels.peers[peer]?.timerTick(now: now, keepaliveInterval: keepalive) else { continue }
             for action in actions { perform(node, action, for: peer) }
         }

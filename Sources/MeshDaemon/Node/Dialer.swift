@@ -74,7 +74,8 @@ final class Dialer {
 
     /// A dial job ended; when every address failed, back off and try again later.
     func dialEnded(_ node: isolated MeshNode, _ peer: DeviceID, generation: UInt64, failed: Bool) {
-        guard node.channels.peers[peer]?.dial.attemptEnded(generation: generation, failed: failed) == true else { return }
+        guard node.channels.peers[peer]?.dial.attemptEnded(generation: generation, failed: failed) == true,
+              !node.tuning.testBugDialNotRetried else { return }
         scheduleDial(node, peer, immediately: false)
     }
 

@@ -23,6 +23,8 @@ struct InboundGate: Sendable {
     private(set) var queued = 0
     /// Bytes of those messages.
     private(set) var queuedBytes = 0
+    /// The most `queuedBytes` ever was (the simulator checks it against the bound).
+    private(set) var queuedBytesPeak = 0
     /// What arrived while no handler was installed, in order.
     private(set) var held: [HeldInbound] = []
     /// Stream readers paused until the handler makes room, each as what resumes it.
@@ -68,6 +70,7 @@ struct InboundGate: Sendable {
     mutating func handlerQueued(bytes: Int) {
         queued += 1
         queuedBytes += bytes
+        queuedBytesPeak = max(queuedBytesPeak, queuedBytes)
     }
 
     /// The handler finished one message of `bytes` it had queued: the paused readers to

@@ -143,7 +143,8 @@ public actor MeshNode: MeshControlPlane, Service {
         let bound = try await transport.bind(configuration.listen, on: loop, receiver: NodeDatagramReceiver(self))
         boundListenAddress = bound
         logger.info("mesh node listening", metadata: ["listen": "\(bound)", "device.id": "\(identity.deviceID.short)"])
-        for id in channels.peers.keys { dialer.scheduleDial(self, id, immediately: true) }
+        // In device ID order (not the dictionary's, which changes per process): a seed replays.
+        for id in channels.peers.keys.sorted() { dialer.scheduleDial(self, id, immediately: true) }
         maintenance.start(self)
         let queue = jobQueue
         // The accept loop is not a child of this task on purpose: cancelling it could drop
@@ -209,7 +210,7 @@ public actor MeshNode: MeshControlPlane, Service {
         dialer.stop()
         transport.close()
         gate.closeAll()
-        for id in Array(channels.peers.keys) { dropChannel(id, reason: "daemon stopping", redial: false) }
+        for id in channels.peers.keys.sorted() { dropChannel(id, reason: "daemon stopping", redial: false) }
         pairing.stopWaiters()
         prober.fail(to: nil)
         pairing.stopSearches()

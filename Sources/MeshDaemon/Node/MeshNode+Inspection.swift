@@ -1,0 +1,28 @@
+import MeshCrypto
+import MeshCore
+
+/// What the deterministic simulator reads of a node it runs (on the node's loop, where every
+/// job of a simulated daemon runs).
+extension MeshNode {
+    /// The paired devices with an active channel now, in device ID order.
+    package nonisolated func activePeersOnLoop() -> [DeviceID] {
+        onLoop { node in node.channels.peers.filter { $0.value.channel != nil }.map(\.key).sorted() }
+    }
+
+    /// Whether the node knows `peer`'s clock offset (a keepalive round trip measured it).
+    package nonisolated func hasOffsetEstimateOnLoop(of peer: DeviceID) -> Bool {
+        onLoop { $0.linkEstimate(of: peer).offsetNanoseconds != nil }
+    }
+
+    /// The most bytes of inbound messages the handler (the router) had queued at once.
+    package nonisolated func inboundQueuedBytesPeakOnLoop() -> Int { onLoop { $0.handOff.gate.queuedBytesPeak } }
+
+    /// What the channel layer went through: handshakes completed, rekeys completed, leases
+    /// that expired, handshakes refused as replays.
+    package nonisolated func channelFiguresOnLoop() -> (handshakes: UInt64, rekeys: UInt64, leasesExpired: UInt64, replaysRefused: UInt64) {
+        onLoop { node in
+            (node.counters.handshakesCompleted, node.counters.rekeysCompleted, node.counters.leasesExpired,
+             node.counters.handshakesRefusedReplay)
+        }
+    }
+}
