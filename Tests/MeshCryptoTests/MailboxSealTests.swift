@@ -89,26 +89,11 @@ struct MailboxSealTests {
     }
 
     @Test func randomBytesNeverTrapAndNeverOpen() {
-        let seed = UInt64(ProcessInfo.processInfo.environment["MESH_PROPERTY_SEED_BASE"].flatMap { UInt64($0) } ?? 0x5EED_0B0C)
-        print("MailboxSealTests.randomBytesNeverTrapAndNeverOpen: MESH_PROPERTY_SEED_BASE=\(seed)")
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(test: "MailboxSealTests.randomBytesNeverTrapAndNeverOpen")
         for _ in 0..<2_000 {
             var bytes = (0..<Int(random.next() % 120)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             if bytes.count > 2, random.next() % 2 == 0 { bytes[0] = 1; bytes[1] = UInt8(1 + random.next() % 2) }
             #expect(Self.sealOfB.open(bytes) == nil)
         }
-    }
-}
-
-/// SplitMix64, for the seeded loop above.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
