@@ -20,7 +20,8 @@ enum NodeListeners {
     /// takes every read, and the async wrapper's end-of-read handling alone cost ≈ 3 000
     /// instructions per datagram received.
     static func bind(_ listen: DaemonConfiguration.Endpoint, on loop: any EventLoop,
-                     receiver: any DatagramReceiver) async throws -> (ListenerSocket, any Channel, DaemonConfiguration.Endpoint) {
+                     receiver: any DatagramReceiver,
+                     accepted: AcceptedConnections) async throws -> (ListenerSocket, any Channel, DaemonConfiguration.Endpoint) {
         let host = listen.host
         var lastError: (any Error)?
         for _ in 0..<8 {
@@ -39,7 +40,9 @@ enum NodeListeners {
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
                                 ByteToMessageHandler(WireFrameDecoder(expectsPreamble: true)))
-                            return try WireConnection(wrappingChannelSynchronously: channel)
+                            let connection = try WireConnection(wrappingChannelSynchronously: channel)
+                            accepted.hold(connection)
+                            return connection
                         }
                     }
             } catch {
@@ -72,6 +75,7 @@ enum NodeListeners {
                 return (server, udp, DaemonConfiguration.Endpoint(host: host, port: port))
             } catch {
                 try? await server.executeThenClose { _ in }
+                await accepted.closeLeftovers()
                 lastError = error
                 if listen.port != 0 { break }
             }

@@ -18,6 +18,8 @@ public final class SocketTransport: NodeTransport, @unchecked Sendable {
     private var udp: (any Channel)?
     /// Batched datagrams were written on `udp` and wait for `flushDatagrams`.
     private var datagramsWaiting = false
+    /// Accepted connections until the accept loop takes them (see `AcceptedConnections`).
+    private let accepted = AcceptedConnections()
 
     /// A transport that logs its socket notices to `logger`.
     public init(logger: Logger) { self.logger = logger }
@@ -26,7 +28,7 @@ public final class SocketTransport: NodeTransport, @unchecked Sendable {
 
     public func bind(_ listen: DaemonConfiguration.Endpoint, on loop: any EventLoop,
                      receiver: any DatagramReceiver) async throws -> DaemonConfiguration.Endpoint {
-        let (server, udp, bound) = try await NodeListeners.bind(listen, on: loop, receiver: receiver)
+        let (server, udp, bound) = try await NodeListeners.bind(listen, on: loop, receiver: receiver, accepted: accepted)
         self.server = server
         self.udp = udp
         await NodeListeners.noteReceiveBuffer(udp, logger: logger)
@@ -35,18 +37,27 @@ public final class SocketTransport: NodeTransport, @unchecked Sendable {
 
     public func acceptStreams(_ serve: @escaping @Sendable (any ChannelPath, inout PathFrames) async -> Void) async throws {
         guard let server else { return }
-        try await server.executeThenClose { inbound in
-            try await withThrowingDiscardingTaskGroup { group in
-                for try await connection in inbound {
-                    group.addTask {
-                        try? await connection.executeThenClose { frames, _ in
-                            var pathFrames = PathFrames(frames.makeAsyncIterator())
-                            await serve(TCPStreamPath(connection.channel), &pathFrames)
+        let accepted = accepted
+        do {
+            try await server.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in inbound {
+                        accepted.take(connection)
+                        group.addTask {
+                            try? await connection.executeThenClose { frames, _ in
+                                var pathFrames = PathFrames(frames.makeAsyncIterator())
+                                await serve(TCPStreamPath(connection.channel), &pathFrames)
+                            }
                         }
                     }
                 }
             }
+        } catch {
+            await accepted.closeLeftovers()
+            throw error
         }
+        // Connections accepted as the listener closed never reached the loop: closed here.
+        await accepted.closeLeftovers()
     }
 
     public func dialStream<Result: Sendable>(to address: PathAddress, kind: ConnectionKind, timeout: TimeAmount,
