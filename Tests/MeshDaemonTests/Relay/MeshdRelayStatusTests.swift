@@ -8,16 +8,17 @@ import Testing
 struct MeshdRelayStatusTests {
     /// The daemon's `relay` status object, once `state` is `expected` (nil after 15 s).
     private static func relayState(_ daemon: DaemonProcess, becomes expected: String) async throws -> [String: Any]? {
-        let deadline = Date().addingTimeInterval(15)
         var last: [String: Any]?
-        while Date() < deadline {
-            let relay = try await daemon.status()["relay"] as? [String: Any]
-            if relay?["state"] as? String == expected { return relay }
-            last = relay
-            try await Task.sleep(for: .milliseconds(100))
+        do {
+            return try await eventually("relay state \(expected)", timeout: 15) {
+                let relay = try await daemon.status()["relay"] as? [String: Any]
+                last = relay
+                return relay?["state"] as? String == expected ? relay : nil
+            }
+        } catch is TimedOut {
+            Issue.record("relay state did not become \(expected); last: \(String(describing: last))")
+            return nil
         }
-        Issue.record("relay state did not become \(expected); last: \(String(describing: last))")
-        return nil
     }
 
     @Test func statusSaysConnectedUnreachableWhileTheBrokerIsDownAndConnectedAgainAfter() async throws {
