@@ -102,7 +102,7 @@ struct MeshdRelayChannelTests {
         let file = broker.folder + "/replay.bin"
         FileManager.default.createFile(atPath: file, contents: Data(bytes))
         for _ in 0..<copies {
-            try MosquittoBroker.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-u", "devA", "-P", "secret-a",
+            try SystemTool.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-u", "devA", "-P", "secret-a",
                                                                "-t", topic, "-q", "1", "-f", file])
         }
     }

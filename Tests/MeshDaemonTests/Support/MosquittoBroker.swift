@@ -43,7 +43,7 @@ final class MosquittoBroker: @unchecked Sendable {
         let passwords = folder + "/passwords"
         FileManager.default.createFile(atPath: passwords, contents: Data())
         for (name, password) in accounts.sorted(by: { $0.key < $1.key }) {
-            try Self.run("/usr/bin/mosquitto_passwd", ["-b", passwords, name, password])
+            try SystemTool.run("/usr/bin/mosquitto_passwd", ["-b", passwords, name, password])
         }
         let acl = accounts.keys.sorted().map { "user \($0)\ntopic readwrite \(prefix)#\n" }.joined(separator: "\n")
         try acl.write(toFile: folder + "/acl", atomically: true, encoding: .utf8)
@@ -132,22 +132,6 @@ final class MosquittoBroker: @unchecked Sendable {
         guard bound else { throw BrokerError("bind: \(errno)") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
-
-    @discardableResult
-    static func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw BrokerError("\(tool) \(arguments.joined(separator: " ")) failed: \(text)") }
-        return text
-    }
 }
 
 /// A CA made at test time with openssl (P-256 keys), and the certificates it issues.
@@ -161,7 +145,7 @@ struct TestCertificateAuthority {
         self.folder = folder
         certificate = folder + "/ca.crt"
         key = folder + "/ca.key"
-        try MosquittoBroker.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+        try SystemTool.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                                                      "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=\(name)"])
     }
 
@@ -170,9 +154,9 @@ struct TestCertificateAuthority {
         let key = "\(folder)/\(name).key", request = "\(folder)/\(name).csr", certificate = "\(folder)/\(name).crt"
         let extensions = "\(folder)/\(name).ext"
         try "subjectAltName=\(altNames)\n".write(toFile: extensions, atomically: true, encoding: .utf8)
-        try MosquittoBroker.run("/usr/bin/openssl", ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+        try SystemTool.run("/usr/bin/openssl", ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                                                      "-keyout", key, "-out", request, "-subj", "/CN=\(commonName)"])
-        try MosquittoBroker.run("/usr/bin/openssl", ["x509", "-req", "-in", request, "-CA", self.certificate, "-CAkey", self.key,
+        try SystemTool.run("/usr/bin/openssl", ["x509", "-req", "-in", request, "-CA", self.certificate, "-CAkey", self.key,
                                                      "-CAcreateserial", "-out", certificate, "-days", "2", "-extfile", extensions])
         if getuid() == 0 { chmod(key, 0o644) }
         return (certificate, key)

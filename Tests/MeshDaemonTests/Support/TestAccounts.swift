@@ -33,7 +33,7 @@ final class TestAccounts: @unchecked Sendable {
 
     /// Creates system group `name` (must not exist yet); returns its gid.
     func group(_ name: String) throws -> gid_t {
-        try Self.tool("/usr/sbin/groupadd", ["--system", name])
+        try SystemTool.run("/usr/sbin/groupadd", ["--system", name])
         groups.append(name)
         guard let entry = getgrnam(name) else { throw DaemonProcessError("group \(name) was not created") }
         return entry.pointee.gr_gid
@@ -44,7 +44,7 @@ final class TestAccounts: @unchecked Sendable {
     func user(_ name: String, supplementary: [String] = []) throws -> (uid: uid_t, gid: gid_t) {
         var arguments = ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin"]
         if !supplementary.isEmpty { arguments += ["--groups", supplementary.joined(separator: ",")] }
-        try Self.tool("/usr/sbin/useradd", arguments + [name])
+        try SystemTool.run("/usr/sbin/useradd", arguments + [name])
         users.append(name)
         guard let entry = getpwnam(name) else { throw DaemonProcessError("user \(name) was not created") }
         return (entry.pointee.pw_uid, entry.pointee.pw_gid)
@@ -52,26 +52,11 @@ final class TestAccounts: @unchecked Sendable {
 
     /// Removes every user and group this instance created. Synchronous, for `defer`.
     func removeAll() {
-        for name in users.reversed() { try? Self.tool("/usr/sbin/userdel", [name]) }
-        for name in groups.reversed() { try? Self.tool("/usr/sbin/groupdel", [name]) }
+        for name in users.reversed() { try? SystemTool.run("/usr/sbin/userdel", [name]) }
+        for name in groups.reversed() { try? SystemTool.run("/usr/sbin/groupdel", [name]) }
         users.removeAll()
         groups.removeAll()
     }
 
     deinit { removeAll() }
-
-    private static func tool(_ path: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw DaemonProcessError("\(path) \(arguments.joined(separator: " ")) failed: \(String(decoding: output, as: UTF8.self))")
-        }
-    }
 }
