@@ -167,7 +167,7 @@ extension MeshNode {
         let channel = ActiveChannel(keys: FuzzUndrainedPeer.keys(fill: UInt8(truncatingIfNeeded: undrained.id), initiator: true),
                                     localIndex: UInt32(truncatingIfNeeded: undrained.id), remoteIndex: 0x7000_0000 | UInt32(truncatingIfNeeded: undrained.id),
                                     locallyInitiated: true, now: now, tuning: tuning)
-        activate(peer, channel: channel, connection: ChannelConnection(id: undrained.id, channel: undrained.channel, locallyInitiated: true),
+        activate(peer, channel: channel, connection: ChannelConnection(id: undrained.id, path: TCPStreamPath(undrained.channel), locallyInitiated: true),
                  datagramEndpoint: nil)
     }
 
