@@ -103,7 +103,12 @@ struct PeerChannels: Sendable {
         let old = runtime.connection.flatMap { $0.id != connection.id ? $0 : nil }
         runtime.channel = channel
         runtime.connection = connection
-        if let datagramEndpoint { runtime.datagramEndpoint = datagramEndpoint }
+        if let datagramEndpoint {
+            runtime.datagramEndpoint = datagramEndpoint
+        } else if runtime.datagramEndpoint?.isRelay != connection.path.remote.isRelay {
+            // Datagrams never go the other way than the channel's path after a change of path.
+            runtime.datagramEndpoint = nil
+        }
         runtime.outgoingHandshakeInFlight = false
         runtime.dial.activated()
         runtime.lease.renew(now: now)

@@ -84,11 +84,11 @@ struct PeerRuntime: Sendable {
     var channelOnDirectPath: Bool { channel != nil && !channelOnRelay }
 
     /// Where the active channel runs, as `meshctl peers` shows it: `relay BROKER`, or the
-    /// peer's direct address (its datagram endpoint, else the stream path's remote end).
+    /// peer's direct datagram endpoint (nil before one is known: `TCP only`).
     var pathDescription: String? {
         guard channel != nil, let connection else { return nil }
         if connection.kind == .relay { return connection.path.remote.description }
-        return (datagramEndpoint ?? connection.path.remote).description
+        return datagramEndpoint?.description
     }
 
     /// The state `meshctl peers` shows.
