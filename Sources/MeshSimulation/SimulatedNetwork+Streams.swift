@@ -10,6 +10,8 @@ struct SimulatedConnection {
     let ends: [Int]
     /// Each end's address when the connection opened.
     let addresses: [SocketAddress]
+    /// Whether it runs through the pair's relay route (dialled to a relay address).
+    var relay = false
     /// Whether each end is still open (its node has not closed it, crashed or moved).
     var open = [true, true]
     /// An address move killed it: nothing more crosses, no end hears of the other.
@@ -30,6 +32,8 @@ struct SimulatedDial {
     let kind: ConnectionKind
     let timeout: UInt64
     let startedAt: UInt64
+    /// Dialled to a relay address: it goes through the pair's relay route.
+    var relay = false
 }
 
 extension SimulatedNetwork {
@@ -43,9 +47,10 @@ extension SimulatedNetwork {
     public func dial(from: Int, to address: SocketAddress, kind: ConnectionKind, timeout: UInt64) -> UInt64 {
         let attempt = nextAttempt
         nextAttempt += 1
-        let target = holders[address]
-        dials[attempt] = SimulatedDial(from: from, to: target, kind: kind, timeout: timeout, startedAt: clock.nanoseconds)
-        guard let target, reachable(from, target) else {
+        let target = holders[address], relay = Self.isRelayAddress(address)
+        dials[attempt] = SimulatedDial(from: from, to: target, kind: kind, timeout: timeout, startedAt: clock.nanoseconds,
+                                       relay: relay)
+        guard let target, reachable(from, target, relay: relay) else {
             schedule(at: clock.nanoseconds + timeout, .event(failDial(attempt, "timed out")))
             tally.dialsFailed += 1
             dials[attempt] = nil
@@ -69,7 +74,8 @@ extension SimulatedNetwork {
             return nil
         }
         let elapsed = clock.nanoseconds - dial.startedAt
-        guard reachable(dial.from, target), holders[addresses[target]] == target else {
+        let targetAddress = dial.relay ? Self.relayAddress(node: target) : addresses[target]
+        guard reachable(dial.from, target, relay: dial.relay), holders[targetAddress] == target else {
             schedule(at: dial.startedAt + max(dial.timeout, elapsed), .event(failDial(attempt, "timed out")))
             tally.dialsFailed += 1
             dials[attempt] = nil
@@ -86,9 +92,11 @@ extension SimulatedNetwork {
         let id = nextConnection
         nextConnection += 1
         // The dialer's port: any, but fixed per connection.
-        let dialerAddress = (try? SocketAddress(ipAddress: addresses[dial.from].ipAddress ?? "10.0.0.1",
-                                                port: 32_768 + Int(id % 28_000))) ?? addresses[dial.from]
-        var connection = SimulatedConnection(id: id, ends: [dial.from, target], addresses: [dialerAddress, addresses[target]])
+        let dialerHost = dial.relay ? Self.relayAddress(node: dial.from) : addresses[dial.from]
+        let dialerAddress = (try? SocketAddress(ipAddress: dialerHost.ipAddress ?? "10.0.0.1",
+                                                port: 32_768 + Int(id % 28_000))) ?? dialerHost
+        var connection = SimulatedConnection(id: id, ends: [dial.from, target], addresses: [dialerAddress, targetAddress])
+        connection.relay = dial.relay
         connection.inFlight[0].append((clock.nanoseconds, .preamble(dial.kind)))
         connections[id] = connection
         tally.connects += 1
@@ -174,7 +182,7 @@ extension SimulatedNetwork {
         guard var found = connections[connection], !found.inFlight[direction].isEmpty else { return nil }
         found.pumping[direction] = false
         let from = found.ends[direction], to = found.ends[1 - direction]
-        guard !links[link(from, to)].partitioned else {
+        guard reachable(from, to, relay: found.relay) else {
             found.pumping[direction] = true
             connections[connection] = found
             schedule(at: clock.nanoseconds + Self.retransmitInterval, .pump(connection: connection, direction: direction))

@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 import NIOCore
 
 /// The simulated network between N nodes, on virtual time: addresses, datagrams, stream
@@ -18,12 +19,18 @@ import NIOCore
 ///   nothing more on theirs (their keepalives and leases find out), and what it sends comes
 ///   from the new address.
 ///
+/// - A **relay route** (`SimulatedNetwork+Relay.swift`), off unless a test turns it on,
+///   stands for the MQTT broker between two nodes: each node also holds a relay address, and
+///   what goes to it crosses the pair's relay route, up or down independently of the link.
+///
 /// Nothing here knows of channels, handshakes or keys: the nodes' real `MeshNode`s run over it
 /// (`SimulatedTransport`).
 public final class SimulatedNetwork {
     struct Link {
         var partitioned = false
         var quality = LinkQuality.clean
+        /// The pair's relay route carries traffic (`setRelay`).
+        var relayUp = false
     }
 
     enum Pending {
@@ -67,6 +74,10 @@ public final class SimulatedNetwork {
     /// Each node's address generation and current address.
     var generation: [Int]
     public private(set) var addresses: [SocketAddress]
+    /// Each node's device ID (a relay route names the peer, not an address); the simulation sets it.
+    public var deviceIDs: [DeviceID] = []
+    /// Whether the nodes have a relay configured: they dial it when no direct path works.
+    public var relayConfigured = false
     /// Who holds each current address.
     var holders: [SocketAddress: Int] = [:]
     var queue: [Scheduled] = []
@@ -95,6 +106,7 @@ public final class SimulatedNetwork {
         generation = Array(repeating: 0, count: nodeCount)
         addresses = (0..<nodeCount).map { Self.address(node: $0, generation: 0) }
         for (node, address) in addresses.enumerated() { holders[address] = node }
+        for node in 0..<nodeCount { holders[Self.relayAddress(node: node)] = node }
     }
 
     static func address(node: Int, generation: Int) -> SocketAddress {
@@ -163,8 +175,11 @@ public final class SimulatedNetwork {
 
     public func isPartitioned(_ a: Int, _ b: Int) -> Bool { links[link(a, b)].partitioned }
 
-    /// Whether `from` can reach `to` now (both distinct, the link not cut).
-    func reachable(_ from: Int, _ to: Int) -> Bool { from != to && !links[link(from, to)].partitioned }
+    /// Whether `from` can reach `to` now (both distinct, the link not cut; through the relay:
+    /// the pair's relay route up).
+    func reachable(_ from: Int, _ to: Int, relay: Bool = false) -> Bool {
+        from != to && (relay ? links[link(from, to)].relayUp : !links[link(from, to)].partitioned)
+    }
 
     /// One delay draw on the link between `a` and `b`.
     func delay(_ a: Int, _ b: Int) -> UInt64 {
@@ -185,12 +200,14 @@ public final class SimulatedNetwork {
         if Self.debugWire {
             print(Self.describe(from: from, to: target ?? nodeCount, path: .datagram, connection: 0, bytes: bytes, at: clock.nanoseconds))
         }
-        guard let target, reachable(from, target) else {
+        let relay = Self.isRelayAddress(address)
+        guard let target, reachable(from, target, relay: relay) else {
             tally.lost += 1
             return
         }
         let index = link(from, target), quality = links[index].quality
-        let event = Pending.datagram(to: target, address: address, source: addresses[from], bytes: bytes)
+        let source = relay ? Self.relayAddress(node: from) : addresses[from]
+        let event = Pending.datagram(to: target, address: address, source: source, bytes: bytes)
         var random = linkRandom[index]
         defer { linkRandom[index] = random }
         let delay = random.uint64(quality.minimumDelay...quality.maximumDelay)

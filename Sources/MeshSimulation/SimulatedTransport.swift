@@ -1,3 +1,4 @@
+import MeshCore
 import MeshDaemon
 import NIOCore
 
@@ -7,7 +8,7 @@ import NIOCore
 /// Datagrams go to the network at once and arrive through `handle(_:)`, handed to the node
 /// synchronously as a socket read would; stream paths are `SimulatedStreamPath`s, one per
 /// connection end. Everything runs on the simulation's thread, hence `@unchecked Sendable`.
-final class SimulatedTransport: NodeTransport, @unchecked Sendable {
+final class SimulatedTransport: NodeTransport, RelayRouting, @unchecked Sendable {
     let index: Int
     let network: SimulatedNetwork
     let loop: SimulatedEventLoop
@@ -85,9 +86,23 @@ final class SimulatedTransport: NodeTransport, @unchecked Sendable {
         case .host(let endpoint):
             if let node = network.node(named: endpoint.host) { return network.addresses[node] }
             return try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port)
-        case .relay:
-            return nil
+        case .relay(let relay):
+            guard case .peer(let peer) = relay.route, let node = network.deviceIDs.firstIndex(of: peer) else { return nil }
+            return SimulatedNetwork.relayAddress(node: node)
         }
+    }
+
+    /// The relay route to `peer` when the simulation configured one (`SimulatedNetwork+Relay.swift`).
+    func relayRoute(to peer: DeviceID) -> PathAddress? {
+        guard network.relayConfigured, network.deviceIDs.contains(peer) else { return nil }
+        return .relay(RelayAddress(broker: SimulatedNetwork.relayBroker, route: .peer(peer)))
+    }
+
+    /// A stream path's end for `connection` as this node sees it (relay paths name the peer).
+    private func makePath(_ connection: UInt64, remote: SocketAddress) -> SimulatedStreamPath {
+        let address = network.pathAddress(remote)
+        let local = address.isRelay ? nil : network.localAddress(of: connection, at: index).map(PathAddress.socket)
+        return SimulatedStreamPath(transport: self, connection: connection, remote: address, local: local)
     }
 
     var canSendDatagrams: Bool { !closed }
@@ -123,11 +138,10 @@ final class SimulatedTransport: NodeTransport, @unchecked Sendable {
         switch event {
         case .datagram(_, let source, let bytes):
             guard let receiver, !closed else { return }
-            bytes.withUnsafeBytes { receiver.receive($0, from: .socket(source)) }
+            bytes.withUnsafeBytes { receiver.receive($0, from: network.pathAddress(source)) }
             receiver.burstEnded()
         case .accepted(_, let connection, let remote):
-            let path = SimulatedStreamPath(transport: self, connection: connection, remote: .socket(remote),
-                                           local: network.localAddress(of: connection, at: index).map(PathAddress.socket))
+            let path = makePath(connection, remote: remote)
             guard !closed else { return path.close() }
             paths[connection] = path
             if let waiter = acceptWaiter {
@@ -142,8 +156,7 @@ final class SimulatedTransport: NodeTransport, @unchecked Sendable {
                 return
             }
             if let connection, let remote = network.remoteAddress(of: connection, at: index) {
-                paths[connection] = SimulatedStreamPath(transport: self, connection: connection, remote: .socket(remote),
-                                           local: network.localAddress(of: connection, at: index).map(PathAddress.socket))
+                paths[connection] = makePath(connection, remote: remote)
             } else {
                 dialFailures[attempt] = failure ?? "closed"
             }

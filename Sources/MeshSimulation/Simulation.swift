@@ -132,6 +132,7 @@ public final class Simulation: @unchecked Sendable {
         context = SimulationContext(seed: seed, clock: clock, daemons: count, deviceKeys: keys, skews: skews)
         context.trace = SimulationTrace(capacity: configuration.traceCapacity)
         network = SimulatedNetwork(nodeCount: count, clock: clock, random: root.fork("network"))
+        network.deviceIDs = identities.map { DeviceID(publicKey: $0.publicKey) }
         runFolder = "\(configuration.folder)/seed-\(seed)"
         try FileManager.default.createDirectory(atPath: runFolder, withIntermediateDirectories: true)
         var ids = root.fork("ids")

@@ -1,82 +1,103 @@
 @testable import MeshDaemon
 import Testing
 
-/// Direct preferred, the relay within 2 s when no direct path works, back to direct once one
-/// authenticated, at most one change per 30 s when paths flap — on virtual time.
+/// Direct preferred, the relay within 2 s when no channel runs, back to direct once a direct
+/// handshake authenticated, at most one change per 30 s when paths flap — the decisions alone,
+/// on virtual time (`PathChoiceNodeTests` runs them in real nodes).
 @Suite("Path choice: direct or relay")
 struct PathChoiceTests {
     static let second: UInt64 = 1_000_000_000
 
-    @Test func aDirectPathThatAuthenticatesIsUsedAndTheRelayIsNeverDialled() {
-        var choice = PathChoice(relayConfigured: true, now: 0)
-        #expect(choice.directAuthenticated(now: Self.second / 2) == .use(.direct))
-        for tick in 1 ... 120 { #expect(choice.tick(now: UInt64(tick) * Self.second) == .none) }
+    /// A choice whose first timer pass ran at `start`.
+    static func started(at start: UInt64 = 0) -> PathChoice {
+        var choice = PathChoice()
+        #expect(choice.tick(now: start, relayAvailable: true) == .none)
+        return choice
+    }
+
+    @Test func aDirectChannelIsKeptAndTheRelayIsNeverDialled() {
+        var choice = Self.started()
+        choice.activated(.direct, now: Self.second / 2)
+        for tick in 1 ... 120 { #expect(choice.tick(now: UInt64(tick) * Self.second, relayAvailable: true) == .none) }
         #expect(choice.current == .direct)
+        #expect(choice.directDialDelay(now: 60 * Self.second) == 0)
     }
 
-    @Test func withNoDirectPathTheRelayIsDialledAfterTwoSecondsAndUsedOnceItAuthenticates() {
-        var choice = PathChoice(relayConfigured: true, now: 0)
-        #expect(choice.tick(now: 1_900_000_000) == .none)
-        #expect(choice.tick(now: 2 * Self.second) == .dialRelay)
-        #expect(choice.tick(now: 3 * Self.second) == .none, "one relay dial at a time")
-        #expect(choice.relayAuthenticated(now: 3 * Self.second) == .use(.relay))
+    @Test func withNoChannelTheRelayIsDialledOneSecondAfterStartOnceAtATime() {
+        var choice = Self.started(at: 5 * Self.second)
+        #expect(choice.tick(now: 5 * Self.second + 999_999_999, relayAvailable: true) == .none)
+        #expect(choice.tick(now: 6 * Self.second, relayAvailable: true) == .dialRelay)
+        #expect(choice.tick(now: 7 * Self.second, relayAvailable: true) == .none, "one relay dial at a time")
+        choice.activated(.relay, now: 7 * Self.second)
         #expect(choice.current == .relay)
+        #expect(!choice.relayDialing)
     }
 
-    @Test func aLostDirectChannelGoesToTheRelayTwoSecondsLater() {
-        var choice = PathChoice(relayConfigured: true, now: 0)
-        _ = choice.directAuthenticated(now: 0)
-        #expect(choice.directLost(now: 100 * Self.second) == .none)
+    @Test func aLostChannelGoesToTheRelayOneSecondLaterNeverHeld() {
+        var choice = Self.started()
+        choice.activated(.relay, now: Self.second)
+        choice.activated(.direct, now: 2 * Self.second)
+        #expect(choice.lastChangeAt == 2 * Self.second)
+        choice.lost(now: 3 * Self.second)
         #expect(choice.current == nil)
-        #expect(choice.tick(now: 101 * Self.second) == .none)
-        #expect(choice.tick(now: 102 * Self.second) == .dialRelay)
-        #expect(choice.relayAuthenticated(now: 102 * Self.second) == .use(.relay))
+        #expect(choice.tick(now: 3 * Self.second + 900_000_000, relayAvailable: true) == .none)
+        #expect(choice.tick(now: 4 * Self.second, relayAvailable: true) == .dialRelay,
+                "a change 2 s ago does not hold a channel that died")
     }
 
-    @Test func withoutARelayNothingButDirectIsTried() {
-        var choice = PathChoice(relayConfigured: false, now: 0)
-        for tick in 0 ... 60 { #expect(choice.tick(now: UInt64(tick) * Self.second) == .none) }
-        #expect(choice.directAuthenticated(now: 61 * Self.second) == .use(.direct))
+    @Test func withoutARelayOrItsBrokerNothingIsDialled() {
+        var choice = Self.started()
+        for tick in 1 ... 60 { #expect(choice.tick(now: UInt64(tick) * Self.second, relayAvailable: false) == .none) }
+        // The broker connection comes up: the relay at the next pass.
+        #expect(choice.tick(now: 61 * Self.second, relayAvailable: true) == .dialRelay)
     }
 
-    @Test func onTheRelayADirectPathThatAuthenticatesTakesOver() {
-        var choice = PathChoice(relayConfigured: true, now: 0)
-        _ = choice.tick(now: 2 * Self.second)
-        _ = choice.relayAuthenticated(now: 3 * Self.second)
-        #expect(choice.directAuthenticated(now: 4 * Self.second) == .use(.direct))
+    @Test func onTheRelayDirectIsTriedAtOnceUnlessAChangeHappenedWithin30Seconds() {
+        var choice = Self.started()
+        choice.activated(.relay, now: 2 * Self.second)
+        #expect(choice.directDialDelay(now: 2 * Self.second) == 0, "entering the relay without a channel is no change")
+        choice.activated(.direct, now: 10 * Self.second)
         #expect(choice.current == .direct)
-        // The relay going away afterwards changes nothing.
-        #expect(choice.relayLost(now: 5 * Self.second) == .none)
-        #expect(choice.current == .direct)
+        #expect(choice.lastChangeAt == 10 * Self.second)
+        // Direct dies at 12 s; the relay takes over (never held) …
+        choice.lost(now: 12 * Self.second)
+        #expect(choice.tick(now: 13 * Self.second, relayAvailable: true) == .dialRelay)
+        choice.activated(.relay, now: 13 * Self.second)
+        // … and the next direct handshake waits until 30 s after the change at 10 s.
+        #expect(choice.directDialDelay(now: 15 * Self.second) == 25 * Self.second)
+        #expect(choice.directDialDelay(now: 39 * Self.second) == Self.second)
+        #expect(choice.directDialDelay(now: 40 * Self.second) == 0)
+        choice.activated(.direct, now: 40 * Self.second)
+        #expect(choice.lastChangeAt == 40 * Self.second)
     }
 
-    @Test func flappingPathsChangeTheChannelAtMostOncePer30Seconds() {
-        var choice = PathChoice(relayConfigured: true, now: 0)
-        _ = choice.tick(now: 2 * Self.second)
-        _ = choice.relayAuthenticated(now: 2 * Self.second)
-        // A change from the relay to direct at 10 s.
-        #expect(choice.directAuthenticated(now: 10 * Self.second) == .use(.direct))
-        // Direct fails at 12 s while the relay still works: the only working path is used at once.
-        #expect(choice.directLost(now: 12 * Self.second) == .use(.relay))
-        // Direct authenticates again at 15 s: held until 30 s after the last change (40 s).
-        #expect(choice.directAuthenticated(now: 15 * Self.second) == .none)
-        #expect(choice.current == .relay)
-        #expect(choice.tick(now: 39 * Self.second) == .none)
-        #expect(choice.tick(now: 40 * Self.second) == .use(.direct))
-        // The next flap within 30 s is held again, and a held switch is dropped when its path
-        // fails meanwhile.
-        #expect(choice.relayLost(now: 41 * Self.second) == .none)
-        #expect(choice.relayAuthenticated(now: 42 * Self.second) == .none)
-        #expect(choice.directLost(now: 43 * Self.second) == .use(.relay))
-        #expect(choice.directAuthenticated(now: 44 * Self.second) == .none)
-        #expect(choice.directLost(now: 50 * Self.second) == .none)
-        #expect(choice.tick(now: 80 * Self.second) == .none)
-        #expect(choice.current == .relay)
+    @Test func aRelayReplacingADirectChannelCountsAsAChange() {
+        var choice = Self.started()
+        choice.activated(.direct, now: Self.second)
+        choice.activated(.relay, now: 5 * Self.second)
+        #expect(choice.lastChangeAt == 5 * Self.second)
+        #expect(choice.directDialDelay(now: 6 * Self.second) == 29 * Self.second)
     }
 
-    @Test func aFailedRelayDialIsAskedForAgainAtOnceTheDialersBackoffSpacesThem() {
-        var choice = PathChoice(relayConfigured: true, now: 0)
-        #expect(choice.tick(now: 2 * Self.second) == .dialRelay)
-        #expect(choice.relayLost(now: 3 * Self.second) == .dialRelay)
+    @Test func failedRelayDialsBackOffUpTo30SecondsAndStartOverOnceOneWorked() {
+        var choice = Self.started()
+        var now = Self.second
+        var waits: [UInt64] = []
+        for _ in 0 ..< 7 {
+            #expect(choice.tick(now: now, relayAvailable: true) == .dialRelay)
+            choice.relayDialEnded(now: now, failed: true)
+            var next = now
+            while choice.tick(now: next, relayAvailable: true) == .none { next += Self.second / 10 }
+            waits.append((next - now) / (Self.second / 10))
+            choice.relayDialEnded(now: next, failed: true)
+            now = next + 100 * Self.second
+        }
+        #expect(waits.allSatisfy { $0 >= 10 && $0 <= 300 }, "waits in 100 ms: \(waits)")
+        #expect(waits.last == 300, "capped at 30 s: \(waits)")
+        // A dial that was not needed (a direct channel came up meanwhile) waits for nothing.
+        var fresh = Self.started()
+        #expect(fresh.tick(now: 2 * Self.second, relayAvailable: true) == .dialRelay)
+        fresh.relayDialEnded(now: 2 * Self.second, failed: false)
+        #expect(fresh.tick(now: 2 * Self.second, relayAvailable: true) == .dialRelay)
     }
 }

@@ -147,7 +147,7 @@ struct PeerChannelsReplayTests {
         #expect(pair.bob.isPairedDeviceAddress("::ffff:198.18.0.1", now: Self.second))
         #expect(!pair.bob.isPairedDeviceAddress("198.18.0.3", now: Self.second))
         // The channel goes down: the address counts until the lifetime passed, then not.
-        _ = pair.bob.drop(pair.aliceID)
+        _ = pair.bob.drop(pair.aliceID, now: Self.second)
         #expect(pair.bob.isPairedDeviceAddress("198.18.0.1", now: 60 * Self.second))
         #expect(!pair.bob.isPairedDeviceAddress("198.18.0.1", now: 62 * Self.second))
     }

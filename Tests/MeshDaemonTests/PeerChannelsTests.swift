@@ -209,7 +209,7 @@ struct PeerChannelsTests {
             Issue.record("a replaced connection was read")
             return
         }
-        let result = pair.bob.drop(pair.aliceID)
+        let result = pair.bob.drop(pair.aliceID, now: 0)
         let dropped = try #require(result)
         #expect(dropped.hadChannel)
         #expect(dropped.connection?.id == 7)

@@ -33,7 +33,7 @@ enum NodeReports {
             leaseExpires: reachable ? runtime.lease.expiresAt.map { clock.wallSeconds(ofMonotonic: $0) } : nil,
             reachable: reachable,
             lastSeen: runtime.lease.lastRenewedAt.map { clock.wallSeconds(ofMonotonic: $0) },
-            path: runtime.channel == nil ? nil : runtime.datagramEndpoint?.description,
+            path: runtime.pathDescription,
             lastCloseReason: lastClosing?.reason, lastClosed: lastClosing?.at)
     }
 

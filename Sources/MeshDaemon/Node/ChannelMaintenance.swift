@@ -33,6 +33,7 @@ final class ChannelMaintenance {
         let keepalive = Nanoseconds.from(seconds: max(node.configuration.keepaliveInterval, 0.01))
         // In device ID order, not the dictionary's (which changes per process): a seed replays.
         for peer in node.channels.peers.keys.sorted() {
+            node.dialer.dialRelayIfDue(node, peer, now: now)
             guard let actions = node.channels.peers[peer]?.timerTick(now: now, keepaliveInterval: keepalive) else { continue }
             for action in actions { perform(node, action, for: peer) }
         }

@@ -44,7 +44,8 @@ extension ConnectionGate {
     /// The connection is engaged and gets the handshake deadline.
     func answerHandshake(_ node: isolated MeshNode, _ firstFrame: [UInt8], admission: InboundAdmission) -> ([UInt8], PendingResponder)? {
         guard node.phase == .running else { return nil }
-        switch node.channels.answerHandshake(firstFrame, connectionID: admission.id, udpPort: node.announcedUDPPort,
+        switch node.channels.answerHandshake(firstFrame, connectionID: admission.id,
+                                             kind: admission.path.remote.isRelay ? .relay : .direct, udpPort: node.announcedUDPPort,
                                              wall: node.clock.wallNanoseconds(), now: node.clock.monotonicNanoseconds()) {
         case .reply(let message2, let pending):
             engage(node, admission.id, path: admission.path, deadline: node.tuning.handshakeTimeout)

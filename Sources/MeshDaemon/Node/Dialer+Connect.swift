@@ -24,6 +24,14 @@ extension Dialer {
             }
         case .probeAddresses(let peer, let addresses):
             await probe(node, peer, at: addresses)
+        case .dialRelay(let peer):
+            let result: DialResult
+            if let route = await node.hop({ $0.relayRoute(to: peer) }) {
+                result = await dial(node, peer, at: route)
+            } else {
+                result = .failed
+            }
+            await node.hop { $0.dialer.relayDialEnded($0, peer, result: result) }
         }
     }
 

@@ -26,7 +26,9 @@ final class Dialer {
     /// Schedules one dial job for `peer` unless one is already pending: now, or once its
     /// backoff has passed (a timer on the node's loop).
     func scheduleDial(_ node: isolated MeshNode, _ peer: DeviceID, immediately: Bool) {
-        guard node.phase == .running, let delay = node.channels.scheduleDial(peer, immediately: immediately) else { return }
+        guard node.phase == .running, let backoff = node.channels.scheduleDial(peer, immediately: immediately) else { return }
+        // On the relay, path choice may hold the channel there a while longer.
+        let delay = max(backoff, node.channels.peers[peer]?.path.directDialDelay(now: node.clock.monotonicNanoseconds()) ?? 0)
         guard delay > 0 else {
             node.jobQueue.yield(.dial(peer: peer))
             return
@@ -42,7 +44,8 @@ final class Dialer {
     /// seconds on a stale address that does not answer).
     func kickDial(_ node: isolated MeshNode, _ peer: DeviceID) {
         guard node.phase == .running, let slot = node.channels.peers.index(forKey: peer) else { return }
-        switch node.channels.peers.values[slot].dial.kick(channelActive: node.channels.peers.values[slot].channel != nil) {
+        let held = node.channels.peers.values[slot].path.directDialDelay(now: node.clock.monotonicNanoseconds()) > 0
+        switch node.channels.peers.values[slot].dial.kick(channelActive: node.channels.peers.values[slot].channelOnDirectPath) {
         case .none:
             return
         case .dialBesideAttempt:
@@ -50,7 +53,13 @@ final class Dialer {
             if !fresh.isEmpty { node.jobQueue.yield(.dialAddresses(peer: peer, addresses: fresh)) }
         case .dialNow:
             dialTimers.removeValue(forKey: peer)?.cancel()
-            node.jobQueue.yield(.dial(peer: peer))
+            if held {
+                // The kick marked a job scheduled: it runs once the hold has passed.
+                node.channels.peers.values[slot].dial.abandonScheduled()
+                scheduleDial(node, peer, immediately: true)
+            } else {
+                node.jobQueue.yield(.dial(peer: peer))
+            }
         }
     }
 
@@ -64,12 +73,38 @@ final class Dialer {
     func beginDial(_ node: isolated MeshNode, _ peer: DeviceID) -> ([PathAddress], UInt64)? {
         dialTimers.removeValue(forKey: peer)
         guard node.phase == .running, let runtime = node.channels.dialDue(peer) else { return nil }
-        // Direct addresses first; the relay route last, tried when none of them answers.
-        var addresses = node.finder.dialCandidates(node, runtime).map(PathAddress.host)
-        if let relay = node.relayRoute(to: peer) { addresses.append(relay) }
+        if runtime.path.directDialDelay(now: node.clock.monotonicNanoseconds()) > 0 {
+            // Held on the relay: the same round, once the hold has passed.
+            scheduleDial(node, peer, immediately: true)
+            return nil
+        }
+        // Direct addresses only: path choice dials the relay next to them (`dialRelayIfDue`).
+        let addresses = node.finder.dialCandidates(node, runtime).map(PathAddress.host)
         // Nothing to dial: the peer will connect to us.
         guard !addresses.isEmpty, let generation = node.channels.peers[peer]?.dial.startAttempt() else { return nil }
         return (addresses, generation)
+    }
+
+    /// The timer pass for `peer`: dials the relay when path choice says so (no channel for
+    /// `PathChoice.relayDelay` and the broker connection up).
+    func dialRelayIfDue(_ node: isolated MeshNode, _ peer: DeviceID, now: UInt64) {
+        guard node.phase == .running, let slot = node.channels.peers.index(forKey: peer) else { return }
+        let available = node.channels.peers.values[slot].channel == nil && node.relayRoute(to: peer) != nil
+        guard node.channels.peers.values[slot].path.tick(now: now, relayAvailable: available) == .dialRelay else { return }
+        node.logger.debug("no channel on a direct path; dialling the relay", metadata: ["peer.id": "\(peer.short)"])
+        node.jobQueue.yield(.dialRelay(peer: peer))
+    }
+
+    /// A relay dial ended with `result`: one that did not bring a channel up lets path choice
+    /// try again (after a longer wait when it failed).
+    func relayDialEnded(_ node: isolated MeshNode, _ peer: DeviceID, result: DialResult) {
+        let failed: Bool
+        switch result {
+        case .ranAndClosed: return
+        case .failed: failed = true
+        case .notNeeded: failed = false
+        }
+        node.channels.peers[peer]?.path.relayDialEnded(now: node.clock.monotonicNanoseconds(), failed: failed)
     }
 
     /// A dial job ended; when every address failed, back off and try again later.
@@ -86,6 +121,7 @@ final class Dialer {
                         replacingLiveChannel: Bool = false) -> ([UInt8], PendingInitiator)? {
         guard node.phase == .running,
               let (message1, started) = node.channels.startHandshake(peer, replacingLiveChannel: replacingLiveChannel,
+                                                                     kind: path.remote.isRelay ? .relay : .direct,
                                                                      udpPort: node.announcedUDPPort,
                                                                      wall: node.clock.wallNanoseconds(),
                                                                      now: node.clock.monotonicNanoseconds()) else {
@@ -108,7 +144,8 @@ final class Dialer {
     func finishHandshake(_ node: isolated MeshNode, _ pending: PendingInitiator, message2: [UInt8],
                          path: any ChannelPath) -> DialResult {
         guard node.phase == .running else { return .notNeeded }
-        switch node.channels.finishHandshake(pending, message2: message2, now: node.clock.monotonicNanoseconds()) {
+        switch node.channels.finishHandshake(pending, message2: message2, kind: path.remote.isRelay ? .relay : .direct,
+                                             now: node.clock.monotonicNanoseconds()) {
         case .gone: return .notNeeded
         case .failed: return .failed
         case .lostSimultaneousConnect:

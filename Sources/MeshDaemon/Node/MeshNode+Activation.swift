@@ -6,6 +6,7 @@ extension MeshNode {
     /// Installs a channel that completed its handshake, replacing (and closing) any older one.
     func activate(_ peer: DeviceID, channel: ActiveChannel, connection: ChannelConnection,
                   datagramEndpoint: PathAddress?) {
+        let before = channels.peers[peer].flatMap { $0.channel == nil ? nil : $0.connection?.kind }
         switch channels.install(peer, channel: channel, connection: connection, datagramEndpoint: datagramEndpoint,
                                 now: clock.monotonicNanoseconds(), wallSeconds: clock.wallSeconds()) {
         case .unknownPeer:
@@ -18,13 +19,21 @@ extension MeshNode {
         outbound.open(connection.id)
         counters.handshakesCompleted += 1
         logger.info("channel active", metadata: ["peer.id": "\(peer.short)",
-                                                "initiator": "\(connection.locallyInitiated ? "local" : "peer")"])
+                                                "initiator": "\(connection.locallyInitiated ? "local" : "peer")",
+                                                "path": "\(connection.kind == .relay ? "relay" : "direct")"])
+        if let before, before != connection.kind {
+            counters.pathChanges += 1
+            logger.info(connection.kind == .direct ? "channel moved from the relay to a direct path" : "channel moved to the relay",
+                        metadata: ["peer.id": "\(peer.short)", "path": "\(connection.path.remote)"])
+        }
         handOff.channelEvent(.activated(peer))
+        // On the relay, direct addresses are still tried, at the dial cadence.
+        if connection.kind == .relay { dialer.scheduleDial(self, peer, immediately: false) }
     }
 
     /// Closes the channel to `peer` (if any) and, when `redial`, schedules a reconnect.
     func dropChannel(_ peer: DeviceID, reason: String, redial: Bool) {
-        guard let (connection, hadChannel) = channels.drop(peer) else { return }
+        guard let (connection, hadChannel) = channels.drop(peer, now: clock.monotonicNanoseconds()) else { return }
         connection?.path.close()
         prober.fail(to: peer)
         if hadChannel || connection != nil { outbound.close(connection?.id, peer: peer, reason: reason, at: clock.wallSeconds()) }

@@ -14,6 +14,22 @@ extension MeshNode {
         onLoop { $0.linkEstimate(of: peer).offsetNanoseconds != nil }
     }
 
+    /// The kind of path `peer`'s active channel runs on, `relay` or `direct`; nil without one.
+    package nonisolated func channelPathOnLoop(of peer: DeviceID) -> String? {
+        onLoop { node in
+            guard let runtime = node.channels.peers[peer], runtime.channel != nil else { return nil }
+            return runtime.channelOnRelay ? "relay" : "direct"
+        }
+    }
+
+    /// Where `peer`'s active channel runs, as `meshctl peers` shows it.
+    package nonisolated func channelPathDescriptionOnLoop(of peer: DeviceID) -> String? {
+        onLoop { $0.channels.peers[peer]?.pathDescription }
+    }
+
+    /// How often a channel moved between the relay and a direct path (`channels.path_changes`).
+    package nonisolated func pathChangesOnLoop() -> UInt64 { onLoop { $0.counters.pathChanges } }
+
     /// The most bytes of inbound messages the handler (the router) had queued at once.
     package nonisolated func inboundQueuedBytesPeakOnLoop() -> Int { onLoop { $0.handOff.gate.queuedBytesPeak } }
 

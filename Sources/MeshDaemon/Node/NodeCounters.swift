@@ -57,6 +57,8 @@ struct NodeCounters: Sendable {
     var outboundPeakBytes: UInt64 = 0
     /// Duration of the last handshake this side initiated (message 1 built → keys), µs.
     var lastHandshakeMicroseconds: UInt64 = 0
+    /// Channels that moved between the relay and a direct path (either way).
+    var pathChanges: UInt64 = 0
 
     /// Counts a refused or abandoned channel handshake under its counter (`.gone`: none).
     mutating func count(_ refusal: HandshakeRefusal) {
@@ -125,6 +127,7 @@ struct NodeCounters: Sendable {
             "stream.outbound_queued_bytes": outboundQueuedBytes,
             "stream.outbound_peak_bytes": outboundPeakBytes,
             "handshake.last_initiated_us": lastHandshakeMicroseconds,
+            "channels.path_changes": pathChanges,
         ]
     }
 }

@@ -21,6 +21,9 @@ struct DialState: Sendable {
         return immediately ? 0 : backoff.nextDelay(using: &random)
     }
 
+    /// A job marked scheduled (by `kick`) is not started after all; `schedule` may mark one again.
+    mutating func abandonScheduled() { scheduled = false }
+
     /// A scheduled job is due: whether it should look for addresses (false when the channel is
     /// up or an attempt started early for a new address is running).
     mutating func due(channelActive: Bool) -> Bool {

@@ -1,17 +1,19 @@
-/// Which path one peer's channel runs on: direct (the socket transport) or the relay, decided
-/// from what authenticated and when, without I/O.
+/// Which path one peer's channel runs on, direct (the socket transport) or the relay, decided
+/// from what activated and closed and when, without I/O.
 ///
-/// - Direct is preferred: a direct path that authenticated is used.
-/// - When no direct path works for `relayDelay` (2 s) — none authenticated since the peer's
-///   channel was lost or the node started — and a relay is configured, the relay is dialled.
-/// - On the relay, a direct path that authenticates takes over again.
-/// - Between two working paths the channel changes at most once per `minimumChangeInterval`
-///   (30 s), so flapping paths do not move it back and forth; a switch that is held is made
-///   by a later `tick` once the interval passed, if that path still works. Losing the only
-///   working path is never held: the other path is used as soon as it works.
+/// - Direct is preferred: a channel that authenticates on a direct path is always installed,
+///   and while the channel runs on the relay the node keeps dialling direct addresses (its
+///   normal dial cadence, discovery's addresses).
+/// - When no channel has run for `relayDelay` (no address, every handshake failed, the
+///   channel was lost) and the relay can be reached, the relay is dialled — next to any direct
+///   dial still waiting on a dead address, never behind it.
+/// - Between two working paths the channel changes at most once per `minimumChangeInterval`:
+///   after a change, this side starts no direct handshake that would take the channel off the
+///   relay until the interval passed (`directDialDelay`). A lost channel is never held: the
+///   relay is dialled `relayDelay` after it closed, and a direct dial is tried at once.
 ///
-/// The node feeds it each path's authentication and loss and the timer pass's `tick`, and
-/// carries out the returned `Action`. Instants are monotonic nanoseconds.
+/// The node feeds it activations (`activated`), losses (`lost`), the end of relay dials and
+/// the timer pass (`tick`), and carries out `dialRelay`. Instants are monotonic nanoseconds.
 struct PathChoice: Sendable, Equatable {
     /// A kind of path, as far as this choice is concerned.
     enum Kind: Sendable, Equatable { case direct, relay }
@@ -19,83 +21,81 @@ struct PathChoice: Sendable, Equatable {
     /// What the node does next.
     enum Action: Sendable, Equatable {
         case none
-        /// Open a relay stream path to the peer (no direct path worked for `relayDelay`).
+        /// Open a relay stream path to the peer and handshake on it.
         case dialRelay
-        /// Run the channel on a path of this kind from now on (closing the other one).
-        case use(Kind)
     }
 
-    static let relayDelay: UInt64 = 2_000_000_000
+    /// How long a peer goes without a channel before the relay is dialled: with the timer
+    /// pass (≤ 250 ms) and a handshake through the broker, the channel runs on the relay
+    /// within 2 s.
+    static let relayDelay: UInt64 = 1_000_000_000
+    /// The shortest time between two changes of path while both work.
     static let minimumChangeInterval: UInt64 = 30_000_000_000
+    /// The longest wait between two relay dials that failed.
+    static let relayRetryMaximum: UInt64 = 30_000_000_000
 
-    /// Whether a relay is configured.
-    let relayConfigured: Bool
     /// The kind the channel runs on now; nil while none is active.
     private(set) var current: Kind?
-    /// Which paths have an authenticated channel now.
-    private(set) var directUp = false
-    private(set) var relayUp = false
-    /// Since when no direct path has worked (nil while one does).
-    private var directDownSince: UInt64?
-    /// When the channel last changed from one working path to the other.
-    private var lastChangeAt: UInt64?
-    /// A relay dial is under way (not asked again until it ended).
-    private var relayDialing = false
+    /// Since when no channel has run (nil while one does, or before the first timer pass).
+    private var downSince: UInt64?
+    /// When the channel last moved from one working path to the other kind.
+    private(set) var lastChangeAt: UInt64?
+    /// A relay dial is under way (none is started until it ended).
+    private(set) var relayDialing = false
+    /// No relay dial before this instant (after failed ones), and the wait after the next failure.
+    private var relayRetryAt: UInt64 = 0
+    private var relayRetryDelay = Self.relayDelay
 
-    /// A peer with no channel yet, at monotonic `now`.
-    init(relayConfigured: Bool, now: UInt64) {
-        self.relayConfigured = relayConfigured
-        directDownSince = now
-    }
+    /// A peer with no channel yet; the time without one counts from the first `tick`.
+    init() {}
 
-    /// A direct path authenticated at `now`.
-    mutating func directAuthenticated(now: UInt64) -> Action {
-        directUp = true
-        directDownSince = nil
-        return settle(now: now)
-    }
-
-    /// The direct path was lost at `now`.
-    mutating func directLost(now: UInt64) -> Action {
-        directUp = false
-        directDownSince = directDownSince ?? now
-        if current == .direct { current = nil }
-        return settle(now: now)
-    }
-
-    /// A relay path authenticated at `now`.
-    mutating func relayAuthenticated(now: UInt64) -> Action {
-        relayUp = true
-        relayDialing = false
-        return settle(now: now)
-    }
-
-    /// The relay path was lost, or its dial failed, at `now`.
-    mutating func relayLost(now: UInt64) -> Action {
-        relayUp = false
-        relayDialing = false
-        if current == .relay { current = nil }
-        return settle(now: now)
-    }
-
-    /// The timer pass at `now`: the relay once no direct path worked for `relayDelay`; a held
-    /// switch once `minimumChangeInterval` passed.
-    mutating func tick(now: UInt64) -> Action { settle(now: now) }
-
-    /// The one decision every input ends in.
-    private mutating func settle(now: UInt64) -> Action {
-        let wanted: Kind? = directUp ? .direct : (relayUp ? .relay : nil)
-        if let wanted, wanted != current {
-            if current != nil, let lastChangeAt, now &- lastChangeAt < Self.minimumChangeInterval { return .none }
-            if current != nil { lastChangeAt = now }
-            current = wanted
-            return .use(wanted)
+    /// A channel on a path of `kind` was installed at `now` (either side's handshake; it
+    /// replaced the one before, if any).
+    mutating func activated(_ kind: Kind, now: UInt64) {
+        if let current, current != kind { lastChangeAt = now }
+        current = kind
+        downSince = nil
+        if kind == .relay {
+            relayDialing = false
+            relayRetryDelay = Self.relayDelay
+            relayRetryAt = 0
         }
-        if relayConfigured, !directUp, !relayUp, !relayDialing, let since = directDownSince,
-           now &- since >= Self.relayDelay {
-            relayDialing = true
-            return .dialRelay
+    }
+
+    /// The channel closed at `now` (its path died, its lease expired, it was dropped).
+    mutating func lost(now: UInt64) {
+        current = nil
+        downSince = downSince ?? now
+    }
+
+    /// A relay dial ended at `now` without a channel: `failed` when it could not connect or
+    /// its handshake failed (the next waits longer, up to `relayRetryMaximum`); not failed
+    /// when it was no longer needed.
+    mutating func relayDialEnded(now: UInt64, failed: Bool) {
+        relayDialing = false
+        guard failed else { return }
+        relayRetryAt = now &+ relayRetryDelay
+        relayRetryDelay = min(relayRetryDelay * 2, Self.relayRetryMaximum)
+    }
+
+    /// The timer pass at `now`; `relayAvailable`: a relay is configured and its broker
+    /// connection is up. Dials the relay once no channel ran for `relayDelay`.
+    mutating func tick(now: UInt64, relayAvailable: Bool) -> Action {
+        guard current == nil else { return .none }
+        guard let since = downSince else {
+            downSince = now
+            return .none
         }
-        return .none
+        guard relayAvailable, !relayDialing, now &- since >= Self.relayDelay, now >= relayRetryAt else { return .none }
+        relayDialing = true
+        return .dialRelay
+    }
+
+    /// How long this side waits before starting a direct handshake at `now`: 0, unless the
+    /// channel runs on the relay and the last change was less than `minimumChangeInterval` ago.
+    func directDialDelay(now: UInt64) -> UInt64 {
+        guard current == .relay, let lastChangeAt else { return 0 }
+        let elapsed = now &- lastChangeAt
+        return elapsed >= Self.minimumChangeInterval ? 0 : Self.minimumChangeInterval - elapsed
     }
 }

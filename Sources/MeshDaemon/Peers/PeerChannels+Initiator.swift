@@ -14,12 +14,21 @@ struct PendingInitiator: Sendable {
 
 extension PeerChannels {
     /// Builds framed message 1 (with its `HandshakeMac`) towards `peer` at monotonic `now` and
-    /// wall-clock `wall` (ns), announcing `udpPort`; nil when no dial is needed any more (the
-    /// device is gone, or a channel is active unless `replacingLiveChannel`). The peer counts
-    /// as having an outgoing handshake in flight until `initiatorEnded` or activation.
-    mutating func startHandshake(_ peer: DeviceID, replacingLiveChannel: Bool, udpPort: UInt16,
-                                 wall: Int64, now: UInt64) -> ([UInt8], PendingInitiator)? {
-        guard let runtime = peers[peer], runtime.channel == nil || replacingLiveChannel else { return nil }
+    /// wall-clock `wall` (ns), announcing `udpPort`, for a path of `kind`; nil when no dial is
+    /// needed any more: the device is gone, or a channel is active, unless
+    /// `replacingLiveChannel` or this is a direct path while the channel runs on the relay
+    /// (path choice prefers direct) — and then not while path choice holds the channel on the
+    /// relay (`PathChoice.directDialDelay`). The peer counts as having an outgoing handshake
+    /// in flight until `initiatorEnded` or activation.
+    mutating func startHandshake(_ peer: DeviceID, replacingLiveChannel: Bool, kind: PathChoice.Kind = .direct,
+                                 udpPort: UInt16, wall: Int64, now: UInt64) -> ([UInt8], PendingInitiator)? {
+        guard let runtime = peers[peer] else { return nil }
+        if runtime.channel != nil {
+            let leavesRelay = runtime.channelOnRelay && kind == .direct
+            guard replacingLiveChannel || leavesRelay else { return nil }
+            guard kind == .direct || !runtime.channelOnDirectPath else { return nil }
+            if leavesRelay, runtime.path.directDialDelay(now: now) > 0 { return nil }
+        }
         let index = allocateIndex(for: peer)
         let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: false)
         do {
@@ -48,8 +57,9 @@ extension PeerChannels {
         case established(ActiveChannel, confirm: [UInt8], udpPort: UInt16)
     }
 
-    /// Reads the responder's message 2 at monotonic `now`.
-    func finishHandshake(_ pending: PendingInitiator, message2: [UInt8], now: UInt64) -> InitiatorOutcome {
+    /// Reads the responder's message 2 at monotonic `now`, on a path of `kind`.
+    func finishHandshake(_ pending: PendingInitiator, message2: [UInt8], kind: PathChoice.Kind = .direct,
+                         now: UInt64) -> InitiatorOutcome {
         var handshake = pending.handshake
         guard let runtime = peers[pending.peer] else { return .gone }
         let payload: HandshakePayload
@@ -60,8 +70,8 @@ extension PeerChannels {
             return .failed
         }
         if let connection = runtime.connection, runtime.channel != nil,
-           !SimultaneousConnectRule.candidateWins(candidateIsLocal: true, existingIsLocal: connection.locallyInitiated,
-                                                   localKey: localKeys.publicKey, peerKey: runtime.record.publicKey) {
+           !Self.candidateWins(kind: kind, isLocal: true, over: connection, localKey: localKeys.publicKey,
+                               peerKey: runtime.record.publicKey) {
             return .lostSimultaneousConnect
         }
         var active = ActiveChannel(keys: keys, localIndex: pending.localIndex, remoteIndex: payload.sessionIndex,
@@ -75,5 +85,19 @@ extension PeerChannels {
     mutating func initiatorEnded(_ pending: PendingInitiator) {
         peers[pending.peer]?.outgoingHandshakeInFlight = false
         releaseIndex(pending.localIndex, of: pending.peer)
+    }
+}
+
+extension PeerChannels {
+    /// Whether a new channel on a path of `kind`, initiated by this side when `isLocal`,
+    /// replaces the live one on `existing`. Across kinds path choice decides: a direct path
+    /// replaces the relay; the relay replaces a direct channel only when the peer dialled it
+    /// (it does only once it has no channel: its direct path died). Between two paths of one
+    /// kind, `SimultaneousConnectRule` does.
+    static func candidateWins(kind: PathChoice.Kind, isLocal: Bool, over existing: ChannelConnection,
+                              localKey: [UInt8], peerKey: [UInt8]) -> Bool {
+        if kind != existing.kind { return kind == .direct || !isLocal }
+        return SimultaneousConnectRule.candidateWins(candidateIsLocal: isLocal, existingIsLocal: existing.locallyInitiated,
+                                                     localKey: localKey, peerKey: peerKey)
     }
 }

@@ -10,6 +10,8 @@ struct PendingResponder: Sendable {
     let connectionID: UInt64
     /// The initiator's timestamp: recorded as the peer's latest only once it confirmed.
     let initiatorTimestamp: Int64
+    /// The kind of path it runs on.
+    var kind: PathChoice.Kind = .direct
 }
 
 /// Why a channel handshake was refused or given up. The node counts each (`NodeCounters`)
@@ -52,8 +54,8 @@ extension PeerChannels {
     /// spent, then whether that device's recent message 1s had the same MAC (a copy), then the
     /// device's own handshake budget and the global one; after the X25519, the initiator's
     /// timestamp (replay, too far ahead) and a simultaneous connect decide.
-    mutating func answerHandshake(_ firstFrame: [UInt8], connectionID: UInt64, udpPort: UInt16,
-                                  wall: Int64, now: UInt64) -> ResponderAnswer {
+    mutating func answerHandshake(_ firstFrame: [UInt8], connectionID: UInt64, kind: PathChoice.Kind = .direct,
+                                  udpPort: UInt16, wall: Int64, now: UInt64) -> ResponderAnswer {
         guard let (message1, mac) = HandshakeMac.split(firstFrame) else { return .refused(.failed) }
         guard let claimed = pairedDevice(madeMac: mac, of: message1) else { return .refused(.unknownKey) }
         guard peers[claimed]?.recentHandshakeMacs.admit(mac) == true else { return .refused(.seen) }
@@ -72,7 +74,7 @@ extension PeerChannels {
         guard overflow || responder.payload.wallNanoseconds <= latest else {
             return .refused(.future(peerID, warning: futureHandshakeWarning.admit(now: now)))
         }
-        if respondingLoses(runtime) { return .refused(.lostSimultaneousConnect(peerID)) }
+        if respondingLoses(runtime, kind: kind) { return .refused(.lostSimultaneousConnect(peerID)) }
         let localIndex = allocateIndex(for: peerID)
         var accepting = responder
         do {
@@ -82,7 +84,8 @@ extension PeerChannels {
             let channel = ActiveChannel(keys: keys, localIndex: localIndex, remoteIndex: responder.payload.sessionIndex,
                                         locallyInitiated: false, now: now, tuning: tuning)
             let pending = PendingResponder(peer: peerID, channel: channel, udpPort: responder.payload.udpPort,
-                                           connectionID: connectionID, initiatorTimestamp: responder.payload.wallNanoseconds)
+                                           connectionID: connectionID, initiatorTimestamp: responder.payload.wallNanoseconds,
+                                           kind: kind)
             return .reply(try WireFrame.encode(message2), pending)
         } catch {
             indexTable.removeValue(forKey: localIndex)
@@ -107,7 +110,7 @@ extension PeerChannels {
         guard (try? channel.openStreamFrame(confirmFrame)) == [.confirm] else { return .refused(.failed) }
         guard pending.initiatorTimestamp > runtime.lastInitiationTimestamp else { return .refused(.replay) }
         peers[pending.peer]?.lastInitiationTimestamp = pending.initiatorTimestamp
-        if respondingLoses(runtime) { return .refused(.lostSimultaneousConnect(pending.peer)) }
+        if respondingLoses(runtime, kind: pending.kind) { return .refused(.lostSimultaneousConnect(pending.peer)) }
         return .confirmed(channel)
     }
 
@@ -136,12 +139,19 @@ extension PeerChannels {
         return key
     }
 
-    /// Whether the peer's connection being answered loses to the live channel or the
-    /// in-flight outgoing attempt with that peer (`SimultaneousConnectRule`).
-    func respondingLoses(_ runtime: PeerRuntime) -> Bool {
+    /// Whether the peer's connection being answered, on a path of `kind`, loses to the live
+    /// channel (`candidateWins`) or the in-flight outgoing attempt with that peer
+    /// (`SimultaneousConnectRule`). A direct connection that would take a channel off the
+    /// relay still meets this side's own direct attempt, if one is in flight.
+    func respondingLoses(_ runtime: PeerRuntime, kind: PathChoice.Kind = .direct) -> Bool {
         let existingIsLocal: Bool
         if let connection = runtime.connection, runtime.channel != nil {
-            existingIsLocal = connection.locallyInitiated
+            let leavesRelay = connection.kind == .relay && kind == .direct
+            guard leavesRelay, runtime.outgoingHandshakeInFlight else {
+                return !Self.candidateWins(kind: kind, isLocal: false, over: connection, localKey: localKeys.publicKey,
+                                           peerKey: runtime.record.publicKey)
+            }
+            existingIsLocal = true
         } else if runtime.outgoingHandshakeInFlight {
             existingIsLocal = true
         } else {

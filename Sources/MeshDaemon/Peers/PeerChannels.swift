@@ -75,14 +75,15 @@ struct PeerChannels: Sendable {
     /// or nil when none is needed (see `DialState.schedule`).
     mutating func scheduleDial(_ peer: DeviceID, immediately: Bool) -> UInt64? {
         guard let slot = peers.index(forKey: peer) else { return nil }
-        let active = peers.values[slot].channel != nil
+        // A channel on the relay still wants a direct path.
+        let active = peers.values[slot].channelOnDirectPath
         return peers.values[slot].dial.schedule(immediately: immediately, channelActive: active, using: &random)
     }
 
     /// A scheduled dial of `peer` is due: its runtime when it should look for addresses.
     mutating func dialDue(_ peer: DeviceID) -> PeerRuntime? {
         guard let slot = peers.index(forKey: peer) else { return nil }
-        let active = peers.values[slot].channel != nil
+        let active = peers.values[slot].channelOnDirectPath
         return peers.values[slot].dial.due(channelActive: active) ? peers.values[slot] : nil
     }
 
@@ -102,12 +103,18 @@ struct PeerChannels: Sendable {
         let old = runtime.connection.flatMap { $0.id != connection.id ? $0 : nil }
         runtime.channel = channel
         runtime.connection = connection
-        if let datagramEndpoint { runtime.datagramEndpoint = datagramEndpoint }
+        if let datagramEndpoint {
+            runtime.datagramEndpoint = datagramEndpoint
+        } else if runtime.datagramEndpoint?.isRelay != connection.path.remote.isRelay {
+            // Datagrams never go the other way than the channel's path after a change of path.
+            runtime.datagramEndpoint = nil
+        }
         runtime.outgoingHandshakeInFlight = false
         runtime.dial.activated()
         runtime.lease.renew(now: now)
         runtime.lastHandshakeWall = wallSeconds
         runtime.nextKeepaliveAt = now
+        runtime.path.activated(connection.kind, now: now)
         peers[peer] = runtime
         pairedSources.record(connection.path.remote.sourceKey, peer: peer, now: now)
         indexTable[channel.current.localIndex] = peer
@@ -117,8 +124,9 @@ struct PeerChannels: Sendable {
 
     /// Takes down `peer`'s channel: the connection to close and whether a channel was active;
     /// nil for a device that is not paired.
-    mutating func drop(_ peer: DeviceID) -> (connection: ChannelConnection?, hadChannel: Bool)? {
+    mutating func drop(_ peer: DeviceID, now: UInt64) -> (connection: ChannelConnection?, hadChannel: Bool)? {
         guard var runtime = peers[peer] else { return nil }
+        runtime.path.lost(now: now)
         let hadChannel = runtime.channel != nil
         let connection = runtime.connection
         runtime.connection = nil

@@ -9,7 +9,11 @@ struct ChannelConnection: Sendable {
     let path: any ChannelPath
     /// Whether this side opened it.
     let locallyInitiated: Bool
+
+    /// The kind of path it runs on, as path choice sees it.
+    var kind: PathChoice.Kind { path.remote.isRelay ? .relay : .direct }
 }
+
 
 /// Everything a node knows about one paired peer at run time: the stored record plus channel,
 /// reachability, clock and reconnect state. Kept inside the node actor.
@@ -24,6 +28,8 @@ struct PeerRuntime: Sendable {
     var datagramEndpoint: PathAddress?
     /// Whether and when to dial the device.
     var dial: DialState
+    /// Which path the channel runs on, and when to dial the relay (`PathChoice`).
+    var path = PathChoice()
     /// Our message 1 went out on an outgoing connection and its answer is pending.
     var outgoingHandshakeInFlight = false
     var lease: ReachabilityLease
@@ -69,6 +75,20 @@ struct PeerRuntime: Sendable {
     mutating func datagramReceived(now: UInt64, from source: PathAddress) {
         lease.renew(now: now)
         if datagramEndpoint != source { datagramEndpoint = source }
+    }
+
+    /// Whether the active channel runs on the relay.
+    var channelOnRelay: Bool { channel != nil && connection?.kind == .relay }
+
+    /// Whether the active channel runs on a direct path (no direct dial is needed then).
+    var channelOnDirectPath: Bool { channel != nil && !channelOnRelay }
+
+    /// Where the active channel runs, as `meshctl peers` shows it: `relay BROKER`, or the
+    /// peer's direct datagram endpoint (nil before one is known: `TCP only`).
+    var pathDescription: String? {
+        guard channel != nil, let connection else { return nil }
+        if connection.kind == .relay { return connection.path.remote.description }
+        return datagramEndpoint?.description
     }
 
     /// The state `meshctl peers` shows.

@@ -76,9 +76,12 @@ extension MeshNode {
         }
     }
 
-    /// The relay route to `peer` while the broker connection is up; nil without a relay.
+    /// The relay route to `peer` while the broker connection is up; nil without a relay. A
+    /// transport with relay routes of its own (`RelayRouting`, the simulator's) is asked when
+    /// no relay is configured.
     func relayRoute(to peer: DeviceID) -> PathAddress? {
-        guard let relay, relay.link?.isConnected == true, relayTransport != nil else { return nil }
+        guard let relay else { return (transport as? any RelayRouting)?.relayRoute(to: peer) }
+        guard relay.link?.isConnected == true, relayTransport != nil else { return nil }
         return .relay(RelayAddress(broker: relay.settings.url.host, route: .peer(peer)))
     }
 }

@@ -30,6 +30,12 @@ public enum PathAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is a route through the relay.
+    public var isRelay: Bool {
+        if case .relay = self { return true }
+        return false
+    }
+
     /// The host part a person recognises: the IP text, the configured name, or the broker host.
     public var host: String {
         switch self {
