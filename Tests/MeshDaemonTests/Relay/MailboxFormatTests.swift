@@ -37,14 +37,14 @@ struct MailboxFormatTests {
         let sealAB = try #require(MailboxSeal(identity: a, peerPublicKey: b.publicKey, pairKey: pairKey))
         let sealBA = try #require(MailboxSeal(identity: b, peerPublicKey: a.publicKey, pairKey: pairKey))
         let item = DeliveryItem(eventID: Self.eventA, kind: 2, featureID: "demo", sessionID: Self.eventB, payload: [0xcc])
-        let plaintext = DeliveryMessage.reliableBatch([(1, item)]).encode()
+        let plaintext = DeliveryMessage.reliableBatch([(UInt64(1), item)]).encode()
         let box = sealAB.seal(plaintext, kind: .item, counter: 42)
         let envelope = try #require(RelayEnvelope.unnumbered(.mailboxItem, payload: box).encode())
         let decoded = try RelayEnvelope(decoding: envelope)
         #expect(decoded.kind == .mailboxItem)
         let opened = try #require(sealBA.open(decoded.payload))
         #expect(opened.kind == .item && opened.counter == 42)
-        #expect(try DeliveryMessage(decoding: opened.plaintext) == .reliableBatch([(1, item)]))
+        #expect(try DeliveryMessage(decoding: opened.plaintext) == .reliableBatch([(UInt64(1), item)]))
         #expect(sealAB.open(box) == nil, "the sender cannot open its own box")
     }
 
@@ -65,7 +65,8 @@ struct MailboxFormatTests {
         var taken = 0
         for _ in 0..<5_000 where budget.take(now: 0) { taken += 1 }
         #expect(taken == Int(MailboxOpenBudget.burst))
-        #expect(!budget.take(now: 1_000_000))
+        let refused = !budget.take(now: 1_000_000)
+        #expect(refused)
         var later = 0
         for _ in 0..<1_000 where budget.take(now: 1_000_000_000) { later += 1 }
         #expect(later == Int(MailboxOpenBudget.ratePerSecond))
