@@ -60,6 +60,7 @@ extension MQTTClient {
             box.connack = nil
             if case .connecting(let version) = phase {
                 if reason == 0 {
+                    sessionPresent = box.sessionPresent
                     connected(version)
                 } else {
                     box.disconnect = nil
@@ -106,6 +107,7 @@ extension MQTTClient {
     }
 
     func drainMessages() {
+        acknowledgedPublishes = box.acknowledgedPublishes
         if box.oversized > 0 {
             oversizedMessages += box.oversized
             box.oversized = 0

@@ -26,17 +26,20 @@ extension MQTTClient {
     /// The topics it subscribes to on each connection.
     public var subscriptions: [String] { topics.map(\.topic) }
 
-    /// Publishes `payload` on `topic` (never retained). Under MQTT 5, `expirySeconds` makes the
-    /// broker drop the message if it cannot deliver it in time; 3.1.1 has no expiry.
+    /// Publishes `payload` on `topic`. Under MQTT 5, `expirySeconds` makes the broker drop the
+    /// message if it cannot deliver it in time; 3.1.1 has no expiry. With `retain` the broker
+    /// keeps it as the topic's last message and hands it to later subscribers (an empty
+    /// payload clears it).
     ///
     /// Throws when no connection is up (nothing is queued for later) or libmosquitto refuses.
     public func publish(topic: String, payload: UnsafeRawBufferPointer, qos: MQTTQoS,
-                        expirySeconds: UInt32? = nil) throws(MQTTFailure) {
+                        expirySeconds: UInt32? = nil, retain: Bool = false) throws(MQTTFailure) {
         eventLoop.preconditionInEventLoop()
         guard case .connected(let version) = phase else {
             throw MQTTFailure(.unreachable, "not connected to \(options.endpoint)")
         }
-        let code = handle.publish(topic: topic, payload: payload, qos: qos, expirySeconds: expirySeconds, version: version)
+        let code = handle.publish(topic: topic, payload: payload, qos: qos, expirySeconds: expirySeconds, retain: retain,
+                                  version: version)
         guard code.isSuccess else {
             let failure = code.failure(endpoint: options.endpoint, errno: 0, lastLog: box.lastLog)
             afterCall()

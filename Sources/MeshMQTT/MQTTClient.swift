@@ -41,6 +41,12 @@ public final class MQTTClient {
 
     /// Messages dropped on arrival because they were larger than `options.maximumPayloadBytes`.
     public internal(set) var oversizedMessages = 0
+    /// QoS 1 messages the broker acknowledged (PUBACK) since the client was created: from then
+    /// on they are the broker's to keep, even if this process stops.
+    public internal(set) var acknowledgedPublishes: UInt64 = 0
+    /// Whether the broker said, on the connection that is up (or was last up), that it still
+    /// held this client's session (CONNACK session present). Always false with a clean session.
+    public internal(set) var sessionPresent = false
 
     /// Creates the client (not yet connected); zeroes `password` once libmosquitto has its copy.
     public init(options: MQTTClientOptions, password: MQTTPassword?, eventLoop: any EventLoop, logger: Logger,
@@ -50,7 +56,7 @@ public final class MQTTClient {
         self.logger = logger
         self.onEvent = onEvent
         box = MosquittoCallbackBox(maximumPayloadBytes: options.maximumPayloadBytes)
-        handle = try MosquittoHandle(clientID: options.clientID, box: box)
+        handle = try MosquittoHandle(clientID: options.clientID, cleanSession: options.cleanSession, box: box)
         defer { password?.zero() }
         if let failure = handle.configure(options, password: password) { throw failure }
         let bound = NIOLoopBound(WeakClient(self), eventLoop: eventLoop)

@@ -19,11 +19,17 @@ public struct MQTTClientOptions: Sendable, Equatable {
     public var connectTimeoutSeconds: Double
     /// Messages with larger payloads are dropped on arrival (and counted).
     public var maximumPayloadBytes: Int
+    /// Whether the broker forgets the session (subscriptions, queued QoS 1 messages) when the
+    /// connection ends. False asks for a persistent session under `clientID`: with MQTT 3.1.1
+    /// the broker keeps it until its own expiry (Mosquitto: `persistent_client_expiration`);
+    /// under MQTT 5 libmosquitto's non-blocking connect sends no session expiry interval, so
+    /// the session would end with the connection — offer 3.1.1 for a persistent session.
+    public var cleanSession: Bool
 
     /// Creates options; `port` defaults to 8883 with TLS and 1883 without.
     public init(host: String, port: Int? = nil, useTLS: Bool, caFile: String? = nil,
                 username: String? = nil, clientID: String, keepaliveSeconds: Int = 30,
-                connectTimeoutSeconds: Double = 10, maximumPayloadBytes: Int = 70_000) {
+                connectTimeoutSeconds: Double = 10, maximumPayloadBytes: Int = 70_000, cleanSession: Bool = true) {
         self.host = host
         self.port = port ?? (useTLS ? 8883 : 1883)
         self.useTLS = useTLS
@@ -33,6 +39,7 @@ public struct MQTTClientOptions: Sendable, Equatable {
         self.keepaliveSeconds = max(5, min(keepaliveSeconds, 65_535))
         self.connectTimeoutSeconds = max(0.1, connectTimeoutSeconds)
         self.maximumPayloadBytes = max(1, maximumPayloadBytes)
+        self.cleanSession = cleanSession
     }
 
     /// `HOST:PORT` (an IPv6 address in brackets), as status and logs show the broker.

@@ -17,6 +17,13 @@ public final class MQTTPassword: @unchecked Sendable {
         swap(&self.bytes, &bytes)
     }
 
+    /// A second password with the same bytes, for a second client of the same account (each
+    /// client zeroes the one it was given).
+    public func copy() -> MQTTPassword {
+        var bytes = self.bytes
+        return MQTTPassword(taking: &bytes)
+    }
+
     /// Whether the password is empty (or already zeroed).
     public var isEmpty: Bool { bytes.isEmpty }
 

@@ -7,6 +7,10 @@ import CMosquitto
 final class MosquittoCallbackBox {
     /// The CONNACK's reason code, when one arrived.
     var connack: Int32?
+    /// The CONNACK's session-present flag.
+    var sessionPresent = false
+    /// PUBACKs received (QoS 1 messages the broker took).
+    var acknowledgedPublishes: UInt64 = 0
     /// The code the connection ended with, when it ended.
     var disconnect: Int32?
     /// Messages that arrived, in order.
@@ -26,8 +30,13 @@ final class MosquittoCallbackBox {
     /// as long as the handle: the client holds both and destroys the handle first.
     func install(on handle: OpaquePointer) {
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
-        mosquitto_connect_v5_callback_set(handle) { _, user, reason, _, _ in
+        mosquitto_connect_v5_callback_set(handle) { _, user, reason, flags, _ in
             MosquittoCallbackBox.from(user)?.connack = reason
+            MosquittoCallbackBox.from(user)?.sessionPresent = flags & 1 != 0
+        }
+        mosquitto_publish_v5_callback_set(handle) { _, user, _, reason, _ in
+            // Reason codes 0x80 and above are refusals (MQTT 5); 3.1.1 has no reason code (0).
+            if reason < 0x80 { MosquittoCallbackBox.from(user)?.acknowledgedPublishes &+= 1 }
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, user, code, _ in
             MosquittoCallbackBox.from(user)?.disconnect = code

@@ -12,9 +12,9 @@ final class MosquittoHandle {
     /// The library's process-wide set-up (OpenSSL, the TLS callbacks' index), done once.
     private static let library: Int32 = mosquitto_lib_init()
 
-    init(clientID: String, box: MosquittoCallbackBox) throws(MQTTFailure) {
+    init(clientID: String, cleanSession: Bool, box: MosquittoCallbackBox) throws(MQTTFailure) {
         _ = Self.library
-        guard let pointer = mosquitto_new(clientID, true, nil) else {
+        guard let pointer = mosquitto_new(clientID, cleanSession, nil) else {
             throw MQTTFailure(.refused, "cannot create the MQTT client: \(String(cString: strerror(errno)))")
         }
         self.pointer = pointer
@@ -87,7 +87,7 @@ final class MosquittoHandle {
     }
 
     /// Publishes `payload`; under MQTT 5 with a message expiry when `expirySeconds` is given.
-    func publish(topic: String, payload: UnsafeRawBufferPointer, qos: MQTTQoS, expirySeconds: UInt32?,
+    func publish(topic: String, payload: UnsafeRawBufferPointer, qos: MQTTQoS, expirySeconds: UInt32?, retain: Bool = false,
                  version: MQTTProtocolVersion) -> MosquittoCode {
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
@@ -95,6 +95,6 @@ final class MosquittoHandle {
             _ = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expirySeconds)
         }
         return MosquittoCode(raw: mosquitto_publish_v5(pointer, nil, topic, Int32(payload.count), payload.baseAddress,
-                                                       qos.rawValue, false, properties))
+                                                       qos.rawValue, retain, properties))
     }
 }

@@ -51,6 +51,9 @@ package protocol DeliveryChannels: AnyObject, Sendable {
     /// A message the handler queued (`receive` returned false) has been handled: the channel
     /// layer's bounded inbound queue has room for it again.
     func inboundConsumed(bytes: Int)
+    /// The store-and-forward mailbox at the relay broker, if the node has one (a default
+    /// returns nil: `DeliveryMailbox.swift`).
+    var mailbox: (any DeliveryMailbox)? { get }
 }
 
 /// The one inbound path from the channel layer to the router. Called on the loop, in arrival

@@ -50,3 +50,10 @@ extension DeliveryRouter: DeliveryInbound {
         }
     }
 }
+
+/// The relay mailbox's boxes that opened, handed to the courier on the loop.
+extension DeliveryRouter: DeliveryMailboxInbound {
+    package nonisolated func mailboxReceived(_ plaintext: [UInt8], kind: MailboxSeal.Kind, from peer: DeviceID) {
+        onLoop { $0.courier.received($0, plaintext, kind: kind, from: peer) }
+    }
+}

@@ -49,6 +49,8 @@ public actor DeliveryRouter: Service {
     let consumer: InboundConsumer
     /// The hand-out of received items to the attached apps.
     let handOut: AppHandOut
+    /// Store and forward through the relay broker's mailbox, when the channels have one.
+    let courier = MailboxCourier()
     /// Warnings a peer or a full disk can cause over and over, each at most once per 10 s with
     /// a count of the ones held back.
     var peerFaultWarning = RateLimitedWarning()
@@ -99,9 +101,11 @@ public actor DeliveryRouter: Service {
         // From here on the channels hand every message and channel event to `receive` /
         // `channelEvent` (what arrived before first, in order).
         channels.setInbound(self)
+        channels.mailbox?.setInbound(self)
         // Child tasks prefer the loop: nonisolated steps inside them (an AsyncStream's `next`)
         // then run on the router's thread instead of hopping to the shared pool and back.
         await withTaskExecutorPreference(taskExecutor) { await self.serve(stop: stop, stopper: stopper) }
+        channels.mailbox?.setInbound(nil)
         detachInbound()
         consumer.inboxSignalQueue.finish()
         await stopTasks()
@@ -262,6 +266,7 @@ public actor DeliveryRouter: Service {
     /// Counters for `meshctl status`, including the pending-buffer and store levels.
     public func counterValues() async -> [String: UInt64] {
         var values = counters.dictionary
+        values.merge(courier.counterValues) { current, _ in current }
         values["pending.queued"] = UInt64(peerStates.values.reduce(0) { $0 + $1.pending.count })
         values["delivery.realtime.awaiting_ack"] = UInt64(sender.realtime.waits.count)
         values["delivery.attachments"] = UInt64(attachments.count)

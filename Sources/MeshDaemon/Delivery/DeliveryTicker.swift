@@ -57,6 +57,7 @@ final class DeliveryTicker {
             if router.peerStates[peer]?.outbox.roomResendPending == true { router.sender.reliableRoom(router, from: peer) }
             router.sender.retryIfStalled(router, peer)
         }
+        router.courier.tick(router)
         router.handOut.startDueRetries(router)
         router.summariseHeldWarnings()
         if round % DeliveryRouter.inboxExpiryRounds == 0 { await router.expireUnattachedInbox() }

@@ -9,9 +9,10 @@ extension MeshNode {
         var counters = self.counters
         counters.outboundQueuedBytes = UInt64(outbound.totalCharge)
         counters.outboundPeakBytes = UInt64(outbound.peakCharge)
-        let values = NodeReports.statusCounters(counters, paired: channels.peers.count, active: channels.peers.values.filter { $0.channel != nil }.count,
+        var values = NodeReports.statusCounters(counters, paired: channels.peers.count, active: channels.peers.values.filter { $0.channel != nil }.count,
                                                 unauthenticated: gate.table.unauthenticated.count,
                                                 discovery: finder.tracker.counters(enabled: discovery != nil))
+        if let mailbox = relay?.mailbox { values.merge(mailbox.counterValues()) { current, _ in current } }
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
                             listen: (boundListenAddress ?? configuration.listen).description,
                             socket: configuration.socketPath, uptimeSeconds: uptime, counters: values,

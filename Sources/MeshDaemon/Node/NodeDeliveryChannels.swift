@@ -14,6 +14,7 @@ final class NodeDeliveryChannels: DeliveryChannels {
     var loop: any EventLoop { node.loop }
     var routerExecutor: UnownedSerialExecutor { node.loop.executor.asUnownedSerialExecutor() }
     var taskExecutor: any TaskExecutor { node.taskExecutor }
+    var mailbox: (any DeliveryMailbox)? { node.onLoop { $0.relay?.mailbox } }
 
     func sendDatagram(_ message: [UInt8], to peer: DeviceID, batched: Bool) throws {
         try node.onLoop { try $0.sendApplicationDatagram(message, to: peer, batched: batched) }

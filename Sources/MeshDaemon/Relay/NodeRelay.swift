@@ -10,6 +10,9 @@ final class NodeRelay {
     let settings: RelaySettings
     private var password: MQTTPassword?
     private(set) var link: RelayBrokerLink?
+    /// The store-and-forward mailbox (its own persistent broker session), set by the node
+    /// before `start` (`connectRelayPeers`).
+    var mailbox: RelayMailbox?
     private let logger: Logger
 
     /// Reads the password file now, so a bad one stops start-up with a clear error.
@@ -31,15 +34,19 @@ final class NodeRelay {
         var random = SystemRandomNumberGenerator()
         // A random client identifier per start: the broker learns nothing that names the device.
         let clientID = "sm-" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
+        // The mailbox's client gets a copy: each client zeroes the password it was given.
+        let mailboxPassword = mailbox == nil ? nil : password?.copy()
         let link = try RelayBrokerLink(settings: settings, password: password, clientID: clientID, eventLoop: loop,
                                        clock: clock, logger: logger)
         password = nil
         self.link = link
         link.start()
+        try mailbox?.start(loop: loop, password: mailboxPassword)
     }
 
     /// Disconnects; on the node's loop.
     func stop() {
+        mailbox?.stop()
         link?.stop()
         password?.zero()
         password = nil
@@ -65,14 +72,20 @@ extension MeshNode {
 
     /// Lets the relay transport read the paired devices' keys (on the loop), before it binds.
     func connectRelayPeers() {
-        relayTransport?.peerKeys = { [weak self] in
+        let keys: () -> [RelayTransport.PeerKeys] = { [weak self] in
             guard let self else { return [] }
             return self.onLoop { node in
-                node.channels.peers.values.map { runtime in
+                node.channels.peers.values.sorted { $0.record.deviceID < $1.record.deviceID }.map { runtime in
                     RelayTransport.PeerKeys(deviceID: runtime.record.deviceID, publicKey: runtime.record.publicKey,
                                             pairKey: runtime.record.pairKey)
                 }
             }
+        }
+        relayTransport?.peerKeys = keys
+        if let relay, relayTransport != nil, relay.mailbox == nil {
+            let mailbox = RelayMailbox(settings: relay.settings, identity: identity.keyPair, clock: clock, logger: logger)
+            mailbox.peerKeys = keys
+            relay.mailbox = mailbox
         }
     }
 

@@ -30,16 +30,20 @@ final class RelayBrokerLink {
 
     /// Creates the link (not connected yet); zeroes `password` once the client holds it.
     /// `clientID` must not name the device: a random one per start suits.
+    /// With `persistentSession`, the broker keeps the session (subscriptions and the QoS 1
+    /// messages queued for them) under `clientID` while the link is down, and the link speaks
+    /// MQTT 3.1.1 only (see ``MQTTClientOptions/cleanSession``).
     init(settings: RelaySettings, password: MQTTPassword?, clientID: String, eventLoop: any EventLoop,
-         clock: any MeshClock, logger: Logger, connectTimeoutSeconds: Double = 10) throws(MQTTFailure) {
+         clock: any MeshClock, logger: Logger, connectTimeoutSeconds: Double = 10,
+         persistentSession: Bool = false) throws(MQTTFailure) {
         self.settings = settings
         self.eventLoop = eventLoop
         self.clock = clock
         self.logger = logger
-        policy = RelayBrokerPolicy(now: clock.monotonicNanoseconds())
+        policy = RelayBrokerPolicy(now: clock.monotonicNanoseconds(), pinned: persistentSession ? .v311 : nil)
         let options = MQTTClientOptions(host: settings.url.host, port: settings.url.port, useTLS: settings.url.useTLS,
                                         caFile: settings.caFile, username: settings.url.username, clientID: clientID,
-                                        connectTimeoutSeconds: connectTimeoutSeconds)
+                                        connectTimeoutSeconds: connectTimeoutSeconds, cleanSession: !persistentSession)
         let bound = NIOLoopBound(WeakLink(), eventLoop: eventLoop)
         client = try MQTTClient(options: options, password: password, eventLoop: eventLoop, logger: logger) { event in
             bound.value.link?.handle(event)
@@ -85,6 +89,12 @@ final class RelayBrokerLink {
 
     /// Messages the client dropped on arrival for their size.
     var oversizedMessages: Int { client.oversizedMessages }
+
+    /// QoS 1 messages the broker acknowledged since the link was created.
+    var acknowledgedPublishes: UInt64 { client.acknowledgedPublishes }
+
+    /// Whether the broker still held this client's session when the current connection began.
+    var sessionPresent: Bool { client.sessionPresent }
 
     private func handle(_ event: MQTTClientEvent) {
         switch event {

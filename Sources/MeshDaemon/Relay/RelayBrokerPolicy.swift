@@ -29,10 +29,15 @@ struct RelayBrokerPolicy: Sendable {
     /// Monotonic time the state began.
     private(set) var since: UInt64
     private var backoff: ReconnectBackoff
+    private let pinned: MQTTProtocolVersion?
 
     /// A policy whose first attempt is now; delays from `initialSeconds` doubling to `maximumSeconds`.
-    init(now: UInt64, initialSeconds: Double = 0.5, maximumSeconds: Double = 30) {
+    /// With `pinned`, only that version is ever offered (the mailbox's persistent session needs
+    /// 3.1.1, see ``RelayMailbox``).
+    init(now: UInt64, initialSeconds: Double = 0.5, maximumSeconds: Double = 30, pinned: MQTTProtocolVersion? = nil) {
         since = now
+        self.pinned = pinned
+        if let pinned { offered = pinned }
         backoff = ReconnectBackoff(initialSeconds: initialSeconds, maximumSeconds: maximumSeconds, jitter: 0.25)
     }
 
@@ -52,7 +57,7 @@ struct RelayBrokerPolicy: Sendable {
 
     /// An attempt failed or a connection ended: what to do next.
     mutating func failed<R: RandomNumberGenerator>(_ failure: MQTTFailure, now: UInt64, using rng: inout R) -> Action {
-        if failure.kind == .protocolRefused {
+        if failure.kind == .protocolRefused, pinned == nil {
             let previous = offered
             offered = previous == .v5 ? .v311 : .v5
             if previous == .v5 {

@@ -1,0 +1,81 @@
+import Foundation
+import MeshCrypto
+import Testing
+@testable import MeshDaemon
+
+/// The mailbox's own bytes: the ack plaintext (strict), an item box holding a reliable batch
+/// that opens only for its receiver, the client ID that names no device, and the open budget.
+@Suite("Mailbox formats")
+struct MailboxFormatTests {
+    static let eventA = UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF")!
+    static let eventB = UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF")!
+
+    @Test func ackLayout() throws {
+        let bytes = MailboxAck(eventIDs: [Self.eventA, Self.eventB]).encode()
+        #expect(Self.hex(bytes) == "0002" + "00112233445566778899aabbccddeeff" + "0123456789abcdef0123456789abcdef")
+        #expect(try MailboxAck(decoding: bytes).eventIDs == [Self.eventA, Self.eventB])
+    }
+
+    @Test(arguments: [
+        "", "00", "0000", "0001", "000100112233445566778899aabbccddee", "0001" + String(repeating: "00", count: 17),
+        "0fff" + String(repeating: "00", count: 16 * 4_095),
+    ])
+    func malformedAcksAreRefused(_ hex: String) {
+        #expect(throws: WireFormatError.self) { try MailboxAck(decoding: Self.bytes(hex)) }
+    }
+
+    @Test func acksSplitAtTheirLimit() throws {
+        let ids = (0..<(MailboxAck.maximumCount + 5)).map { _ in UUID() }
+        let plaintexts = MailboxAck.plaintexts(for: ids)
+        #expect(plaintexts.count == 2)
+        #expect(plaintexts.allSatisfy { $0.count <= RelayEnvelope.maximumPayload - MailboxSeal.overhead })
+        #expect(try plaintexts.flatMap { try MailboxAck(decoding: $0).eventIDs } == ids)
+    }
+
+    @Test func anItemBoxCarriesAReliableBatchToItsReceiverAlone() throws {
+        let a = X25519KeyPair.generate(), b = X25519KeyPair.generate(), pairKey = SecretBytes.random(count: 32)
+        let sealAB = try #require(MailboxSeal(identity: a, peerPublicKey: b.publicKey, pairKey: pairKey))
+        let sealBA = try #require(MailboxSeal(identity: b, peerPublicKey: a.publicKey, pairKey: pairKey))
+        let item = DeliveryItem(eventID: Self.eventA, kind: 2, featureID: "demo", sessionID: Self.eventB, payload: [0xcc])
+        let plaintext = DeliveryMessage.reliableBatch([(UInt64(1), item)]).encode()
+        let box = sealAB.seal(plaintext, kind: .item, counter: 42)
+        let envelope = try #require(RelayEnvelope.unnumbered(.mailboxItem, payload: box).encode())
+        let decoded = try RelayEnvelope(decoding: envelope)
+        #expect(decoded.kind == .mailboxItem)
+        let opened = try #require(sealBA.open(decoded.payload))
+        #expect(opened.kind == .item && opened.counter == 42)
+        #expect(try DeliveryMessage(decoding: opened.plaintext) == .reliableBatch([(UInt64(1), item)]))
+        #expect(sealAB.open(box) == nil, "the sender cannot open its own box")
+    }
+
+    @Test func theClientIDIsStableAndNamesNoDevice() throws {
+        let keys = X25519KeyPair.generate()
+        let id = MailboxClientID.derive(privateKey: keys.privateKey)
+        #expect(id == MailboxClientID.derive(privateKey: keys.privateKey))
+        #expect(id.count == 19 && id.hasPrefix("sm-"))
+        #expect(id.dropFirst(3).allSatisfy { "abcdefghijklmnopqrstuvwxyz234567".contains($0) })
+        #expect(id != MailboxClientID.derive(privateKey: X25519KeyPair.generate().privateKey))
+        let device = DeviceIdentity(keyPair: keys).deviceID.description.replacingOccurrences(of: "-", with: "").lowercased()
+        #expect(!device.contains(id.dropFirst(3).prefix(8)))
+        #expect(!Self.hex(keys.publicKey).contains(id.dropFirst(3).prefix(8)))
+    }
+
+    @Test func theOpenBudgetBoundsBoxesPerSecond() {
+        var budget = MailboxOpenBudget()
+        var taken = 0
+        for _ in 0..<5_000 where budget.take(now: 0) { taken += 1 }
+        #expect(taken == Int(MailboxOpenBudget.burst))
+        let refused = !budget.take(now: 1_000_000)
+        #expect(refused)
+        var later = 0
+        for _ in 0..<1_000 where budget.take(now: 1_000_000_000) { later += 1 }
+        #expect(later == Int(MailboxOpenBudget.ratePerSecond))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    static func bytes(_ hex: String) -> [UInt8] {
+        let characters = Array(hex)
+        return stride(from: 0, to: characters.count - 1, by: 2).map { UInt8(String(characters[$0...$0 + 1]), radix: 16) ?? 0 }
+    }
+}
