@@ -5,7 +5,7 @@ SWIFT ?= swift
 # delivered message). Every release command uses the same flags, so SwiftPM does not rebuild.
 RELEASE = -c release --static-swift-stdlib
 
-.PHONY: all deps build release run demo install uninstall test python-test bench vectors clean lab-test sim tsan
+.PHONY: all deps build release run demo install uninstall test python-test bench bench-compare vectors clean lab-test sim tsan
 
 all: build
 
@@ -110,6 +110,14 @@ bench: deps
 	$(SWIFT) run $(RELEASE) mesh-bench crypto
 	$(SWIFT) build $(RELEASE) --product meshd
 	$(SWIFT) run $(RELEASE) mesh-bench delivery
+	$(SWIFT) run $(RELEASE) mesh-bench relay
+
+# Two meshd paired on loopback against two bridged Mosquitto brokers, the same workloads from one
+# process (docs/BENCHMARKS.md, "Against a Mosquitto bridge"); about 3 minutes, not part of `make
+# test`. BENCH_COMPARE_ARGS passes options (`--rounds 5`, `--paced 2000`; `mesh-bench compare-mqtt -h`).
+bench-compare: deps
+	$(SWIFT) build $(RELEASE) --product meshd
+	$(SWIFT) run $(RELEASE) mesh-bench compare-mqtt $(BENCH_COMPARE_ARGS)
 
 clean:
 	rm -rf .build

@@ -10,7 +10,12 @@ import SessionMeshClient
 final class BenchDaemon: @unchecked Sendable {
     let name: String
     let folder: String
-    let process = Process()
+    private(set) var process = Process()
+    let executable: String
+    /// Arguments after the defaults (`--relay URL`, `--no-mdns`).
+    let extraArguments: [String]
+    /// Where it listens for paired devices (`--listen`): `127.0.0.1:0` unless told.
+    private(set) var listen: String
     var socketPath: String { folder + "/meshd.sock" }
     /// The daemon's own PID, as its socket reports it (`SO_PEERCRED`): under a wrapper that
     /// runs it as a child (`strace -f`, `perf stat`) not the wrapper's, so its memory and CPU
@@ -21,20 +26,14 @@ final class BenchDaemon: @unchecked Sendable {
     /// `MESH_BENCH_WRAP_BENCH_A` / `MESH_BENCH_WRAP_BENCH_B` run that daemon under a wrapper
     /// (an absolute path and its arguments, split at spaces), e.g. to count its instructions per
     /// message: `MESH_BENCH_WRAP_BENCH_B="/usr/bin/valgrind --tool=callgrind"` (CLIENT.md).
-    init(name: String, executable: String) async throws {
+    init(name: String, executable: String, listen: String = "127.0.0.1:0", extraArguments: [String] = []) async throws {
         self.name = name
+        self.executable = executable
+        self.listen = listen
+        self.extraArguments = extraArguments
         folder = "/tmp/mbd-" + UUID().uuidString.prefix(12).lowercased()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-        let wrapper = ProcessInfo.processInfo.environment["MESH_BENCH_WRAP_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
-            .map { $0.split(separator: " ").map(String.init) } ?? []
-        process.executableURL = URL(fileURLWithPath: wrapper.first ?? executable)
-        process.arguments = (wrapper.isEmpty ? [] : Array(wrapper.dropFirst()) + [executable])
-            + ["--user", "--state-dir", folder + "/state", "--socket", socketPath,
-               "--listen", "127.0.0.1:0", "--name", name, "--log-level", "error"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        pid = process.processIdentifier
+        try launch()
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let client = try? await MeshClient.connect(socketPath: socketPath) {
@@ -46,6 +45,53 @@ final class BenchDaemon: @unchecked Sendable {
         }
         stop()
         throw BenchError("\(name): meshd did not open \(socketPath) within 60 s")
+    }
+
+    private func launch() throws {
+        let wrapper = ProcessInfo.processInfo.environment["MESH_BENCH_WRAP_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
+            .map { $0.split(separator: " ").map(String.init) } ?? []
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? executable)
+        process.arguments = (wrapper.isEmpty ? [] : Array(wrapper.dropFirst()) + [executable])
+            + ["--user", "--state-dir", folder + "/state", "--socket", socketPath,
+               "--listen", listen, "--name", name, "--log-level", "error"] + extraArguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        pid = process.processIdentifier
+    }
+
+    /// SIGKILL to the daemon (no shutdown of any kind), reaped; its state folder stays.
+    func kill9() {
+        guard process.isRunning else { return }
+        kill(pid, SIGKILL)
+        if pid != process.processIdentifier { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Starts the daemon again on the same state folder (listening on `listen` when given) and
+    /// blocks until its socket answers (≤ 30 s): for the parts of a benchmark that run on threads.
+    func restartBlocking(listen newListen: String? = nil) throws {
+        kill9()
+        if let newListen { listen = newListen }
+        try? FileManager.default.removeItem(atPath: socketPath)
+        try launch()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if let daemon = Self.listenerPID(socketPath: socketPath) {
+                pid = daemon
+                return
+            }
+            usleep(2_000)
+        }
+        throw BenchError("\(name): meshd did not open \(socketPath) within 30 s of its restart")
+    }
+
+    /// The port it listens on for paired devices, from `meshctl`-free means: the local API's status.
+    func listenAddress() async throws -> String {
+        let client = try await MeshClient.connect(socketPath: socketPath)
+        defer { Task { await client.close() } }
+        return try await client.status().listen
     }
 
     /// Resident set size from /proc/PID/status, in KiB (`field`: `VmRSS` in all, `RssAnon` the
@@ -75,15 +121,7 @@ final class BenchDaemon: @unchecked Sendable {
 
     /// CPU time (user + system) the daemon used so far, seconds, from /proc/PID/stat: a figure
     /// that, unlike wall time, does not depend on what else the machine runs.
-    func cpuSeconds() -> CPUTime? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        // After the command: state is field 3, utime 14, stime 15 (1-based) → indexes 11, 12 here.
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
-        return CPUTime(user: user / tick, system: system / tick)
-    }
+    func cpuSeconds() -> CPUTime? { ProcessCPU.seconds(pid: pid) }
 
     /// SIGTERM to the daemon (SIGKILL to it and a wrapper after 5 s), reap, remove the folder.
     /// A wrapper ends when the daemon it runs ends.

@@ -20,6 +20,13 @@ usage: mesh-bench <subcommand> [options]
   relay-client [ROUNDS]
            the relay's MQTT client through a Mosquitto started on loopback: round-trip latency at
            QoS 0 and 1, CPU per message, CPU of an idle connection (needs /usr/sbin/mosquitto)
+  relay    two meshd whose channel runs through a Mosquitto on loopback (no direct path) next to
+           raw MQTT clients through the same broker in the same run: paced realtime latency, reliable
+           throughput against QoS 1, CPU per message, relayed ÷ raw
+  compare-mqtt
+           two meshd paired on loopback against two bridged Mosquitto brokers, the same workloads
+           from one process: paced realtime latency, realtime throughput, reliable items and latest
+           state across a receiver's kill -9, CPU per message, a raw UDP floor (`make bench-compare`)
 """
 
 switch arguments.first {
@@ -33,6 +40,10 @@ case "delivery":
     DeliveryBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "relay-client":
     RelayClientBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "relay":
+    RelayComparison.run(arguments: Array(arguments.dropFirst()))
+case "compare-mqtt":
+    MQTTBridgeComparison.run(arguments: Array(arguments.dropFirst()))
 case "compare":
     LatencyComparison.run(arguments: Array(arguments.dropFirst()))
 case "-h", "--help", "help":
