@@ -25,8 +25,7 @@ struct BlockingThroughputProbe {
     /// What the receiving thread saw (shared under `lock`).
     private final class Progress: @unchecked Sendable {
         let lock = NSLock()
-        var seen: [Bool]
-        var distinct = 0
+        var arrived: ArrivalSet
         var live = 0
         var fallback = 0
         var duplicates = 0
@@ -35,7 +34,7 @@ struct BlockingThroughputProbe {
         var notSent = 0
         var failure: String?
 
-        init(count: Int) { seen = [Bool](repeating: false, count: count) }
+        init(count: Int) { arrived = ArrivalSet(count: count) }
     }
 
     /// `feature`: the receiving app's feature; a run that reuses a pair of daemons takes a new
@@ -81,7 +80,7 @@ struct BlockingThroughputProbe {
         var written = 0
         for bytes in buffers {
             // Flow control of the app: at most `lead` messages on their way to B's app.
-            while written - progress.lock.withLock({ progress.distinct }) > lead, DispatchTime.now().uptimeNanoseconds < deadline {
+            while written - progress.lock.withLock({ progress.arrived.distinct }) > lead, DispatchTime.now().uptimeNanoseconds < deadline {
                 usleep(100)
             }
             try a.writeRaw(bytes)
@@ -93,7 +92,7 @@ struct BlockingThroughputProbe {
             let seconds = Double(max(progress.lastArrival, start) - start) / 1e9
             return Result(throughput: DeliveryBenchRun.Throughput(
                 sent: count, live: progress.live, fallback: progress.fallback, duplicates: progress.duplicates,
-                redelivered: progress.redelivered, shed: 0, missing: count - progress.distinct,
+                redelivered: progress.redelivered, shed: 0, missing: progress.arrived.missing,
                 seconds: seconds, sentSeconds: seconds), notSent: progress.notSent)
         }
     }
@@ -126,21 +125,19 @@ struct BlockingThroughputProbe {
             guard value >= 1, value <= UInt64(count) else { continue }   // a reachability probe
             let sequence = Int(value - 1)
             let finished: Bool = progress.lock.withLock {
-                if progress.seen[sequence] {
+                if !progress.arrived.arrive(sequence) {
                     if event.isRedelivery { progress.redelivered += 1 } else { progress.duplicates += 1 }
                 } else {
-                    progress.seen[sequence] = true
-                    progress.distinct += 1
                     progress.lastArrival = DispatchTime.now().uptimeNanoseconds
                     if event.inboxID == 0 { progress.live += 1 } else { progress.fallback += 1 }
                 }
-                return progress.distinct == count
+                return progress.arrived.isComplete
             }
             if toAck.count >= 1_000 || (finished && !toAck.isEmpty) { flushAcks() }
             if finished { return }
         }
         flushAcks()
-        progress.lock.withLock { progress.failure = "B's app stopped reading after \(progress.distinct) of \(count)" }
+        progress.lock.withLock { progress.failure = "B's app stopped reading after \(progress.arrived.distinct) of \(count)" }
     }
 
     /// A's side: reads every reply (counting those whose outcome is not `expected`).

@@ -25,15 +25,14 @@ enum LeanKillProbe {
 
     private final class Progress: @unchecked Sendable {
         let lock = NSLock()
-        var seen: [Bool]
-        var distinct = 0
+        var arrived: ArrivalSet
         var unmarked = 0
         var redelivered = 0
         var lastArrival: UInt64 = 0
         var killedAt: UInt64 = 0
         var firstAfterKill: UInt64 = 0
         var replies = 0
-        init(count: Int) { seen = [Bool](repeating: false, count: count) }
+        init(count: Int) { arrived = ArrivalSet(count: count) }
     }
 
     static func run(sender: String, receiver b: BenchDaemon, count: Int, payloadBytes: Int, lead: Int, killAfter: Int,
@@ -89,7 +88,7 @@ enum LeanKillProbe {
         return progress.lock.withLock {
             let seconds = Double(max(progress.lastArrival, start) - start) / 1e9
             let gap = progress.firstAfterKill > progress.killedAt ? Double(progress.firstAfterKill - progress.killedAt) / 1e9 : 0
-            return Result(perSecond: Double(progress.distinct) / max(seconds, 1e-9), lost: count - progress.distinct,
+            return Result(perSecond: Double(progress.arrived.distinct) / max(seconds, 1e-9), lost: progress.arrived.missing,
                           unmarkedDuplicates: progress.unmarked, redelivered: progress.redelivered, gap: gap)
         }
     }
@@ -129,15 +128,13 @@ enum LeanKillProbe {
                 quietSince = now
                 let (distinct, finished): (Int, Bool) = progress.lock.withLock {
                     let index = Int(value - 1)
-                    if progress.seen[index] {
+                    if !progress.arrived.arrive(index) {
                         if event.isRedelivery { progress.redelivered += 1 } else { progress.unmarked += 1 }
                     } else {
-                        progress.seen[index] = true
-                        progress.distinct += 1
                         progress.lastArrival = now
                         if progress.killedAt != 0 && progress.firstAfterKill == 0 { progress.firstAfterKill = now }
                     }
-                    return (progress.distinct, progress.distinct == count)
+                    return (progress.arrived.distinct, progress.arrived.isComplete)
                 }
                 if toAck.count >= 256 || finished { flushAcks() }
                 if finished { return }

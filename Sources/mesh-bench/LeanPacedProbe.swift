@@ -23,12 +23,11 @@ enum LeanPacedProbe {
 
     private final class Arrivals: @unchecked Sendable {
         let lock = NSLock()
-        var seen: [Bool]
-        var distinct = 0
+        var arrived: ArrivalSet
         var duplicates = 0
         var latencies: [UInt64] = []
         var notLive = 0
-        init(count: Int) { seen = [Bool](repeating: false, count: count) }
+        init(count: Int) { arrived = ArrivalSet(count: count) }
     }
 
     static func run(sender: String, receiver: String, count: Int, intervalNanoseconds: UInt64, payloadBytes: Int,
@@ -53,12 +52,10 @@ enum LeanPacedProbe {
                 guard sequence >= 1, sequence <= UInt64(count) else { continue }
                 let finished: Bool = arrivals.lock.withLock {
                     let index = Int(sequence - 1)
-                    if arrivals.seen[index] { arrivals.duplicates += 1 } else {
-                        arrivals.seen[index] = true
-                        arrivals.distinct += 1
+                    if !arrivals.arrived.arrive(index) { arrivals.duplicates += 1 } else {
                         arrivals.latencies.append(now &- sent)
                     }
-                    return arrivals.distinct == count
+                    return arrivals.arrived.isComplete
                 }
                 if finished { return }
             }
@@ -94,7 +91,7 @@ enum LeanPacedProbe {
         }
         group.wait()
         return arrivals.lock.withLock {
-            Result(latencies: arrivals.latencies, missing: count - arrivals.distinct, duplicates: arrivals.duplicates,
+            Result(latencies: arrivals.latencies, missing: arrivals.arrived.missing, duplicates: arrivals.duplicates,
                    notLive: arrivals.notLive)
         }
     }

@@ -41,11 +41,8 @@ enum MQTTBridgeComparison {
     }
 
     static func parse(_ arguments: [String]) -> Settings? {
-        var settings = Settings()
-        var index = 0
-        while index < arguments.count {
-            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0, value <= 10_000_000 else { return nil }
-            switch arguments[index] {
+        BenchFlags.parse(arguments, into: Settings()) { settings, flag, value in
+            switch flag {
             case "--rounds": settings.rounds = value
             case "--paced": settings.paced = value
             case "--interval": settings.intervalMicros = value
@@ -53,11 +50,10 @@ enum MQTTBridgeComparison {
             case "--realtime": settings.realtime = value
             case "--reliable": settings.reliable = value
             case "--revisions": settings.revisions = value
-            default: return nil
+            default: return false
             }
-            index += 2
+            return true
         }
-        return settings
     }
 
     static func measure(_ s: Settings) async throws {

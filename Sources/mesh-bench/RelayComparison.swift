@@ -24,20 +24,18 @@ enum RelayComparison {
     }
 
     static func run(arguments: [String]) {
-        var settings = Settings()
-        var index = 0
-        while index < arguments.count {
-            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0, value <= 10_000_000 else { usage() }
-            switch arguments[index] {
+        let parsed = BenchFlags.parse(arguments, into: Settings()) { settings, flag, value in
+            switch flag {
             case "--rounds": settings.rounds = value
             case "--paced": settings.paced = value
             case "--interval": settings.intervalMicros = value
             case "--payload": settings.payloadBytes = max(16, value)
             case "--reliable": settings.reliable = value
-            default: usage()
+            default: return false
             }
-            index += 2
+            return true
         }
+        guard let settings = parsed else { usage() }
         let chosen = settings
         BenchMain.runToCompletion("relay") { try await measure(chosen) }
     }
