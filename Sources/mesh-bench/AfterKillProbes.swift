@@ -76,7 +76,7 @@ enum AfterKillProbes {
     static func mqttLatest(pair: MQTTRawPair, sendPort: Int, receivePort: Int, revisions: Int, topic: String) throws -> LatestStateResult {
         struct Seen { var lines = 0; var last: UInt64 = 0; var lastAt: UInt64 = 0 }
         let seen = Locked(Seen())
-        let subscriber = try MosquittoSubscriber(port: receivePort, topic: topic, format: "%p") { line in
+        let subscriber = try MosquittoSubscriber(port: receivePort, topic: topic, format: "%p") { line, _ in
             let revision = MosquittoSubscriber.sequence(line) ?? 0
             let now = DispatchTime.now().uptimeNanoseconds
             seen.withLock { state in
@@ -129,7 +129,7 @@ enum AfterKillProbes {
             var lastArrival: UInt64 = 0, killedAt: UInt64 = 0, firstAfterKill: UInt64 = 0
         }
         let seen = Locked(Seen(seen: [Bool](repeating: false, count: count)))
-        let subscriber = try MosquittoSubscriber(port: receivePort, topic: topic, format: "%x") { line in
+        let subscriber = try MosquittoSubscriber(port: receivePort, topic: topic, format: "%x") { line, incarnation in
             guard let value = MosquittoSubscriber.sequence(line) else { return }
             let now = DispatchTime.now().uptimeNanoseconds
             seen.withLock { state in
@@ -139,7 +139,8 @@ enum AfterKillProbes {
                 state.seen[index] = true
                 state.distinct += 1
                 state.lastArrival = now
-                if state.killedAt != 0 && state.firstAfterKill == 0 { state.firstAfterKill = now }
+                // The restarted subscriber's first line: what the killed one printed is not it.
+                if incarnation > 0 && state.firstAfterKill == 0 { state.firstAfterKill = now }
             }
         }
         defer { subscriber.stop() }

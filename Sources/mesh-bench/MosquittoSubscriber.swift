@@ -7,18 +7,21 @@ import MeshCore
 /// A receiving MQTT client as a process of its own, so it can be killed with SIGKILL:
 /// `mosquitto_sub` (the Debian package's) with a persistent session (`-c`, a fixed client ID) at
 /// QoS 1, printing each message's payload (in hex, or as it is), one line each. Restarted with the same ID, it
-/// gets what the broker queued for it meanwhile. Every line goes to `onLine` on a reader thread.
+/// gets what the broker queued for it meanwhile. Every line goes to `onLine` on a reader thread,
+/// with the number of the process that printed it (0 for the first, 1 after one restart, …): lines
+/// a killed process wrote are still read after its kill.
 final class MosquittoSubscriber: @unchecked Sendable {
     private let port: Int
     private let topic: String
     private let clientID = "bench-sub-\(UUID().uuidString.prefix(8))"
     private let format: String
-    private let onLine: @Sendable (Substring) -> Void
+    private let onLine: @Sendable (Substring, Int) -> Void
     private var process = Process()
+    private var starts = 0
     private var reader: Thread?
 
     /// `format`: mosquitto_sub's `-F` (`%x` the payload in hex, `%p` as it is).
-    init(port: Int, topic: String, format: String, onLine: @escaping @Sendable (Substring) -> Void) throws {
+    init(port: Int, topic: String, format: String, onLine: @escaping @Sendable (Substring, Int) -> Void) throws {
         self.port = port
         self.topic = topic
         self.format = format
@@ -38,6 +41,8 @@ final class MosquittoSubscriber: @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         try process.run()
         let onLine = self.onLine
+        let incarnation = starts
+        starts += 1
         let handle = pipe.fileHandleForReading
         let thread = Thread {
             var pending = Data()
@@ -48,7 +53,7 @@ final class MosquittoSubscriber: @unchecked Sendable {
                 while let newline = pending.firstIndex(of: 0x0a) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...newline)
-                    onLine(Substring(line))
+                    onLine(Substring(line), incarnation)
                 }
             }
         }
