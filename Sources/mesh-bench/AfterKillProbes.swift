@@ -124,20 +124,17 @@ enum AfterKillProbes {
     /// distinct items and started again with the same client ID at once.
     static func mqttKill(pair: MQTTRawPair, receivePort: Int, count: Int, bytes: Int, killAfter: Int, topic: String) throws -> LeanKillProbe.Result {
         struct Seen {
-            var seen: [Bool]
-            var distinct = 0, duplicates = 0, probes = 0
+            var arrived: ArrivalSet
+            var duplicates = 0, probes = 0
             var lastArrival: UInt64 = 0, killedAt: UInt64 = 0, firstAfterKill: UInt64 = 0
         }
-        let seen = Locked(Seen(seen: [Bool](repeating: false, count: count)))
+        let seen = Locked(Seen(arrived: ArrivalSet(count: count)))
         let subscriber = try MosquittoSubscriber(port: receivePort, topic: topic, format: "%x") { line, incarnation in
             guard let value = MosquittoSubscriber.sequence(line) else { return }
             let now = DispatchTime.now().uptimeNanoseconds
             seen.withLock { state in
-                guard value >= 1, value <= UInt64(state.seen.count) else { state.probes += 1; return }
-                let index = Int(value - 1)
-                if state.seen[index] { state.duplicates += 1; return }
-                state.seen[index] = true
-                state.distinct += 1
+                guard value >= 1, value <= UInt64(count) else { state.probes += 1; return }
+                guard state.arrived.arrive(Int(value - 1)) else { state.duplicates += 1; return }
                 state.lastArrival = now
                 // The restarted subscriber's first line: what the killed one printed is not it.
                 if incarnation > 0 && state.firstAfterKill == 0 { state.firstAfterKill = now }
@@ -156,7 +153,7 @@ enum AfterKillProbes {
         var last = -1
         var quietSince = DispatchTime.now().uptimeNanoseconds
         while true {
-            let distinct = seen.withLock { $0.distinct }
+            let distinct = seen.withLock { $0.arrived.distinct }
             let now = DispatchTime.now().uptimeNanoseconds
             if distinct >= count { break }
             if distinct != last { last = distinct; quietSince = now } else if now - quietSince > 10_000_000_000 { break }
@@ -171,7 +168,7 @@ enum AfterKillProbes {
         return seen.withLock { state in
             let seconds = Double(max(state.lastArrival, start) - start) / 1e9
             let gap = state.firstAfterKill > state.killedAt ? Double(state.firstAfterKill - state.killedAt) / 1e9 : 0
-            return LeanKillProbe.Result(perSecond: Double(state.distinct) / max(seconds, 1e-9), lost: count - state.distinct,
+            return LeanKillProbe.Result(perSecond: Double(state.arrived.distinct) / max(seconds, 1e-9), lost: state.arrived.missing,
                                         unmarkedDuplicates: state.duplicates, redelivered: 0, gap: gap)
         }
     }

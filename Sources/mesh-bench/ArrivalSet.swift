@@ -7,6 +7,8 @@ struct ArrivalSet {
 
     init(count: Int) { seen = [Bool](repeating: false, count: count) }
 
+    /// Items numbered.
+    var count: Int { seen.count }
     /// Items never seen.
     var missing: Int { seen.count - distinct }
     /// Every item seen.

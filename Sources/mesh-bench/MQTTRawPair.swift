@@ -13,8 +13,7 @@ import NIOPosix
 final class MQTTRawPair: @unchecked Sendable {
     /// What the subscriber saw in the current phase.
     private struct Seen {
-        var seen: [Bool] = []
-        var distinct = 0
+        var arrived = ArrivalSet(count: 0)
         var duplicates = 0
         var latencies: [UInt64] = []
         var lastArrival: UInt64 = 0
@@ -91,17 +90,14 @@ final class MQTTRawPair: @unchecked Sendable {
         let sequence = payload[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let sent = payload[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         seen.withLock { state in
-            guard sequence >= 1, Int(sequence) <= state.seen.count else {
+            guard sequence >= 1, Int(sequence) <= state.arrived.count else {
                 state.probes += 1
                 return
             }
-            let index = Int(sequence - 1)
-            if state.seen[index] {
+            guard state.arrived.arrive(Int(sequence - 1)) else {
                 state.duplicates += 1
                 return
             }
-            state.seen[index] = true
-            state.distinct += 1
             state.lastArrival = now
             state.latencies.append(now &- sent)
         }
@@ -117,7 +113,7 @@ final class MQTTRawPair: @unchecked Sendable {
     }
 
     private func reset(count: Int) {
-        seen.withLock { $0 = Seen(seen: [Bool](repeating: false, count: count)) }
+        seen.withLock { $0 = Seen(arrived: ArrivalSet(count: count)) }
     }
 
     /// `count` messages of `bytes`, one every `interval`, published at `qos` on the publisher's
@@ -154,7 +150,7 @@ final class MQTTRawPair: @unchecked Sendable {
         loop.execute {
             let next = Locked(0)
             @Sendable func pump() {
-                let received = seen.withLock { $0.distinct }
+                let received = seen.withLock { $0.arrived.distinct }
                 var sent = next.withLock { $0 }
                 while sent < count, sent - received < lead {
                     var payload = payloads[sent]
@@ -196,7 +192,7 @@ final class MQTTRawPair: @unchecked Sendable {
         var quietSince = Date()
         var last = -1
         while true {
-            let distinct = seen.withLock { $0.distinct }
+            let distinct = seen.withLock { $0.arrived.distinct }
             if distinct >= count { break }
             if distinct != last {
                 last = distinct
@@ -208,8 +204,8 @@ final class MQTTRawPair: @unchecked Sendable {
         }
         return seen.withLock { state in
             let seconds = Double(max(state.lastArrival, start) - start) / 1e9
-            return Phase(latencies: state.latencies, missing: count - state.distinct, duplicates: state.duplicates,
-                         perSecond: Double(state.distinct) / max(seconds, 1e-9))
+            return Phase(latencies: state.latencies, missing: state.arrived.missing, duplicates: state.duplicates,
+                         perSecond: Double(state.arrived.distinct) / max(seconds, 1e-9))
         }
     }
 }

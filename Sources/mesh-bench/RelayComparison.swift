@@ -36,8 +36,7 @@ enum RelayComparison {
             return true
         }
         guard let settings = parsed else { usage() }
-        let chosen = settings
-        BenchMain.runToCompletion("relay") { try await measure(chosen) }
+        BenchMain.runToCompletion("relay") { try await measure(settings) }
     }
 
     private static func usage() -> Never {
