@@ -79,6 +79,32 @@ struct PathChoiceTests {
         #expect(choice.directDialDelay(now: 6 * Self.second) == 29 * Self.second)
     }
 
+    @Test func aRelayChannelClosedJustBeforeADirectOneWasHandedOverAndCountsAsAChange() {
+        // The answering side: the peer closed the relay connection once its direct channel
+        // ran, and that close arrived 40 ms before the direct handshake's confirm.
+        var answering = Self.started()
+        answering.activated(.relay, now: Self.second)
+        answering.lost(now: 10 * Self.second)
+        answering.activated(.direct, now: 10 * Self.second + 40_000_000)
+        #expect(answering.lastChangeAt == 10 * Self.second + 40_000_000)
+        // Direct dies later; back on the relay, the next move to direct waits out the 30 s.
+        answering.lost(now: 14 * Self.second)
+        answering.activated(.relay, now: 15 * Self.second)
+        #expect(answering.directDialDelay(now: 20 * Self.second) == 20 * Self.second + 40_000_000)
+        // A relay channel that died longer ago was lost, not handed over: no change, no hold.
+        var lost = Self.started()
+        lost.activated(.relay, now: Self.second)
+        lost.lost(now: 10 * Self.second)
+        lost.activated(.direct, now: 11 * Self.second + 1)
+        #expect(lost.lastChangeAt == nil)
+        // Nor is a direct channel that closed just before a direct one (a reconnect, not a change).
+        var reconnect = Self.started()
+        reconnect.activated(.direct, now: Self.second)
+        reconnect.lost(now: 10 * Self.second)
+        reconnect.activated(.direct, now: 10 * Self.second + 1)
+        #expect(reconnect.lastChangeAt == nil)
+    }
+
     @Test func failedRelayDialsBackOffUpTo30SecondsAndStartOverOnceOneWorked() {
         var choice = Self.started()
         var now = Self.second

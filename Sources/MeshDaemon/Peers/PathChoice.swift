@@ -9,8 +9,10 @@
 ///   dial still waiting on a dead address, never behind it.
 /// - Between two working paths the channel changes at most once per `minimumChangeInterval`:
 ///   after a change, this side starts no direct handshake that would take the channel off the
-///   relay until the interval passed (`directDialDelay`). A lost channel is never held: the
-///   relay is dialled `relayDelay` after it closed, and a direct dial is tried at once.
+///   relay until the interval passed (`directDialDelay`). Both ends count the same changes: a
+///   relay channel that closed within `handoverWindow` before a direct one was installed was
+///   handed over. A lost channel is never held: the relay is dialled `relayDelay` after it
+///   closed, and a direct dial is tried at once.
 ///
 /// The node feeds it activations (`activated`), losses (`lost`), the end of relay dials and
 /// the timer pass (`tick`), and carries out `dialRelay`. Instants are monotonic nanoseconds.
@@ -33,6 +35,11 @@ struct PathChoice: Sendable, Equatable {
     static let minimumChangeInterval: UInt64 = 30_000_000_000
     /// The longest wait between two relay dials that failed.
     static let relayRetryMaximum: UInt64 = 30_000_000_000
+    /// A relay channel that closed at most this long before a direct one was installed was
+    /// handed over, not lost: the side answering a move to direct often sees the relay
+    /// connection close (the peer closed it once its direct channel ran) just before the
+    /// direct handshake's confirm arrives, and that move is a change like any other.
+    static let handoverWindow: UInt64 = 1_000_000_000
 
     /// The kind the channel runs on now; nil while none is active.
     private(set) var current: Kind?
@@ -40,6 +47,9 @@ struct PathChoice: Sendable, Equatable {
     private var downSince: UInt64?
     /// When the channel last moved from one working path to the other kind.
     private(set) var lastChangeAt: UInt64?
+    /// The kind of the channel that closed last, and when it closed (nil while one runs).
+    private var closedKind: Kind?
+    private var closedAt: UInt64 = 0
     /// A relay dial is under way (none is started until it ended).
     private(set) var relayDialing = false
     /// No relay dial before this instant (after failed ones), and the wait after the next failure.
@@ -52,8 +62,13 @@ struct PathChoice: Sendable, Equatable {
     /// A channel on a path of `kind` was installed at `now` (either side's handshake; it
     /// replaced the one before, if any).
     mutating func activated(_ kind: Kind, now: UInt64) {
-        if let current, current != kind { lastChangeAt = now }
+        if let current, current != kind {
+            lastChangeAt = now
+        } else if current == nil, kind == .direct, closedKind == .relay, now &- closedAt <= Self.handoverWindow {
+            lastChangeAt = now
+        }
         current = kind
+        closedKind = nil
         downSince = nil
         if kind == .relay {
             relayDialing = false
@@ -64,6 +79,10 @@ struct PathChoice: Sendable, Equatable {
 
     /// The channel closed at `now` (its path died, its lease expired, it was dropped).
     mutating func lost(now: UInt64) {
+        if let current {
+            closedKind = current
+            closedAt = now
+        }
         current = nil
         downSince = downSince ?? now
     }

@@ -61,10 +61,7 @@ extension MeshdLabRelayTests {
             }
         }
 
-        // Path choice moves a channel that runs on the relay back to a direct path once one
-        // authenticates; until the daemon does that, this scenario cannot pass.
-        @Test("a direct route appears: the channel moves to it; it goes: back on the relay within 2 s, nothing lost",
-              .disabled("meshd does not yet move a channel from the relay back to a direct path"))
+        @Test("a direct route appears: the channel moves to it; it goes: back on the relay within 2 s, nothing lost")
         func directRouteComesAndGoes() async throws {
             try await RelayLab.scenario { lab in
                 let pair = try await lab.pairOverRelay()
