@@ -99,8 +99,7 @@ struct MailboxSnapshotPostState: Sendable, Equatable {
         for slot in slots.sorted(by: { $0.key < $1.key }) {
             guard boxes < Self.maximumBoxes, outstandingBytes < Self.maximumBytes else { break }
             guard roundRevisions[slot.key] != slot.revision, !acked.contains(slot.ackID),
-                  (outstanding[slot.key]?.count ?? 0) < Self.maximumBoxesPerSlot,
-                  outstanding[slot.key]?.contains(where: { $0.revision == slot.revision }) != true else { continue }
+                  (outstanding[slot.key]?.count ?? 0) < Self.maximumBoxesPerSlot else { continue }
             chosen.append(slot)
             boxes += 1
         }
