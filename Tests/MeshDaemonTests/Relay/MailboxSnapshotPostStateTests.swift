@@ -11,7 +11,7 @@ struct MailboxSnapshotPostStateTests {
     static let second: UInt64 = 1_000_000_000
     static let session = UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF")!
 
-    static func slot(_ feature: String = "demo", _ revision: UInt64) -> State.SlotRevision {
+    static func slot(_ revision: UInt64, feature: String = "demo") -> State.SlotRevision {
         State.SlotRevision(key: .init(featureID: feature, sessionID: session), revision: revision)
     }
 
@@ -65,7 +65,7 @@ struct MailboxSnapshotPostStateTests {
         #expect(Self.pass(&state, [Self.slot(20)], now: now) == [20], "room again: the latest revision goes out")
 
         var many = State()
-        let slots = (0..<(State.maximumBoxes + 10)).map { Self.slot("f\($0)", 1) }
+        let slots = (0..<(State.maximumBoxes + 10)).map { Self.slot(1, feature: "f\($0)") }
         #expect(Self.pass(&many, slots, now: 0)?.count == State.maximumBoxes, "1024 boxes per peer")
         var large = State()
         #expect(Self.pass(&large, slots, now: 0, bytes: 60_000)?.count == State.maximumBytes / 60_000, "16 MiB per peer")
