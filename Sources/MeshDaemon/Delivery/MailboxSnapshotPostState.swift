@@ -16,7 +16,9 @@ import Foundation
 ///   past them waits for acks or a live channel. So the queue the broker keeps for an absent
 ///   peer stays bounded however often an app publishes.
 /// - The peer acks a snapshot by its ``MailboxSnapshotAckID`` (in an ordinary ack box); the
-///   ``rememberedAcks`` IDs acked last are kept, so a slot the peer has is not posted again.
+///   ``rememberedAcks`` IDs acked last are kept (items' event IDs named by the same ack boxes
+///   among them), so a slot the peer has is not posted again; one forgotten is posted once more,
+///   and the peer, whose slot holds it already, acks it again.
 struct MailboxSnapshotPostState: Sendable, Equatable {
     /// Boxes of one slot posted and not acknowledged.
     static let maximumBoxesPerSlot = 8

@@ -25,12 +25,18 @@ struct MailboxFormatTests {
     }
 
     /// The vector of docs/PROTOCOL.md §11 (computed independently with Python's `hashlib`).
-    @Test func snapshotAckIDVector() {
+    @Test func snapshotAckIDVector() throws {
         let id = MailboxSnapshotAckID.of(featureID: "demo", sessionID: Self.eventB, revision: 20)
         #expect(id == UUID(uuidString: "DA98E8D3-B277-9120-2719-8865F75694D1"))
         #expect(MailboxSnapshotAckID.of(featureID: "demo", sessionID: Self.eventB, revision: 21)
                 == UUID(uuidString: "7526103E-8347-953C-6788-45F5D1FE29A5"), "each revision has its own ID")
         #expect(MailboxSnapshotAckID.of(featureID: "demx", sessionID: Self.eventB, revision: 20) != id)
+        // The page shows the hashed bytes and the ID (compactText climbs three folders from its argument).
+        let page = try ProtocolPage.compactText(file: URL(fileURLWithPath: #filePath).deletingLastPathComponent().path)
+        let hashed = MailboxSnapshotAckID.label + [0, 4] + Array("demo".utf8) + withUnsafeBytes(of: Self.eventB.uuid) { Array($0) }
+            + [0, 0, 0, 0, 0, 0, 0, 20]
+        #expect(page.contains(ProtocolPage.compact(ProtocolPage.hex(hashed))), "docs/PROTOCOL.md shows the hashed bytes")
+        #expect(page.contains("ackid" + ProtocolPage.compact("da 98 e8 d3 b2 77 91 20 27 19 88 65 f7 56 94 d1")))
     }
 
     @Test func aSnapshotBoxCarriesASnapshotPushAndOpensOnlyAsASnapshot() throws {
