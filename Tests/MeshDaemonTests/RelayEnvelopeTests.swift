@@ -36,7 +36,7 @@ struct RelayEnvelopeTests {
         let envelopes: [RelayEnvelope] = [
             .stream(Self.path, sequence: 9, data: [1, 2, 3]), .close(Self.path, sequence: .max),
             .unnumbered(.datagram, payload: [7]), .unnumbered(.mailboxItem, payload: Array(repeating: 5, count: 300)),
-            .unnumbered(.mailboxAck, payload: [0]),
+            .unnumbered(.mailboxAck, payload: [0]), .unnumbered(.mailboxSnapshot, payload: [3, 3]),
             .stream(Self.path, sequence: 1, data: Array(repeating: 0xEE, count: RelayEnvelope.maximumPayload)),
         ]
         for envelope in envelopes {
@@ -79,7 +79,7 @@ struct RelayEnvelopeTests {
     @Test func otherVersionsUnknownKindsShortLengthsAndDirtyPaddingAreRefused() throws {
         let good = try #require(RelayEnvelope.stream(Self.path, sequence: 0, data: [9, 9]).encode())
         var version = good; version[0] = 2
-        var kind = good; kind[1] = 6
+        var kind = good; kind[1] = 7
         var zeroKind = good; zeroKind[1] = 0
         var long = good; long[19] = 3
         let padded = good + [0, 0, 1]

@@ -9,7 +9,7 @@
 ///                                       info = sender static public key || receiver static public key, 32)
 /// associated data        = header (10 bytes) || sender static public key || receiver static public key
 /// ```
-/// - kind 1 is an item, kind 2 an ack; the associated data binds both, the counter, and who
+/// - kind 1 is an item, kind 2 an ack, kind 3 a snapshot; the associated data binds both, the counter, and who
 ///   sealed it for whom, so no box opens as another kind, in the other direction or for
 ///   another pair.
 /// - The key needs both the pair key and a static private key of the pair, so neither a
@@ -28,8 +28,10 @@ public struct MailboxSeal: Sendable {
     public enum Kind: UInt8, Sendable {
         /// A store-and-forward item.
         case item = 1
-        /// An end-to-end ack of items.
+        /// An end-to-end ack of items (and of latest-state snapshots).
         case ack = 2
+        /// The latest snapshot of one slot (a snapshot push).
+        case snapshot = 3
     }
 
     /// What ``open(_:)`` found in a box.

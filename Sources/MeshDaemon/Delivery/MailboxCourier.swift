@@ -14,6 +14,10 @@ import MeshCrypto
 ///   order as on the channel (store, ack, hand out). An item received by both the mailbox and
 ///   the channel is stored, and handed to apps, once.
 /// - **Receiving acks**: exactly the named outbox items are deleted.
+/// - **Latest-state slots** (`MailboxCourier+Snapshots.swift`): while the peer has no live
+///   channel, each outbound slot's revision the peer has not acknowledged goes out as a snapshot
+///   box (``MailboxSnapshotPostState``); a received one goes into the peer's inbound slot (a lower
+///   revision never replaces a higher one) and is acked by its ``MailboxSnapshotAckID``.
 ///
 /// Received boxes wait in one bounded queue (``maximumQueuedBoxes``, ``maximumQueuedBytes``)
 /// and are handled one at a time in arrival order; a box beyond it is dropped and counted (its
@@ -36,6 +40,11 @@ final class MailboxCourier {
         var itemsAcked: UInt64 = 0
         var malformed: UInt64 = 0
         var droppedBusy: UInt64 = 0
+        var snapshotsPosted: UInt64 = 0
+        var snapshotsTooLarge: UInt64 = 0
+        var snapshotsReceived: UInt64 = 0
+        var snapshotsStale: UInt64 = 0
+        var snapshotsRefused: UInt64 = 0
     }
 
     private struct Received {
@@ -44,8 +53,10 @@ final class MailboxCourier {
         var plaintext: [UInt8]
     }
 
-    private(set) var counters = Counters()
+    var counters = Counters()
     private(set) var states: [DeviceID: MailboxPostState] = [:]
+    /// Each peer's latest-state slots at the broker (`MailboxCourier+Snapshots.swift`).
+    var snapshotStates: [DeviceID: MailboxSnapshotPostState] = [:]
     private var queue: [Received] = []
     private var queueHead = 0
     private var queuedBytes = 0
@@ -61,10 +72,14 @@ final class MailboxCourier {
         for peer in router.peerStates.keys.sorted() {
             if router.peerStates[peer]?.active == true {
                 states[peer]?.channelActive()
+                snapshotStates[peer]?.channelActive()
                 continue
             }
-            guard let posting = mailbox.postingState(for: peer), posting.settled,
-                  let read = states[peer, default: MailboxPostState()].beginPass(now: now, epoch: posting.epoch) else { continue }
+            guard let posting = mailbox.postingState(for: peer), posting.settled else { continue }
+            if snapshotStates[peer, default: MailboxSnapshotPostState()].beginPass(now: now, epoch: posting.epoch) {
+                router.spawn { router in await router.courier.snapshotPass(router, peer, epoch: posting.epoch) }
+            }
+            guard let read = states[peer, default: MailboxPostState()].beginPass(now: now, epoch: posting.epoch) else { continue }
             router.spawn { router in await router.courier.pass(router, peer, read: read, epoch: posting.epoch) }
         }
     }
@@ -132,6 +147,7 @@ final class MailboxCourier {
             switch next.kind {
             case .item: await items(router, next.plaintext, from: next.peer)
             case .ack: await ack(router, next.plaintext, from: next.peer)
+            case .snapshot: await snapshot(router, next.plaintext, from: next.peer)
             }
         }
     }
@@ -204,6 +220,8 @@ final class MailboxCourier {
             return
         }
         let store = router.store, key = router.key(peer), eventIDs = ack.eventIDs
+        // Some IDs may name snapshots (`MailboxSnapshotAckID`); the outbox finds none of those.
+        snapshotStates[peer, default: MailboxSnapshotPostState()].acked(eventIDs)
         do {
             let removed = try await router.worker.run { try store.outbox.acknowledge(peer: key, eventIDs: eventIDs) }
             counters.itemsAcked &+= UInt64(removed)
@@ -231,6 +249,11 @@ final class MailboxCourier {
             "delivery.mailbox.items_acked": counters.itemsAcked,
             "delivery.mailbox.malformed": counters.malformed,
             "delivery.mailbox.dropped_busy": counters.droppedBusy,
+            "delivery.mailbox.snapshots_posted": counters.snapshotsPosted,
+            "delivery.mailbox.snapshots_too_large": counters.snapshotsTooLarge,
+            "delivery.mailbox.snapshots_received": counters.snapshotsReceived,
+            "delivery.mailbox.snapshots_stale": counters.snapshotsStale,
+            "delivery.mailbox.snapshots_refused": counters.snapshotsRefused,
         ]
     }
 }

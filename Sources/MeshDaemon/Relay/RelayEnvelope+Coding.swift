@@ -49,7 +49,7 @@ extension RelayEnvelope {
         switch kind {
         case .streamData: return pathID != .none && payloadCount > 0
         case .streamClose: return pathID != .none && payloadCount == 0
-        case .datagram, .mailboxItem, .mailboxAck: return pathID == .none && sequence == 0 && payloadCount > 0
+        case .datagram, .mailboxItem, .mailboxAck, .mailboxSnapshot: return pathID == .none && sequence == 0 && payloadCount > 0
         }
     }
 }

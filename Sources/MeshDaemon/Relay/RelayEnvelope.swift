@@ -13,8 +13,8 @@
 ///   1 to ``maximumPayload`` bytes. Sequence 0, 1, 2, … per path.
 /// - kind 2, stream close: the sender closed the path; empty payload, the next sequence.
 /// - kind 3, datagram: one sealed datagram (docs/PROTOCOL.md §5).
-/// - kind 4, mailbox item / kind 5, mailbox ack: one ``MailboxSeal`` box.
-///   Kinds 3–5 belong to no path: path ID and sequence are 0.
+/// - kind 4, mailbox item / kind 5, mailbox ack / kind 6, mailbox snapshot: one ``MailboxSeal``
+///   box (of kind 1, 2 or 3). Kinds 3–6 belong to no path: path ID and sequence are 0.
 /// - padding: zeros up to a size bucket (``RelayPadding``); the whole message is at most
 ///   ``maximumSize`` bytes.
 ///
@@ -43,6 +43,8 @@ struct RelayEnvelope: Sendable, Equatable {
         case mailboxItem = 4
         /// One store-and-forward ack, sealed to the item's sender.
         case mailboxAck = 5
+        /// One store-and-forward latest-state snapshot, sealed to the receiver.
+        case mailboxSnapshot = 6
 
         /// Whether messages of this kind belong to a path (and are numbered in it).
         var isStream: Bool { self == .streamData || self == .streamClose }

@@ -64,6 +64,8 @@ struct RelayReceiver: Sendable {
         case mailboxItem([UInt8])
         /// One store-and-forward ack box.
         case mailboxAck([UInt8])
+        /// One store-and-forward snapshot box.
+        case mailboxSnapshot([UInt8])
     }
 
     /// What was dropped, for the node's counters.
@@ -118,6 +120,7 @@ struct RelayReceiver: Sendable {
         case .datagram: return [.datagram(envelope.payload)]
         case .mailboxItem: return [.mailboxItem(envelope.payload)]
         case .mailboxAck: return [.mailboxAck(envelope.payload)]
+        case .mailboxSnapshot: return [.mailboxSnapshot(envelope.payload)]
         case .streamData, .streamClose: return receiveStream(envelope)
         }
     }

@@ -241,8 +241,8 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
             case .datagram(let bytes):
                 datagrams = true
                 bytes.withUnsafeBytes { datagramReceiver?.receive($0, from: address) }
-            case .mailboxItem, .mailboxAck:
-                continue  // store and forward: not carried by this build
+            case .mailboxItem, .mailboxAck, .mailboxSnapshot:
+                continue  // store and forward uses the mailbox topics, never a channel topic
             }
         }
         if datagrams { datagramReceiver?.burstEnded() }

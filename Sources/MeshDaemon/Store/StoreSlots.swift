@@ -58,6 +58,20 @@ public struct StoreSlots: Sendable {
         }
     }
 
+    /// The key and revision of every outbound slot, without their bytes (the relay mailbox's
+    /// pass compares them with what the peer acknowledged), by feature and session. A slot
+    /// without a session, or whose session key was damaged, is left out.
+    public func listOutboundRevisions() throws -> [(featureID: String, sessionID: UUID, revision: UInt64)] {
+        try store.withConnection { db in
+            try db.query("SELECT feature, session, revision FROM outbound_slot ORDER BY feature, session", [],
+                         "list outbound snapshot revisions") { row -> (featureID: String, sessionID: UUID, revision: UInt64)? in
+                let session = StoreColumns.optionalID(row, 1)
+                guard !session.isDamaged, let id = session.id else { return nil }
+                return (row.text(0), id, StoreColumns.unsigned(row, 2))
+            }.compactMap { $0 }
+        }
+    }
+
     /// Deletes an outbound slot. Returns whether there was one.
     @discardableResult
     public func deleteOutbound(featureID: String, sessionID: UUID? = nil) throws -> Bool {

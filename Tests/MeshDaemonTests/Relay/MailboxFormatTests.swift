@@ -24,6 +24,38 @@ struct MailboxFormatTests {
         #expect(throws: WireFormatError.self) { try MailboxAck(decoding: Self.bytes(hex)) }
     }
 
+    /// The vector of docs/PROTOCOL.md §11 (computed independently with Python's `hashlib`).
+    @Test func snapshotAckIDVector() throws {
+        let id = MailboxSnapshotAckID.of(featureID: "demo", sessionID: Self.eventB, revision: 20)
+        #expect(id == UUID(uuidString: "DA98E8D3-B277-9120-2719-8865F75694D1"))
+        #expect(MailboxSnapshotAckID.of(featureID: "demo", sessionID: Self.eventB, revision: 21)
+                == UUID(uuidString: "7526103E-8347-953C-6788-45F5D1FE29A5"), "each revision has its own ID")
+        #expect(MailboxSnapshotAckID.of(featureID: "demx", sessionID: Self.eventB, revision: 20) != id)
+        // The page shows the hashed bytes and the ID (compactText climbs three folders from its argument).
+        let page = try ProtocolPage.compactText(file: URL(fileURLWithPath: #filePath).deletingLastPathComponent().path)
+        let hashed = MailboxSnapshotAckID.label + [0, 4] + Array("demo".utf8) + withUnsafeBytes(of: Self.eventB.uuid) { Array($0) }
+            + [0, 0, 0, 0, 0, 0, 0, 20]
+        #expect(page.contains(ProtocolPage.compact(ProtocolPage.hex(hashed))), "docs/PROTOCOL.md shows the hashed bytes")
+        #expect(page.contains("ackid" + ProtocolPage.compact("da 98 e8 d3 b2 77 91 20 27 19 88 65 f7 56 94 d1")))
+    }
+
+    @Test func aSnapshotBoxCarriesASnapshotPushAndOpensOnlyAsASnapshot() throws {
+        let a = X25519KeyPair.generate(), b = X25519KeyPair.generate(), pairKey = SecretBytes.random(count: 32)
+        let sealAB = try #require(MailboxSeal(identity: a, peerPublicKey: b.publicKey, pairKey: pairKey))
+        let sealBA = try #require(MailboxSeal(identity: b, peerPublicKey: a.publicKey, pairKey: pairKey))
+        let plaintext = DeliveryMessage.snapshotPush([1, 2, 3]).encode()
+        #expect(plaintext == [0x05, 1, 2, 3])
+        let box = sealAB.seal(plaintext, kind: .snapshot, counter: 7)
+        #expect(box[1] == 3, "box kind 3")
+        let envelope = try #require(RelayEnvelope.unnumbered(.mailboxSnapshot, payload: box).encode())
+        #expect(envelope[1] == 6, "relay message kind 0x06")
+        let opened = try #require(sealBA.open(try RelayEnvelope(decoding: envelope).payload))
+        #expect(opened.kind == .snapshot && opened.plaintext == plaintext)
+        var relabelled = box
+        relabelled[1] = MailboxSeal.Kind.item.rawValue
+        #expect(sealBA.open(relabelled) == nil, "a snapshot box does not open as an item box")
+    }
+
     @Test func acksSplitAtTheirLimit() throws {
         let ids = (0..<(MailboxAck.maximumCount + 5)).map { _ in UUID() }
         let plaintexts = MailboxAck.plaintexts(for: ids)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -92,5 +95,165 @@ struct MeshdRelayMailboxTests {
         let cleared = try await Self.counters(a, "A's outbox empty", timeout: 20) { $0["delivery.outbox.items"] == 0 }
         #expect(cleared["delivery.mailbox.items_acked"] == UInt64(count), "\(cleared)")
         #expect(cleared["delivery.mailbox.items_posted"] == 0, "A posted acknowledged items again: \(cleared)")
+    }
+
+    /// The revision of A's snapshot of `demo` that `meshctl snapshot get` shows on `daemon` (0: none).
+    static func latestRevision(on daemon: DaemonProcess, from peer: String) async throws -> UInt64 {
+        let get = try await daemon.meshctl(["snapshot", "get", "--feature", "demo", "--peer", peer, "--json"])
+        guard get.status == 0, let object = try? JSONSerialization.jsonObject(with: Data(get.output.utf8)) as? [String: Any] else {
+            return 0
+        }
+        return (object["revision"] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    /// A publishes two revisions of a snapshot while B is off and stops; B comes on while A is
+    /// still off and `snapshot get` shows A's latest revision. The broker replaying A's older box
+    /// to B (after B restarted, so the box's counter is new to it) does not roll B's slot back.
+    @Test func theLatestSnapshotReachesADeviceThatCameOnAfterTheSenderWentOffAndAReplayDoesNotRollItBack() async throws {
+        let folder = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let broker = try MosquittoBroker(folder: folder, accounts: ["devA": "secret-a", "devB": "secret-b"])
+        defer { broker.stop() }
+        let a = try await DaemonProcess(name: "slot-a", extraArguments: ["--no-mdns", "--relay", "mqtt://devA:secret-a@127.0.0.1:\(broker.port)"])
+        defer { a.stopNow() }
+        let b = try await DaemonProcess(name: "slot-b", extraArguments: ["--no-mdns", "--relay", "mqtt://devB:secret-b@127.0.0.1:\(broker.port)"])
+        defer { b.stopNow() }
+        _ = try await a.pair(with: b)
+        let idA = try await a.deviceID(), idB = try await b.deviceID()
+        for daemon in [a, b] {
+            try await Self.counters(daemon, "mailbox session up with the peer", timeout: 20) {
+                $0["relay.mailbox.connected"] == 1 && $0["relay.mailbox.peers"] == 1
+            }
+        }
+        try await b.kill9()
+        _ = try await a.waitForChannel(idB, active: false, timeout: 20)
+
+        // A third party on the broker records A's snapshot boxes, to replay the older one later.
+        let tap = try BrokerTap(broker, account: "devA", password: "secret-a")
+        defer { tap.stop() }
+        try await tap.waitSubscribed(timeout: 10)
+        for revision in [10, 20] {
+            let sent = try await a.meshctl(["send", "--feature", "demo", "--mode", "snapshot", "--revision", "\(revision)",
+                                            "state \(revision)"])
+            #expect(sent.status == 0, "\(sent.output)")
+            // One revision per pass, so each goes out as its own box.
+            try await Self.counters(a, "revision \(revision) posted", timeout: 20) {
+                $0["delivery.mailbox.snapshots_posted", default: 0] >= (revision == 10 ? 1 : 2)
+            }
+        }
+        let posted = try await Self.counters(a, "both snapshot boxes held by the broker", timeout: 20) {
+            Self.brokerHoldsEverythingPosted($0)
+        }
+        #expect(posted["delivery.mailbox.snapshots_posted"] == 2, "each revision posted once: \(posted)")
+        #expect(posted["relay.mailbox.unacknowledged"] == 0, "\(posted)")
+        let boxes = try await tap.messages(kind: 0x06, count: 2, timeout: 10)
+        try await a.terminate()
+
+        // B comes on while A is off: A's latest revision comes from the broker.
+        let started = Date()
+        try await b.restart(listen: "127.0.0.1:0")
+        let revision = try await eventually("A's latest snapshot on B", timeout: 30) {
+            let revision = try await Self.latestRevision(on: b, from: idA)
+            return revision == 20 ? revision : nil
+        }
+        #expect(revision == 20)
+        print("B had A's latest snapshot \(String(format: "%.2f", Date().timeIntervalSince(started))) s after it started, with A off")
+        try await Self.counters(b, "B's snapshot acks held by the broker", timeout: 20) {
+            $0["delivery.mailbox.snapshots_received", default: 0] >= 1 && Self.brokerHoldsEverythingPosted($0)
+        }
+
+        // The broker replays A's older box to B after B restarted (B's replay guard starts
+        // empty): it opens, and the slot keeps the newer revision.
+        try await b.kill9()
+        try await b.restart(listen: "127.0.0.1:0")
+        try await Self.counters(b, "B's mailbox session up", timeout: 20) { $0["relay.mailbox.connected"] == 1 }
+        try tap.replay(boxes[0])
+        let replayed = try await Self.counters(b, "the replayed older box handled", timeout: 20) {
+            $0["delivery.mailbox.snapshots_stale", default: 0] >= 1
+        }
+        #expect(replayed["delivery.mailbox.snapshots_received"] == 1, "\(replayed)")
+        #expect(try await Self.latestRevision(on: b, from: idA) == 20, "a replayed older box rolled the slot back")
+    }
+}
+
+/// `mosquitto_sub` on the whole prefix as one account, read as it prints (`TOPIC HEX` lines),
+/// and `mosquitto_pub` to post a recorded message again: the test's stand-in for a broker that
+/// keeps and replays what passes through it.
+final class BrokerTap: @unchecked Sendable {
+    private let broker: MosquittoBroker
+    private let account: String, password: String
+    private let process = Process()
+    private let pipe = Pipe()
+    private var buffer = Data()
+    private var lines: [String] = []
+
+    init(_ broker: MosquittoBroker, account: String, password: String) throws {
+        self.broker = broker
+        self.account = account
+        self.password = password
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
+        process.arguments = ["-h", "127.0.0.1", "-p", "\(broker.port)", "-u", account, "-P", password, "-d",
+                             "-t", "sessionmesh/#", "-F", "%t %x"]
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits until the broker confirmed the subscription (`-d` prints the SUBACK).
+    func waitSubscribed(timeout: Double) async throws {
+        _ = try await next(timeout: timeout) { $0.contains("SUBACK") ? $0 : nil }
+    }
+
+    /// The first `count` messages whose relay message kind is `kind`, as (topic, hex payload).
+    func messages(kind: UInt8, count: Int, timeout: Double) async throws -> [(topic: String, hex: String)] {
+        let prefix = String(format: "01%02x", kind)
+        var found: [(topic: String, hex: String)] = []
+        while found.count < count {
+            found.append(try await next(timeout: timeout) { line in
+                let fields = line.split(separator: " ")
+                guard fields.count == 2, fields[0].hasPrefix("sessionmesh/"), fields[1].hasPrefix(prefix) else { return nil }
+                return (String(fields[0]), String(fields[1]))
+            })
+        }
+        return found
+    }
+
+    /// Publishes a recorded message again, at QoS 1.
+    func replay(_ message: (topic: String, hex: String)) throws {
+        var bytes: [UInt8] = []
+        var index = message.hex.startIndex
+        while let next = message.hex.index(index, offsetBy: 2, limitedBy: message.hex.endIndex), index < message.hex.endIndex {
+            bytes.append(UInt8(message.hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        let file = broker.folder + "/tap-replay.bin"
+        FileManager.default.createFile(atPath: file, contents: Data(bytes))
+        try SystemTool.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-u", account, "-P", password,
+                                                       "-t", message.topic, "-q", "1", "-f", file])
+    }
+
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// The next line (from those read so far, then from the pipe) that `match` takes, within `timeout` s.
+    private func next<T: Sendable>(timeout: Double, _ match: @escaping @Sendable (String) -> T?) async throws -> T {
+        try await blocking {
+            let deadline = Date().addingTimeInterval(timeout)
+            while true {
+                while let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self)
+                    self.buffer.removeSubrange(self.buffer.startIndex...newline)
+                    if let found = match(line) { return found }
+                }
+                guard deadline.timeIntervalSinceNow > 0,
+                      let chunk = PipeReader.read(self.pipe.fileHandleForReading, timeout: deadline.timeIntervalSinceNow),
+                      !chunk.isEmpty else {
+                    throw DaemonProcessError("mosquitto_sub: nothing matching within \(timeout) s")
+                }
+                self.buffer.append(chunk)
+            }
+        }
     }
 }

@@ -59,6 +59,15 @@ final class DaemonProcess: @unchecked Sendable {
         self.child = nil
     }
 
+    /// SIGTERM: the daemon shuts down as a service manager would stop it; waits for its exit
+    /// (up to 10 s, then SIGKILL). The state folder stays, for `restart()`.
+    func terminate() async throws {
+        guard let child else { return }
+        child.terminate()
+        _ = try await child.exitStatus()
+        self.child = nil
+    }
+
     /// Starts again on the same state folder and port.
     func restart() async throws { try await start() }
 

@@ -96,8 +96,20 @@ final class RelayMailbox: DeliveryMailbox, @unchecked Sendable {
         link.start()
     }
 
-    /// Disconnects (the broker keeps the session); on the loop.
+    /// Boxes posted that the broker has not acknowledged (PUBACK) yet: they may be lost.
+    var unacknowledgedBoxes: UInt64 {
+        let acknowledged = link?.acknowledgedPublishes ?? 0
+        return counters.boxesPosted > acknowledged ? counters.boxesPosted - acknowledged : 0
+    }
+
+    /// Disconnects (the broker keeps the session); on the loop. Boxes the broker has not
+    /// acknowledged are counted in the log: the items and slots they carried stay unacknowledged
+    /// here (they are in no posting state after a restart), so the next run posts them again.
     func stop() {
+        if link != nil {
+            logger.info("relay mailbox stopped", metadata: ["relay.mailbox.posted": "\(counters.boxesPosted)",
+                                                            "relay.mailbox.unacknowledged": "\(unacknowledgedBoxes)"])
+        }
         refresh?.cancel()
         refresh = nil
         link?.stop()
@@ -121,7 +133,7 @@ final class RelayMailbox: DeliveryMailbox, @unchecked Sendable {
         let counter = state.counter.next(wallNanoseconds: clock.wallNanoseconds())
         peers[peer] = state
         let box = state.seal.seal(plaintext, kind: kind, counter: counter)
-        guard let message = RelayEnvelope.unnumbered(kind == .item ? .mailboxItem : .mailboxAck, payload: box).encode() else {
+        guard let message = RelayEnvelope.unnumbered(Self.envelopeKind(of: kind), payload: box).encode() else {
             return false
         }
         let topic = state.topics.outboundMailbox
@@ -158,6 +170,7 @@ final class RelayMailbox: DeliveryMailbox, @unchecked Sendable {
             "relay.mailbox.peers": UInt64(peers.count),
             "relay.mailbox.boxes_posted": counters.boxesPosted,
             "relay.mailbox.boxes_broker_acked": link?.acknowledgedPublishes ?? 0,
+            "relay.mailbox.unacknowledged": unacknowledgedBoxes,
             "relay.mailbox.post_failures": counters.postFailures,
             "relay.mailbox.boxes_opened": counters.boxesOpened,
             "relay.mailbox.malformed": counters.malformed,
@@ -215,9 +228,8 @@ final class RelayMailbox: DeliveryMailbox, @unchecked Sendable {
             return
         }
         guard let envelope = try? RelayEnvelope(decoding: message.payload),
-              envelope.kind == .mailboxItem || envelope.kind == .mailboxAck,
               let (kind, counter) = MailboxSeal.peek(envelope.payload),
-              (kind == .item) == (envelope.kind == .mailboxItem) else {
+              Self.envelopeKind(of: kind) == envelope.kind else {
             counters.malformed &+= 1
             return fault("dropped malformed messages on a mailbox topic", peer: peerID)
         }
@@ -252,6 +264,15 @@ final class RelayMailbox: DeliveryMailbox, @unchecked Sendable {
             heldBytes += opened.plaintext.count
         } else {
             counters.droppedEarly &+= 1
+        }
+    }
+
+    /// The relay message kind that carries boxes of `kind`.
+    static func envelopeKind(of kind: MailboxSeal.Kind) -> RelayEnvelope.Kind {
+        switch kind {
+        case .item: .mailboxItem
+        case .ack: .mailboxAck
+        case .snapshot: .mailboxSnapshot
         }
     }
 
