@@ -21,7 +21,7 @@ extension MailboxCourier {
             router.noteStoreError(error, "could not list the snapshot slots for the relay mailbox")
             return
         }
-        guard let chosen = snapshotStates[peer]?.plan(listing).prefix(Self.snapshotsPerPass), !chosen.isEmpty else { return }
+        guard let chosen = snapshotStates[peer]?.plan(listing, now: router.now()).prefix(Self.snapshotsPerPass), !chosen.isEmpty else { return }
         let slots: [SnapshotSlot?]
         do {
             slots = try await router.worker.run {
@@ -46,7 +46,7 @@ extension MailboxCourier {
             guard snapshotStates[peer]?.hasRoom(forBytes: plaintext.count) == true,
                   mailbox.post(plaintext, kind: .snapshot, to: peer) else { return }
             counters.snapshotsPosted &+= 1
-            snapshotStates[peer]?.posted(slot, bytes: plaintext.count)
+            snapshotStates[peer]?.posted(slot, bytes: plaintext.count, now: router.now())
         }
     }
 

@@ -11,17 +11,22 @@ import Foundation
 ///   current revision the peer has not acknowledged and this **round** has not posted yet. A new
 ///   round (every unacknowledged slot posted again) starts after ``resendSeconds``, when the
 ///   broker may have lost the boxes (a new `epoch`), and when a live channel came and went.
-/// - Bounds, all counted per peer: at most ``maximumBoxesPerSlot`` boxes of one slot, and
-///   ``maximumBoxes`` boxes / ``maximumBytes`` bytes in all, posted and not acknowledged; a slot
-///   past them waits for acks or a live channel. So the queue the broker keeps for an absent
-///   peer stays bounded however often an app publishes.
+/// - Bounds, all counted per peer: ``maximumBoxes`` boxes / ``maximumBytes`` bytes in all,
+///   posted and not acknowledged, past which every slot waits for acks or a live channel; and
+///   ``maximumBoxesPerSlot`` boxes of one slot posted at once, past which that slot's newer
+///   revisions go out at most once per ``slowPostSeconds`` (the older boxes still count), so
+///   the latest revision of a busy slot still reaches the broker before this device goes off.
+///   So the queue the broker keeps for an absent peer stays bounded however often an app
+///   publishes.
 /// - The peer acks a snapshot by its ``MailboxSnapshotAckID`` (in an ordinary ack box); the
 ///   ``rememberedAcks`` IDs acked last are kept (items' event IDs named by the same ack boxes
 ///   among them), so a slot the peer has is not posted again; one forgotten is posted once more,
 ///   and the peer, whose slot holds it already, acks it again.
 struct MailboxSnapshotPostState: Sendable, Equatable {
-    /// Boxes of one slot posted and not acknowledged.
+    /// Boxes of one slot posted and not acknowledged before its revisions slow down.
     static let maximumBoxesPerSlot = 8
+    /// Past ``maximumBoxesPerSlot``, the shortest time between two boxes of that slot.
+    static let slowPostSeconds: Double = 30
     /// Boxes posted and not acknowledged, all slots together.
     static let maximumBoxes = 1_024
     /// Their plaintext bytes.
@@ -69,6 +74,8 @@ struct MailboxSnapshotPostState: Sendable, Equatable {
     private var outstandingIDs: [UUID: SlotRevision] = [:]
     /// The revision of each slot this round posted (or found too large).
     private var roundRevisions: [SlotKey: UInt64] = [:]
+    /// When each slot's last box was posted.
+    private var lastPostedAt: [SlotKey: UInt64] = [:]
     /// Acked IDs, oldest first, and the same as a set.
     private var ackedOrder: [UUID] = []
     private var ackedHead = 0
@@ -82,6 +89,7 @@ struct MailboxSnapshotPostState: Sendable, Equatable {
             // The broker no longer holds what was posted before: nothing is outstanding.
             outstanding = [:]
             outstandingIDs = [:]
+            lastPostedAt = [:]
             outstandingBoxes = 0
             outstandingBytes = 0
             startRound(now: now, epoch: epoch)
@@ -92,16 +100,20 @@ struct MailboxSnapshotPostState: Sendable, Equatable {
         return true
     }
 
-    /// The slots of `slots` (the store's listing) to read and post now, in key order: not
-    /// acknowledged, not posted in this round, within the per-slot and per-peer box counts.
-    /// Changes nothing; ``posted(_:bytes:)`` records what went out.
-    func plan(_ slots: [SlotRevision]) -> [SlotRevision] {
+    /// The slots of `slots` (the store's listing) to read and post at `now`, in key order: not
+    /// acknowledged, not posted in this round, within the per-peer box counts, and a slot with
+    /// ``maximumBoxesPerSlot`` boxes out only once ``slowPostSeconds`` passed since its last.
+    /// Changes nothing; ``posted(_:bytes:now:)`` records what went out.
+    func plan(_ slots: [SlotRevision], now: UInt64) -> [SlotRevision] {
         var boxes = outstandingBoxes
         var chosen: [SlotRevision] = []
         for slot in slots.sorted(by: { $0.key < $1.key }) {
             guard boxes < Self.maximumBoxes, outstandingBytes < Self.maximumBytes else { break }
-            guard roundRevisions[slot.key] != slot.revision, !acked.contains(slot.ackID),
-                  (outstanding[slot.key]?.count ?? 0) < Self.maximumBoxesPerSlot else { continue }
+            guard roundRevisions[slot.key] != slot.revision, !acked.contains(slot.ackID) else { continue }
+            if (outstanding[slot.key]?.count ?? 0) >= Self.maximumBoxesPerSlot {
+                guard let last = lastPostedAt[slot.key], now >= last,
+                      Double(now - last) / 1e9 >= Self.slowPostSeconds else { continue }
+            }
             chosen.append(slot)
             boxes += 1
         }
@@ -113,9 +125,10 @@ struct MailboxSnapshotPostState: Sendable, Equatable {
         outstandingBoxes < Self.maximumBoxes && outstandingBytes + bytes <= Self.maximumBytes
     }
 
-    /// A box of `slot` with `bytes` plaintext bytes was posted.
-    mutating func posted(_ slot: SlotRevision, bytes: Int) {
+    /// A box of `slot` with `bytes` plaintext bytes was posted at `now`.
+    mutating func posted(_ slot: SlotRevision, bytes: Int, now: UInt64) {
         roundRevisions[slot.key] = slot.revision
+        lastPostedAt[slot.key] = now
         outstanding[slot.key, default: []].append(Box(revision: slot.revision, bytes: bytes))
         outstandingIDs[slot.ackID] = slot
         outstandingBoxes += 1
@@ -139,6 +152,7 @@ struct MailboxSnapshotPostState: Sendable, Equatable {
                 let freed = boxes.filter { $0.revision <= slot.revision }
                 let kept = boxes.filter { $0.revision > slot.revision }
                 outstanding[slot.key] = kept.isEmpty ? nil : kept
+                if kept.isEmpty { lastPostedAt[slot.key] = nil }
                 outstandingBoxes -= freed.count
                 outstandingBytes -= freed.reduce(0) { $0 + $1.bytes }
                 for box in freed {

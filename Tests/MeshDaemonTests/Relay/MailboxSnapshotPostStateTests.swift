@@ -20,8 +20,8 @@ struct MailboxSnapshotPostStateTests {
                      bytes: Int = 100) -> [UInt64]? {
         guard state.beginPass(now: now, epoch: epoch) else { return nil }
         var posted: [UInt64] = []
-        for slot in state.plan(slots) where state.hasRoom(forBytes: bytes) {
-            state.posted(slot, bytes: bytes)
+        for slot in state.plan(slots, now: now) where state.hasRoom(forBytes: bytes) {
+            state.posted(slot, bytes: bytes, now: now)
             posted.append(slot.revision)
         }
         state.endPass(now: now)
@@ -59,10 +59,15 @@ struct MailboxSnapshotPostStateTests {
             _ = Self.pass(&state, [Self.slot(revision)], now: now)
             now += 2 * Self.second
         }
-        #expect(state.outstandingBoxes == State.maximumBoxesPerSlot, "8 boxes of one slot at most")
+        // Revisions 1…8 went out at once (0…14 s); 9…20 came every 2 s after that, less than
+        // 30 s after the 8th: the slot waits.
+        #expect(state.outstandingBoxes == State.maximumBoxesPerSlot, "8 boxes of one slot at once")
+        #expect(Self.pass(&state, [Self.slot(21)], now: now) == [], "26 s after the last box of the slot")
+        #expect(Self.pass(&state, [Self.slot(21)], now: now + 4 * Self.second) == [21], "the latest goes out 30 s after the last")
+        #expect(Self.pass(&state, [Self.slot(22)], now: now + 6 * Self.second) == [], "then one per 30 s")
         state.acked([Self.slot(3).ackID])
-        #expect(state.outstandingBoxes == State.maximumBoxesPerSlot - 3)
-        #expect(Self.pass(&state, [Self.slot(20)], now: now) == [20], "room again: the latest revision goes out")
+        #expect(state.outstandingBoxes == State.maximumBoxesPerSlot + 1 - 3, "an ack frees the revisions up to it")
+        #expect(Self.pass(&state, [Self.slot(22)], now: now + 8 * Self.second) == [22], "room again: the latest revision goes out at once")
 
         var many = State()
         let slots = (0..<(State.maximumBoxes + 10)).map { Self.slot(1, feature: "f\($0)") }
