@@ -98,6 +98,7 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
             self.refreshRendezvous()
             self.refresh = loop.scheduleRepeatedTask(initialDelay: Self.refreshInterval, delay: Self.refreshInterval) { [weak self] _ in
                 self?.refreshPeers()
+                self?.refreshRendezvous()
             }
         }.get()
         return listen
