@@ -5,7 +5,8 @@ import Testing
 /// Two `meshd` on loopback with no way to find each other directly (no mDNS, no `--address`)
 /// but a shared real Mosquitto: `meshctl pair -` pairs them by code through the broker's
 /// rendezvous, the channel then comes up on the relay and carries a reliable item; a wrong code
-/// costs the inviter one failed attempt and the right code still pairs after it.
+/// costs the inviter one failed attempt and the right code still pairs after it; an
+/// `--address` that cannot be reached falls back to the broker.
 @Suite("meshd pairing through the relay broker", .serialized,
        .enabled(if: ChildProcess.executable("meshd") != nil && MosquittoBroker.shouldRun))
 struct MeshdRelayPairingTests {
@@ -76,9 +77,27 @@ struct MeshdRelayPairingTests {
         #expect(counters["pairings.completed"] as? Int == 1, "\(counters)")
     }
 
+    @Test func anAddressThatCannotBeReachedFallsBackToTheBroker() async throws {
+        let folder = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let broker = try MosquittoBroker(folder: folder, accounts: ["devA": "secret-a", "devB": "secret-b"])
+        defer { broker.stop() }
+        let a = try await DaemonProcess(name: "fallback-relay-a", extraArguments: ["--no-mdns", "--relay", "mqtt://devA:secret-a@127.0.0.1:\(broker.port)"])
+        defer { a.stopNow() }
+        let b = try await DaemonProcess(name: "fallback-relay-b", extraArguments: ["--no-mdns", "--relay", "mqtt://devB:secret-b@127.0.0.1:\(broker.port)"])
+        defer { b.stopNow() }
+        try await Self.waitForBroker(a)
+        try await Self.waitForBroker(b)
+        // Port 1 on loopback: nothing listens, the connection is refused at once.
+        let (inviter, joined) = try await Self.pair(inviter: a, joiner: b, address: "127.0.0.1:1")
+        #expect(joined.status == 0, "\(joined.output)")
+        #expect(joined.output.contains("paired through the relay broker"), "\(joined.output)")
+        #expect((inviter["paired"] as? [String: Any])?["via"] as? String == "relay", "\(inviter)")
+    }
+
     /// Creates a code on `inviter` and joins it from `joiner` without an address (so through
     /// the broker); `beforeJoin` runs while the code is live.
-    private static func pair(inviter: DaemonProcess, joiner: DaemonProcess,
+    private static func pair(inviter: DaemonProcess, joiner: DaemonProcess, address: String? = nil,
                              beforeJoin: ((String) async throws -> Void)? = nil) async throws -> ([String: Any], (status: Int32, output: String)) {
         let waiter = try ChildProcess("meshctl", ["--socket", inviter.socketPath, "pair", "--json"])
         defer { waiter.terminate(); waiter.process.waitUntilExit() }
@@ -87,7 +106,8 @@ struct MeshdRelayPairingTests {
               let code = codeLine["code"] as? String
         else { throw DaemonProcessError("pair --json printed no code line") }
         try await beforeJoin?(code)
-        let joined = try await joiner.meshctl(["pair", "-"], timeout: 25, stdin: code + "\n")
+        let joined = try await joiner.meshctl(["pair", "-"] + (address.map { ["--address", $0] } ?? []), timeout: 25,
+                                              stdin: code + "\n")
         guard joined.status == 0 else { return ([:], joined) }
         guard let last = try await waiter.readLine(timeout: 10),
               let result = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
