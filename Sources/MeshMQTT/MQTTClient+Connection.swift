@@ -13,6 +13,7 @@ extension MQTTClient {
         box.connack = nil
         box.disconnect = nil
         box.lastLog = nil
+        box.subscribeAcks.removeAll()
         phase = .connecting(version)
         let code = handle.connect(host: options.host, port: options.port, keepalive: options.keepaliveSeconds)
         let error = errno
@@ -40,6 +41,8 @@ extension MQTTClient {
         }
         stopTimers()
         phase = .idle
+        pendingSubscriptions.removeAll()
+        confirmedSubscriptions.removeAll()
         watcher?.watch(nil)
     }
 
@@ -83,12 +86,20 @@ extension MQTTClient {
         watcher?.watch(.init(descriptor: socket, write: handle.wantsWrite))
     }
 
+    /// Sends SUBSCRIBE for `topic` and remembers its message ID for the SUBACK.
+    func sendSubscribe(_ topic: String, qos: MQTTQoS) {
+        let (_, messageID) = handle.subscribe(topic, qos: qos)
+        if let messageID { pendingSubscriptions[messageID] = topic }
+    }
+
     private func connected(_ version: MQTTProtocolVersion) {
         connectDeadline?.cancel()
         connectDeadline = nil
         phase = .connected(version)
         logger.info("relay broker connected", metadata: ["broker": "\(options.endpoint)", "mqtt": "\(version.words)"])
-        for entry in topics { _ = handle.subscribe(entry.topic, qos: entry.qos) }
+        pendingSubscriptions.removeAll()
+        confirmedSubscriptions.removeAll()
+        for entry in topics { sendSubscribe(entry.topic, qos: entry.qos) }
         onEvent(.connected(version))
     }
 
@@ -99,6 +110,8 @@ extension MQTTClient {
         if handle.socket != nil { _ = handle.disconnect() }
         phase = .idle
         watcher?.watch(nil)
+        pendingSubscriptions.removeAll()
+        confirmedSubscriptions.removeAll()
         logger.debug("relay broker connection ended", metadata: [
             "broker": "\(options.endpoint)", "state": "\(failure.words)", "detail": "\(failure.detail)",
             "was_connected": "\(wasConnected)",
@@ -111,6 +124,16 @@ extension MQTTClient {
         if box.oversized > 0 {
             oversizedMessages += box.oversized
             box.oversized = 0
+        }
+        if !box.subscribeAcks.isEmpty {
+            let acks = box.subscribeAcks
+            box.subscribeAcks.removeAll()
+            for ack in acks {
+                guard let topic = pendingSubscriptions.removeValue(forKey: ack.messageID), ack.granted, isConnected,
+                      topics.contains(where: { $0.topic == topic }) else { continue }
+                confirmedSubscriptions.insert(topic)
+                onEvent(.subscribed(topic))
+            }
         }
         guard !box.messages.isEmpty else { return }
         let messages = box.messages

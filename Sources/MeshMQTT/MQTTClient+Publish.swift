@@ -7,7 +7,7 @@ extension MQTTClient {
         guard !topics.contains(where: { $0.topic == topic }) else { return }
         topics.append((topic, qos))
         if isConnected {
-            _ = handle.subscribe(topic, qos: qos)
+            sendSubscribe(topic, qos: qos)
             afterCall()
         }
     }
@@ -17,6 +17,7 @@ extension MQTTClient {
         eventLoop.preconditionInEventLoop()
         guard let index = topics.firstIndex(where: { $0.topic == topic }) else { return }
         topics.remove(at: index)
+        confirmedSubscriptions.remove(topic)
         if isConnected {
             _ = handle.unsubscribe(topic)
             afterCall()
@@ -25,6 +26,10 @@ extension MQTTClient {
 
     /// The topics it subscribes to on each connection.
     public var subscriptions: [String] { topics.map(\.topic) }
+
+    /// Whether the broker confirmed the subscription to `topic` on the connection that is up
+    /// (a `.subscribed` event said so).
+    public func isSubscribed(_ topic: String) -> Bool { confirmedSubscriptions.contains(topic) }
 
     /// Publishes `payload` on `topic`. Under MQTT 5, `expirySeconds` makes the broker drop the
     /// message if it cannot deliver it in time; 3.1.1 has no expiry. With `retain` the broker

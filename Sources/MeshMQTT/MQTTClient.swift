@@ -36,6 +36,10 @@ public final class MQTTClient {
     }
     var phase: Phase = .idle
     var topics: [(topic: String, qos: MQTTQoS)] = []
+    /// SUBSCRIBEs sent on the connection that is up and not yet answered: message ID → topic.
+    var pendingSubscriptions: [Int32: String] = [:]
+    /// The topics the broker confirmed on the connection that is up (SUBACK granted).
+    public internal(set) var confirmedSubscriptions: Set<String> = []
     var misc: RepeatedTask?
     var connectDeadline: Scheduled<Void>?
 

@@ -6,6 +6,9 @@ public enum MQTTClientEvent: Sendable, Equatable {
     /// The connection attempt failed, or a connection ended. The client does not retry by
     /// itself: its owner decides when (with backoff) and calls `connect()` again.
     case disconnected(MQTTFailure)
+    /// The broker confirmed the subscription to this topic (SUBACK) on the connection that is
+    /// up: from now on what is published there reaches this client.
+    case subscribed(String)
     /// A message arrived on a subscribed topic.
     case message(MQTTMessage)
 }

@@ -13,6 +13,9 @@ final class MosquittoCallbackBox {
     var acknowledgedPublishes: UInt64 = 0
     /// The code the connection ended with, when it ended.
     var disconnect: Int32?
+    /// SUBACKs that arrived: the SUBSCRIBE's message ID, and whether the broker granted it (a
+    /// granted QoS below 0x80).
+    var subscribeAcks: [(messageID: Int32, granted: Bool)] = []
     /// Messages that arrived, in order.
     var messages: [MQTTMessage] = []
     /// Messages dropped on arrival because they were larger than allowed.
@@ -37,6 +40,11 @@ final class MosquittoCallbackBox {
         mosquitto_publish_v5_callback_set(handle) { _, user, _, reason, _ in
             // Reason codes 0x80 and above are refusals (MQTT 5); 3.1.1 has no reason code (0).
             if reason < 0x80 { MosquittoCallbackBox.from(user)?.acknowledgedPublishes &+= 1 }
+        }
+        mosquitto_subscribe_v5_callback_set(handle) { _, user, messageID, count, granted, _ in
+            // One topic per SUBSCRIBE: the first granted QoS is its answer (0x80 and above refuse).
+            let ok = count >= 1 && (granted.map { $0[0] < 0x80 } ?? false)
+            MosquittoCallbackBox.from(user)?.subscribeAcks.append((messageID, ok))
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, user, code, _ in
             MosquittoCallbackBox.from(user)?.disconnect = code

@@ -78,8 +78,11 @@ final class MosquittoHandle {
         if let socket { _ = shutdown(socket, Int32(SHUT_RDWR)) }
     }
 
-    func subscribe(_ topic: String, qos: MQTTQoS) -> MosquittoCode {
-        MosquittoCode(raw: mosquitto_subscribe(pointer, nil, topic, qos.rawValue))
+    /// Sends SUBSCRIBE; the message ID its SUBACK will carry, when libmosquitto took it.
+    func subscribe(_ topic: String, qos: MQTTQoS) -> (MosquittoCode, messageID: Int32?) {
+        var messageID: Int32 = 0
+        let code = MosquittoCode(raw: mosquitto_subscribe(pointer, &messageID, topic, qos.rawValue))
+        return (code, code.isSuccess ? messageID : nil)
     }
 
     func unsubscribe(_ topic: String) -> MosquittoCode {

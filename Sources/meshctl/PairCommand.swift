@@ -18,7 +18,8 @@ struct PairCommand: AsyncParsableCommand {
             it in the process list, so meshctl warns. Without --address the daemon finds the device over mDNS \
             (the code's first two characters are announced by the other device while the code is live; the rest \
             stays secret); when more than two devices announce them, it asks for --address and lists them. \
-            Use --address on networks without multicast.
+            Use --address on networks without multicast. With a relay broker configured (`relay`), a join that \
+            reaches no inviter by --address or mDNS is tried once through the broker.
             A device that is already paired is not paired again unless --replace is given (on the device that \
             shows the code when it already knows the joining device, on the joining device when it already knows \
             the inviting one); --replace replaces the old pairing and its key.
@@ -135,7 +136,7 @@ struct PairCommand: AsyncParsableCommand {
         if json {
             Output.jsonLine(["paired": device])
         } else {
-            print("Paired with \(device.name)")
+            print("Paired with \(device.name)" + (device.via == "relay" ? " (paired through the relay broker)" : ""))
             print("  device ID:    \(device.deviceID)")
             print("  verification: \(device.verification)   (the other device must show the same)")
         }

@@ -154,13 +154,30 @@ public struct PairedDevice: Codable, Sendable, Equatable {
     public var name: String
     /// The short verification string both sides show; the user compares them.
     public var verification: String
+    /// How the pairing exchange reached the other device: `address` (the joiner's
+    /// `--address`), `lan` (found over mDNS), `direct` (the inviter's side of a direct TCP
+    /// connection), `relay` (through the relay broker). Absent from older daemons.
+    public var via: String?
 
     /// Creates a paired-device value.
-    public init(deviceID: String, name: String, verification: String) {
+    public init(deviceID: String, name: String, verification: String, via: String? = nil) {
         self.deviceID = deviceID
         self.name = name
         self.verification = verification
+        self.via = via
     }
+}
+
+/// How a pairing exchange reached the other device (`PairedDevice.via`).
+public enum PairingRoute: String, Codable, Sendable, CaseIterable {
+    /// The joiner dialled the `--address` it was given.
+    case address
+    /// The joiner found the inviter over mDNS on the local network.
+    case lan
+    /// The inviter accepted a direct TCP connection.
+    case direct
+    /// Through the relay broker's rendezvous topics.
+    case relay
 }
 
 /// Which channel path a ping measured.

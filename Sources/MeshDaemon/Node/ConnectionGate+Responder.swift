@@ -12,6 +12,8 @@ extension ConnectionGate {
         guard let admission = await node.hop({ $0.gate.admit($0, path) }) else { return }
         do {
             switch try await frames.next() {
+            case .preamble(.channel)? where path.remote.isRendezvous:
+                break  // a rendezvous carries pairing only
             case .preamble(.channel)?: try await respondToChannel(admission, node: node, frames: &frames)
             case .preamble(.pairing)?: try await PairingInviterExchange(host: node, logger: node.logger).serve(admission, frames: &frames)
             case .frame?, nil: break

@@ -27,7 +27,8 @@ extension MeshNode: PairingAttemptHost {
 
     /// Pairs with the daemon that shows `code`: at `address` (`HOST:PORT`), or, when `address`
     /// is nil, the one discovery finds advertising the code's public hint (see
-    /// `PairingByCode`). With `replace` false, an inviter this daemon is already paired with is
+    /// `PairingByCode`). With a relay broker configured, the broker's rendezvous of the hint is
+    /// tried once when neither reaches an inviter. With `replace` false, an inviter this daemon is already paired with is
     /// not stored again (`already-paired`).
     public func joinPairing(code: String, address: String?, replace: Bool = false) async throws -> PairedDevice {
         let request = try PairingJoinRequest(code: code, address: address)
@@ -35,7 +36,7 @@ extension MeshNode: PairingAttemptHost {
             throw MeshError.notRunning
         }
         guard let endpoint = request.endpoint else { return try await pairing.joinByDiscovery(self, request.code, replace: replace) }
-        return try await pairing.join(self, request.code, at: endpoint, replace: replace)
+        return try await pairing.joinAtAddress(self, request.code, at: endpoint, replace: replace)
     }
 
     func pairingHelloMalformed() { counters.pairingHellosMalformed += 1 }

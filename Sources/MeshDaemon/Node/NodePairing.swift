@@ -27,8 +27,15 @@ final class NodePairing {
         let code = PairingCode.generate()
         let state = invitations.create(code: code, issuedAt: node.wallDate(), lifetime: seconds, allowsReplacing: replace)
         node.logger.info("pairing code created", metadata: ["expires.in": "\(Int(seconds))s", "replace": "\(replace)"])
-        node.finder.refreshAdvertisement(node)
+        invitationChanged(node)
         return PairingInvitation(code: code.description, expires: state.expiresAt.timeIntervalSince1970)
+    }
+
+    /// The live code changed (created, an attempt began or ended, used, ended): the mDNS
+    /// advertisement of its hint follows, and so does its rendezvous on the relay broker.
+    func invitationChanged(_ node: isolated MeshNode) {
+        node.finder.refreshAdvertisement(node)
+        node.relayTransport?.invite(hint: invitations.relayHint(at: node.wallDate()))
     }
 
     /// Waits until a device pairs with the live code `code`, or the code ends.
@@ -68,14 +75,14 @@ final class NodePairing {
     /// Drops the live code and fails its waiters with `error`.
     func endInvitation(_ node: isolated MeshNode, with error: MeshError) {
         for waiter in invitations.end() { waiter.resume(throwing: error) }
-        node.finder.refreshAdvertisement(node)
+        invitationChanged(node)
     }
 
     /// Called by the timer: an expired code fails its waiters.
     func expireInvitationIfNeeded(_ node: isolated MeshNode) {
         guard let waiters = invitations.expire(at: node.wallDate()) else { return }
         for waiter in waiters { waiter.resume(throwing: MeshError.pairingExpired) }
-        node.finder.refreshAdvertisement(node)
+        invitationChanged(node)
     }
 
     /// The node stops: every `pair.wait` fails.
@@ -96,7 +103,7 @@ final class NodePairing {
             node.gate.table.pairingAttemptBegan(admission.id, now: node.clock.monotonicNanoseconds(),
                                                  duration: Nanoseconds.from(seconds: node.tuning.pairingAttemptTimeout))
             rearmDeadline(node, admission)
-            node.finder.refreshAdvertisement(node)
+            invitationChanged(node)
             return responder
         case .failure(let refusal):
             node.counters.pairingAttemptsRefused += 1
@@ -122,7 +129,7 @@ final class NodePairing {
             node.logger.warning("pairing code invalidated after too many failed attempts")
             for waiter in waiters { waiter.resume(throwing: MeshError.pairingCodeInvalidated) }
         }
-        node.finder.refreshAdvertisement(node)
+        invitationChanged(node)
     }
 
     /// Stores the new peer (before the last message goes out, so its first handshake finds
@@ -143,23 +150,29 @@ final class NodePairing {
         case .pair:
             node.gate.table.pairingAttemptEnded(admission.id)
             node.gate.authenticated(admission.id)
-            let device = store(node, outcome, address: nil)
+            let device = store(node, outcome, address: nil,
+                               via: admission.source.isRelay ? .relay : .direct)
             for waiter in invitations.paired(device) { waiter.resume(returning: device) }
-            node.finder.refreshAdvertisement(node)
+            invitationChanged(node)
             return true
         }
     }
 
     /// Adds (or replaces) a paired device from a pairing outcome and saves the store.
-    func store(_ node: isolated MeshNode, _ outcome: PairingOutcome, address: PeerAddress?) -> PairedDevice {
+    func store(_ node: isolated MeshNode, _ outcome: PairingOutcome, address: PeerAddress?, via: PairingRoute) -> PairedDevice {
         let id = outcome.peerDeviceID
         if node.channels.peers[id] != nil { node.dropChannel(id, reason: "paired again", redial: false) }
         node.channels.storePairing(outcome, address: address, pairedAt: node.clock.wallSeconds(),
-                                   leaseSeconds: node.configuration.reachabilityLease)
+                                   leaseSeconds: node.configuration.reachabilityLease, via: via)
         node.persistPeers()
+        // The relay listens on the new pair's channel topics before the last pairing message
+        // goes out, so a channel dialled through the broker right after is heard.
+        node.relayTransport?.pairedDevicesChanged()
         node.counters.pairingsCompleted += 1
-        node.logger.info("device paired", metadata: ["peer.id": "\(id.short)", "peer.name": "\(outcome.peerName)"])
+        node.logger.info("device paired", metadata: ["peer.id": "\(id.short)", "peer.name": "\(outcome.peerName)",
+                                                     "pairing.via": "\(via.rawValue)"])
         node.handOff.channelEvent(.paired(id))
-        return PairedDevice(deviceID: id.description, name: outcome.peerName, verification: outcome.verification)
+        return PairedDevice(deviceID: id.description, name: outcome.peerName, verification: outcome.verification,
+                            via: via.rawValue)
     }
 }

@@ -108,4 +108,31 @@ enum PairingByCode {
         }
         return MeshError(.inviterNotFound, "no device on this network shows a pairing code starting with \(hint) (searched \(Int(searchSeconds)) s over mDNS); check that the code is still shown and both devices are on the same network, or pass --address HOST:PORT")
     }
+
+    /// Whether the broker is worth trying after the LAN search failed with `error`: nothing was
+    /// found, or what was found could not be reached. Not after an inviter refused or tested a
+    /// guess (the code reached one; the broker would be a further guess).
+    static func fallsBackToRelay(_ error: MeshError) -> Bool {
+        error.kind == .inviterNotFound || error.kind == .unreachable
+    }
+
+    /// No inviter answered on the relay broker `broker` either (`relayError`: why, in the
+    /// broker's words; `before`: why the direct ways failed).
+    static func noInviterOnRelay(hint: String, broker: String, relayError: MeshError, before: MeshError?) -> MeshError {
+        let relay = relayError.kind == .unreachable
+            ? "the relay broker \(broker) could not be used (\(relayError.message))"
+            : "no device answered on the relay broker \(broker) within \(Int(relayAnswerSeconds)) s"
+        let direct: String
+        switch before?.kind {
+        case nil: direct = "mDNS is off on this daemon"
+        case .inviterNotFound?: direct = "none on this network over mDNS (searched \(Int(searchSeconds)) s)"
+        default: direct = before.map { "the direct way failed: \($0.message)" } ?? ""
+        }
+        return MeshError(.inviterNotFound, "no device shows a pairing code starting with \(hint): \(direct); \(relay). "
+                            + "Check that the code is still shown and that both devices use the same relay broker, or pass --address HOST:PORT")
+    }
+
+    /// How long the joiner waits for an inviter to answer on the relay broker, in seconds (the
+    /// pairing attempt's deadline).
+    static let relayAnswerSeconds: Double = 10
 }

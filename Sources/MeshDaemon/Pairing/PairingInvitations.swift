@@ -68,6 +68,14 @@ struct PairingInvitations {
         return live.code.publicHint
     }
 
+    /// The hint whose relay rendezvous the inviter listens on at `now`: the live code's until it
+    /// is used, expired, withdrawn or invalidated (also while its attempt slots are busy, so
+    /// the running attempts' messages still arrive).
+    func relayHint(at now: Date) -> String? {
+        guard let live, live.state(at: now) == .live else { return nil }
+        return live.code.publicHint
+    }
+
     /// Whether `code` (as a user typed it) is the live code.
     func isLive(_ code: String) -> Bool {
         guard let live else { return false }

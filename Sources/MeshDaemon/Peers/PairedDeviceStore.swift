@@ -38,6 +38,8 @@ struct PairedDeviceStore: Sendable {
         var pairedAt: Double
         /// Absent in files written before it was kept, and until a first handshake.
         var handshakeTimestamp: Int64?
+        /// How the pairing reached the device; absent in files written before it was kept.
+        var pairedVia: String?
     }
 
     /// Reads every paired device; an absent file means none.
@@ -82,7 +84,8 @@ struct PairedDeviceStore: Sendable {
             }
             let peer = PairedPeer(publicKey: [UInt8](publicKey), name: device.name, pairKey: pairKey,
                                   addresses: device.addresses, pairedAt: device.pairedAt,
-                                  handshakeTimestamp: device.handshakeTimestamp)
+                                  handshakeTimestamp: device.handshakeTimestamp,
+                                  pairedVia: device.pairedVia.flatMap(PairingRoute.init(rawValue:)))
             guard peer.deviceID.description == device.deviceID else {
                 throw PeerStoreError(code: .corrupt, path: path,
                                      detail: "device \(index + 1)'s ID does not match its public key")
@@ -100,7 +103,8 @@ struct PairedDeviceStore: Sendable {
         let body = FileBody(version: 1, devices: zip(peers, placeholders).map { peer, placeholder in
             Device(deviceID: peer.deviceID.description, publicKey: Data(peer.publicKey).base64EncodedString(),
                    name: peer.name, pairKey: placeholder,
-                   addresses: peer.addresses, pairedAt: peer.pairedAt, handshakeTimestamp: peer.handshakeTimestamp)
+                   addresses: peer.addresses, pairedAt: peer.pairedAt, handshakeTimestamp: peer.handshakeTimestamp,
+                   pairedVia: peer.pairedVia?.rawValue)
         })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

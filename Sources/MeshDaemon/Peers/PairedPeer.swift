@@ -19,6 +19,9 @@ struct PairedPeer: Sendable {
     /// from the peer: a later message 1 must be stamped after it (a replayed one is refused),
     /// also after a restart. Nil until the first one.
     var handshakeTimestamp: Int64? = nil
+    /// How the pairing exchange reached the peer (`PairingRoute`); nil in records written before
+    /// it was kept.
+    var pairedVia: PairingRoute? = nil
 
     /// The peer's device ID (a fingerprint of `publicKey`).
     var deviceID: DeviceID { DeviceID(publicKey: publicKey) }

@@ -25,6 +25,8 @@ final class RelayBrokerLink {
     var onMessage: ((MQTTMessage) -> Void)?
     /// Called on the loop when a connection is up (subscriptions already renewed).
     var onConnected: ((MQTTProtocolVersion) -> Void)?
+    /// Called on the loop when the broker confirmed a subscription (SUBACK).
+    var onSubscribed: ((String) -> Void)?
     /// Called on the loop when a connection ends or an attempt fails.
     var onDisconnected: ((MQTTFailure) -> Void)?
 
@@ -79,6 +81,9 @@ final class RelayBrokerLink {
     /// Subscribes to `topic` (again on every connection).
     func subscribe(_ topic: String, qos: MQTTQoS) { client.subscribe(topic, qos: qos) }
 
+    /// Whether the broker confirmed the subscription to `topic` on the connection that is up.
+    func isSubscribed(_ topic: String) -> Bool { client.isSubscribed(topic) }
+
     /// Stops receiving `topic`.
     func unsubscribe(_ topic: String) { client.unsubscribe(topic) }
 
@@ -108,6 +113,8 @@ final class RelayBrokerLink {
             logState(failure.words, detail: failure.detail, level: .warning)
             onDisconnected?(failure)
             perform(action)
+        case .subscribed(let topic):
+            onSubscribed?(topic)
         case .message(let message):
             onMessage?(message)
         }

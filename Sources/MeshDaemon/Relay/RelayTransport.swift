@@ -43,18 +43,31 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
         var pairKey: SecretBytes
     }
 
-    private var loop: (any EventLoop)?
+    /// What a topic or a path belongs to: a paired device's channel, or a pairing rendezvous
+    /// (the live code's, as the inviter; or a join in progress, as the joiner).
+    enum RouteKey: Hashable {
+        case peer(DeviceID)
+        case rendezvous(hint: String, inviting: Bool)
+    }
+
+    var loop: (any EventLoop)?
     private var datagramReceiver: (any DatagramReceiver)?
     private var peers: [DeviceID: Peer] = [:]
-    private var topicOwners: [String: DeviceID] = [:]
-    private var paths: [PathKey: RelayStreamPath] = [:]
+    var topicOwners: [String: RouteKey] = [:]
+    var paths: [PathKey: RelayStreamPath] = [:]
+    /// The rendezvous this device listens on (`RelayTransport+Rendezvous.swift`).
+    var rendezvous: [RouteKey: Rendezvous] = [:]
+    /// The live code's hint while this device shows one (its rendezvous is subscribed).
+    var invitingHint: String?
+    /// Dials waiting for the broker to confirm their rendezvous subscriptions.
+    var subscriptionWaiters: [SubscriptionWaiter] = []
     private var refresh: RepeatedTask?
     private var closed: EventLoopPromise<Void>?
     private let accepted: AsyncStream<RelayStreamPath>
     private let acceptedQueue: AsyncStream<RelayStreamPath>.Continuation
 
-    private struct PathKey: Hashable {
-        var peer: DeviceID
+    struct PathKey: Hashable {
+        var route: RouteKey
         var path: RelayPathID
     }
 
@@ -80,13 +93,19 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
                 throw NodeError(code: .relay, message: "cannot start the relay client: \(error)")
             }
             self.relay.link?.onMessage = { [weak self] message in self?.received(message) }
+            self.relay.link?.onSubscribed = { [weak self] topic in self?.subscriptionConfirmed(topic) }
             self.refreshPeers()
+            self.refreshRendezvous()
             self.refresh = loop.scheduleRepeatedTask(initialDelay: Self.refreshInterval, delay: Self.refreshInterval) { [weak self] _ in
                 self?.refreshPeers()
+                self?.refreshRendezvous()
             }
         }.get()
         return listen
     }
+
+    /// The broker host, as relay addresses name it.
+    var brokerHost: String { relay.settings.url.host }
 
     func acceptStreams(_ serve: @escaping @Sendable (any ChannelPath, inout PathFrames) async -> Void) async throws {
         await withDiscardingTaskGroup { group in
@@ -103,6 +122,10 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
     func dialStream<Result: Sendable>(to address: PathAddress, kind: ConnectionKind, timeout: TimeAmount,
                                       _ body: (any ChannelPath, inout PathFrames) async throws -> Result) async throws -> Result {
         guard let loop else { throw PathConnectError(address: address, reason: "the relay is not started") }
+        if case .relay(let relayAddress) = address, case .rendezvous(let hint) = relayAddress.route {
+            return try await dialRendezvous(hint: String(decoding: hint, as: UTF8.self), address: address, kind: kind,
+                                            on: loop, body)
+        }
         let path: RelayStreamPath = try await loop.submit {
             guard case .relay(let relayAddress) = address, case .peer(let peer) = relayAddress.route else {
                 throw PathConnectError(address: address, reason: "not a relay route to a paired device")
@@ -112,7 +135,8 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
             }
             if self.peers[peer] == nil { self.refreshPeers() }
             guard self.peers[peer] != nil else { throw PathConnectError(address: address, reason: "not a paired device") }
-            return self.open(peer: peer, pathID: .random(), preamble: kind.preamble, remote: address, on: loop)
+            return self.open(route: .peer(peer), pathID: .random(), preamble: kind.preamble, remote: address, on: loop,
+                             outbound: { [weak self] day in self?.peers[peer]?.topics.outboundChannel(day: day) })
         }.get()
         defer { path.close() }
         var frames = PathFrames(path.inbound.source)
@@ -143,9 +167,17 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
             self.acceptedQueue.finish()
             self.refresh?.cancel()
             for path in Array(self.paths.values) { path.close() }
+            self.failSubscriptionWaiters()
             self.relay.stop()
             self.closed?.succeed()
         }
+    }
+
+    /// The paired devices changed (a pairing stored): follow them now, not at the next refresh.
+    /// On the loop.
+    func pairedDevicesChanged() {
+        guard loop != nil else { return }
+        refreshPeers()
     }
 
     // MARK: - On the loop
@@ -168,7 +200,7 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
             let wanted = peer.topics.inboundChannel(day: day)
             for topic in peer.subscribed where !wanted.contains(topic) { unsubscribe(topic) }
             for topic in wanted where !peer.subscribed.contains(topic) {
-                topicOwners[topic] = key.deviceID
+                topicOwners[topic] = .peer(key.deviceID)
                 relay.link?.subscribe(topic, qos: .atLeastOnce)
             }
             peer.subscribed = wanted
@@ -177,31 +209,42 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
         for (id, peer) in peers where !seen.contains(id) {
             peer.subscribed.forEach(unsubscribe)
             peers[id] = nil
-            for (key, path) in paths where key.peer == id { path.close() }
+            for (key, path) in paths where key.route == .peer(id) { path.close() }
         }
     }
 
-    private func unsubscribe(_ topic: String) {
+    func unsubscribe(_ topic: String) {
         topicOwners[topic] = nil
         relay.link?.unsubscribe(topic)
     }
 
-    private func open(peer: DeviceID, pathID: RelayPathID, preamble: [UInt8]?, remote: PathAddress,
-                      on loop: any EventLoop) -> RelayStreamPath {
-        let key = PathKey(peer: peer, path: pathID)
+    /// A path on `route`; its messages go to `outbound(day)`, the route's outbound topic of the
+    /// day (nil: the route is gone, the write fails).
+    func open(route: RouteKey, pathID: RelayPathID, preamble: [UInt8]?, remote: PathAddress, on loop: any EventLoop,
+              outbound: @escaping (UInt32) -> String?) -> RelayStreamPath {
+        let key = PathKey(route: route, path: pathID)
         let path = RelayStreamPath(remote: remote, pathID: pathID, preamble: preamble, eventLoop: loop) {
             [weak self] message in
-            guard let self, let topics = self.peers[peer]?.topics else { return false }
-            let topic = topics.outboundChannel(day: RelayDay.of(wallNanoseconds: self.clock.wallNanoseconds()))
+            guard let self, let topic = outbound(RelayDay.of(wallNanoseconds: self.clock.wallNanoseconds())) else { return false }
             return self.publish(message, topic: topic, qos: .atLeastOnce, expiry: nil)
         }
         path.onClose = { [weak self] in
-            self?.paths[key] = nil
-            self?.peers[peer]?.receiver.closeLocally(pathID)
+            guard let self else { return }
+            self.paths[key] = nil
+            switch route {
+            case .peer(let peer): self.peers[peer]?.receiver.closeLocally(pathID)
+            case .rendezvous: self.rendezvousPathClosed(route, pathID)
+            }
         }
         paths[key] = path
         return path
     }
+
+    /// Hands a new path from a joiner to the node, as an accepted connection.
+    func accept(_ path: RelayStreamPath) { acceptedQueue.yield(path) }
+
+    /// The day now, by the wall clock.
+    var today: UInt32 { RelayDay.of(wallNanoseconds: clock.wallNanoseconds()) }
 
     private func publish(_ message: [UInt8], topic: String, qos: MQTTQoS, expiry: UInt32?) -> Bool {
         guard let link = relay.link else { return false }
@@ -222,7 +265,12 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
 
     /// One message on a subscribed topic.
     private func received(_ message: MQTTMessage) {
-        guard let loop, let peer = topicOwners[message.topic], var state = peers[peer] else { return }
+        guard let loop, let route = topicOwners[message.topic] else { return }
+        guard case .peer(let peer) = route else {
+            receivedOnRendezvous(message, route: route, on: loop)
+            return
+        }
+        guard var state = peers[peer] else { return }
         let actions = state.receiver.receive(message.payload)
         peers[peer] = state
         let address = PathAddress.relay(RelayAddress(broker: relay.settings.url.host, route: .peer(peer)))
@@ -230,14 +278,15 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
         for action in actions {
             switch action {
             case .opened(let id):
-                let key = PathKey(peer: peer, path: id)
+                let key = PathKey(route: route, path: id)
                 guard paths[key] == nil else { continue }  // the answer on a path this device dialled
-                acceptedQueue.yield(open(peer: peer, pathID: id, preamble: nil, remote: address, on: loop))
+                accept(open(route: route, pathID: id, preamble: nil, remote: address, on: loop,
+                            outbound: { [weak self] day in self?.peers[peer]?.topics.outboundChannel(day: day) }))
             case .streamData(let id, let bytes):
-                guard let path = paths[PathKey(peer: peer, path: id)] else { continue }
+                guard let path = paths[PathKey(route: route, path: id)] else { continue }
                 if !path.inbound.append(bytes) { path.close() }
             case .closed(let id, _):
-                paths[PathKey(peer: peer, path: id)]?.remoteEnded()
+                paths[PathKey(route: route, path: id)]?.remoteEnded()
             case .datagram(let bytes):
                 datagrams = true
                 bytes.withUnsafeBytes { datagramReceiver?.receive($0, from: address) }

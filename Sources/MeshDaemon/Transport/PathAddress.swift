@@ -36,6 +36,12 @@ public enum PathAddress: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// Whether this is a pairing rendezvous on the relay broker.
+    public var isRendezvous: Bool {
+        if case .relay(let relay) = self, case .rendezvous = relay.route { return true }
+        return false
+    }
+
     /// The host part a person recognises: the IP text, the configured name, or the broker host.
     public var host: String {
         switch self {

@@ -33,8 +33,14 @@ struct ProcessRelayClientTests {
         #expect(await a.next() == .connected(.v5))
         #expect(await b.next() == .connected(.v5))
 
-        // The subscription is in place once a probe published after the connect comes back.
+        // The broker confirms each subscription (SUBACK): the one made before connecting on the
+        // connection, a later one at once; the client knows which are in place.
+        #expect(await b.nextSubscribed() == "sessionmesh/to-b")
         try await b.on { $0.subscribe("sessionmesh/probe-b", qos: .atLeastOnce) }
+        #expect(await b.nextSubscribed() == "sessionmesh/probe-b")
+        #expect(try await b.on { $0.isSubscribed("sessionmesh/probe-b") && $0.isSubscribed("sessionmesh/to-b") })
+        #expect(try await b.on { !$0.isSubscribed("sessionmesh/elsewhere") })
+        // The subscription is in place once a probe published after the connect comes back.
         try await b.on { try $0.publish(topic: "sessionmesh/probe-b", payload: [1], qos: .atLeastOnce) }
         #expect(await b.next() == .message(MQTTMessage(topic: "sessionmesh/probe-b", payload: [1])))
 

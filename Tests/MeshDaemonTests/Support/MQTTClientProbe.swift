@@ -5,16 +5,19 @@ import NIOCore
 import NIOPosix
 
 /// An `MQTTClient` on an event loop of its own, its events read in order with a deadline.
+/// Confirmed subscriptions (`.subscribed`) are kept apart (`nextSubscribed`), so a test reading
+/// connections and messages does not see them in between.
 final class MQTTClientProbe: @unchecked Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     var loop: any EventLoop { group.next() }
     private let queue = EventQueue<MQTTClientEvent>()
+    private let subscriptions = EventQueue<String>()
     /// Whether every event arrived on the client's loop.
     let eventsOnLoop = LockedFlag()
     private let clientBox: NIOLoopBoundBox<MQTTClient?>
 
     init(_ options: MQTTClientOptions, password: String?) throws {
-        let queue = self.queue
+        let queue = self.queue, subscriptions = self.subscriptions
         let loop = group.next()
         var bytes = password.map { Array($0.utf8) }
         let secret = bytes.map { _ in MQTTPassword(taking: &bytes!) }
@@ -22,7 +25,7 @@ final class MQTTClientProbe: @unchecked Sendable {
         clientBox = try loop.submit {
             let client = try MQTTClient(options: options, password: secret, eventLoop: loop, logger: Logger(label: "mqtt-test")) { event in
                 if !loop.inEventLoop { flag.set() }
-                queue.push(event)
+                if case .subscribed(let topic) = event { subscriptions.push(topic) } else { queue.push(event) }
             }
             return NIOLoopBoundBox(client, eventLoop: loop)
         }.wait()
@@ -41,6 +44,11 @@ final class MQTTClientProbe: @unchecked Sendable {
             guard let event = await queue.next(timeout: deadline.timeIntervalSinceNow) else { return nil }
             if !skip(event) { return event }
         }
+    }
+
+    /// The next topic the broker confirmed a subscription to, or nil after `seconds`.
+    func nextSubscribed(timeout seconds: Double = 10) async -> String? {
+        await subscriptions.next(timeout: seconds)
     }
 
     func shutdown() async {
