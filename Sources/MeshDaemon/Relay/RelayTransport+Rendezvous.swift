@@ -194,7 +194,7 @@ extension RelayTransport {
                 if !path.inbound.append(bytes) { path.close() }
             case .closed(let id, _):
                 paths[PathKey(route: route, path: id)]?.remoteEnded()
-            case .datagram, .mailboxItem, .mailboxAck:
+            case .datagram, .mailboxItem, .mailboxAck, .mailboxSnapshot:
                 continue  // a rendezvous carries pairing paths only
             }
         }
