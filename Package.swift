@@ -191,7 +191,7 @@ var package = Package(
         .target(
             name: "MeshSimulation",
             dependencies: [
-                "MeshDaemon", "MeshCore", "SessionMesh",
+                "MeshDaemon", "MeshCore", "MeshMQTT", "SessionMesh",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
