@@ -4,7 +4,7 @@
 public struct BrokerFaults: Sendable, Equatable {
     /// Delay of one delivery, ns (publish to the subscriber's client).
     public var minimumDelay: UInt64 = 1_000_000
-    public var maximumDelay: UInt64 = 20_000_000
+    public var maximumDelay: UInt64 = 3_000_000
     /// Chance that a QoS 0 message is lost (QoS 1 is never lost while both ends are connected).
     public var loss = 0.0
     /// Chance that a delivery is made twice (the copy up to `maximumDelay` later).
@@ -18,6 +18,10 @@ public struct BrokerFaults: Sendable, Equatable {
     public var outagePerStep = 0.0
     /// How long an outage lasts, ns.
     public var outageLength: ClosedRange<UInt64> = 100_000_000...2_000_000_000
+
+    /// The largest difference between two deliveries' delays (ns): what bounds the error of a
+    /// clock offset estimate taken over the relay.
+    public var asymmetry: UInt64 { maximumDelay - minimumDelay + (reordering > 0 ? reorderDelay : 0) }
 
     /// An honest broker with a short delay.
     public static let none = BrokerFaults()

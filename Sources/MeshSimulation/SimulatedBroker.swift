@@ -1,3 +1,4 @@
+import Logging
 import MeshCore
 import MeshDaemon
 import MeshMQTT
@@ -52,7 +53,9 @@ public final class SimulatedBroker: RelayBrokerFactory, @unchecked Sendable {
     static let replayDepth = 16
 
     let clock: VirtualClock
-    public var faults: BrokerFaults
+    public var faults: BrokerFaults { didSet { worstAsymmetry = max(worstAsymmetry, faults.asymmetry) } }
+    /// The largest delay asymmetry the broker had in the run (`BrokerFaults.asymmetry`).
+    public private(set) var worstAsymmetry: UInt64
     var random: SimulationRandom
     public private(set) var down = false
     /// Sessions in the order they were created (never walked in hash order).
@@ -67,6 +70,7 @@ public final class SimulatedBroker: RelayBrokerFactory, @unchecked Sendable {
         self.clock = clock
         self.random = random
         self.faults = faults
+        worstAsymmetry = faults.asymmetry
     }
 
     /// A connection for a node's relay (`RelayBrokerFactory`).
@@ -216,5 +220,17 @@ public final class SimulatedBroker: RelayBrokerFactory, @unchecked Sendable {
         tally.delivered += 1
         guard let session = session(client.clientID), session.client === client else { return }
         session.inflight.removeAll { $0.id == id }
+    }
+}
+
+extension SimulatedBroker {
+    /// A client of this broker on `loop` outside any node (the broker's own tests).
+    package func client(_ clientID: String, persistent: Bool = false, loop: SimulatedEventLoop) -> SimulatedBrokerClient {
+        let settings = Simulation.relaySettings
+        let request = RelayBrokerRequest(settings: settings, password: nil, clientID: clientID, eventLoop: loop,
+                                         clock: SimulatedMeshClock(clock: clock, skewNanoseconds: 0),
+                                         logger: Logger(label: "sim.broker", factory: { _ in SwiftLogNoOpLogHandler() }),
+                                         persistentSession: persistent)
+        return SimulatedBrokerClient(broker: self, request: request)
     }
 }

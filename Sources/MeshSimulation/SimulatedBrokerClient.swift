@@ -10,7 +10,7 @@ import NIOCore
 /// retries after 0.1 s, doubling to 2 s, until `stop()`.
 ///
 /// Event-loop bound: everything runs on the node's loop (the simulation's thread).
-final class SimulatedBrokerClient: RelayBrokerConnection, @unchecked Sendable {
+package final class SimulatedBrokerClient: RelayBrokerConnection, @unchecked Sendable {
     static let firstRetry: UInt64 = 100_000_000
     static let maximumRetry: UInt64 = 2_000_000_000
 
@@ -20,14 +20,14 @@ final class SimulatedBrokerClient: RelayBrokerConnection, @unchecked Sendable {
     let loop: any EventLoop
     private let settings: RelaySettings
     private let clock: any MeshClock
-    var onMessage: ((MQTTMessage) -> Void)?
-    var onConnected: ((MQTTProtocolVersion) -> Void)?
-    var onDisconnected: ((MQTTFailure) -> Void)?
+    package var onMessage: ((MQTTMessage) -> Void)?
+    package var onConnected: ((MQTTProtocolVersion) -> Void)?
+    package var onDisconnected: ((MQTTFailure) -> Void)?
     private(set) var subscriptions: [String: MQTTQoS] = [:]
-    private(set) var isConnected = false
-    private(set) var sessionPresent = false
-    private(set) var acknowledgedPublishes: UInt64 = 0
-    let oversizedMessages = 0
+    package private(set) var isConnected = false
+    package private(set) var sessionPresent = false
+    package private(set) var acknowledgedPublishes: UInt64 = 0
+    package let oversizedMessages = 0
     private var started = false
     /// Counts connections, so a delivery meant for an earlier one is not taken.
     private var connection: UInt64 = 0
@@ -43,35 +43,35 @@ final class SimulatedBrokerClient: RelayBrokerConnection, @unchecked Sendable {
         clock = request.clock
     }
 
-    func start() {
+    package func start() {
         guard !started else { return }
         started = true
         attempt(after: 2 * broker.faults.minimumDelay)
     }
 
-    func stop() {
+    package func stop() {
         started = false
         guard isConnected else { return }
         isConnected = false
         broker.disconnect(self)
     }
 
-    func status() -> RelayStatus {
+    package func status() -> RelayStatus {
         RelayStatus(url: settings.url.description, host: settings.url.host, state: isConnected ? "connected" : "connecting",
                     mqtt: isConnected ? (persistent ? MQTTProtocolVersion.v311 : .v5).words : nil, since: since)
     }
 
-    func subscribe(_ topic: String, qos: MQTTQoS) {
+    package func subscribe(_ topic: String, qos: MQTTQoS) {
         subscriptions[topic] = qos
         if isConnected { broker.subscriptionsChanged(self) }
     }
 
-    func unsubscribe(_ topic: String) {
+    package func unsubscribe(_ topic: String) {
         subscriptions[topic] = nil
         if isConnected { broker.subscriptionsChanged(self) }
     }
 
-    func publish(topic: String, payload: UnsafeRawBufferPointer, qos: MQTTQoS, expirySeconds: UInt32?) throws(MQTTFailure) {
+    package func publish(topic: String, payload: UnsafeRawBufferPointer, qos: MQTTQoS, expirySeconds: UInt32?) throws(MQTTFailure) {
         guard isConnected else { throw MQTTFailure(.unreachable, "not connected to the simulated broker") }
         broker.publish(MQTTMessage(topic: topic, payload: Array(payload)), qos: qos)
         if qos == .atLeastOnce { acknowledgedPublishes &+= 1 }

@@ -10,8 +10,11 @@ extension Simulation {
         RelaySettings(url: RelayURL(useTLS: false, host: SimulatedNetwork.relayBroker, port: 1883))
     }
 
-    /// The share of seeds whose broker misbehaves (faults and outages).
-    static let brokerFaultShare = 0.3
+    /// The share of seeds whose nodes have a relay (the others run as without one, so a bug
+    /// the relay would hide, such as a dial round never retried, still shows).
+    static let relayShare = 0.5
+    /// The share of relay seeds whose broker misbehaves (faults and outages): 30 % of all seeds.
+    static let brokerFaultShare = 0.6
 
     /// What the seed picks for the broker: whether it misbehaves, and how.
     static func brokerFaults(_ random: inout SimulationRandom) -> BrokerFaults {

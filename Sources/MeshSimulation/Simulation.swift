@@ -22,7 +22,8 @@ public struct SimulationConfiguration: Sendable {
     /// Set: this many daemons (2–5) instead of the number the seed picks (the rest of the run
     /// still follows the seed).
     public var daemons: Int?
-    /// Every node has a relay over the run's simulated broker (`Simulation+Relay.swift`).
+    /// The nodes of seeds that pick it (`Simulation.relayShare`) have a relay over the run's
+    /// simulated broker (`Simulation+Relay.swift`); false: no seed has.
     public var relay = true
     /// Every link stays cut: the broker is the only path (the relay tests).
     public var brokerOnly = false
@@ -141,8 +142,9 @@ public final class Simulation: @unchecked Sendable {
         context.trace = SimulationTrace(capacity: configuration.traceCapacity)
         network = SimulatedNetwork(nodeCount: count, clock: clock, random: root.fork("network"))
         network.deviceIDs = identities.map { DeviceID(publicKey: $0.publicKey) }
-        network.relayConfigured = configuration.relay
         var brokerSetup = root.fork("broker-setup")
+        let relayDrawn = brokerSetup.chance(Self.relayShare)
+        network.relayConfigured = configuration.relay && (relayDrawn || configuration.brokerOnly)
         broker = SimulatedBroker(clock: clock, random: root.fork("broker"), faults: Self.brokerFaults(&brokerSetup))
         brokerRandom = root.fork("broker-outages")
         runFolder = "\(configuration.folder)/seed-\(seed)"
@@ -166,7 +168,8 @@ public final class Simulation: @unchecked Sendable {
             for b in (a + 1)..<count where setup.chance(0.5) { network.setQuality(a, b, .random(using: &setup)) }
         }
         let network = self.network, daemons = self.daemons
-        context.linkAsymmetry = { network.worstAsymmetry }
+        let broker = self.broker
+        context.linkAsymmetry = { max(network.worstAsymmetry, network.relayConfigured ? broker.worstAsymmetry : 0) }
         context.offsetKnown = { receiver, sender in
             daemons[receiver].node?.hasOffsetEstimateOnLoop(of: daemons[sender].deviceID) ?? false
         }

@@ -50,6 +50,17 @@ package struct RelayBrokerRequest {
     /// The broker keeps the session (subscriptions, queued QoS 1 messages) while the
     /// connection is down (the mailbox's).
     package var persistentSession: Bool
+
+    package init(settings: RelaySettings, password: MQTTPassword?, clientID: String, eventLoop: any EventLoop,
+                 clock: any MeshClock, logger: Logger, persistentSession: Bool) {
+        self.settings = settings
+        self.password = password
+        self.clientID = clientID
+        self.eventLoop = eventLoop
+        self.clock = clock
+        self.logger = logger
+        self.persistentSession = persistentSession
+    }
 }
 
 /// Makes the node's broker connections: real MQTT clients in the daemon
