@@ -191,7 +191,7 @@ var package = Package(
         .target(
             name: "MeshSimulation",
             dependencies: [
-                "MeshDaemon", "MeshCore", "SessionMesh",
+                "MeshDaemon", "MeshCore", "MeshMQTT", "SessionMesh",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -201,7 +201,7 @@ var package = Package(
         .testTarget(name: "SessionMeshTests", dependencies: ["SessionMesh"], swiftSettings: strict),
         .testTarget(
             name: "MeshSimulationTests",
-            dependencies: ["MeshSimulation", "MeshDaemon", "SessionMesh", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["MeshSimulation", "MeshDaemon", "MeshMQTT", "SessionMesh", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(

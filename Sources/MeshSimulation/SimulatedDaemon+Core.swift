@@ -22,8 +22,10 @@ extension SimulatedDaemon {
         let transport = SimulatedTransport(index: index, network: simulation.network, loop: loop)
         let logger = Logger(label: "sim.d\(index)", factory: { _ in SwiftLogNoOpLogHandler() })
         let random = SimulatedRandomSource(simulation.nodeRandom(index, incarnation: incarnation))
-        let node = try MeshNode(configuration: simulation.nodeConfiguration(index, stateDirectory: stateFolder), logger: logger,
-                                eventLoopGroup: loop, clock: clock, transport: transport, random: random)
+        var configuration = simulation.nodeConfiguration(index, stateDirectory: stateFolder)
+        simulation.configureRelay(&configuration)
+        let node = try MeshNode(configuration: configuration, logger: logger, eventLoopGroup: loop, clock: clock, transport: transport,
+                                random: random, discovery: nil, relayBrokers: simulation.relayBrokers)
         let router = DeliveryRouter(node: node, store: store, options: simulation.routerOptions, logger: logger)
         self.store = store
         self.transport = transport

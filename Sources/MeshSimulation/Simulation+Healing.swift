@@ -9,6 +9,7 @@ extension Simulation {
         restartAt.removeAll()
         for daemon in daemons where !daemon.alive { try boot(daemon.index) }
         network.healAll()
+        healBroker()
         let healedAt = context.clock.nanoseconds
         let deadline = healedAt + configuration.healingTime
         var restored = false

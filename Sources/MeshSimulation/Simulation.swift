@@ -22,6 +22,11 @@ public struct SimulationConfiguration: Sendable {
     /// Set: this many daemons (2–5) instead of the number the seed picks (the rest of the run
     /// still follows the seed).
     public var daemons: Int?
+    /// The nodes of seeds that pick it (`Simulation.relayShare`) have a relay over the run's
+    /// simulated broker (`Simulation+Relay.swift`); false: no seed has.
+    public var relay = true
+    /// Every link stays cut: the broker is the only path (the relay tests).
+    public var brokerOnly = false
 
     public init(steps: Int = SimulationEnvironment.defaultSteps, bug: SimulationBug = .none, folder: String) {
         self.steps = steps
@@ -73,6 +78,10 @@ public final class Simulation: @unchecked Sendable {
     let configuration: SimulationConfiguration
     public let context: SimulationContext
     let network: SimulatedNetwork
+    /// The relay's MQTT broker (`SimulatedBroker`), its faults drawn from the seed.
+    public let broker: SimulatedBroker
+    /// The broker's outages.
+    var brokerRandom: SimulationRandom
     var daemons: [SimulatedDaemon] = []
     var apps: [SimulatedApp] = []
     /// Choices of what each step does.
@@ -133,6 +142,11 @@ public final class Simulation: @unchecked Sendable {
         context.trace = SimulationTrace(capacity: configuration.traceCapacity)
         network = SimulatedNetwork(nodeCount: count, clock: clock, random: root.fork("network"))
         network.deviceIDs = identities.map { DeviceID(publicKey: $0.publicKey) }
+        var brokerSetup = root.fork("broker-setup")
+        let relayDrawn = brokerSetup.chance(Self.relayShare)
+        network.relayConfigured = configuration.relay && (relayDrawn || configuration.brokerOnly)
+        broker = SimulatedBroker(clock: clock, random: root.fork("broker"), faults: Self.brokerFaults(&brokerSetup))
+        brokerRandom = root.fork("broker-outages")
         runFolder = "\(configuration.folder)/seed-\(seed)"
         try FileManager.default.createDirectory(atPath: runFolder, withIntermediateDirectories: true)
         var ids = root.fork("ids")
@@ -154,7 +168,8 @@ public final class Simulation: @unchecked Sendable {
             for b in (a + 1)..<count where setup.chance(0.5) { network.setQuality(a, b, .random(using: &setup)) }
         }
         let network = self.network, daemons = self.daemons
-        context.linkAsymmetry = { network.worstAsymmetry }
+        let broker = self.broker
+        context.linkAsymmetry = { max(network.worstAsymmetry, network.relayConfigured ? broker.worstAsymmetry : 0) }
         context.offsetKnown = { receiver, sender in
             daemons[receiver].node?.hasOffsetEstimateOnLoop(of: daemons[sender].deviceID) ?? false
         }
@@ -185,6 +200,7 @@ public final class Simulation: @unchecked Sendable {
             for step in 0..<configuration.steps where !context.failed {
                 context.step = step
                 try performStep()
+                stepBroker()
                 advance(by: random.uint64(1_000_000...configuration.maximumStepTime))
                 if step % 10 == 9 { checkMemory() }
             }

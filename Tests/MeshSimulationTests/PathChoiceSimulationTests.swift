@@ -26,6 +26,7 @@ struct PathChoiceSimulationTests {
             simulation = try Simulation(seed: seed, configuration: configuration)
             simulation.network.setQuality(0, 1, .clean)
             simulation.network.relayConfigured = true
+            simulation.broker.faults = .none
             simulation.network.setRelay(0, 1, up: true)
         }
 

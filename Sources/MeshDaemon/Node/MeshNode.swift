@@ -98,6 +98,17 @@ public actor MeshNode: MeshControlPlane, Service {
     public init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
                 clock: any MeshClock, transport: (any NodeTransport)? = nil, random: any NodeRandomSource = SodiumRandomSource(),
                 discovery: (any PeerDiscovery)? = nil) throws {
+        try self.init(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup, clock: clock,
+                      transport: transport, random: random, discovery: discovery, relayBrokers: nil)
+    }
+
+    /// As `init(configuration:logger:eventLoopGroup:clock:transport:random:discovery:)`, with
+    /// the relay's broker connections made by `relayBrokers` (the simulator's broker) instead
+    /// of real MQTT clients. With `relayBrokers` and `relay` configured, an injected
+    /// `transport` is the direct side and the real `RelayTransport` runs beside it.
+    package init(configuration: DaemonConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup,
+                 clock: any MeshClock, transport: (any NodeTransport)?, random: any NodeRandomSource,
+                 discovery: (any PeerDiscovery)?, relayBrokers: (any RelayBrokerFactory)?) throws {
         self.discovery = discovery
         self.configuration = configuration
         self.tuning = configuration.channelTuning
@@ -110,10 +121,17 @@ public actor MeshNode: MeshControlPlane, Service {
         let state = try NodeStateFiles(stateDirectory: configuration.stateDirectory)
         identity = state.identity
         store = state.store
-        let relay = try configuration.relay.map { settings throws(ConfigurationError) in try NodeRelay(settings: settings, logger: logger) }
+        let relay = try configuration.relay.map { settings throws(ConfigurationError) in
+            try NodeRelay(settings: settings, logger: logger, brokers: relayBrokers ?? RelayBrokerLinkFactory())
+        }
         self.relay = relay
-        self.transport = transport ?? Self.defaultTransport(relay: relay, publicKey: state.identity.keyPair.publicKey,
-                                                            clock: clock, logger: logger)
+        if let transport, let relay, relayBrokers != nil {
+            self.transport = CompositeTransport(direct: transport, relay: RelayTransport(relay: relay, ownPublicKey: state.identity.keyPair.publicKey,
+                                                                                        clock: clock, logger: logger))
+        } else {
+            self.transport = transport ?? Self.defaultTransport(relay: relay, publicKey: state.identity.keyPair.publicKey,
+                                                                clock: clock, logger: logger)
+        }
         channels = PeerChannels(localKeys: identity.keyPair, tuning: configuration.channelTuning, records: state.records,
                                 leaseSeconds: configuration.reachabilityLease, random: random)
         gate = ConnectionGate(tuning: configuration.channelTuning)

@@ -9,16 +9,19 @@ import NIOCore
 final class NodeRelay {
     let settings: RelaySettings
     private var password: MQTTPassword?
-    private(set) var link: RelayBrokerLink?
+    private(set) var link: (any RelayBrokerConnection)?
+    /// Makes the broker connections (`RelayBrokerLink.make` in the daemon).
+    let brokers: any RelayBrokerFactory
     /// The store-and-forward mailbox (its own persistent broker session), set by the node
     /// before `start` (`connectRelayPeers`).
     var mailbox: RelayMailbox?
     private let logger: Logger
 
     /// Reads the password file now, so a bad one stops start-up with a clear error.
-    init(settings: RelaySettings, logger: Logger) throws(ConfigurationError) {
+    init(settings: RelaySettings, logger: Logger, brokers: any RelayBrokerFactory = RelayBrokerLinkFactory()) throws(ConfigurationError) {
         self.settings = settings
         self.logger = logger
+        self.brokers = brokers
         if let file = settings.passwordFile {
             password = try RelayPasswordFile.read(file)
         } else if let inline = settings.url.password {
@@ -36,8 +39,8 @@ final class NodeRelay {
         let clientID = "sm-" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
         // The mailbox's client gets a copy: each client zeroes the password it was given.
         let mailboxPassword = mailbox == nil ? nil : password?.copy()
-        let link = try RelayBrokerLink(settings: settings, password: password, clientID: clientID, eventLoop: loop,
-                                       clock: clock, logger: logger)
+        let link = try brokers.connection(for: RelayBrokerRequest(settings: settings, password: password, clientID: clientID, eventLoop: loop,
+                                                  clock: clock, logger: logger, persistentSession: false))
         password = nil
         self.link = link
         link.start()
@@ -83,7 +86,8 @@ extension MeshNode {
         }
         relayTransport?.peerKeys = keys
         if let relay, relayTransport != nil, relay.mailbox == nil {
-            let mailbox = RelayMailbox(settings: relay.settings, identity: identity.keyPair, clock: clock, logger: logger)
+            let mailbox = RelayMailbox(settings: relay.settings, identity: identity.keyPair, clock: clock, logger: logger,
+                                       brokers: relay.brokers)
             mailbox.peerKeys = keys
             relay.mailbox = mailbox
         }

@@ -57,7 +57,8 @@ final class RelayMailbox: DeliveryMailbox, @unchecked Sendable {
     private let logger: Logger
     /// The paired devices, read on the loop (set by the node before `start`).
     var peerKeys: (() -> [RelayTransport.PeerKeys])?
-    private(set) var link: RelayBrokerLink?
+    private(set) var link: (any RelayBrokerConnection)?
+    private let brokers: any RelayBrokerFactory
     private(set) var counters = Counters()
     private var peers: [DeviceID: Peer] = [:]
     private var topicOwners: [String: DeviceID] = [:]
@@ -71,8 +72,10 @@ final class RelayMailbox: DeliveryMailbox, @unchecked Sendable {
     private var held: [(peer: DeviceID, kind: MailboxSeal.Kind, plaintext: [UInt8])] = []
     private var heldBytes = 0
 
-    init(settings: RelaySettings, identity: X25519KeyPair, clock: any MeshClock, logger: Logger) {
+    init(settings: RelaySettings, identity: X25519KeyPair, clock: any MeshClock, logger: Logger,
+         brokers: any RelayBrokerFactory = RelayBrokerLinkFactory()) {
         self.settings = settings
+        self.brokers = brokers
         self.identity = identity
         self.clock = clock
         self.logger = logger
@@ -83,8 +86,8 @@ final class RelayMailbox: DeliveryMailbox, @unchecked Sendable {
     func start(loop: any EventLoop, password: MQTTPassword?) throws(MQTTFailure) {
         loop.preconditionInEventLoop()
         guard link == nil else { return }
-        let link = try RelayBrokerLink(settings: settings, password: password, clientID: clientID, eventLoop: loop,
-                                       clock: clock, logger: logger, persistentSession: true)
+        let link = try brokers.connection(for: RelayBrokerRequest(settings: settings, password: password, clientID: clientID, eventLoop: loop,
+                                                  clock: clock, logger: logger, persistentSession: true))
         self.link = link
         link.onMessage = { [weak self] message in self?.received(message) }
         link.onConnected = { [weak self] _ in self?.connected() }
