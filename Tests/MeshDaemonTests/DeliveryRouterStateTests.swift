@@ -294,6 +294,26 @@ struct DeliveryRouterStateTests {
         #expect(record(5).inLocalClock(offsetNanoseconds: nil) == record(5), "no estimate: unchanged")
     }
 
+    @Test func anchorsBeforeTheOffsetAreHeldOnePerSessionAndBounded() {
+        func record(_ session: UUID, revision: UInt64, feature: String = "a") -> DeliveryAnchorRecord {
+            DeliveryAnchorRecord(sessionID: session, featureID: feature, revision: revision,
+                                 anchor: SessionTimerAnchor(startedAt: Date(timeIntervalSince1970: 1_000)))
+        }
+        var held = HeldAnchors()
+        #expect(held.hold(record(Self.session, revision: 2)))
+        #expect(held.hold(record(Self.session, revision: 1)), "an older revision is taken and dropped")
+        #expect(held.hold(record(Self.other, revision: 1)))
+        #expect(held.hold(record(Self.session, revision: 3)))
+        #expect(held.hold(record(Self.session, revision: 1, feature: "b")), "another feature is another anchor")
+        #expect(held.records.map(\.revision) == [3, 1, 1], "one per (feature, session), the newest, in arrival order")
+        for _ in 3..<HeldAnchors.capacity { #expect(held.hold(record(UUID(), revision: 1))) }
+        #expect(!held.hold(record(UUID(), revision: 1)), "a new session past the capacity is refused")
+        #expect(held.hold(record(Self.other, revision: 5)), "a held session still takes a newer revision")
+        let released = held.takeAll()
+        #expect(released.count == HeldAnchors.capacity && released[1].revision == 5)
+        #expect(held.isEmpty)
+    }
+
     @Test func anActivationResendsOwnSessionsSlotsAndDecodableAnchors() {
         let mine = Self.row(status: "running", revision: 1), theirs = Self.row(status: "running", revision: 1, sourcePeer: "P")
         let anchor = DeliveryAnchorRecord(sessionID: Self.session, featureID: "a", revision: 2,

@@ -48,6 +48,9 @@ struct DeliveryPeerState: Sendable {
     /// Watermarks exchanged with the peer.
     var watermarks = WatermarkBook()
 
+    /// The peer's anchors that arrived before its clock offset was known.
+    var heldAnchors = HeldAnchors()
+
     init(pendingCapacity: Int, retryInitial: Double) {
         pending = PendingDeliveryQueue(envelopeCapacity: pendingCapacity)
         outbox = ReliableOutbox(retryInitial: retryInitial)
