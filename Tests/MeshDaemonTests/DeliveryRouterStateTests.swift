@@ -300,15 +300,20 @@ struct DeliveryRouterStateTests {
                                  anchor: SessionTimerAnchor(startedAt: Date(timeIntervalSince1970: 1_000)))
         }
         var held = HeldAnchors()
-        #expect(held.hold(record(Self.session, revision: 2)))
-        #expect(held.hold(record(Self.session, revision: 1)), "an older revision is taken and dropped")
-        #expect(held.hold(record(Self.other, revision: 1)))
-        #expect(held.hold(record(Self.session, revision: 3)))
-        #expect(held.hold(record(Self.session, revision: 1, feature: "b")), "another feature is another anchor")
+        let taken = [held.hold(record(Self.session, revision: 2)),
+                     held.hold(record(Self.session, revision: 1)),  // older: taken and dropped
+                     held.hold(record(Self.other, revision: 1)),
+                     held.hold(record(Self.session, revision: 3)),
+                     held.hold(record(Self.session, revision: 1, feature: "b"))]  // another feature, another anchor
+        #expect(taken == [true, true, true, true, true])
         #expect(held.records.map(\.revision) == [3, 1, 1], "one per (feature, session), the newest, in arrival order")
-        for _ in 3..<HeldAnchors.capacity { #expect(held.hold(record(UUID(), revision: 1))) }
-        #expect(!held.hold(record(UUID(), revision: 1)), "a new session past the capacity is refused")
-        #expect(held.hold(record(Self.other, revision: 5)), "a held session still takes a newer revision")
+        var filled = 0
+        for _ in 3..<HeldAnchors.capacity where held.hold(record(UUID(), revision: 1)) { filled += 1 }
+        #expect(filled == HeldAnchors.capacity - 3)
+        let overLimit = held.hold(record(UUID(), revision: 1))
+        #expect(!overLimit, "a new session past the capacity is refused")
+        let newer = held.hold(record(Self.other, revision: 5))
+        #expect(newer, "a held session still takes a newer revision")
         let released = held.takeAll()
         #expect(released.count == HeldAnchors.capacity && released[1].revision == 5)
         #expect(held.isEmpty)
