@@ -9,7 +9,7 @@ public struct SimulationCampaign: Sendable {
         public var steps = 0, itemsSent = 0, itemsDelivered = 0, faults = 0
         public var daemons = 0
         public var channels = ChannelFigures()
-        public var moves = 0
+        public var moves = 0, anchorsBeforeOffset = 0
         public var virtualSeconds = 0.0
         public var wallSeconds = 0.0
         /// The first failing run, if any.
@@ -23,7 +23,7 @@ public struct SimulationCampaign: Sendable {
             let perSeed = seedsRun > 0 ? wallSeconds / Double(seedsRun) * 1000 : 0
             return "simulation: \(seedsRun) seeds from base \(seedBase) \(failure == nil ? "passed" : "FAILED"): "
                 + "\(daemons) daemons, \(steps) steps, \(itemsSent) items sent, \(itemsDelivered) handed to apps, "
-                + "\(faults) faults (\(moves) address moves), \(channels), "
+                + "\(faults) faults (\(moves) address moves), \(channels), \(anchorsBeforeOffset) anchors before an offset, "
                 + "\(Int(virtualSeconds)) s virtual, \(String(format: "%.1f", perSeed)) ms per seed"
                 + (failedSeeds > 0 ? "; \(failedSeeds) seeds failed (" + failuresByInvariant.sorted { $0.key < $1.key }
                     .map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")" : "")
@@ -79,6 +79,7 @@ public struct SimulationCampaign: Sendable {
             summary.daemons += result.daemons
             summary.channels = summary.channels + result.channels
             summary.moves += result.network.moves
+            summary.anchorsBeforeOffset += result.anchorsBeforeOffset
             summary.virtualSeconds += result.virtualMilliseconds / 1000
             if environment.replaySeed != nil {
                 log("seed \(result.seed): \(result.daemons) daemons, \(result.steps) steps, network \(result.network)")

@@ -26,6 +26,9 @@ public final class SimulationContext: @unchecked Sendable {
     public var linkAsymmetry: () -> UInt64 = { 0 }
     /// Whether daemon `receiver`'s node has measured `sender`'s clock offset yet.
     public var offsetKnown: (_ receiver: Int, _ sender: Int) -> Bool = { _, _ in true }
+    /// Anchors that reached an app before its daemon had measured the setter's clock offset
+    /// (converted with no offset; left out of the check, counted for the summary).
+    public var anchorsBeforeOffset = 0
     private var attachments = 0
 
     /// A new attachment generation, unique in the run and growing.

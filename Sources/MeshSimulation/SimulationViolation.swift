@@ -31,10 +31,6 @@ public struct SimulationViolation: Error, Sendable, Equatable, CustomStringConve
         /// After the network healed, two live daemons still had no active channel between them
         /// once `Simulation.channelRecoveryBound` had passed.
         case channelNotRestored = "channel-not-restored"
-        /// A daemon refused a genuine handshake as a replay: nothing in the simulation replays a
-        /// message 1, and each initiator's clock only moves forward, so every message 1 a node
-        /// sends is newer than the last one its peer confirmed.
-        case handshakeRefusedAsReplay = "handshake-refused-as-replay"
         /// The simulation itself could not proceed (a runaway loop, a call that never returned).
         case stuck = "simulation-stuck"
     }

@@ -294,31 +294,6 @@ struct DeliveryRouterStateTests {
         #expect(record(5).inLocalClock(offsetNanoseconds: nil) == record(5), "no estimate: unchanged")
     }
 
-    @Test func anchorsBeforeTheOffsetAreHeldOnePerSessionAndBounded() {
-        func record(_ session: UUID, revision: UInt64, feature: String = "a") -> DeliveryAnchorRecord {
-            DeliveryAnchorRecord(sessionID: session, featureID: feature, revision: revision,
-                                 anchor: SessionTimerAnchor(startedAt: Date(timeIntervalSince1970: 1_000)))
-        }
-        var held = HeldAnchors()
-        let taken = [held.hold(record(Self.session, revision: 2)),
-                     held.hold(record(Self.session, revision: 1)),  // older: taken and dropped
-                     held.hold(record(Self.other, revision: 1)),
-                     held.hold(record(Self.session, revision: 3)),
-                     held.hold(record(Self.session, revision: 1, feature: "b"))]  // another feature, another anchor
-        #expect(taken == [true, true, true, true, true])
-        #expect(held.records.map(\.revision) == [3, 1, 1], "one per (feature, session), the newest, in arrival order")
-        var filled = 0
-        for _ in 3..<HeldAnchors.capacity where held.hold(record(UUID(), revision: 1)) { filled += 1 }
-        #expect(filled == HeldAnchors.capacity - 3)
-        let overLimit = held.hold(record(UUID(), revision: 1))
-        #expect(!overLimit, "a new session past the capacity is refused")
-        let newer = held.hold(record(Self.other, revision: 5))
-        #expect(newer, "a held session still takes a newer revision")
-        let released = held.takeAll()
-        #expect(released.count == HeldAnchors.capacity && released[1].revision == 5)
-        #expect(held.isEmpty)
-    }
-
     @Test func anActivationResendsOwnSessionsSlotsAndDecodableAnchors() {
         let mine = Self.row(status: "running", revision: 1), theirs = Self.row(status: "running", revision: 1, sourcePeer: "P")
         let anchor = DeliveryAnchorRecord(sessionID: Self.session, featureID: "a", revision: 2,

@@ -78,11 +78,6 @@ struct DeliveryCounters: Sendable {
     /// Received timer anchors not stored because the peer's anchors (or all peers') are at a
     /// limit (`inbound_max_anchors*`).
     var anchorsOverLimit: UInt64 = 0
-    /// Received timer anchors held until the peer's clock offset was known (`HeldAnchors`).
-    var anchorsHeld: UInt64 = 0
-    /// Received timer anchors dropped because `HeldAnchors.capacity` of the peer's were held
-    /// already while its clock offset was not known.
-    var anchorsHeldOverLimit: UInt64 = 0
     /// Received session rows not stored because the peer's rows (or all peers') are at a limit
     /// (`inbound_max_sessions*`).
     var sessionsRefused: UInt64 = 0
@@ -152,8 +147,6 @@ struct DeliveryCounters: Sendable {
             "delivery.watermarks.refused": watermarksRefused,
             "delivery.snapshots.refused": snapshotsRefused,
             "delivery.anchors.over_limit": anchorsOverLimit,
-            "delivery.anchors.held": anchorsHeld,
-            "delivery.anchors.held_over_limit": anchorsHeldOverLimit,
             "delivery.sessions.refused": sessionsRefused,
             "delivery.sessions.not_owned": sessionsNotOwned,
             "delivery.inbox.expired": inboxExpired,

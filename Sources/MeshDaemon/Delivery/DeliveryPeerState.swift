@@ -48,9 +48,6 @@ struct DeliveryPeerState: Sendable {
     /// Watermarks exchanged with the peer.
     var watermarks = WatermarkBook()
 
-    /// The peer's anchors that arrived before its clock offset was known.
-    var heldAnchors = HeldAnchors()
-
     init(pendingCapacity: Int, retryInitial: Double) {
         pending = PendingDeliveryQueue(envelopeCapacity: pendingCapacity)
         outbox = ReliableOutbox(retryInitial: retryInitial)

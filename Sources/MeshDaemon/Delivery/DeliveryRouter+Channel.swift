@@ -21,8 +21,6 @@ extension DeliveryRouter {
     }
 
     func deactivated(_ peer: DeviceID) {
-        // The peer resends its anchors on the next activation.
-        _ = peerStates[peer]?.heldAnchors.takeAll()
         guard let changes = peerStates[peer]?.deactivate(now: now()) else { return }
         emitReachability(changes, of: peer)
         sender.fallBackWaiting(self, for: peer)

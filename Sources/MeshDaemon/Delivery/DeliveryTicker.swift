@@ -50,7 +50,6 @@ final class DeliveryTicker {
     func tick(_ router: isolated DeliveryRouter, round: UInt64) async {
         for peer in router.peerStates.keys.sorted() where router.peerStates[peer]?.active == true {
             router.refreshEstimate(peer)
-            await router.directory.releaseHeldAnchors(router, from: peer)
             if ticks.renewsPresence(round) {
                 router.transmit(.presence(features: router.attachments.announcedFeatures), to: peer, path: .datagram)
             }

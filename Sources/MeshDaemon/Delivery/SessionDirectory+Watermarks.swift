@@ -33,8 +33,7 @@ extension SessionDirectory {
     /// A peer's anchor: rewritten into this clock with the estimated offset (peer minus local),
     /// stored in that peer's own row of the (feature, session) if newer (never over this
     /// device's anchor or another peer's; within the peer's share of anchors), handed to the
-    /// apps of the feature as `from` that peer. Before the offset is known (the channel's first
-    /// keepalive round trip) it is held (`HeldAnchors`, counted) until the tick that finds one.
+    /// apps of the feature as `from` that peer.
     ///
     /// An anchor with a negative or non-finite accumulated time is refused (counted): an app
     /// must never compute a negative elapsed time from it. The offset is the estimator's, which
@@ -47,37 +46,7 @@ extension SessionDirectory {
             return
         }
         router.refreshEstimate(peer)
-        guard let offset = router.peerStates[peer]?.offsetNanoseconds else {
-            guard router.peerStates[peer]?.heldAnchors.hold(record) == true else {
-                router.counters.anchorsHeldOverLimit &+= 1
-                router.warnPeerFault("dropped a timer anchor: too many wait for the peer's clock offset", peer: peer)
-                return
-            }
-            router.counters.anchorsHeld &+= 1
-            return
-        }
-        // Anchors held before come first, so they cannot pass this newer one.
-        await releaseHeldAnchors(router, from: peer)
-        await storeAnchor(router, record, from: peer, offsetNanoseconds: offset)
-    }
-
-    /// Rewrites, stores and hands out `peer`'s held anchors, in the order they arrived, once its
-    /// clock offset is known (the router's tick, or a later anchor).
-    func releaseHeldAnchors(_ router: isolated DeliveryRouter, from peer: DeviceID) async {
-        guard let state = router.peerStates[peer], !state.heldAnchors.isEmpty, state.offsetNanoseconds != nil,
-              let held = router.peerStates[peer]?.heldAnchors.takeAll() else { return }
-        for record in held {
-            // The offset may be refreshed while a store call runs; each takes the latest.
-            guard let offset = router.peerStates[peer]?.offsetNanoseconds else { return }
-            await storeAnchor(router, record, from: peer, offsetNanoseconds: offset)
-        }
-    }
-
-    /// A usable anchor of `peer` in this clock (`offsetNanoseconds`: peer minus local): stored
-    /// if newer and within the peer's limit, then handed to the feature's apps.
-    private func storeAnchor(_ router: isolated DeliveryRouter, _ record: DeliveryAnchorRecord, from peer: DeviceID,
-                             offsetNanoseconds offset: Int64) async {
-        let local = record.inLocalClock(offsetNanoseconds: offset)
+        let local = record.inLocalClock(offsetNanoseconds: router.peerStates[peer]?.offsetNanoseconds)
         let store = router.store, at = router.wallNow(), bytes = local.encoded(), sessionID = local.sessionID
         let revision = local.revision, featureID = local.featureID, source = peer.description
         guard let result = try? await router.worker.run({
