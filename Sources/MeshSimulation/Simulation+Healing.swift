@@ -48,7 +48,7 @@ extension Simulation {
             if elapsed > Self.channelRecoveryBound {
                 let pairs = missing.map { "d\($0.0)–d\($0.1)" }.joined(separator: ", ")
                 context.fail([SimulationViolation(.channelNotRestored,
-                    "\(pairs) had no channel \(elapsed / 1_000_000) ms after the network healed (bound \(Self.channelRecoveryBound / 1_000_000) ms)")])
+                    "\(pairs) had no channel both ends hold \(elapsed / 1_000_000) ms after the network healed (bound \(Self.channelRecoveryBound / 1_000_000) ms)")])
             }
             return false
         }

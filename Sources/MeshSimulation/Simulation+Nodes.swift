@@ -43,6 +43,7 @@ extension Simulation {
         configuration.mdns = false
         configuration.channelTuning = Self.channelTuning
         configuration.channelTuning.testBugDialNotRetried = self.configuration.bug == .dialNotRetried
+        configuration.channelTuning.testBugTimestampRecordedAtAnswer = self.configuration.bug == .timestampRecordedAtAnswer
         return configuration
     }
 
@@ -78,13 +79,24 @@ extension Simulation {
         SecretBytes((0..<4).flatMap { _ in withUnsafeBytes(of: random.next()) { Array($0) } })
     }
 
-    /// The pairs of live daemons that do not both see an active channel to each other now.
+    /// The pairs of live daemons that do not hold the same active channel to each other now:
+    /// both ends must have one, and it must be one channel (each end's session index of its
+    /// first handshake is the other's peer index). Two channels, one per side, carry nothing.
     func missingChannels() -> [(Int, Int)] {
-        let active = daemons.map { $0.alive ? Set($0.node?.activePeersOnLoop() ?? []) : [] }
+        let active: [[DeviceID: (local: UInt32, remote: UInt32)]] = daemons.map { daemon in
+            guard daemon.alive, let node = daemon.node else { return [:] }
+            var table: [DeviceID: (local: UInt32, remote: UInt32)] = [:]
+            for channel in node.activeChannelsOnLoop() { table[channel.peer] = (channel.local, channel.remote) }
+            return table
+        }
         var missing: [(Int, Int)] = []
         for a in daemons.indices where daemons[a].alive {
             for b in (a + 1)..<daemons.count where daemons[b].alive {
-                if !active[a].contains(daemons[b].deviceID) || !active[b].contains(daemons[a].deviceID) { missing.append((a, b)) }
+                guard let ab = active[a][daemons[b].deviceID], let ba = active[b][daemons[a].deviceID],
+                      ab.local == ba.remote, ab.remote == ba.local else {
+                    missing.append((a, b))
+                    continue
+                }
             }
         }
         return missing

@@ -92,6 +92,9 @@ public enum SimulationBug: String, Sendable, Equatable, CaseIterable {
     /// The node does not try a dial round again after it failed at every address
     /// (`ChannelTuning.testBugDialNotRetried`).
     case dialNotRetried = "dial-no-retry"
+    /// A responder records a handshake's timestamp when it answers message 1, before the
+    /// initiator confirmed (`ChannelTuning.testBugTimestampRecordedAtAnswer`).
+    case timestampRecordedAtAnswer = "handshake-timestamp-at-answer"
 }
 
 /// A simulator setting that does not parse.

@@ -18,6 +18,16 @@ struct SimulationCampaignTests {
         #expect(summary.seedsRun == environment.seedList.count)
     }
 
+    /// Seeds that once failed, each for a fault of the node or the checker fixed since
+    /// (docs/SIMULATION.md, "What it found").
+    @Test("SimulationRegression: seeds that once failed pass", arguments: [2404 as UInt64])
+    func regression(seed: UInt64) throws {
+        let folder = SimulationCampaign(environment: try SimulationEnvironment.parse([:])).folder + "-regression"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = SimulationCampaign.runOne(seed: seed, steps: SimulationEnvironment.defaultSteps, bug: .none, folder: folder)
+        #expect(result.passed, "seed \(seed): \(result.violations.map(\.description).joined(separator: "; "))")
+    }
+
     @Test("SimulationReplay: a seed replays to the same trace and figures")
     func replay() throws {
         let folder = SimulationCampaign(environment: try SimulationEnvironment.parse([:])).folder + "-replay"

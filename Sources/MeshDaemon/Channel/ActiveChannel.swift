@@ -33,11 +33,15 @@ struct ActiveChannel: Sendable {
     private var answeredRekey: (streamReceiver: StreamOpener, epoch: DatagramEpoch)?
     /// Completed rekeys.
     private(set) var rekeys: UInt64 = 0
+    /// The session indices of the channel's first handshake, this side's and the peer's: what
+    /// names the channel (both ends hold the same pair, mirrored; a rekey does not change it).
+    let identity: (local: UInt32, remote: UInt32)
 
     /// A channel from a completed first handshake.
     init(keys: ChannelKeys, localIndex: UInt32, remoteIndex: UInt32, locallyInitiated: Bool,
          now: UInt64, tuning: ChannelTuning) {
         self.locallyInitiated = locallyInitiated
+        identity = (localIndex, remoteIndex)
         streamSender = keys.streamSender
         streamReceiver = keys.streamReceiver
         current = DatagramEpoch(localIndex: localIndex, remoteIndex: remoteIndex, sealer: keys.datagramSender,

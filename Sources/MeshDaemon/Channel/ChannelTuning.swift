@@ -63,6 +63,12 @@ public struct ChannelTuning: Sendable, Equatable {
     /// devices whose dials both failed (a cut link, a peer down) never reconnect by themselves.
     /// Off everywhere else.
     package var testBugDialNotRetried = false
+    /// Test-only bug for the simulator (docs/SIMULATION.md,
+    /// `MESH_SIM_BUG=handshake-timestamp-at-answer`): a responder records the initiator's
+    /// handshake timestamp as the device's latest when it answers message 1, before the
+    /// initiator confirmed, and no longer checks it again at the confirm; so a message 1 that
+    /// is never confirmed still raises the bar later genuine ones must pass. Off everywhere else.
+    package var testBugTimestampRecordedAtAnswer = false
 
     /// The defaults above.
     public init() {}

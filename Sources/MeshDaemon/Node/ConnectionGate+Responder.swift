@@ -33,8 +33,18 @@ extension ConnectionGate {
         guard case .frame(let message1)? = try await frames.next() else { return }
         guard let (reply, pending) = await node.hop({ $0.gate.answerHandshake($0, message1, admission: admission) }) else { return }
         try await admission.path.write(reply)
-        guard case .frame(let confirm)? = try await frames.next(),
-              await node.hop({ $0.gate.completeResponder($0, pending, confirmFrame: confirm, admission: admission) }) else {
+        let next: WireFrame?
+        do {
+            next = try await frames.next()
+        } catch {
+            await node.hop { $0.gate.responderEnded($0, pending, admission: admission) }
+            throw error
+        }
+        guard case .frame(let confirm)? = next else {
+            await node.hop { $0.gate.responderEnded($0, pending, admission: admission) }
+            return
+        }
+        guard await node.hop({ $0.gate.completeResponder($0, pending, confirmFrame: confirm, admission: admission) }) else {
             await node.hop { $0.channels.responderAbandoned(pending) }
             return
         }
@@ -69,10 +79,24 @@ extension ConnectionGate {
                                metadata: ["peer.id": "\(peer.short)", "suppressed": "\(suppressed)"])
             case .lostSimultaneousConnect(let peer):
                 logger.debug("kept own connection over the peer's simultaneous one", metadata: ["peer.id": "\(peer.short)"])
+                // The peer may have lost the channel we keep: our own handshake wins on both sides.
+                node.dialer.replaceChannel(node, peer, besides: admission.id)
             case .failed, .replay, .future(_, nil), .gone: break
             }
             return nil
         }
+    }
+
+    /// The connection ended after message 2, before the initiator's `confirm`: the initiator
+    /// may have activated the channel we never will. When we still hold an older channel to
+    /// that peer, the two sides now hold different channels: handshake again at once
+    /// (`Dialer.replaceChannel`) instead of waiting for a lease to run out.
+    /// Only for the channel held when message 2 was written (`PendingResponder.heldConnectionID`):
+    /// one installed since may be what made the initiator give its attempt up.
+    func responderEnded(_ node: isolated MeshNode, _ pending: PendingResponder, admission: InboundAdmission) {
+        node.channels.responderAbandoned(pending)
+        guard let held = pending.heldConnectionID, node.channels.peers[pending.peer]?.connection?.id == held else { return }
+        node.dialer.replaceChannel(node, pending.peer, besides: admission.id)
     }
 
     /// Opens the initiator's first stream frame; a valid `confirm` activates the channel.
@@ -82,6 +106,7 @@ extension ConnectionGate {
         switch node.channels.confirmResponder(pending, confirmFrame: confirmFrame) {
         case .refused(let refusal):
             node.counters.count(refusal)
+            if case .lostSimultaneousConnect(let peer) = refusal { node.dialer.replaceChannel(node, peer, besides: admission.id) }
             return false
         case .confirmed(let channel):
             authenticated(admission.id)

@@ -24,6 +24,10 @@ extension Dialer {
             }
         case .probeAddresses(let peer, let addresses):
             await probe(node, peer, at: addresses)
+        case .replaceChannel(let peer, let addresses):
+            for address in addresses {
+                guard case .failed = await dial(node, peer, at: .host(address), replacingLiveChannel: true, isMove: false) else { break }
+            }
         case .dialRelay(let peer):
             let result: DialResult
             if let route = await node.hop({ $0.relayRoute(to: peer) }) {
@@ -58,8 +62,9 @@ extension Dialer {
     }
 
     /// One outgoing attempt to `address`: a direct `HOST:PORT`, or the relay route to `peer`.
+    /// A channel it replaces counts as the peer's move (discovery) unless `isMove` is false.
     static func dial(_ node: MeshNode, _ peer: DeviceID, at address: PathAddress,
-                     replacingLiveChannel: Bool = false) async -> DialResult {
+                     replacingLiveChannel: Bool = false, isMove: Bool = true) async -> DialResult {
         var pendingHandshake: PendingInitiator?
         var result = DialResult.failed
         do {
@@ -77,7 +82,7 @@ extension Dialer {
                 let outcome = await node.hop { node in
                     let outcome = node.dialer.finishHandshake(node, pending, message2: message2, path: path)
                     if case .ranAndClosed = outcome, case .host(let endpoint) = address {
-                        node.finder.dialSucceeded(node, peer, at: endpoint, replacedLiveChannel: replacingLiveChannel)
+                        node.finder.dialSucceeded(node, peer, at: endpoint, replacedLiveChannel: replacingLiveChannel && isMove)
                     }
                     return outcome
                 }

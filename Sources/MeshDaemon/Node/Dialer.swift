@@ -63,6 +63,23 @@ final class Dialer {
         }
     }
 
+    /// `peer` seems to hold another channel than ours (see `PeerChannels.replacingHandshakeDue`;
+    /// its handshake ran on connection `connectionID`): handshake with it now, next to our
+    /// channel, instead of waiting for a lease to run out. The side that keeps its channel in
+    /// a simultaneous connect starts this too, so its own connection, which wins on both
+    /// sides, replaces the stale pair.
+    func replaceChannel(_ node: isolated MeshNode, _ peer: DeviceID, besides connectionID: UInt64) {
+        guard node.phase == .running, let runtime = node.channels.peers[peer],
+              node.channels.replacingHandshakeDue(peer, besides: connectionID, now: node.clock.monotonicNanoseconds())
+        else { return }
+        let addresses = node.finder.dialCandidates(node, runtime)
+        guard !addresses.isEmpty else { return }
+        node.counters.replacingHandshakes += 1
+        node.logger.debug("the peer seems to hold another channel; handshaking again next to ours",
+                          metadata: ["peer.id": "\(peer.short)"])
+        node.jobQueue.yield(.replaceChannel(peer: peer, addresses: addresses))
+    }
+
     /// The node stops: no backoff timer fires any more.
     func stop() {
         for timer in dialTimers.values { timer.cancel() }

@@ -9,6 +9,17 @@ extension MeshNode {
         onLoop { node in node.channels.peers.filter { $0.value.channel != nil }.map(\.key).sorted() }
     }
 
+    /// The paired devices with an active channel now, each with that channel's identity (the
+    /// session indices of its first handshake, this side's and the peer's), in device ID order.
+    /// Two ends hold the same channel when each one's `local` is the other's `remote`.
+    package nonisolated func activeChannelsOnLoop() -> [(peer: DeviceID, local: UInt32, remote: UInt32)] {
+        onLoop { node in
+            node.channels.peers.compactMap { peer, runtime in
+                runtime.channel.map { (peer: peer, local: $0.identity.local, remote: $0.identity.remote) }
+            }.sorted { $0.peer < $1.peer }
+        }
+    }
+
     /// Whether the node knows `peer`'s clock offset (a keepalive round trip measured it).
     package nonisolated func hasOffsetEstimateOnLoop(of peer: DeviceID) -> Bool {
         onLoop { $0.linkEstimate(of: peer).offsetNanoseconds != nil }

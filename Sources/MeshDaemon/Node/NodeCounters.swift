@@ -5,6 +5,9 @@ struct NodeCounters: Sendable {
     var handshakesRefusedUnknownKey: UInt64 = 0
     var handshakesRefusedReplay: UInt64 = 0
     var simultaneousConnectsResolved: UInt64 = 0
+    /// Handshakes started next to a live channel the peer seemed no longer to hold
+    /// (`Dialer.replaceChannel`).
+    var replacingHandshakes: UInt64 = 0
     var connectionsRateLimited: UInt64 = 0
     var connectionsOverCap: UInt64 = 0
     var connectionsOverSourceCap: UInt64 = 0
@@ -92,6 +95,7 @@ struct NodeCounters: Sendable {
             "handshakes.refused.unknown_key": handshakesRefusedUnknownKey,
             "handshakes.refused.replay": handshakesRefusedReplay,
             "handshakes.simultaneous_resolved": simultaneousConnectsResolved,
+            "handshakes.replacing": replacingHandshakes,
             "connections.rate_limited": connectionsRateLimited,
             "connections.over_cap": connectionsOverCap,
             "connections.over_source_cap": connectionsOverSourceCap,

@@ -10,6 +10,10 @@ enum NodeJob: Sendable {
     /// Handshake with the peer at these addresses while its channel stays up (discovery says
     /// it moved); the channel switches only to a connection that authenticates.
     case probeAddresses(peer: DeviceID, addresses: [DaemonConfiguration.Endpoint])
+    /// Handshake with the peer at these addresses while its channel stays up: the peer seems
+    /// to hold another channel than ours (`Dialer.replaceChannel`); the channel switches only to
+    /// a connection that authenticates.
+    case replaceChannel(peer: DeviceID, addresses: [DaemonConfiguration.Endpoint])
     /// Open a channel to the peer through the relay (path choice: no channel for a while),
     /// next to any direct dial still under way.
     case dialRelay(peer: DeviceID)

@@ -12,6 +12,8 @@ struct PendingResponder: Sendable {
     let initiatorTimestamp: Int64
     /// The kind of path it runs on.
     var kind: PathChoice.Kind = .direct
+    /// The connection of the channel to that peer active when message 2 was built, if any.
+    var heldConnectionID: UInt64?
 }
 
 /// Why a channel handshake was refused or given up. The node counts each (`NodeCounters`)
@@ -85,8 +87,12 @@ extension PeerChannels {
                                         locallyInitiated: false, now: now, tuning: tuning)
             let pending = PendingResponder(peer: peerID, channel: channel, udpPort: responder.payload.udpPort,
                                            connectionID: connectionID, initiatorTimestamp: responder.payload.wallNanoseconds,
-                                           kind: kind)
-            return .reply(try WireFrame.encode(message2), pending)
+                                           kind: kind, heldConnectionID: runtime.channel == nil ? nil : runtime.connection?.id)
+            let framed = try WireFrame.encode(message2)
+            // TEST ONLY (`testBugTimestampRecordedAtAnswer`): the historical bug the simulator
+            // must catch, the timestamp counted before the initiator confirmed.
+            if tuning.testBugTimestampRecordedAtAnswer { peers[peerID]?.lastInitiationTimestamp = responder.payload.wallNanoseconds }
+            return .reply(framed, pending)
         } catch {
             indexTable.removeValue(forKey: localIndex)
             return .refused(.failed)
@@ -108,7 +114,9 @@ extension PeerChannels {
         var channel = pending.channel
         guard let runtime = peers[pending.peer] else { return .refused(.gone) }
         guard (try? channel.openStreamFrame(confirmFrame)) == [.confirm] else { return .refused(.failed) }
-        guard pending.initiatorTimestamp > runtime.lastInitiationTimestamp else { return .refused(.replay) }
+        guard tuning.testBugTimestampRecordedAtAnswer || pending.initiatorTimestamp > runtime.lastInitiationTimestamp else {
+            return .refused(.replay)
+        }
         peers[pending.peer]?.lastInitiationTimestamp = pending.initiatorTimestamp
         if respondingLoses(runtime, kind: pending.kind) { return .refused(.lostSimultaneousConnect(pending.peer)) }
         return .confirmed(channel)
@@ -117,6 +125,22 @@ extension PeerChannels {
     /// A responder whose initiator never confirmed: frees its index.
     mutating func responderAbandoned(_ pending: PendingResponder) {
         releaseIndex(pending.channel.current.localIndex, of: pending.peer)
+    }
+
+    /// Whether to start a handshake with `peer` next to its live channel at monotonic `now`,
+    /// because the peer seems to hold another channel than ours: it handshook with us on
+    /// connection `connectionID` (not the channel's), and that handshake was refused for our
+    /// channel (a lost simultaneous connect) or ended after our message 2. Without this, each
+    /// side keeps a channel the other has not, and every message between them is lost until a
+    /// lease runs out. At most one per `ChannelTuning.handshakeTimeout` per peer (counted by
+    /// device ID), so a peer that keeps handshaking gets no storm of handshakes back.
+    mutating func replacingHandshakeDue(_ peer: DeviceID, besides connectionID: UInt64, now: UInt64) -> Bool {
+        guard let slot = peers.index(forKey: peer), peers.values[slot].channel != nil,
+              let connection = peers.values[slot].connection, connection.id != connectionID else { return false }
+        if let last = peers.values[slot].lastReplacingHandshakeAt,
+           now < last &+ Nanoseconds.from(seconds: tuning.handshakeTimeout) { return false }
+        peers.values[slot].lastReplacingHandshakeAt = now
+        return true
     }
 
     /// The paired device whose key made `mac` over `message1`; nil when none did. Costs one

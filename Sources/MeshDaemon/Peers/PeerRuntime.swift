@@ -32,6 +32,8 @@ struct PeerRuntime: Sendable {
     var path = PathChoice()
     /// Our message 1 went out on an outgoing connection and its answer is pending.
     var outgoingHandshakeInFlight = false
+    /// Monotonic instant the last replacing handshake started (`PeerChannels.replacingHandshakeDue`).
+    var lastReplacingHandshakeAt: UInt64?
     var lease: ReachabilityLease
     var estimator = ClockOffsetEstimator()
     /// Wall seconds of the last completed handshake.
