@@ -23,6 +23,8 @@ package final class SimulatedBrokerClient: RelayBrokerConnection, @unchecked Sen
     package var onMessage: ((MQTTMessage) -> Void)?
     package var onConnected: ((MQTTProtocolVersion) -> Void)?
     package var onDisconnected: ((MQTTFailure) -> Void)?
+    /// The simulated broker takes a subscription at once: confirmed on the next loop turn.
+    package var onSubscribed: ((String) -> Void)?
     private(set) var subscriptions: [String: MQTTQoS] = [:]
     package private(set) var isConnected = false
     package private(set) var sessionPresent = false
@@ -63,7 +65,19 @@ package final class SimulatedBrokerClient: RelayBrokerConnection, @unchecked Sen
 
     package func subscribe(_ topic: String, qos: MQTTQoS) {
         subscriptions[topic] = qos
-        if isConnected { broker.subscriptionsChanged(self) }
+        guard isConnected else { return }
+        broker.subscriptionsChanged(self)
+        confirm([topic])
+    }
+
+    package func isSubscribed(_ topic: String) -> Bool { isConnected && subscriptions[topic] != nil }
+
+    /// Tells `onSubscribed` of `topics` on the next loop turn, if still subscribed then.
+    private func confirm(_ topics: [String]) {
+        let current = connection
+        loop.execute { [self] in
+            for topic in topics where current == connection && isSubscribed(topic) { onSubscribed?(topic) }
+        }
     }
 
     package func unsubscribe(_ topic: String) {
@@ -116,6 +130,7 @@ package final class SimulatedBrokerClient: RelayBrokerConnection, @unchecked Sen
             retry = Self.firstRetry
             since = Double(clock.wallNanoseconds()) / 1e9
             onConnected?(persistent ? .v311 : .v5)
+            confirm(subscriptions.keys.sorted())
             if persistent { broker.resume(self) }
         }
     }

@@ -16,6 +16,8 @@ package protocol RelayBrokerConnection: AnyObject {
     var onConnected: ((MQTTProtocolVersion) -> Void)? { get set }
     /// Called on the loop when a connection ends or an attempt fails.
     var onDisconnected: ((MQTTFailure) -> Void)? { get set }
+    /// Called on the loop when the broker confirmed a subscription (its SUBACK), with its topic.
+    var onSubscribed: ((String) -> Void)? { get set }
     /// Connects, and keeps connecting after failures until `stop()`.
     func start()
     /// Disconnects and stops retrying; the connection cannot start again.
@@ -28,6 +30,8 @@ package protocol RelayBrokerConnection: AnyObject {
     func subscribe(_ topic: String, qos: MQTTQoS)
     /// Stops receiving `topic`.
     func unsubscribe(_ topic: String)
+    /// Whether the broker confirmed the subscription to `topic` on the current connection.
+    func isSubscribed(_ topic: String) -> Bool
     /// Publishes one message; throws without a connection (nothing is queued for later).
     func publish(topic: String, payload: UnsafeRawBufferPointer, qos: MQTTQoS, expirySeconds: UInt32?) throws(MQTTFailure)
     /// Messages dropped on arrival for their size.
