@@ -39,7 +39,7 @@ func fuzzRelay(_ bytes: [UInt8]) {
                 if !open.contains(path) || data.isEmpty { fatalError("relay bytes for a path not open, or empty") }
             case .closed(let path, _):
                 if open.remove(path) == nil { fatalError("relay close for a path not open") }
-            case .datagram, .mailboxItem, .mailboxAck:
+            case .datagram, .mailboxItem, .mailboxAck, .mailboxSnapshot:
                 break
             }
         }
