@@ -20,7 +20,7 @@ extension SimulatedDaemon {
         }
         let store = try DeliveryRouter.openStore(stateDirectory: stateFolder, options: simulation.storeOptions)
         let transport = SimulatedTransport(index: index, network: simulation.network, loop: loop)
-        let logger = Logger(label: "sim.d\(index)", factory: { _ in SwiftLogNoOpLogHandler() })
+        let logger = SimulatedLogHandler.logger(label: "d\(index)", clock: simulation.context.clock)
         let random = SimulatedRandomSource(simulation.nodeRandom(index, incarnation: incarnation))
         var configuration = simulation.nodeConfiguration(index, stateDirectory: stateFolder)
         simulation.configureRelay(&configuration)

@@ -20,7 +20,7 @@ struct SimulationCampaignTests {
 
     /// Seeds that once failed, each for a fault of the node or the checker fixed since
     /// (docs/SIMULATION.md, "What it found").
-    @Test("SimulationRegression: seeds that once failed pass", arguments: [2404 as UInt64])
+    @Test("SimulationRegression: seeds that once failed pass", arguments: [2404, 8930] as [UInt64])
     func regression(seed: UInt64) throws {
         let folder = SimulationCampaign(environment: try SimulationEnvironment.parse([:])).folder + "-regression"
         defer { try? FileManager.default.removeItem(atPath: folder) }

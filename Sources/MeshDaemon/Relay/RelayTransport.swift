@@ -94,6 +94,7 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
             }
             self.relay.link?.onMessage = { [weak self] message in self?.received(message) }
             self.relay.link?.onSubscribed = { [weak self] topic in self?.subscriptionConfirmed(topic) }
+            self.relay.link?.onDisconnected = { [weak self] _ in self?.brokerConnectionLost() }
             self.refreshPeers()
             self.refreshRendezvous()
             self.refresh = loop.scheduleRepeatedTask(initialDelay: Self.refreshInterval, delay: Self.refreshInterval) { [weak self] _ in
@@ -238,6 +239,17 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
         }
         paths[key] = path
         return path
+    }
+
+    /// The broker connection ended: every stream path through it ends too, as TCP connections do
+    /// on a reset. What was published in its last moments may never reach the peer (a QoS 1
+    /// message the broker had not passed on, a broker that restarted without persistence), and a
+    /// stream cannot go on past a hole: its receiver would hold everything after it until a
+    /// lease ran out. So both ends start over: the node sees the path close and redials (over the
+    /// relay once the broker is back, or directly), and the peer, whose path is now closed here,
+    /// takes the new handshake in place of its channel.
+    private func brokerConnectionLost() {
+        for path in Array(paths.values) { path.remoteEnded() }
     }
 
     /// Hands a new path from a joiner to the node, as an accepted connection.
