@@ -7,6 +7,10 @@ public struct BrokerFaults: Sendable, Equatable {
     public var maximumDelay: UInt64 = 3_000_000
     /// Chance that a QoS 0 message is lost (QoS 1 is never lost while both ends are connected).
     public var loss = 0.0
+    /// Chance that a QoS 1 message is lost although both ends are connected: what a broker over
+    /// its queue limits, or a hostile one, does (an honest broker never does; not drawn by
+    /// `random`, so the campaign's seeds keep their runs).
+    public var qos1Loss = 0.0
     /// Chance that a delivery is made twice (the copy up to `maximumDelay` later).
     public var duplication = 0.0
     /// Chance that a delivery is held back up to `reorderDelay` (it may overtake or be overtaken).
@@ -40,7 +44,7 @@ public struct BrokerFaults: Sendable, Equatable {
         return faults
     }
 
-    /// Heavy faults for tests: 30 % loss, 20 % duplication, reordering and replay.
+    /// Heavy faults for tests: 30 % QoS 0 loss, 20 % duplication, reordering and replay.
     public static let heavy = BrokerFaults(minimumDelay: 1_000_000, maximumDelay: 60_000_000, loss: 0.3, duplication: 0.2,
                                            reordering: 0.2, reorderDelay: 50_000_000, replay: 0.2)
 }

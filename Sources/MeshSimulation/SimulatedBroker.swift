@@ -58,6 +58,8 @@ public final class SimulatedBroker: RelayBrokerFactory, @unchecked Sendable {
     public private(set) var worstAsymmetry: UInt64
     var random: SimulationRandom
     public private(set) var down = false
+    /// Tests: the next this many QoS 1 deliveries are lost although both ends are connected.
+    public var droppingQoS1 = 0
     /// Sessions in the order they were created (never walked in hash order).
     var sessions: [Session] = []
     var history: [String: [MQTTMessage]] = [:]
@@ -169,6 +171,11 @@ public final class SimulatedBroker: RelayBrokerFactory, @unchecked Sendable {
             guard let subscribed = session.subscriptions[message.topic] else { continue }
             let effective: MQTTQoS = qos == .atLeastOnce && subscribed == .atLeastOnce ? .atLeastOnce : .atMostOnce
             if effective == .atMostOnce && random.chance(faults.loss) {
+                tally.lost += 1
+                continue
+            }
+            if effective == .atLeastOnce && (droppingQoS1 > 0 || (faults.qos1Loss > 0 && random.chance(faults.qos1Loss))) {
+                droppingQoS1 = max(0, droppingQoS1 - 1)
                 tally.lost += 1
                 continue
             }

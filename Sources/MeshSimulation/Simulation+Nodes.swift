@@ -42,6 +42,10 @@ extension Simulation {
                                                 keepaliveInterval: Self.keepaliveInterval, reachabilityLease: Self.reachabilityLease)
         configuration.mdns = false
         configuration.channelTuning = Self.channelTuning
+        if self.configuration.longKeyLifetimes {
+            configuration.channelTuning.rekeyAfter = ChannelTuning().rekeyAfter
+            configuration.channelTuning.rejectAfter = ChannelTuning().rejectAfter
+        }
         configuration.channelTuning.testBugDialNotRetried = self.configuration.bug == .dialNotRetried
         configuration.channelTuning.testBugTimestampRecordedAtAnswer = self.configuration.bug == .timestampRecordedAtAnswer
         return configuration

@@ -27,6 +27,9 @@ public struct SimulationConfiguration: Sendable {
     public var relay = true
     /// Every link stays cut: the broker is the only path (the relay tests).
     public var brokerOnly = false
+    /// Keys live as long as a real daemon's (rekey after 120 s), not 1.5 s: for tests in which a
+    /// rekey would hide what they look at (a rekey also ends a stuck channel).
+    public var longKeyLifetimes = false
 
     public init(steps: Int = SimulationEnvironment.defaultSteps, bug: SimulationBug = .none, folder: String) {
         self.steps = steps

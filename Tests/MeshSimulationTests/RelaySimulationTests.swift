@@ -32,6 +32,7 @@ struct RelaySimulationTests {
         let simulation = try Simulation(seed: seed, configuration: Self.configuration("heavy", steps: 40))
         var faults = BrokerFaults.heavy
         faults.outagePerStep = 0.1
+        faults.qos1Loss = 0.02  // a broker over its limits: a stream path's hole ends the path, not the channel
         simulation.broker.faults = faults
         let result = simulation.run()
         let tally = simulation.broker.tally
@@ -81,5 +82,60 @@ struct RelaySimulationTests {
         print("relay simulation figure: outage: channel lost \(lost.map { $0 / 1_000_000 } ?? 0) ms after the broker went down, "
               + "back \(back.map { "\($0 / 1_000_000) ms" } ?? "never") after it healed (bound \(bound / 1_000_000) ms)")
         #expect(back != nil, "channel back within \(bound / 1_000_000) ms of the broker healing")
+    }
+
+    @Test("a broker that drops one QoS 1 message while both ends are connected: the path ends, the item still arrives, once")
+    func droppedStreamMessage() throws {
+        let seed = Self.seed(7_302, "droppedStreamMessage")
+        var configuration = Self.configuration("dropped", steps: 0)
+        configuration.longKeyLifetimes = true  // no rekey to end the stuck path instead
+        let simulation = try Simulation(seed: seed, configuration: configuration)
+        let folder = simulation.runFolder
+        defer {
+            for daemon in simulation.daemons { daemon.shutDown() }
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+        simulation.broker.faults = .none
+        simulation.cutEveryLink()
+        try simulation.boot(0)
+        try simulation.boot(1)
+        for app in simulation.apps { app.attach(on: simulation.daemons[app.daemon]) }
+        let onRelay = { () -> Bool in
+            simulation.daemons[0].node?.channelPathOnLoop(of: simulation.daemons[1].deviceID) == "relay"
+                && simulation.daemons[1].node?.channelPathOnLoop(of: simulation.daemons[0].deviceID) == "relay"
+        }
+        func advance(until limit: UInt64, _ condition: () -> Bool) -> UInt64? {
+            let start = simulation.context.clock.nanoseconds
+            while simulation.context.clock.nanoseconds - start <= limit {
+                if condition() { return simulation.context.clock.nanoseconds - start }
+                simulation.advance(by: 10_000_000)
+            }
+            return nil
+        }
+        #expect(advance(until: 5 * Self.second, onRelay) != nil, "on the relay at start")
+        simulation.advance(by: Self.second)
+        guard let sender = simulation.apps.first(where: { $0.daemon == 0 }) else {
+            Issue.record("no app on d0")
+            return
+        }
+        let deliveredBefore = simulation.context.itemsDelivered
+        let lostBefore = simulation.broker.tally.lost
+        // The item's stream message is the next QoS 1 message: the broker drops it, and the
+        // receiver holds whatever follows on that path behind the hole.
+        simulation.broker.droppingQoS1 = 1
+        _ = sender.submit(7)
+        sender.sendNextReliable(on: simulation.daemons[0])
+        // The hole is noticed when the next stream message arrives behind it (at the latest the
+        // presence renewal), then the path waits `holeTimeout`, closes, and the relay is dialled
+        // 1 s later.
+        let bound = 10 * Self.second
+        let arrived = advance(until: bound) { simulation.context.itemsDelivered > deliveredBefore }
+        print("relay simulation figure: dropped QoS 1 message: \(simulation.broker.tally.lost - lostBefore) lost by the broker, item "
+              + "\(arrived.map { "handed out \($0 / 1_000_000) ms after it was sent" } ?? "never handed out") (bound \(bound / 1_000_000) ms)")
+        #expect(simulation.broker.tally.lost > lostBefore, "the broker dropped a QoS 1 message")
+        #expect(arrived != nil, "the item arrived within \(bound / 1_000_000) ms although the broker dropped its message")
+        #expect(advance(until: 5 * Self.second, onRelay) != nil, "the channel runs on the relay again")
+        try simulation.heal()
+        #expect(simulation.context.violations.isEmpty, "\(simulation.context.violations.map(\.description))")
     }
 }

@@ -71,6 +71,17 @@ extension RelayReceiver {
         return path.announced ? [.closed(id, reason)] : []
     }
 
+    /// Paths holding messages behind a missing one.
+    var pathsWithHoles: [RelayPathID] { paths.compactMap { $0.value.held.isEmpty ? nil : $0.key } }
+
+    /// `id` waited too long for a missing message (a broker that dropped a QoS 1 message): it
+    /// closes as for a gap, counted there, and its late messages are dropped.
+    mutating func closeForHole(_ id: RelayPathID) {
+        guard let path = paths[id] else { return }
+        counters.gapsClosed += 1
+        _ = close(id, path, .gap)
+    }
+
     mutating func forget(_ id: RelayPathID) {
         if let path = paths.removeValue(forKey: id) { bufferedBytes -= path.heldBytes }
         closedPaths.append(id)

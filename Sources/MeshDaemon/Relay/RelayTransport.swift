@@ -62,6 +62,10 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
     /// Dials waiting for the broker to confirm their rendezvous subscriptions.
     var subscriptionWaiters: [SubscriptionWaiter] = []
     private var refresh: RepeatedTask?
+    /// When each peer stream path began to wait for a missing message (monotonic ns), and the
+    /// timer that ends the ones that waited `holeTimeout` (`RelayTransport+Holes.swift`).
+    var holes: [PathKey: UInt64] = [:]
+    var holeCheck: Scheduled<Void>?
     private var closed: EventLoopPromise<Void>?
     private let accepted: AsyncStream<RelayStreamPath>
     private let acceptedQueue: AsyncStream<RelayStreamPath>.Continuation
@@ -167,6 +171,7 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
         loop.execute {
             self.acceptedQueue.finish()
             self.refresh?.cancel()
+            self.holeCheck?.cancel()
             for path in Array(self.paths.values) { path.close() }
             self.failSubscriptionWaiters()
             self.relay.stop()
@@ -233,7 +238,9 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
             guard let self else { return }
             self.paths[key] = nil
             switch route {
-            case .peer(let peer): self.peers[peer]?.receiver.closeLocally(pathID)
+            case .peer(let peer):
+                self.peers[peer]?.receiver.closeLocally(pathID)
+                self.holes[key] = nil
             case .rendezvous: self.rendezvousPathClosed(route, pathID)
             }
         }
@@ -307,5 +314,15 @@ final class RelayTransport: NodeTransport, @unchecked Sendable {
             }
         }
         if datagrams { datagramReceiver?.burstEnded() }
+        trackHoles(of: peer)
     }
+
+    /// The monotonic clock, ns.
+    func clockNow() -> UInt64 { clock.monotonicNanoseconds() }
+
+    /// The receiver of `peer`'s messages, for the hole timer.
+    func receiver(of peer: DeviceID) -> RelayReceiver? { peers[peer]?.receiver }
+
+    /// Closes `peer`'s `path` in its receiver as for a gap (the hole timer).
+    func closeForHole(_ path: RelayPathID, of peer: DeviceID) { peers[peer]?.receiver.closeForHole(path) }
 }
