@@ -15,7 +15,7 @@ extension AvahiSession {
         let old = advertisement
         advertisement = new
         guard let new else {
-            if let group { avahi_entry_group_reset(group) }
+            if let group { resetGroup(group) }
             publishedName = nil
             hub.withdrawn()
             logger.info("mDNS advertisement withdrawn")
@@ -23,17 +23,30 @@ extension AvahiSession {
         }
         guard old != new else { return }
         if old?.instanceName != new.instanceName || old?.port != new.port {
-            if let group { avahi_entry_group_reset(group) }
+            if let group { resetGroup(group) }
             publishedName = new.instanceName
             advertisedPorts.insert(new.port)
             hub.withdrawn()
             publishIfNeeded()
             return
         }
-        guard let group, avahi_entry_group_is_empty(group) == 0, let name = publishedName else {
+        guard let group, avahi_entry_group_is_empty(group) == 0, publishedName != nil else {
             publishIfNeeded()
             return
         }
+        guard groupEstablished else {
+            // Still probing: avahi-daemon would take the echo of its own probe, which carries
+            // the old TXT, for another host's claim on the name and rename us (avahi/avahi#654).
+            // The new TXT goes out once probing is over.
+            logger.debug("mDNS TXT update waits until the service is established")
+            return
+        }
+        updateTXT(group, to: new)
+    }
+
+    /// Replaces the published TXT record in place with `new`'s (the group is established).
+    private func updateTXT(_ group: OpaquePointer, to new: DiscoveryAdvertisement) {
+        guard let name = publishedName else { return }
         let list = AvahiSession.makeStringList(new.txtRecord.strings)
         defer { avahi_string_list_free(list) }
         let rc = configuration.serviceType.withCString { type in
@@ -45,10 +58,11 @@ extension AvahiSession {
         if rc < 0 {
             logger.warning("could not update the mDNS TXT record; re-publishing",
                            metadata: ["error": "\(AvahiSession.describe(rc))"])
-            avahi_entry_group_reset(group)
+            resetGroup(group)
             publishIfNeeded()
             return
         }
+        committedTXT = new.txtRecord.strings
         logger.info("mDNS advertisement updated", metadata: ["pairing": "\(new.pairingHint == nil ? "off" : "on")"])
     }
 
@@ -90,7 +104,7 @@ extension AvahiSession {
         guard added >= 0 else {
             logger.error("could not add the mDNS service; retrying",
                          metadata: ["error": "\(AvahiSession.describe(added))", "service.name": "\(name)"])
-            avahi_entry_group_reset(group)
+            resetGroup(group)
             scheduleRetry(growing: true)
             return
         }
@@ -98,10 +112,12 @@ extension AvahiSession {
         guard committed >= 0 else {
             logger.error("could not commit the mDNS service; retrying",
                          metadata: ["error": "\(AvahiSession.describe(committed))"])
-            avahi_entry_group_reset(group)
+            resetGroup(group)
             scheduleRetry(growing: true)
             return
         }
+        committedTXT = advertisement.txtRecord.strings
+        groupEstablished = false
         logger.info("publishing mDNS service", metadata: [
             "service.name": "\(name)", "port": "\(advertisement.port)",
             "pairing": "\(advertisement.pairingHint == nil ? "off" : "on")",
@@ -120,24 +136,35 @@ extension AvahiSession {
         logger.info("mDNS service name taken on the network; renaming",
                     metadata: ["service.name": "\(current)", "service.new-name": "\(next)"])
         publishedName = next
-        avahi_entry_group_reset(group)
+        resetGroup(group)
         addServiceAndCommit(group, renamesLeft: renamesLeft - 1)
+    }
+
+    /// Empties the entry group (nothing published until the next commit).
+    func resetGroup(_ group: OpaquePointer) {
+        avahi_entry_group_reset(group)
+        committedTXT = nil
+        groupEstablished = false
     }
 
     private func groupStateChanged(_ g: OpaquePointer?, _ state: AvahiEntryGroupState) {
         guard let g, group == nil || group == g else { return }
         switch state {
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
+            groupEstablished = true
             if let name = publishedName {
                 logger.info("mDNS service published", metadata: ["service.name": "\(name)"])
                 hub.published(instanceName: name)
+            }
+            if let advertisement, committedTXT != advertisement.txtRecord.strings {
+                updateTXT(g, to: advertisement)
             }
         case AVAHI_ENTRY_GROUP_COLLISION:
             rename(g, renamesLeft: AvahiSession.maximumCollisionRenames)
         case AVAHI_ENTRY_GROUP_FAILURE:
             let error = client.map { avahi_client_errno($0) } ?? 0
             logger.error("mDNS publishing failed; retrying", metadata: ["error": "\(AvahiSession.describe(error))"])
-            avahi_entry_group_reset(g)
+            resetGroup(g)
             scheduleRetry(growing: true)
         default:
             break

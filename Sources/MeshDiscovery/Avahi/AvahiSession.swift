@@ -36,6 +36,11 @@ final class AvahiSession: @unchecked Sendable {
     var advertisement: DiscoveryAdvertisement?
     /// The instance name in use: the advertisement's, or an alternative after a collision.
     var publishedName: String?
+    /// The TXT strings the entry group holds now, as committed or last updated; nil while the
+    /// group holds nothing.
+    var committedTXT: [String]?
+    /// Whether the entry group finished probing (ESTABLISHED) since it was last committed.
+    var groupEstablished = false
     private var timer: OpaquePointer?
     private var retryDelayMilliseconds: UInt32
     private var needsReconnect = false
@@ -144,7 +149,7 @@ final class AvahiSession: @unchecked Sendable {
         case AVAHI_CLIENT_S_COLLISION, AVAHI_CLIENT_S_REGISTERING:
             // The host name is being (re-)established: withdraw, re-publish once RUNNING.
             logger.debug("avahi-daemon is registering its host name; withdrawing until it runs")
-            if let group { avahi_entry_group_reset(group) }
+            if let group { resetGroup(group) }
         case AVAHI_CLIENT_CONNECTING:
             reportUnavailable(code: .daemonNotRunning,
                               message: "avahi-daemon is not running (nobody owns org.freedesktop.Avahi on the system bus); waiting for it. Static peers keep working")
