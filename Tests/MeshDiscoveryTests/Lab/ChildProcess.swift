@@ -9,8 +9,7 @@ final class ChildProcess: Sendable {
         var receivedAt: ContinuousClock.Instant
     }
 
-    private let process: Process
-    private let input: Pipe
+    private let spawned: SpawnedProcess
     private let lines = Mutex<[Line]>([])
     private let errorText = Mutex<String>("")
     /// Open output pipes (stdout, stderr); 0 once both reached end of file.
@@ -22,25 +21,15 @@ final class ChildProcess: Sendable {
     init(label: String, executable: String, arguments: [String], environment: [String: String] = [:]) throws {
         ChildProcess.ignoreSIGPIPE
         self.label = label
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        process.terminationHandler = { [changed] _ in changed.notify() }
-        try process.run()
-        ChildProcess.readLines(output.fileHandleForReading, onEnd: pipeEnded) { [self] text in
+        spawned = try SpawnedProcess(executable: executable, arguments: arguments, environment: env)
+        spawned.awaitExit { [changed] in changed.notify() }
+        ChildProcess.readLines(spawned.output, onEnd: pipeEnded) { [self] text in
             lines.withLock { $0.append(Line(text: text, receivedAt: .now)) }
             changed.notify()
         }
-        ChildProcess.readLines(errors.fileHandleForReading, onEnd: pipeEnded) { [self] text in
+        ChildProcess.readLines(spawned.errors, onEnd: pipeEnded) { [self] text in
             errorText.withLock { $0 += text + "\n" }
         }
     }
@@ -65,23 +54,19 @@ final class ChildProcess: Sendable {
     var output: [Line] { lines.withLock { $0 } }
     /// Everything written to stderr so far.
     var errorOutput: String { errorText.withLock { $0 } }
-    var isRunning: Bool { process.isRunning }
-    var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
-    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { spawned.exitStatus == nil }
+    var exitStatus: Int32? { spawned.exitStatus }
+    var pid: Int32 { spawned.pid }
 
     /// Writes one line to the child's stdin (ignored if the child is gone).
-    func send(_ line: String) {
-        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
-    }
+    func send(_ line: String) { spawned.write(Array((line + "\n").utf8)) }
 
     /// Closes the child's stdin.
-    func closeInput() {
-        try? input.fileHandleForWriting.close()
-    }
+    func closeInput() { spawned.closeInput() }
 
     /// Sends SIGTERM to this child (our own PID) if it still runs.
     func terminate() {
-        if process.isRunning { process.terminate() }
+        if isRunning { kill(spawned.pid, SIGTERM) }
     }
 
     /// The first stdout line at index ≥ `from` matching `predicate`, awaited until `timeout`.
@@ -102,7 +87,7 @@ final class ChildProcess: Sendable {
 
     /// The exit status, awaited until `timeout` (nil: still running).
     func waitForExit(timeout: Duration) async -> Int32? {
-        _ = await self.awaitCondition(until: .now + timeout) { !process.isRunning }
+        _ = await self.awaitCondition(until: .now + timeout) { !isRunning }
         return exitStatus
     }
 
@@ -127,14 +112,14 @@ final class ChildProcess: Sendable {
         signal(SIGPIPE, SIG_IGN)
     }()
 
-    private static func readLines(_ handle: FileHandle, onEnd: @escaping @Sendable () -> Void,
+    private static func readLines(_ descriptor: Int32, onEnd: @escaping @Sendable () -> Void,
                                   _ onLine: @escaping @Sendable (String) -> Void) {
         let thread = Thread {
             var buffer = Data()
             while true {
                 // Not `availableData`: it traps on EINTR. Retry interrupted reads instead.
                 var bytes = [UInt8](repeating: 0, count: 65_536)
-                let count = bytes.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
                 let chunk = Data(bytes[0..<count])
@@ -145,6 +130,7 @@ final class ChildProcess: Sendable {
                 }
             }
             if !buffer.isEmpty { onLine(String(decoding: buffer, as: UTF8.self)) }
+            close(descriptor)
             onEnd()
         }
         thread.start()
