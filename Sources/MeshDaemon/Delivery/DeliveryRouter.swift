@@ -265,6 +265,11 @@ public actor DeliveryRouter: Service {
 
     /// Counters for `meshctl status`, including the pending-buffer and store levels.
     public func counterValues() async -> [String: UInt64] {
+        let store = self.store
+        // Through the worker: the store's lock may be held by a commit (an fsync). The store is
+        // read first and the counters after it: a change the store shows (an outbox emptied by
+        // acks) is then in the counters too, as its task counts it right after its commit.
+        let levels = try? await worker.run({ (try store.counts(), store.spaceReserve()) })
         var values = counters.dictionary
         values.merge(courier.counterValues) { current, _ in current }
         values["pending.queued"] = UInt64(peerStates.values.reduce(0) { $0 + $1.pending.count })
@@ -272,9 +277,7 @@ public actor DeliveryRouter: Service {
         values["delivery.attachments"] = UInt64(attachments.count)
         values["delivery.inbox.backlog_bytes"] = UInt64(consumer.inbox.bytes)
         values["delivery.inbox.backlog_peak_bytes"] = UInt64(consumer.inbox.peakBytes)
-        let store = self.store
-        // Through the worker: the store's lock may be held by a commit (an fsync).
-        if let (counts, reserve) = try? await worker.run({ (try store.counts(), store.spaceReserve()) }) {
+        if let (counts, reserve) = levels {
             values["delivery.outbox.items"] = UInt64(counts.outbox.items)
             values["delivery.outbox.bytes"] = UInt64(counts.outbox.bytes)
             values["delivery.inbox.items"] = UInt64(counts.inbox.items)
