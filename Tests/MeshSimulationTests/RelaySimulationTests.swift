@@ -63,14 +63,7 @@ struct RelaySimulationTests {
             let b = simulation.daemons[1].node?.channelPathOnLoop(of: simulation.daemons[0].deviceID)
             return a == "relay" && b == "relay"
         }
-        func advance(until limit: UInt64, _ condition: () -> Bool) -> UInt64? {
-            let start = simulation.context.clock.nanoseconds
-            while simulation.context.clock.nanoseconds - start <= limit {
-                if condition() { return simulation.context.clock.nanoseconds - start }
-                simulation.advance(by: 10_000_000)
-            }
-            return nil
-        }
+        func advance(until limit: UInt64, _ condition: () -> Bool) -> UInt64? { Self.advance(simulation, until: limit, condition) }
         #expect(advance(until: 5 * Self.second, onRelay) != nil, "on the relay at start")
         simulation.broker.setDown(true)
         let lost = advance(until: 10 * Self.second) { !onRelay() }
@@ -82,6 +75,17 @@ struct RelaySimulationTests {
         print("relay simulation figure: outage: channel lost \(lost.map { $0 / 1_000_000 } ?? 0) ms after the broker went down, "
               + "back \(back.map { "\($0 / 1_000_000) ms" } ?? "never") after it healed (bound \(bound / 1_000_000) ms)")
         #expect(back != nil, "channel back within \(bound / 1_000_000) ms of the broker healing")
+    }
+
+    /// Advances virtual time in 10 ms steps until `condition` holds (the time it took) or
+    /// `limit` has passed (nil).
+    private static func advance(_ simulation: Simulation, until limit: UInt64, _ condition: () -> Bool) -> UInt64? {
+        let start = simulation.context.clock.nanoseconds
+        while simulation.context.clock.nanoseconds - start <= limit {
+            if condition() { return simulation.context.clock.nanoseconds - start }
+            simulation.advance(by: 10_000_000)
+        }
+        return nil
     }
 
     @Test("a broker that drops one QoS 1 message while both ends are connected: the path ends, the item still arrives, once")
@@ -104,14 +108,7 @@ struct RelaySimulationTests {
             simulation.daemons[0].node?.channelPathOnLoop(of: simulation.daemons[1].deviceID) == "relay"
                 && simulation.daemons[1].node?.channelPathOnLoop(of: simulation.daemons[0].deviceID) == "relay"
         }
-        func advance(until limit: UInt64, _ condition: () -> Bool) -> UInt64? {
-            let start = simulation.context.clock.nanoseconds
-            while simulation.context.clock.nanoseconds - start <= limit {
-                if condition() { return simulation.context.clock.nanoseconds - start }
-                simulation.advance(by: 10_000_000)
-            }
-            return nil
-        }
+        func advance(until limit: UInt64, _ condition: () -> Bool) -> UInt64? { Self.advance(simulation, until: limit, condition) }
         #expect(advance(until: 5 * Self.second, onRelay) != nil, "on the relay at start")
         simulation.advance(by: Self.second)
         guard let sender = simulation.apps.first(where: { $0.daemon == 0 }) else {
