@@ -43,8 +43,9 @@ extension Simulation {
         configuration.mdns = false
         configuration.channelTuning = Self.channelTuning
         if self.configuration.longKeyLifetimes {
-            configuration.channelTuning.rekeyAfter = ChannelTuning().rekeyAfter
-            configuration.channelTuning.rejectAfter = ChannelTuning().rejectAfter
+            let daemon = ChannelTuning()
+            configuration.channelTuning.rekeyAfter = daemon.rekeyAfter
+            configuration.channelTuning.rejectAfter = daemon.rejectAfter
         }
         configuration.channelTuning.testBugDialNotRetried = self.configuration.bug == .dialNotRetried
         configuration.channelTuning.testBugTimestampRecordedAtAnswer = self.configuration.bug == .timestampRecordedAtAnswer

@@ -71,6 +71,9 @@ extension RelayReceiver {
         return path.announced ? [.closed(id, reason)] : []
     }
 
+    /// Whether some path holds messages behind a missing one.
+    var hasHoles: Bool { paths.values.contains { !$0.held.isEmpty } }
+
     /// Paths holding messages behind a missing one.
     var pathsWithHoles: [RelayPathID] { paths.compactMap { $0.value.held.isEmpty ? nil : $0.key } }
 

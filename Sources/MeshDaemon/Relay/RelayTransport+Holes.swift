@@ -10,13 +10,14 @@ extension RelayTransport {
     /// How long a stream path waits for a missing message before it ends.
     static let holeTimeout: UInt64 = 2_000_000_000
 
-    /// Notes which of `peer`'s paths wait for a missing message now, and arms the timer. On the loop.
+    /// Notes which of `peer`'s paths wait for a missing message now, and arms the timer. On the
+    /// loop, after every message from `peer`: without a hole anywhere it allocates nothing.
     func trackHoles(of peer: DeviceID) {
         guard let receiver = receiver(of: peer) else { return }
         let route = RouteKey.peer(peer)
+        guard receiver.hasHoles || holes.keys.contains(where: { $0.route == route }) else { return }
         let waiting = Set(receiver.pathsWithHoles)
         let known = holes.keys.filter { $0.route == route }
-        if waiting.isEmpty && known.isEmpty { return }
         let now = clockNow()
         for key in known where !waiting.contains(key.path) { holes[key] = nil }
         for path in waiting where holes[PathKey(route: route, path: path)] == nil { holes[PathKey(route: route, path: path)] = now }

@@ -34,7 +34,7 @@ extension AvahiSession {
             publishIfNeeded()
             return
         }
-        guard groupEstablished else {
+        guard avahi_entry_group_get_state(group) == Int32(AVAHI_ENTRY_GROUP_ESTABLISHED.rawValue) else {
             // Still probing: avahi-daemon would take the echo of its own probe, which carries
             // the old TXT, for another host's claim on the name and rename us (avahi/avahi#654).
             // The new TXT goes out once probing is over.
@@ -117,7 +117,6 @@ extension AvahiSession {
             return
         }
         committedTXT = advertisement.txtRecord.strings
-        groupEstablished = false
         logger.info("publishing mDNS service", metadata: [
             "service.name": "\(name)", "port": "\(advertisement.port)",
             "pairing": "\(advertisement.pairingHint == nil ? "off" : "on")",
@@ -144,14 +143,12 @@ extension AvahiSession {
     func resetGroup(_ group: OpaquePointer) {
         avahi_entry_group_reset(group)
         committedTXT = nil
-        groupEstablished = false
     }
 
     private func groupStateChanged(_ g: OpaquePointer?, _ state: AvahiEntryGroupState) {
         guard let g, group == nil || group == g else { return }
         switch state {
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
-            groupEstablished = true
             if let name = publishedName {
                 logger.info("mDNS service published", metadata: ["service.name": "\(name)"])
                 hub.published(instanceName: name)

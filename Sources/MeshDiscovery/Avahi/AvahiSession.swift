@@ -39,8 +39,6 @@ final class AvahiSession: @unchecked Sendable {
     /// The TXT strings the entry group holds now, as committed or last updated; nil while the
     /// group holds nothing.
     var committedTXT: [String]?
-    /// Whether the entry group finished probing (ESTABLISHED) since it was last committed.
-    var groupEstablished = false
     private var timer: OpaquePointer?
     private var retryDelayMilliseconds: UInt32
     private var needsReconnect = false
