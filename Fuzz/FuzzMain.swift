@@ -20,6 +20,7 @@ enum FuzzTargets {
         ("txt", fuzzTXT),
         ("router", fuzzRouter),
         ("relay", fuzzRelay),
+        ("roster", fuzzRoster),
     ]
 
     static let selected: @Sendable ([UInt8]) -> Void = {

@@ -41,6 +41,7 @@ extension Simulation {
                                                                                      port: SimulatedNetwork.port),
                                                 keepaliveInterval: Self.keepaliveInterval, reachabilityLease: Self.reachabilityLease)
         configuration.mdns = false
+        configuration.deviceSet = ProcessInfo.processInfo.environment["MESH_SIM_NO_SET"] == nil
         configuration.channelTuning = Self.channelTuning
         if self.configuration.longKeyLifetimes {
             let daemon = ChannelTuning()

@@ -253,6 +253,8 @@ extension DaemonSessionSyncTransport {
         case .channelDown: .channelClosed
         case .leaseExpired: .leaseExpired
         case .appAttached, .appDetached: .appAttachmentChanged
+        case .deviceAdded: .deviceAdded
+        case .deviceRemoved: .deviceRemoved
         }
         let peer = SessionPeer(id: event.peer, deviceClass: .unknown, appInstanceID: event.peer, topology: .localNetwork)
         return SessionPeerReachability(peer: peer, isReachable: event.reachable, reason: reason, featureID: event.featureID)

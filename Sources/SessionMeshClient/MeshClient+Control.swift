@@ -20,8 +20,11 @@ extension MeshClient {
     /// live one (`pair.create`). The code is a secret: show it to the user, never log it.
     /// With `replace`, a device that is already paired may pair again with the code (its
     /// pairing is replaced); without, it is refused with `already-paired`.
-    public func createPairingCode(validFor seconds: Double? = nil, replace: Bool = false) async throws -> PairingInvitation {
-        try await call(.pairCreate, PairCreateRequest(validFor: seconds, replace: replace ? true : nil), as: PairingInvitation.self)
+    /// With `single`, the device that pairs is paired with this one only and does not join the
+    /// device set.
+    public func createPairingCode(validFor seconds: Double? = nil, replace: Bool = false, single: Bool = false) async throws -> PairingInvitation {
+        try await call(.pairCreate, PairCreateRequest(validFor: seconds, replace: replace ? true : nil, single: single ? true : nil),
+                       as: PairingInvitation.self)
     }
 
     /// Waits until a device pairs with `code` (`pair.wait`). Throws the daemon's
@@ -41,8 +44,11 @@ extension MeshClient {
     /// (fails with `inviter-not-found` after a few seconds when there is none).
     /// With `replace`, an inviter this daemon is already paired with replaces its pairing;
     /// without, the daemon refuses with `already-paired` and keeps the old one.
-    public func joinPairing(code: String, address: String? = nil, replace: Bool = false) async throws -> PairedDevice {
-        try await call(.pairJoin, PairJoinRequest(code: code, address: address, replace: replace ? true : nil), as: PairedDevice.self)
+    /// With `single`, the two devices are paired with each other only (neither joins the
+    /// other's device set).
+    public func joinPairing(code: String, address: String? = nil, replace: Bool = false, single: Bool = false) async throws -> PairedDevice {
+        try await call(.pairJoin, PairJoinRequest(code: code, address: address, replace: replace ? true : nil, single: single ? true : nil),
+                       as: PairedDevice.self)
     }
 
     /// Removes a paired device by full or short ID (`unpair`).

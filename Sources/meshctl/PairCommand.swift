@@ -23,6 +23,8 @@ struct PairCommand: AsyncParsableCommand {
             A device that is already paired is not paired again unless --replace is given (on the device that \
             shows the code when it already knows the joining device, on the joining device when it already knows \
             the inviting one); --replace replaces the old pairing and its key.
+            By default the new device joins the whole device set: it gets a channel to every member, and every \
+            member to it. With --single (on either device) the two are paired with each other only.
             With --json: JSON lines; first {"code": …, "expires": …}, last {"paired": {…}} or {"error": {…}}.
             """)
 
@@ -40,6 +42,9 @@ struct PairCommand: AsyncParsableCommand {
 
     @Flag(help: "Allow pairing with a device that is already paired, replacing its pairing.")
     var replace = false
+
+    @Flag(help: "Pair these two devices only; the new device does not join the device set.")
+    var single = false
 
     @Flag(help: "Print JSON lines.")
     var json = false
@@ -67,9 +72,9 @@ struct PairCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data((PairCodeInput.argumentWarning + "\n").utf8))
                 typed = given
             }
-            let replace = replace
+            let replace = replace, single = single
             let device = try await withDaemon(parent, json: json) {
-                try await $0.joinPairing(code: typed, address: address, replace: replace)
+                try await $0.joinPairing(code: typed, address: address, replace: replace, single: single)
             }
             report(device)
         } else {
@@ -79,7 +84,7 @@ struct PairCommand: AsyncParsableCommand {
 
     private func createAndWait(_ client: MeshClient) async throws {
         let interrupts = InterruptSignal.stream()
-        let invitation = try await client.createPairingCode(validFor: expires, replace: replace)
+        let invitation = try await client.createPairingCode(validFor: expires, replace: replace, single: single)
         if json {
             Output.jsonLine(invitation)
         } else {

@@ -36,13 +36,13 @@ struct PeersTable {
     var peers: [PeerStatus]
     var now: Double
 
-    let header = ["NAME", "DEVICE", "CHANNEL", "PATH", "LAST SEEN", "RTT"]
+    let header = ["NAME", "DEVICE", "CHANNEL", "PATH", "LAST SEEN", "RTT", "JOINED"]
     var wideHeader: [String] { header + ["CLOCK OFFSET", "LEASE", "LAST CLOSE", "ADDRESSES"] }
 
     var rows: [[String]] {
         peers.map { peer in
             [peer.name, Output.shortID(peer.deviceID), Self.channel(peer), Self.path(peer), lastSeen(peer),
-             peer.rttMilliseconds.map { String(format: "%.2f ms", $0) } ?? "-"]
+             peer.rttMilliseconds.map { String(format: "%.2f ms", $0) } ?? "-", peer.joined.map(Output.visible) ?? "-"]
         }
     }
 

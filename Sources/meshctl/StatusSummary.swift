@@ -19,8 +19,21 @@ struct StatusSummary {
             ["up", Output.duration(status.uptimeSeconds)],
             ["discovery", discovery],
             ["devices", devices],
+        ] + deviceSetRows + [
             ["queued", queue],
         ] + relayRows + warningRows
+    }
+
+    /// `device set`: its size, or that this device was removed from it; nothing when it is off.
+    var deviceSetRows: [[String]] {
+        guard let set = status.deviceSet else { return [] }
+        guard !set.removed else {
+            let by = set.removedBy.map { id in peers.first { $0.deviceID == id }.map { Output.visible($0.name) } ?? Output.shortID(id) }
+            var text = "removed from its device set" + (by.map { " by \($0)" } ?? "")
+            if let at = set.removedAt { text += " at \(Date(timeIntervalSince1970: at).formatted(.iso8601))" }
+            return [["device set", text], ["", "pair it again by code (`meshctl pair`) to come back"]]
+        }
+        return [["device set", set.size == 1 ? "this device only" : "\(set.size) members (this device included)"]]
     }
 
     /// `relay` with the broker and the connection's state in words; nothing without a relay.

@@ -40,11 +40,12 @@ struct ChannelWireFormatTests {
         #expect(DatagramHeader(parsing: [2, 1, 2, 3, 4, 0]) == nil) // other type
     }
 
-    @Test func preambleAcceptsOnlyTheTwoKinds() {
+    @Test func preambleAcceptsOnlyTheThreeKinds() {
         #expect(ConnectionKind(preamble: [0x53, 0x4D, 1, 1]) == .channel)
         #expect(ConnectionKind(preamble: [0x53, 0x4D, 1, 2]) == .pairing)
+        #expect(ConnectionKind(preamble: [0x53, 0x4D, 1, 3]) == .removalQuery)
         #expect(ConnectionKind(preamble: [0x53, 0x4D, 2, 1]) == nil)
-        #expect(ConnectionKind(preamble: [0x53, 0x4D, 1, 3]) == nil)
+        #expect(ConnectionKind(preamble: [0x53, 0x4D, 1, 4]) == nil)
         #expect(ConnectionKind(preamble: [0x47, 0x45, 0x54, 0x20]) == nil)
     }
 

@@ -54,8 +54,8 @@ struct ControlRoleTests {
         let plane = FakeControlPlane()
         let dispatcher = LocalAPIDispatcher(controlPlane: plane, defaultPairingLifetime: 60, controlRole: try Self.role(["1000"]))
         let stranger = Self.client(1001)
-        for request in [LocalAPIRequest.pairCreate(validFor: nil, replace: false), .pairWait(code: "X"), .pairCancel(code: "X"),
-                        .pairJoin(code: "X", address: nil, replace: false), .unpair(deviceID: "AAAAAAA")] {
+        for request in [LocalAPIRequest.pairCreate(validFor: nil, replace: false, single: false), .pairWait(code: "X"), .pairCancel(code: "X"),
+                        .pairJoin(code: "X", address: nil, replace: false, single: false), .unpair(deviceID: "AAAAAAA")] {
             let operation = try #require(request.controlRoleOperation)
             guard case .failure(let error) = await dispatcher.perform(request, credentials: stranger) else {
                 Issue.record("\(operation) was performed for uid 1001")

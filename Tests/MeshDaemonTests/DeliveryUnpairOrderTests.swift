@@ -97,8 +97,8 @@ struct DeliveryUnpairOrderTests {
     static func handleEventsThenMessages(_ router: isolated DeliveryRouter) async {
         while let event = router.consumer.inbound.nextEvent() {
             switch event {
-            case .unpaired(let peer): await router.unpaired(peer)
-            case .paired(let peer): router.ensurePeer(peer)
+            case .unpaired(let peer), .memberRemoved(let peer): await router.unpaired(peer)
+            case .paired(let peer), .memberAdded(let peer): router.ensurePeer(peer)
             case .activated, .deactivated: break
             }
         }

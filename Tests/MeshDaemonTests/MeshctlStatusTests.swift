@@ -93,7 +93,7 @@ struct MeshctlStatusTests {
                 PeerStatus(deviceID: "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD", name: "laptop",
                            addresses: [PeerAddress(address: "198.18.0.2:47470", source: .mdns)], channel: .active,
                            rttMilliseconds: 0.35, leaseExpires: now + 2, reachable: true,
-                           lastSeen: now - 125, path: "198.18.0.2:47470"),
+                           lastSeen: now - 125, path: "198.18.0.2:47470", joined: "paired here"),
                 PeerStatus(deviceID: "EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH", name: "phone",
                            addresses: [PeerAddress(address: "10.0.0.9:47470", source: .pairing)], channel: .down),
             ])
@@ -101,12 +101,12 @@ struct MeshctlStatusTests {
             #expect(status == 0)
             try #require(lines.count == 3, "\(lines)")
             #expect(lines[0].split(separator: " ", omittingEmptySubsequences: true)
-                        == ["NAME", "DEVICE", "CHANNEL", "PATH", "LAST", "SEEN", "RTT"])
+                        == ["NAME", "DEVICE", "CHANNEL", "PATH", "LAST", "SEEN", "RTT", "JOINED"])
             let laptop = lines[1]
             #expect(laptop.hasPrefix("laptop") && laptop.contains("AAAAAAA") && laptop.contains(" active "))
             #expect(laptop.contains("198.18.0.2:47470 (mdns)"))
             #expect(laptop.contains("2m 0") && laptop.contains("s ago"), "\(laptop)")
-            #expect(laptop.hasSuffix("0.35 ms"))
+            #expect(laptop.contains("0.35 ms") && laptop.hasSuffix("paired here"), "\(laptop)")
             let phone = lines[2].split(separator: " ", omittingEmptySubsequences: true)
             #expect(phone.prefix(4) == ["phone", "EEEEEEE", "down", "-"])
             #expect(lines[2].contains("not since start") && lines[2].hasSuffix("-"))

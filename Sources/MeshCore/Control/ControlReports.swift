@@ -25,6 +25,8 @@ public enum AddressSource: String, Codable, Sendable, Equatable {
     case observed
     /// Given while pairing (`meshctl pair CODE --address`).
     case pairing
+    /// Passed on by another member of the device set (where that member reached it).
+    case member
 }
 
 /// One known address of a peer and how it was learned.
@@ -60,11 +62,13 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var version: String?
     /// The relay broker and the daemon's connection to it; nil when no relay is configured.
     public var relay: RelayStatus?
+    /// The device set this daemon is in; nil when `device_set = false` (or from older daemons).
+    public var deviceSet: DeviceSetStatus?
 
     /// Creates a status value; `version` is this build's unless given.
     public init(deviceID: String, name: String, listen: String, socket: String,
                 uptimeSeconds: Double, counters: [String: UInt64],
-                version: String? = SessionMeshVersion.current, relay: RelayStatus? = nil) {
+                version: String? = SessionMeshVersion.current, relay: RelayStatus? = nil, deviceSet: DeviceSetStatus? = nil) {
         self.deviceID = deviceID
         self.name = name
         self.listen = listen
@@ -73,6 +77,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         self.counters = counters
         self.version = version
         self.relay = relay
+        self.deviceSet = deviceSet
     }
 }
 
@@ -108,13 +113,18 @@ public struct PeerStatus: Codable, Sendable, Equatable {
     public var lastCloseReason: String?
     /// When that channel closed (seconds since 1970).
     public var lastClosed: Double?
+    /// How the device came to be known: `paired here`, `paired here (single)` (only these two,
+    /// `meshctl pair --single`) or `added by NAME` (another member of the device set added it).
+    public var joined: String?
+    /// The device ID of the member that added it, when `joined` is `added by NAME`.
+    public var addedBy: String?
 
     /// Creates a peer status value.
     public init(deviceID: String, name: String, addresses: [PeerAddress], channel: ChannelState,
                 lastHandshake: Double? = nil, rttMilliseconds: Double? = nil,
                 clockOffsetMilliseconds: Double? = nil, clockOffsetErrorMilliseconds: Double? = nil,
                 leaseExpires: Double? = nil, reachable: Bool = false, lastSeen: Double? = nil, path: String? = nil,
-                lastCloseReason: String? = nil, lastClosed: Double? = nil) {
+                lastCloseReason: String? = nil, lastClosed: Double? = nil, joined: String? = nil, addedBy: String? = nil) {
         self.deviceID = deviceID
         self.name = name
         self.addresses = addresses
@@ -129,6 +139,33 @@ public struct PeerStatus: Codable, Sendable, Equatable {
         self.path = path
         self.lastCloseReason = lastCloseReason
         self.lastClosed = lastClosed
+        self.joined = joined
+        self.addedBy = addedBy
+    }
+}
+
+/// The device set as one member sees it (`meshctl status`).
+public struct DeviceSetStatus: Codable, Sendable, Equatable {
+    /// Members, this device included (0 when this device was removed).
+    public var size: Int
+    /// Records in the roster.
+    public var records: Int
+    /// Hex of the roster digest: two members with the same digest have the same roster.
+    public var digest: String
+    /// Whether another member removed this device from the set.
+    public var removed: Bool
+    /// The device ID of the member that removed it, when known.
+    public var removedBy: String?
+    /// When it was removed (seconds since 1970, the remover's clock).
+    public var removedAt: Double?
+
+    public init(size: Int, records: Int, digest: String, removed: Bool, removedBy: String? = nil, removedAt: Double? = nil) {
+        self.size = size
+        self.records = records
+        self.digest = digest
+        self.removed = removed
+        self.removedBy = removedBy
+        self.removedAt = removedAt
     }
 }
 

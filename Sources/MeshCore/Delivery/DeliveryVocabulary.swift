@@ -14,6 +14,10 @@ public enum ReachabilityChangeReason: String, Codable, Sendable, Equatable, Case
     case appDetached = "app-detached"
     /// The lease ran out without renewal.
     case leaseExpired = "lease-expired"
+    /// Another member of the device set added the device (it is a member from now on).
+    case deviceAdded = "device-added"
+    /// The device set removed the device (here or at another member).
+    case deviceRemoved = "device-removed"
 }
 
 /// What happened to a session directory entry.

@@ -38,6 +38,9 @@ struct ActiveChannel: Sendable {
     let identity: (local: UInt32, remote: UInt32)
 
     /// A channel from a completed first handshake.
+    /// The peer's handshake said it reads the device set's channel messages (flags bit 1).
+    var peerSpeaksDeviceSet = false
+
     init(keys: ChannelKeys, localIndex: UInt32, remoteIndex: UInt32, locallyInitiated: Bool,
          now: UInt64, tuning: ChannelTuning) {
         self.locallyInitiated = locallyInitiated

@@ -14,6 +14,7 @@
 ///   8  rekey response      Noise message 2           (stream)
 ///   9  rekey confirm       —                         (stream; sender now uses the new keys)
 ///  10  confirm             —                         (stream; initiator has the first keys)
+///  11…15 device set         `DeviceSetMessage`        (stream; only to peers that announced them)
 /// ```
 /// Timestamps are wall-clock nanoseconds since 1970 of the daemon that took them. Byte layouts
 /// and examples: docs/PROTOCOL.md §7.
@@ -28,6 +29,7 @@ enum ChannelMessage: Sendable, Equatable {
     case rekeyResponse([UInt8])
     case rekeyConfirm
     case confirm
+    case deviceSet(DeviceSetMessage)
 
     func encode() -> [UInt8] {
         var writer: WireWriter
@@ -43,6 +45,7 @@ enum ChannelMessage: Sendable, Equatable {
         case .rekeyResponse(let bytes): writer.u8(8); writer.raw(bytes)
         case .rekeyConfirm: writer.u8(9)
         case .confirm: writer.u8(10)
+        case .deviceSet(let message): writer.u8(message.type); message.encodeBody(into: &writer)
         }
         return writer.bytes
     }
@@ -62,6 +65,7 @@ enum ChannelMessage: Sendable, Equatable {
         case 8: self = .rekeyResponse(reader.rest())
         case 9: self = .rekeyConfirm
         case 10: self = .confirm
+        case 11...15: self = .deviceSet(try DeviceSetMessage(type: type, reader: &reader))
         default: throw WireFormatError(what: "channel message (unknown type \(type))")
         }
         try reader.expectEnd("channel message")

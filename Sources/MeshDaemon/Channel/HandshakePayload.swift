@@ -14,7 +14,8 @@
 ///   responder only accepts a timestamp newer than the last confirmed one from that peer, and
 ///   none more than `maximumLeadNanoseconds` ahead of its own clock; the timestamp is recorded
 ///   only once the initiator confirmed the handshake).
-/// - *flags*: bit 0 marks a rekey over an existing channel.
+/// - *flags*: bit 0 marks a rekey over an existing channel; bit 1 says the sender reads the
+///   device set's channel messages (`0x0B`…`0x0F`), so they may be sent to it.
 struct HandshakePayload: Sendable, Equatable {
     static let version: UInt8 = 1
     static let encodedSize = 16
@@ -27,6 +28,8 @@ struct HandshakePayload: Sendable, Equatable {
     var udpPort: UInt16
     var wallNanoseconds: Int64
     var isRekey: Bool
+    /// Flags bit 1: the sender reads the device set's channel messages.
+    var speaksDeviceSet: Bool
 
     func encode() -> [UInt8] {
         var writer = WireWriter(capacity: Self.encodedSize)
@@ -34,15 +37,16 @@ struct HandshakePayload: Sendable, Equatable {
         writer.u32(sessionIndex)
         writer.u16(udpPort)
         writer.i64(wallNanoseconds)
-        writer.u8(isRekey ? 1 : 0)
+        writer.u8((isRekey ? 1 : 0) | (speaksDeviceSet ? 2 : 0))
         return writer.bytes
     }
 
-    init(sessionIndex: UInt32, udpPort: UInt16, wallNanoseconds: Int64, isRekey: Bool) {
+    init(sessionIndex: UInt32, udpPort: UInt16, wallNanoseconds: Int64, isRekey: Bool, speaksDeviceSet: Bool = false) {
         self.sessionIndex = sessionIndex
         self.udpPort = udpPort
         self.wallNanoseconds = wallNanoseconds
         self.isRekey = isRekey
+        self.speaksDeviceSet = speaksDeviceSet
     }
 
     init(decoding bytes: [UInt8]) throws(WireFormatError) {
@@ -53,7 +57,9 @@ struct HandshakePayload: Sendable, Equatable {
         sessionIndex = try reader.u32("handshake session index")
         udpPort = try reader.u16("handshake UDP port")
         wallNanoseconds = try reader.i64("handshake timestamp")
-        isRekey = try reader.u8("handshake flags") & 1 == 1
+        let flags = try reader.u8("handshake flags")
+        isRekey = flags & 1 == 1
+        speaksDeviceSet = flags & 2 == 2
         try reader.expectEnd("handshake payload")
     }
 }

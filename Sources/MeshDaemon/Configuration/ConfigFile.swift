@@ -24,6 +24,8 @@ public struct ConfigFile: Sendable, Equatable {
     public var reachabilityLease: Double?
     /// `mdns`: publish and browse over mDNS (default true).
     public var mdns: Bool?
+    /// `device_set`: pairing joins the device set, and the set's records are kept (default true).
+    public var deviceSet: Bool?
     /// `feature_allow`: per-uid feature allow-list.
     public var featureAllowList: FeatureAllowList?
     /// `control_allow`: uids and groups that may pair and unpair besides root and the daemon's user.
@@ -40,6 +42,7 @@ public struct ConfigFile: Sendable, Equatable {
     /// Every key the file may contain.
     public static let knownKeys = ["name", "state_dir", "socket", "socket_mode", "listen", "peers", "log_level",
                                    "pairing_code_lifetime", "keepalive_interval", "reachability_lease", "feature_allow", "control_allow", "mdns",
+                                   "device_set",
                                    "api_max_connections_per_uid", "api_max_request_bytes_per_uid"]
         + DeliveryLimitsConfig.keys + RelayConfig.keys
     /// Accepted `log_level` values.
@@ -112,6 +115,11 @@ public struct ConfigFile: Sendable, Equatable {
                 throw ConfigurationError(message: "must be true or false, got \(value.typeName)")
             }
             mdns = flag
+        case "device_set":
+            guard case .boolean(let flag) = value else {
+                throw ConfigurationError(message: "must be true or false, got \(value.typeName)")
+            }
+            deviceSet = flag
         case "feature_allow":
             guard case .array(let items) = value else {
                 throw ConfigurationError(message: "must be an array of \"UID:FEATURE\" strings, got \(value.typeName)")

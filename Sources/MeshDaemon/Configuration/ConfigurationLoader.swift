@@ -142,6 +142,7 @@ public struct ConfigurationLoader: Sendable {
         if let bytes = file.apiRequestBytesPerUID { configuration.localAPIRequestBytesPerUID = bytes }
         if let seconds = file.reachabilityLease { configuration.reachabilityLease = seconds }
         if let mdns = file.mdns { configuration.mdns = mdns }
+        if let deviceSet = file.deviceSet { configuration.deviceSet = deviceSet }
         configuration.storeOptions = file.delivery.storeOptions(configuration.storeOptions)
         configuration.routerOptions = file.delivery.routerOptions(configuration.routerOptions)
         let relayURL = try overrides.relay.map { text throws(ConfigurationError) in

@@ -47,6 +47,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Whether to publish and browse over mDNS (Avahi). `false` (`mdns = false`, `--no-mdns`):
     /// only static peers and known addresses are used, nothing is announced on the network.
     public var mdns = true
+    /// Whether pairing makes a device a member of the whole device set (`device_set`, default
+    /// true). `false`: every pairing is between two devices only, as with `meshctl pair --single`;
+    /// records other members send are not kept.
+    public var deviceSet = true
     /// Channel timers and limits (rekey, handshake deadlines, rate limits); defaults suit
     /// production, tests shorten them.
     public var channelTuning = ChannelTuning()

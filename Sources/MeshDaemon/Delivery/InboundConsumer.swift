@@ -92,6 +92,12 @@ final class InboundConsumer {
             case .deactivated(let peer, _): router.deactivated(peer)
             case .paired(let peer): router.ensurePeer(peer)
             case .unpaired(let peer): await router.unpaired(peer)
+            case .memberAdded(let peer):
+                router.ensurePeer(peer)
+                router.emitReachability([ReachabilityChange(featureID: nil, reachable: false, reason: .deviceAdded)], of: peer)
+            case .memberRemoved(let peer):
+                router.emitReachability([ReachabilityChange(featureID: nil, reachable: false, reason: .deviceRemoved)], of: peer)
+                await router.unpaired(peer)
             }
         }
     }

@@ -37,7 +37,7 @@ struct InboundQueue: Sendable {
     mutating func append(_ event: PeerChannelEvent) -> [InboundChannelMessage] {
         events.append(event)
         switch event {
-        case .unpaired(let peer):
+        case .unpaired(let peer), .memberRemoved(let peer):
             unpaired.insert(peer)
             guard messages.contains(where: { $0.peer == peer }) else { return [] }
             var kept = CircularBuffer<InboundChannelMessage>(initialCapacity: messages.count)
@@ -48,7 +48,7 @@ struct InboundQueue: Sendable {
             messages = kept
             unfinished -= dropped.count
             return dropped
-        case .paired(let peer):
+        case .paired(let peer), .memberAdded(let peer):
             unpaired.remove(peer)
             return []
         case .activated, .deactivated:

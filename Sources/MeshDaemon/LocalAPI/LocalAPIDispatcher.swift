@@ -111,16 +111,17 @@ public struct LocalAPIDispatcher: Sendable {
             return try LocalAPIJSON.encode(status)
         case .peers:
             return try LocalAPIJSON.encode(PeersReply(peers: await controlPlane.peers()))
-        case .pairCreate(let validFor, let replace):
+        case .pairCreate(let validFor, let replace, let single):
             return try LocalAPIJSON.encode(try await controlPlane.createPairingCode(validFor: validFor ?? defaultPairingLifetime,
-                                                                                    replace: replace))
+                                                                                    replace: replace, single: single))
         case .pairWait(let code):
             return try LocalAPIJSON.encode(try await controlPlane.awaitPairing(code: code))
         case .pairCancel(let code):
             await controlPlane.cancelPairing(code: code)
             return try LocalAPIJSON.encode(EmptyBody())
-        case .pairJoin(let code, let address, let replace):
-            return try LocalAPIJSON.encode(try await controlPlane.joinPairing(code: code, address: address, replace: replace))
+        case .pairJoin(let code, let address, let replace, let single):
+            return try LocalAPIJSON.encode(try await controlPlane.joinPairing(code: code, address: address, replace: replace,
+                                                                              single: single))
         case .unpair(let deviceID):
             try await controlPlane.unpair(deviceID: deviceID)
             return try LocalAPIJSON.encode(EmptyBody())

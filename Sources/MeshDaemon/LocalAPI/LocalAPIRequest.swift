@@ -13,13 +13,13 @@ public enum LocalAPIRequest: Sendable, Equatable {
     case peers
     /// `pair.create`, with the lifetime asked for (nil: the daemon's default) and whether an
     /// already paired device may pair again.
-    case pairCreate(validFor: Double?, replace: Bool)
+    case pairCreate(validFor: Double?, replace: Bool, single: Bool)
     /// `pair.wait`.
     case pairWait(code: String)
     /// `pair.cancel`.
     case pairCancel(code: String)
     /// `pair.join`.
-    case pairJoin(code: String, address: String?, replace: Bool)
+    case pairJoin(code: String, address: String?, replace: Bool, single: Bool)
     /// `unpair`.
     case unpair(deviceID: String)
     /// `ping`.
@@ -107,7 +107,7 @@ public enum LocalAPIRequest: Sendable, Equatable {
             if let seconds = request.validFor, !(seconds.isFinite && seconds >= 1 && seconds <= 3600) {
                 throw invalid("pair.create: validFor must be between 1 and 3600 seconds")
             }
-            return .pairCreate(validFor: request.validFor, replace: request.replace ?? false)
+            return .pairCreate(validFor: request.validFor, replace: request.replace ?? false, single: request.single ?? false)
         case .pairWait:
             return .pairWait(code: try nonEmpty(LocalAPIJSON.decode(PairCodeRequest.self, from: body, operation: operation).code, "code", operation))
         case .pairCancel:
@@ -117,7 +117,7 @@ public enum LocalAPIRequest: Sendable, Equatable {
             var address: String?
             if let given = request.address { address = try nonEmpty(given, "address", operation) }
             return .pairJoin(code: try nonEmpty(request.code, "code", operation), address: address,
-                             replace: request.replace ?? false)
+                             replace: request.replace ?? false, single: request.single ?? false)
         case .unpair:
             let request = try LocalAPIJSON.decode(UnpairRequest.self, from: body, operation: operation)
             return .unpair(deviceID: try nonEmpty(request.deviceID, "deviceID", operation))

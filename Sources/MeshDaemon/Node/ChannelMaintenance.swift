@@ -43,6 +43,7 @@ final class ChannelMaintenance {
             node.counters.outboundMemoryReleases += 1
         }
         node.pairing.expireInvitationIfNeeded(node)
+        node.deviceSet.queryRemovalIfDue(node, now: now)
         return true
     }
 

@@ -16,6 +16,11 @@ extension ConnectionGate {
                 break  // a rendezvous carries pairing only
             case .preamble(.channel)?: try await respondToChannel(admission, node: node, frames: &frames)
             case .preamble(.pairing)?: try await PairingInviterExchange(host: node, logger: node.logger).serve(admission, frames: &frames)
+            case .preamble(.removalQuery)? where !admission.path.remote.isRendezvous:
+                guard case .frame(let query)? = try await frames.next(),
+                      let reply = await node.hop({ $0.deviceSet.answerRemovalQuery($0, query) }) else { break }
+                try await admission.path.write(try WireFrame.encode(reply))
+            case .preamble(.removalQuery)?: break
             case .frame?, nil: break
             }
         } catch let error as WireFormatError {

@@ -8,6 +8,8 @@ extension Dialer {
     /// Runs a job of the node's run loop.
     static func perform(_ job: NodeJob, on node: MeshNode) async {
         switch job {
+        case .removalQuery(let peer, let addresses):
+            await NodeDeviceSet.query(node, peer, at: addresses)
         case .dial(let peer):
             guard let (addresses, generation) = await node.hop({ $0.dialer.beginDial($0, peer) }) else { return }
             var failed = true

@@ -28,4 +28,8 @@ public enum PeerChannelEvent: Sendable, Equatable {
     case paired(DeviceID)
     /// A device was unpaired (here or by the peer).
     case unpaired(DeviceID)
+    /// Another member of the device set added a device: a peer from now on, as if paired.
+    case memberAdded(DeviceID)
+    /// The device set removed a device: forgotten, as if unpaired.
+    case memberRemoved(DeviceID)
 }

@@ -27,6 +27,7 @@ extension MeshNode {
                         metadata: ["peer.id": "\(peer.short)", "path": "\(connection.path.remote)"])
         }
         handOff.channelEvent(.activated(peer))
+        deviceSet.channelActivated(self, peer)
         // On the relay, direct addresses are still tried, at the dial cadence.
         if connection.kind == .relay { dialer.scheduleDial(self, peer, immediately: false) }
     }

@@ -16,15 +16,17 @@ extension MeshNode {
         return DaemonStatus(deviceID: identity.deviceID.description, name: configuration.name,
                             listen: (boundListenAddress ?? configuration.listen).description,
                             socket: configuration.socketPath, uptimeSeconds: uptime, counters: values,
-                            relay: relay?.status(clock: clock))
+                            relay: relay?.status(clock: clock), deviceSet: deviceSet.status)
     }
 
     /// Every paired device with channel state, addresses, RTT, clock offset and lease.
     public func peers() async -> [PeerStatus] {
         let now = clock.monotonicNanoseconds()
         return channels.peers.values.sorted { $0.record.name < $1.record.name }.map { runtime in
-            NodeReports.peerStatus(runtime, addresses: finder.tracker.displayedAddresses(runtime.record), now: now, clock: clock,
-                                   lastClosing: outbound.lastClosing[runtime.record.deviceID])
+            var status = NodeReports.peerStatus(runtime, addresses: finder.tracker.displayedAddresses(runtime.record), now: now, clock: clock,
+                                                lastClosing: outbound.lastClosing[runtime.record.deviceID])
+            (status.joined, status.addedBy) = deviceSet.joined(runtime.record)
+            return status
         }
     }
 
@@ -39,6 +41,8 @@ extension MeshNode {
     /// Removes a paired device: tells it over a live channel, closes the channel, forgets it.
     public func unpair(deviceID: String) async throws {
         let peer = try resolvePeer(deviceID)
+        // A member of the device set is removed from the whole set.
+        if await deviceSet.remove(self, peer) { return }
         if let sent = sendStream(.unpaired, to: peer) {
             _ = try? await sent.get()
         }
@@ -47,13 +51,13 @@ extension MeshNode {
     }
 
     /// Forgets `peer` everywhere: store, channel, indices.
-    func removePeer(_ peer: DeviceID, reason: String) {
+    func removePeer(_ peer: DeviceID, reason: String, bySet: Bool = false) {
         dropChannel(peer, reason: reason, redial: false)
         channels.remove(peer)
         outbound.forget(peer)
         persistPeers()
         logger.info("device unpaired", metadata: ["peer.id": "\(peer.short)"])
-        handOff.channelEvent(.unpaired(peer))
+        handOff.channelEvent(bySet ? .memberRemoved(peer) : .unpaired(peer))
     }
 
     /// Saves the paired devices; a failure is logged (the in-memory state stays authoritative

@@ -12,6 +12,12 @@ extension MeshNode: PairingAttemptHost {
         try pairing.createCode(self, validFor: seconds, replace: replace)
     }
 
+    /// As `createPairingCode(validFor:replace:)`; with `single`, the device that pairs with
+    /// the code is paired with this one only and does not join the device set.
+    public func createPairingCode(validFor seconds: Double, replace: Bool, single: Bool) async throws -> PairingInvitation {
+        try pairing.createCode(self, validFor: seconds, replace: replace, single: single)
+    }
+
     /// Waits until a device pairs with the live code `code`, or the code ends.
     public func awaitPairing(code: String) async throws -> PairedDevice {
         try await pairing.awaitPairing(self, code: code)
@@ -31,12 +37,20 @@ extension MeshNode: PairingAttemptHost {
     /// tried once when neither reaches an inviter. With `replace` false, an inviter this daemon is already paired with is
     /// not stored again (`already-paired`).
     public func joinPairing(code: String, address: String?, replace: Bool = false) async throws -> PairedDevice {
+        try await joinPairing(code: code, address: address, replace: replace, single: false)
+    }
+
+    /// As `joinPairing(code:address:replace:)`; with `single`, the inviter is paired with this
+    /// device only and the two do not join each other's device sets.
+    public func joinPairing(code: String, address: String?, replace: Bool, single: Bool) async throws -> PairedDevice {
         let request = try PairingJoinRequest(code: code, address: address)
         guard phase == .running else {
             throw MeshError.notRunning
         }
-        guard let endpoint = request.endpoint else { return try await pairing.joinByDiscovery(self, request.code, replace: replace) }
-        return try await pairing.joinAtAddress(self, request.code, at: endpoint, replace: replace)
+        guard let endpoint = request.endpoint else {
+            return try await pairing.joinByDiscovery(self, request.code, replace: replace, single: single)
+        }
+        return try await pairing.joinAtAddress(self, request.code, at: endpoint, replace: replace, single: single)
     }
 
     func pairingHelloMalformed() { counters.pairingHellosMalformed += 1 }

@@ -65,6 +65,8 @@ extension MeshNode {
             return maintenance.completeRekey(self, message2, from: peer)
         case .rekeyConfirm:
             return maintenance.confirmRekey(self, from: peer)
+        case .deviceSet(let message):
+            return deviceSet.received(self, message, from: peer)
         }
         return true
     }

@@ -67,6 +67,8 @@ public actor MeshNode: MeshControlPlane, Service {
     let handOff = InboundHandOff()
     /// The relay broker link, when `relay` is configured.
     let relay: NodeRelay?
+    /// The device set: roster, joins, gossip, removals.
+    let deviceSet: NodeDeviceSet
 
     /// The network the node's paths run on (`NodeTransport`): listening, accepted and dialled
     /// stream paths, datagrams.
@@ -121,6 +123,8 @@ public actor MeshNode: MeshControlPlane, Service {
         let state = try NodeStateFiles(stateDirectory: configuration.stateDirectory)
         identity = state.identity
         store = state.store
+        deviceSet = try NodeDeviceSet(enabled: configuration.deviceSet, stateDirectory: configuration.stateDirectory,
+                                      identity: state.identity)
         let relay = try configuration.relay.map { settings throws(ConfigurationError) in
             try NodeRelay(settings: settings, logger: logger, brokers: relayBrokers ?? RelayBrokerLinkFactory())
         }
@@ -160,6 +164,7 @@ public actor MeshNode: MeshControlPlane, Service {
         connectRelayPeers()
         let bound = try await transport.bind(configuration.listen, on: loop, receiver: NodeDatagramReceiver(self))
         boundListenAddress = bound
+        deviceSet.start(self)
         logger.info("mesh node listening", metadata: ["listen": "\(bound)", "device.id": "\(identity.deviceID.short)"])
         // In device ID order (not the dictionary's, which changes per process): a seed replays.
         for id in channels.peers.keys.sorted() { dialer.scheduleDial(self, id, immediately: true) }

@@ -62,6 +62,12 @@ struct NodeCounters: Sendable {
     var lastHandshakeMicroseconds: UInt64 = 0
     /// Channels that moved between the relay and a direct path (either way).
     var pathChanges: UInt64 = 0
+    /// Roster records from peers that did not verify or fit the roster.
+    var rosterRecordsRefused: UInt64 = 0
+    /// Devices forgotten because the device set removed them.
+    var devicesRemovedBySet: UInt64 = 0
+    /// Removal notices sent to removed devices that dialled (`RemovalNotice`).
+    var removalNoticesSent: UInt64 = 0
 
     /// Counts a refused or abandoned channel handshake under its counter (`.gone`: none).
     mutating func count(_ refusal: HandshakeRefusal) {
@@ -132,6 +138,9 @@ struct NodeCounters: Sendable {
             "stream.outbound_peak_bytes": outboundPeakBytes,
             "handshake.last_initiated_us": lastHandshakeMicroseconds,
             "channels.path_changes": pathChanges,
+            "set.records_refused": rosterRecordsRefused,
+            "set.devices_removed": devicesRemovedBySet,
+            "set.removal_notices_sent": removalNoticesSent,
         ]
     }
 }

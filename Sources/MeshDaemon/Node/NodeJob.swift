@@ -17,4 +17,7 @@ enum NodeJob: Sendable {
     /// Open a channel to the peer through the relay (path choice: no channel for a while),
     /// next to any direct dial still under way.
     case dialRelay(peer: DeviceID)
+    /// Ask a member at these addresses whether the device set removed this device
+    /// (`RemovalNotice`): its handshakes have gone unanswered.
+    case removalQuery(peer: DeviceID, addresses: [DaemonConfiguration.Endpoint])
 }

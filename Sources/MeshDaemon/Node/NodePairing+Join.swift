@@ -11,15 +11,15 @@ extension NodePairing {
     /// Runs pairing with the daemon at `endpoint`, stores it and dials it. Throws
     /// `MeshError` (wrong code, refused, unreachable, that is this daemon, already paired).
     func join(_ node: isolated MeshNode, _ parsed: PairingCode, at endpoint: DaemonConfiguration.Endpoint,
-              via: PairingRoute, replace: Bool) async throws -> PairedDevice {
+              via: PairingRoute, replace: Bool, single: Bool) async throws -> PairedDevice {
         let exchange = PairingJoinExchange(endpoint: endpoint, timeout: node.tuning.pairingAttemptTimeout)
         return try await join(node, parsed, exchange: exchange, address: PeerAddress(address: endpoint.description, source: .pairing),
-                              via: via, replace: replace)
+                              via: via, replace: replace, single: single)
     }
 
     /// Runs `exchange`, stores the inviter (with `address`, when the exchange had one) and dials it.
     func join(_ node: isolated MeshNode, _ parsed: PairingCode, exchange: PairingJoinExchange, address: PeerAddress?,
-              via: PairingRoute, replace: Bool) async throws -> PairedDevice {
+              via: PairingRoute, replace: Bool, single: Bool) async throws -> PairedDevice {
         let joiner = try PairingJoiner(code: parsed, identity: PairingLocalIdentity(keyPair: node.identity.keyPair,
                                                                                    name: node.configuration.name))
         let outcome: PairingOutcome
@@ -39,7 +39,7 @@ extension NodePairing {
             if error.kind == .alreadyPaired { node.counters.pairingsRefusedAlreadyPaired += 1 }
             throw error
         }
-        let device = store(node, outcome, address: address, via: via)
+        let device = store(node, outcome, address: address, via: via, single: single)
         node.dialer.scheduleDial(node, outcome.peerDeviceID, immediately: true)
         return device
     }
@@ -47,22 +47,22 @@ extension NodePairing {
     /// Pairs with the daemon at `endpoint`; when it cannot be reached and a relay broker is
     /// configured, with whoever shows the code on the broker instead.
     func joinAtAddress(_ node: isolated MeshNode, _ code: PairingCode, at endpoint: DaemonConfiguration.Endpoint,
-                       replace: Bool) async throws -> PairedDevice {
+                       replace: Bool, single: Bool) async throws -> PairedDevice {
         do {
-            return try await join(node, code, at: endpoint, via: .address, replace: replace)
+            return try await join(node, code, at: endpoint, via: .address, replace: replace, single: single)
         } catch let error as MeshError where error.kind == .unreachable && node.relayTransport != nil {
             node.logger.info("the inviter's address is unreachable; pairing through the relay broker")
-            return try await joinByRelay(node, code, replace: replace, before: error)
+            return try await joinByRelay(node, code, replace: replace, single: single, before: error)
         }
     }
 
     /// Finds the inviter advertising `code.publicHint` and pairs with it: over mDNS, then (when
     /// a relay broker is configured and nothing on the LAN answered) once through the broker.
-    func joinByDiscovery(_ node: isolated MeshNode, _ code: PairingCode, replace: Bool) async throws -> PairedDevice {
+    func joinByDiscovery(_ node: isolated MeshNode, _ code: PairingCode, replace: Bool, single: Bool) async throws -> PairedDevice {
         // meshd always has a discovery (static peers at least); with mdns off nothing would
         // ever show the hint, so say so at once instead of "searching" 5 s.
         guard node.discovery != nil, node.configuration.mdns else {
-            if node.relayTransport != nil { return try await joinByRelay(node, code, replace: replace, before: nil) }
+            if node.relayTransport != nil { return try await joinByRelay(node, code, replace: replace, single: single, before: nil) }
             throw MeshError(.discoveryOff, "this daemon runs without discovery (mdns = false or --no-mdns); pass --address HOST:PORT of the device that shows the code")
         }
         let searchEnds = node.clock.monotonicNanoseconds() &+ Nanoseconds.from(seconds: PairingByCode.searchSeconds)
@@ -72,24 +72,24 @@ extension NodePairing {
                                                 candidates: { tried in
                                                     try await findInviters(node, hint: hint, excluding: tried, searchEnds: searchEnds)
                                                 }) { endpoint in
-                try await join(node, code, at: endpoint, via: .lan, replace: replace)
+                try await join(node, code, at: endpoint, via: .lan, replace: replace, single: single)
             }
         } catch let error as MeshError where PairingByCode.fallsBackToRelay(error) && node.relayTransport != nil {
             // Nothing on the LAN tested a guess that stopped the search: the broker is one more
             // service, tried once (PairingByCode.maximumInvitersTried still bounds the guesses).
-            return try await joinByRelay(node, code, replace: replace, before: error)
+            return try await joinByRelay(node, code, replace: replace, single: single, before: error)
         }
     }
 
     /// Pairs through the relay broker's rendezvous of `code.publicHint`; `before`: why the
     /// direct ways failed (named in the error when no inviter answers there either).
-    func joinByRelay(_ node: isolated MeshNode, _ code: PairingCode, replace: Bool, before: MeshError?) async throws -> PairedDevice {
+    func joinByRelay(_ node: isolated MeshNode, _ code: PairingCode, replace: Bool, single: Bool, before: MeshError?) async throws -> PairedDevice {
         guard let relay = node.relay, node.relayTransport != nil else { throw before ?? MeshError.notRunning }
         let broker = relay.settings.url.host
         let exchange = PairingJoinExchange(relay: RelayAddress(broker: broker, route: .rendezvous(Array(code.publicHint.utf8))),
                                            timeout: node.tuning.pairingAttemptTimeout)
         do {
-            let device = try await join(node, code, exchange: exchange, address: nil, via: .relay, replace: replace)
+            let device = try await join(node, code, exchange: exchange, address: nil, via: .relay, replace: replace, single: single)
             node.logger.info("paired by code through the relay broker", metadata: ["relay.broker": "\(broker)"])
             return device
         } catch let error as MeshError where error.kind == .inviterNotFound || error.kind == .unreachable {

@@ -14,18 +14,21 @@ import NIOCore
 final class NodePairing {
     /// The live pairing code, its `pair.wait` requests, the last pairing it made.
     var invitations = PairingInvitations()
+    /// The live code was created with `--single`: who pairs with it stays out of the device set.
+    var codeIsSingle = false
     /// Joiners waiting for an inviter to show up over mDNS (`findInviters`).
     var inviterSearches = InviterSearches()
 
     /// Creates a code valid for `seconds` (1…3600), replacing (and failing the waiters of) any
     /// previous code (see `MeshNode.createPairingCode`).
-    func createCode(_ node: isolated MeshNode, validFor seconds: Double, replace: Bool) throws -> PairingInvitation {
+    func createCode(_ node: isolated MeshNode, validFor seconds: Double, replace: Bool, single: Bool = false) throws -> PairingInvitation {
         guard seconds.isFinite, seconds >= 1, seconds <= 3600 else {
             throw MeshError.invalidArgument("a pairing code must be valid for 1 to 3600 seconds")
         }
         endInvitation(node, with: MeshError.pairingReplaced)
         let code = PairingCode.generate()
         let state = invitations.create(code: code, issuedAt: node.wallDate(), lifetime: seconds, allowsReplacing: replace)
+        codeIsSingle = single
         node.logger.info("pairing code created", metadata: ["expires.in": "\(Int(seconds))s", "replace": "\(replace)"])
         invitationChanged(node)
         return PairingInvitation(code: code.description, expires: state.expiresAt.timeIntervalSince1970)
@@ -151,7 +154,7 @@ final class NodePairing {
             node.gate.table.pairingAttemptEnded(admission.id)
             node.gate.authenticated(admission.id)
             let device = store(node, outcome, address: nil,
-                               via: admission.source.isRelay ? .relay : .direct)
+                               via: admission.source.isRelay ? .relay : .direct, single: codeIsSingle)
             for waiter in invitations.paired(device) { waiter.resume(returning: device) }
             invitationChanged(node)
             return true
@@ -159,11 +162,12 @@ final class NodePairing {
     }
 
     /// Adds (or replaces) a paired device from a pairing outcome and saves the store.
-    func store(_ node: isolated MeshNode, _ outcome: PairingOutcome, address: PeerAddress?, via: PairingRoute) -> PairedDevice {
+    func store(_ node: isolated MeshNode, _ outcome: PairingOutcome, address: PeerAddress?, via: PairingRoute,
+               single: Bool = false) -> PairedDevice {
         let id = outcome.peerDeviceID
         if node.channels.peers[id] != nil { node.dropChannel(id, reason: "paired again", redial: false) }
         node.channels.storePairing(outcome, address: address, pairedAt: node.clock.wallSeconds(),
-                                   leaseSeconds: node.configuration.reachabilityLease, via: via)
+                                   leaseSeconds: node.configuration.reachabilityLease, via: via, single: single)
         node.persistPeers()
         // The relay listens on the new pair's channel topics before the last pairing message
         // goes out, so a channel dialled through the broker right after is heard.

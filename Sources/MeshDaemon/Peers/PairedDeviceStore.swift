@@ -40,6 +40,8 @@ struct PairedDeviceStore: Sendable {
         var handshakeTimestamp: Int64?
         /// How the pairing reached the device; absent in files written before it was kept.
         var pairedVia: String?
+        /// `meshctl pair --single`: this pairing stays out of the device set; absent: false.
+        var single: Bool?
     }
 
     /// Reads every paired device; an absent file means none.
@@ -85,7 +87,8 @@ struct PairedDeviceStore: Sendable {
             let peer = PairedPeer(publicKey: [UInt8](publicKey), name: device.name, pairKey: pairKey,
                                   addresses: device.addresses, pairedAt: device.pairedAt,
                                   handshakeTimestamp: device.handshakeTimestamp,
-                                  pairedVia: device.pairedVia.flatMap(PairingRoute.init(rawValue:)))
+                                  pairedVia: device.pairedVia.flatMap(PairingRoute.init(rawValue:)),
+                                  single: device.single ?? false)
             guard peer.deviceID.description == device.deviceID else {
                 throw PeerStoreError(code: .corrupt, path: path,
                                      detail: "device \(index + 1)'s ID does not match its public key")
@@ -96,7 +99,8 @@ struct PairedDeviceStore: Sendable {
     }
 
     /// Replaces the file with `peers`.
-    func save(_ peers: [PairedPeer]) throws(PeerStoreError) {
+    func save(_ all: [PairedPeer]) throws(PeerStoreError) {
+        let peers = all.filter { !$0.derived }
         // Each pairKey is a random placeholder here; the keys' base64 is written over them in
         // the final byte buffer (PairKeyFields), so it never exists as a String.
         let placeholders = peers.indices.map { PairKeyFields.placeholder(index: $0, random: PairingSupport.randomBytes(count: 16)) }
@@ -104,7 +108,7 @@ struct PairedDeviceStore: Sendable {
             Device(deviceID: peer.deviceID.description, publicKey: Data(peer.publicKey).base64EncodedString(),
                    name: peer.name, pairKey: placeholder,
                    addresses: peer.addresses, pairedAt: peer.pairedAt, handshakeTimestamp: peer.handshakeTimestamp,
-                   pairedVia: peer.pairedVia?.rawValue)
+                   pairedVia: peer.pairedVia?.rawValue, single: peer.single ? true : nil)
         })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

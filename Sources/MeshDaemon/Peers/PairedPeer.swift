@@ -22,6 +22,15 @@ struct PairedPeer: Sendable {
     /// How the pairing exchange reached the peer (`PairingRoute`); nil in records written before
     /// it was kept.
     var pairedVia: PairingRoute? = nil
+    /// Paired with `meshctl pair --single` (or with the device set off): this pairing never
+    /// joins the two devices' sets.
+    var single = false
+    /// Not paired here: a member of the device set, whose pair key is derived
+    /// (`DeviceSetKeys`). Never saved in the paired-device store.
+    var derived = false
+    /// A derived pair key of the roster's previous epoch, still accepted from the peer's
+    /// handshakes (a member that has not yet heard of the latest removal).
+    var previousPairKey: SecretBytes? = nil
 
     /// The peer's device ID (a fingerprint of `publicKey`).
     var deviceID: DeviceID { DeviceID(publicKey: publicKey) }

@@ -25,6 +25,8 @@ enum ChannelMessageAction: Equatable, Sendable {
     case rekeyResponse([UInt8])
     /// The peer confirmed the rekey this side answered (stream only).
     case rekeyConfirm
+    /// A device set message (stream only).
+    case deviceSet(DeviceSetMessage)
 }
 
 /// The receive side: a stream frame or a datagram is opened with the peer's channel keys and
@@ -74,6 +76,7 @@ extension PeerChannels {
             let refusal = peers[peer]?.estimator.addSample(t1: t1, t2: t2, t3: t3, t4: receivedAt, now: now)
             return refusal != nil ? .keepaliveRefused : .none
         case .confirm: return .none
+        case .deviceSet(let message): return .deviceSet(message)
         }
     }
 
@@ -115,7 +118,7 @@ extension PeerChannels {
         case .pingRequest(let id): return .answerPing(id)
         case .pingReply(let id): return .pingAnswered(id)
         case .application(let payload): return .deliver(payload)
-        case .unpaired, .rekeyInitiation, .rekeyResponse, .rekeyConfirm, .confirm: return .none
+        case .unpaired, .rekeyInitiation, .rekeyResponse, .rekeyConfirm, .confirm, .deviceSet: return .none
         }
     }
 }

@@ -30,7 +30,7 @@ extension PeerChannels {
             if leavesRelay, runtime.path.directDialDelay(now: now) > 0 { return nil }
         }
         let index = allocateIndex(for: peer)
-        let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: false)
+        let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: false, speaksDeviceSet: true)
         do {
             let (handshake, message1) = try ChannelHandshake.initiate(localStatic: localKeys, peerPublicKey: runtime.record.publicKey,
                                                                       pairKey: runtime.record.pairKey, payload: payload,
@@ -76,6 +76,7 @@ extension PeerChannels {
         }
         var active = ActiveChannel(keys: keys, localIndex: pending.localIndex, remoteIndex: payload.sessionIndex,
                                    locallyInitiated: true, now: now, tuning: tuning)
+        active.peerSpeaksDeviceSet = payload.speaksDeviceSet
         guard let confirm = try? active.sealStream(.confirm) else { return .failed }
         return .established(active, confirm: confirm, udpPort: payload.udpPort)
     }

@@ -21,7 +21,7 @@ extension PeerChannels {
     mutating func startRekey(_ peer: DeviceID, udpPort: UInt16, wall: Int64, now: UInt64, wallSeconds: Double) -> RekeyStep {
         guard let runtime = peers[peer], runtime.connection != nil else { return .noChannel }
         let index = allocateIndex(for: peer)
-        let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: true)
+        let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: true, speaksDeviceSet: true)
         var bytes: [UInt8] = []
         let localKeys = self.localKeys, random = self.random
         let step = withChannel(peer, now: now, wallSeconds: wallSeconds) { channel in
@@ -39,7 +39,7 @@ extension PeerChannels {
                               now: UInt64, wallSeconds: Double) -> RekeyStep {
         guard let runtime = peers[peer], runtime.connection != nil else { return .noChannel }
         let index = allocateIndex(for: peer)
-        let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: true)
+        let payload = HandshakePayload(sessionIndex: index, udpPort: udpPort, wallNanoseconds: wall, isRekey: true, speaksDeviceSet: true)
         var reply: [UInt8]?
         let localKeys = self.localKeys, random = self.random
         let step = withChannel(peer, now: now, wallSeconds: wallSeconds) { channel in

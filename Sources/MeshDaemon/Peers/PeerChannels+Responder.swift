@@ -59,7 +59,7 @@ extension PeerChannels {
     mutating func answerHandshake(_ firstFrame: [UInt8], connectionID: UInt64, kind: PathChoice.Kind = .direct,
                                   udpPort: UInt16, wall: Int64, now: UInt64) -> ResponderAnswer {
         guard let (message1, mac) = HandshakeMac.split(firstFrame) else { return .refused(.failed) }
-        guard let claimed = pairedDevice(madeMac: mac, of: message1) else { return .refused(.unknownKey) }
+        guard let (claimed, pairKey) = pairedDeviceAndKey(madeMac: mac, of: message1) else { return .refused(.unknownKey) }
         guard peers[claimed]?.recentHandshakeMacs.admit(mac) == true else { return .refused(.seen) }
         guard peerHandshakeBudget.allow(source: claimed.description, now: now) else { return .refused(.peerBusy) }
         guard handshakeBudget.allow(source: "all", now: now) else { return .refused(.busy) }
@@ -80,11 +80,12 @@ extension PeerChannels {
         let localIndex = allocateIndex(for: peerID)
         var accepting = responder
         do {
-            let payload = HandshakePayload(sessionIndex: localIndex, udpPort: udpPort, wallNanoseconds: wall, isRekey: false)
-            let (message2, keys) = try accepting.accept(pairKey: runtime.record.pairKey, payload: payload,
+            let payload = HandshakePayload(sessionIndex: localIndex, udpPort: udpPort, wallNanoseconds: wall, isRekey: false, speaksDeviceSet: true)
+            let (message2, keys) = try accepting.accept(pairKey: pairKey, payload: payload,
                                                         ephemeral: random.ephemeralKey())
-            let channel = ActiveChannel(keys: keys, localIndex: localIndex, remoteIndex: responder.payload.sessionIndex,
+            var channel = ActiveChannel(keys: keys, localIndex: localIndex, remoteIndex: responder.payload.sessionIndex,
                                         locallyInitiated: false, now: now, tuning: tuning)
+            channel.peerSpeaksDeviceSet = responder.payload.speaksDeviceSet
             let pending = PendingResponder(peer: peerID, channel: channel, udpPort: responder.payload.udpPort,
                                            connectionID: connectionID, initiatorTimestamp: responder.payload.wallNanoseconds,
                                            kind: kind, heldConnectionID: runtime.channel == nil ? nil : runtime.connection?.id)
@@ -146,9 +147,21 @@ extension PeerChannels {
     /// The paired device whose key made `mac` over `message1`; nil when none did. Costs one
     /// HMAC per paired device (their MAC keys are derived once and kept).
     mutating func pairedDevice(madeMac mac: [UInt8], of message1: [UInt8]) -> DeviceID? {
+        pairedDeviceAndKey(madeMac: mac, of: message1)?.peer
+    }
+
+    /// As `pairedDevice(madeMac:of:)`, with the pair key whose MAC key matched: a derived pair
+    /// key of the roster's previous epoch is tried after the current ones (a member that has
+    /// not heard of the latest removal yet).
+    mutating func pairedDeviceAndKey(madeMac mac: [UInt8], of message1: [UInt8]) -> (peer: DeviceID, pairKey: SecretBytes)? {
         for id in peers.keys {
             guard let key = handshakeMacKey(of: id) else { continue }
-            if HandshakeMac.verify(mac, of: message1, key: key) { return id }
+            if HandshakeMac.verify(mac, of: message1, key: key), let pairKey = peers[id]?.record.pairKey { return (id, pairKey) }
+        }
+        for (id, runtime) in peers {
+            guard let previous = runtime.record.previousPairKey else { continue }
+            let key = HandshakeMac.key(pairKey: previous, responderPublicKey: localKeys.publicKey)
+            if HandshakeMac.verify(mac, of: message1, key: key) { return (id, previous) }
         }
         return nil
     }

@@ -143,10 +143,10 @@ struct PeerChannels: Sendable {
     /// indices of the replaced pairing are freed. Returns the stored record.
     @discardableResult
     mutating func storePairing(_ outcome: PairingOutcome, address: PeerAddress?, pairedAt: Double,
-                               leaseSeconds: Double, via: PairingRoute? = nil) -> PairedPeer {
+                               leaseSeconds: Double, via: PairingRoute? = nil, single: Bool = false) -> PairedPeer {
         let id = outcome.peerDeviceID
         var record = PairedPeer(publicKey: outcome.peerPublicKey, name: outcome.peerName, pairKey: outcome.pairKey,
-                                addresses: peers[id]?.record.addresses ?? [], pairedAt: pairedAt, pairedVia: via)
+                                addresses: peers[id]?.record.addresses ?? [], pairedAt: pairedAt, pairedVia: via, single: single)
         if let address { record.learn(address: address.address, source: address.source) }
         peers[id] = PeerRuntime(record: record, tuning: tuning, leaseSeconds: leaseSeconds)
         indexTable = indexTable.filter { $0.value != id }

@@ -12,6 +12,8 @@ public enum ConnectionKind: UInt8, Sendable, Equatable {
     case channel = 1
     /// A pairing attempt follows.
     case pairing = 2
+    /// A device asks whether the device set removed it (`RemovalNotice`).
+    case removalQuery = 3
 
     /// Wire version of the preamble.
     public static let version: UInt8 = 1

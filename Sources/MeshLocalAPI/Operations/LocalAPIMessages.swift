@@ -59,10 +59,14 @@ public struct PairCreateRequest: Codable, Sendable, Equatable {
     /// `true`: a device that is already paired may pair again with this code, replacing its
     /// pairing. Absent or `false`: such a device is refused (`already-paired`).
     public var replace: Bool?
+    /// `true`: the device that pairs with this code is paired with this one only and does not
+    /// join the device set. Absent or `false`: it joins the set.
+    public var single: Bool?
     /// Creates a request.
-    public init(validFor: Double? = nil, replace: Bool? = nil) {
+    public init(validFor: Double? = nil, replace: Bool? = nil, single: Bool? = nil) {
         self.validFor = validFor
         self.replace = replace
+        self.single = single
     }
 }
 
@@ -84,11 +88,14 @@ public struct PairJoinRequest: Codable, Sendable, Equatable {
     /// `true`: when this daemon is already paired with the inviter, replace that pairing.
     /// Absent or `false`: refuse (`already-paired`) and keep the existing one.
     public var replace: Bool?
+    /// `true`: pair with the inviter only; neither joins the other's device set.
+    public var single: Bool?
     /// Creates a request.
-    public init(code: String, address: String?, replace: Bool? = nil) {
+    public init(code: String, address: String?, replace: Bool? = nil, single: Bool? = nil) {
         self.code = code
         self.address = address
         self.replace = replace
+        self.single = single
     }
 }
 

@@ -34,6 +34,10 @@ public struct SessionPeerReachability: Sendable, Hashable, Codable {
         public static let leaseExpired = Reason(rawValue: "leaseExpired")
         /// The counterpart app attached or detached on the peer.
         public static let appAttachmentChanged = Reason(rawValue: "appAttachmentChanged")
+        /// The device set added the peer (another member paired it).
+        public static let deviceAdded = Reason(rawValue: "deviceAdded")
+        /// The device set removed the peer.
+        public static let deviceRemoved = Reason(rawValue: "deviceRemoved")
         /// A test network partitioned or healed the link.
         public static let partition = Reason(rawValue: "partition")
         /// The raw value.

@@ -36,7 +36,7 @@ final class MeshdLab: @unchecked Sendable {
     }
 
     static let port = 47470
-    static let hostNames = [1: "host-a", 2: "host-b", 3: "host-c"]
+    static let hostNames = [1: "host-a", 2: "host-b", 3: "host-c", 4: "host-d", 5: "host-e"]
 
     /// `meshd` and `meshctl` next to the test binary (or `MESHD` / `MESHCTL`).
     static let meshdPath = LabEnvironment.product("meshd", environment: "MESHD")

@@ -190,12 +190,14 @@ def peers() -> Op[List[Peer]]:
     return [Peer.from_json(p) for p in reply.json().get("peers", []) if isinstance(p, dict)]
 
 
-def create_pairing_code(valid_for: Optional[float], replace: bool = False) -> Op[PairingCode]:
+def create_pairing_code(valid_for: Optional[float], replace: bool = False, single: bool = False) -> Op[PairingCode]:
     body: Dict[str, Any] = {}
     if valid_for is not None:
         body["validFor"] = valid_for
     if replace:
         body["replace"] = True
+    if single:
+        body["single"] = True
     reply = yield _json_call("pair.create", body, retry=False)
     data = reply.json()
     return PairingCode(code=str(data["code"]), expires=float(data["expires"]))
@@ -206,12 +208,14 @@ def wait_for_pairing(code: str) -> Op[PairedDevice]:
     return PairedDevice.from_json(reply.json())
 
 
-def join_pairing(code: str, address: Optional[str], replace: bool = False) -> Op[PairedDevice]:
+def join_pairing(code: str, address: Optional[str], replace: bool = False, single: bool = False) -> Op[PairedDevice]:
     body: Dict[str, Any] = {"code": code}
     if address is not None:
         body["address"] = address
     if replace:
         body["replace"] = True
+    if single:
+        body["single"] = True
     reply = yield _json_call("pair.join", body, retry=False)
     return PairedDevice.from_json(reply.json())
 

@@ -134,15 +134,16 @@ class AsyncClient:
     async def peers(self) -> List[Peer]:
         return await self._run(ops.peers())
 
-    async def create_pairing_code(self, valid_for: Optional[float] = None, replace: bool = False) -> PairingCode:
-        return await self._run(ops.create_pairing_code(valid_for, replace))
+    async def create_pairing_code(self, valid_for: Optional[float] = None, replace: bool = False,
+                                  single: bool = False) -> PairingCode:
+        return await self._run(ops.create_pairing_code(valid_for, replace, single))
 
     async def wait_for_pairing(self, code: str, timeout: Optional[float] = None) -> PairedDevice:
         return await self._run(ops.wait_for_pairing(code), timeout)
 
     async def join_pairing(self, code: str, address: Optional[str] = None, timeout: Optional[float] = None,
-                           replace: bool = False) -> PairedDevice:
-        return await self._run(ops.join_pairing(code, address, replace), timeout)
+                           replace: bool = False, single: bool = False) -> PairedDevice:
+        return await self._run(ops.join_pairing(code, address, replace, single), timeout)
 
     async def cancel_pairing(self, code: str) -> None:
         await self._run(ops.cancel_pairing(code))

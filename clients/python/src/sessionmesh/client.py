@@ -94,16 +94,18 @@ class Client:
         return self._run(ops.status(self._state))
 
     def peers(self) -> List[Peer]:
-        """The paired devices (`.device_id`, `.name`, `.active`, addresses, RTT, clock offset)."""
+        """Every paired device and member of the device set (`.device_id`, `.name`, `.active`, `.joined`, addresses, RTT, clock offset)."""
         return self._run(ops.peers())
 
-    def create_pairing_code(self, valid_for: Optional[float] = None, replace: bool = False) -> PairingCode:
+    def create_pairing_code(self, valid_for: Optional[float] = None, replace: bool = False,
+                            single: bool = False) -> PairingCode:
         """A new pairing code (replacing any live one), valid `valid_for` seconds (1-3600; default the daemon's).
 
         `replace=True` lets a device that is already paired pair again and replace its record;
         without it such a device is refused and `wait_for_pairing` raises `AlreadyPairedError`.
+        `single=True` pairs the device with this one only (it does not join the device set).
         """
-        return self._run(ops.create_pairing_code(valid_for, replace))
+        return self._run(ops.create_pairing_code(valid_for, replace, single))
 
     def wait_for_pairing(self, code: str, timeout: Optional[float] = None) -> PairedDevice:
         """Waits until a device pairs with `code`; raises `PairingExpiredError`, `PairingCancelledError`, ...
@@ -113,12 +115,13 @@ class Client:
         return self._run(ops.wait_for_pairing(code), timeout)
 
     def join_pairing(self, code: str, address: Optional[str] = None, timeout: Optional[float] = None,
-                     replace: bool = False) -> PairedDevice:
+                     replace: bool = False, single: bool = False) -> PairedDevice:
         """Pairs with the device that created `code`, at `address` (`HOST:PORT`) or found over mDNS.
 
         `replace=True` replaces this daemon's existing record of that device (`AlreadyPairedError` without it).
+        By default this device joins the other's device set; `single=True` pairs the two only.
         """
-        return self._run(ops.join_pairing(code, address, replace), timeout)
+        return self._run(ops.join_pairing(code, address, replace, single), timeout)
 
     def cancel_pairing(self, code: str) -> None:
         """Cancels a live code; a `wait_for_pairing` on it ends with `PairingCancelledError`."""

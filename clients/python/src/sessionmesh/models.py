@@ -37,6 +37,10 @@ EventKind = Union[Literal["envelope", "snapshot", "snapshot_request", "reachabil
                           "watermark", "dropped", "disconnected", "reattached"], UnknownEventKind]
 
 
+def _opt_str(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
+
 def _opt_float(value: Any) -> Optional[float]:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -110,6 +114,11 @@ class Peer:
     clock_offset_error_milliseconds: Optional[float] = None
     last_handshake: Optional[float] = None
     lease_expires: Optional[float] = None
+    joined: Optional[str] = None
+    """How it came to be known: `paired here`, `paired here (single)` or `added by NAME`
+    (another member of the device set paired it)."""
+    added_by: Optional[str] = None
+    """The device ID of the member that added it, when `joined` is `added by NAME`."""
     raw: JSON = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -132,7 +141,8 @@ class Peer:
                    clock_offset_milliseconds=_opt_float(body.get("clockOffsetMilliseconds")),
                    clock_offset_error_milliseconds=_opt_float(body.get("clockOffsetErrorMilliseconds")),
                    last_handshake=_opt_float(body.get("lastHandshake")),
-                   lease_expires=_opt_float(body.get("leaseExpires")), raw=body)
+                   lease_expires=_opt_float(body.get("leaseExpires")),
+                   joined=_opt_str(body.get("joined")), added_by=_opt_str(body.get("addedBy")), raw=body)
 
 
 @dataclass(frozen=True)

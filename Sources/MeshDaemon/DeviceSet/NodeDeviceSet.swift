@@ -1,0 +1,470 @@
+import MeshCrypto
+import MeshCore
+import NIOCore
+
+/// The device set as the node runs it: the roster and its file, this device's signing key,
+/// the join of directly paired devices into one set, gossip of records and member addresses
+/// over channels, and the node's paired devices kept in step with the members
+/// (docs/DEVICE-SET.md).
+///
+/// Owns its state; runs on the node's executor (every method that needs the node takes it
+/// `isolated`). With `device_set = false` it keeps no roster and ignores what peers send.
+final class NodeDeviceSet {
+    let enabled: Bool
+    let file: RosterFile
+    let signing: SigningKeyPair
+    let ownKey: [UInt8]
+    let ownID: DeviceID
+    private(set) var roster = Roster()
+    private(set) var view = RosterView()
+    /// The digest last written to the file.
+    private var savedDigest: [UInt8] = []
+    /// Addresses members passed on for devices that are not (yet) members here, bounded.
+    private var heldAddresses: [DeviceID: [String]] = [:]
+    /// Record verifications allowed per peer (a token bucket: a flood of records costs bounded CPU).
+    private var verifyBudget: [DeviceID: (tokens: Double, at: UInt64)] = [:]
+    /// The addresses of each member last passed on to the others.
+    private var announced: [DeviceID: [String]] = [:]
+    /// Whether this device's removal was logged already.
+    private var removalLogged = false
+
+    static let verificationsPerSecond = 256.0
+    static let verificationBurst = 2048.0
+
+    init(enabled: Bool, stateDirectory: String, identity: DeviceIdentity) throws {
+        self.enabled = enabled
+        file = RosterFile(stateDirectory: stateDirectory)
+        signing = SigningKeyPair.derived(from: identity.keyPair)
+        ownKey = identity.keyPair.publicKey
+        ownID = identity.deviceID
+        guard enabled else { return }
+        do {
+            let records = try file.load()
+            let result = roster.merge(records)
+            if !result.refused.isEmpty || roster.count != records.count {
+                throw NodeError(code: .pairedDevices, message: "the roster \(file.path) holds records that do not fit together "
+                    + "(\(records.count - roster.count) of \(records.count)); it is never replaced: move it aside to start the device set anew")
+            }
+        } catch let error as PeerStoreError {
+            throw NodeError(code: .pairedDevices, message: error.description)
+        }
+        savedDigest = roster.count > 0 ? roster.digest : []
+        view = RosterView(roster, from: ownKey, signingKey: signing.publicKey)
+    }
+
+    /// Whether this device was removed from its set.
+    var isRemoved: Bool { enabled && view.isRemoved(ownID) }
+
+    /// Members besides this device.
+    /// In device ID order (a dictionary's order changes per process; the simulator replays seeds).
+    var otherMembers: [RosterView.Member] { view.members.values.filter { $0.deviceKey != ownKey }.sorted { $0.id < $1.id } }
+
+    /// `meshctl status`'s view of the set; nil when the set is off.
+    var status: DeviceSetStatus? {
+        guard enabled else { return nil }
+        let removal = view.removed[ownID]
+        return DeviceSetStatus(size: removal == nil ? max(1, view.members.count) : 0, records: roster.count,
+                               digest: roster.digest.map { String(format: "%02x", $0) }.joined(),
+                               removed: removal != nil,
+                               removedBy: removal?.by.map { DeviceID(publicKey: $0).description },
+                               removedAt: removal.map { Double($0.time) / 1e9 })
+    }
+
+    /// How `runtime`'s device came to be known, and the member that added it.
+    func joined(_ record: PairedPeer) -> (text: String, addedBy: String?) {
+        if !record.derived {
+            // Not a member: paired --single here or on the other side (which then declines to join).
+            let inSet = enabled && !record.single && view.members[record.deviceID] != nil
+            return (inSet ? "paired here" : "paired here (single)", nil)
+        }
+        guard let by = view.members[record.deviceID]?.addedBy else { return ("added by the device set", nil) }
+        let id = DeviceID(publicKey: by)
+        let name = view.members[id]?.name ?? id.short
+        return ("added by \(name)", id.description)
+    }
+
+    // MARK: - Start and local changes
+
+    /// At start: makes this device's genesis when it has none, then brings the paired devices
+    /// in step with the roster.
+    func start(_ node: isolated MeshNode) {
+        guard enabled else { return }
+        if !roster.records.contains(where: { $0.kind == .genesis && $0.author == signing.publicKey }) {
+            if let genesis = try? RosterRecord.make(kind: .genesis, parents: [], signer: signing, time: node.clock.wallNanoseconds(),
+                                                    subject: ownKey, name: Self.recordName(node.configuration.name)) {
+                _ = roster.insert(genesis)
+            }
+        }
+        apply(node)
+    }
+
+    /// `meshctl unpair` of a member: a removal record, applied here and sent to every member.
+    /// False when `peer` is not a member of the set (the caller unpairs it as a single pair).
+    func remove(_ node: isolated MeshNode, _ peer: DeviceID) async -> Bool {
+        guard enabled, !isRemoved, let member = view.members[peer], peer != ownID else { return false }
+        if let record = node.channels.peers[peer]?.record, record.single, !record.derived { return false }
+        guard let record = try? RosterRecord.make(kind: .remove, parents: roster.heads, signer: signing,
+                                                  time: node.clock.wallNanoseconds(), subject: member.deviceKey),
+              roster.insert(record) == .added else { return false }
+        node.logger.info("device removed from the device set", metadata: ["peer.id": "\(peer.short)", "peer.name": "\(member.name)"])
+        // The removed device hears of it while it still has a channel here.
+        if let sent = tellRemoved(node, peer) { _ = try? await sent.get() }
+        changed(node, new: [record], from: nil)
+        return true
+    }
+
+    // MARK: - Channels
+
+    /// A channel to `peer` became active: say where this roster stands, pass on members'
+    /// addresses, and propose to join `peer` when it is paired here but not in the set yet.
+    func channelActivated(_ node: isolated MeshNode, _ peer: DeviceID) {
+        guard enabled, speaks(node, peer) else { return }
+        send(node, .rosterHead(digest: roster.digest, count: UInt16(roster.count)), to: peer)
+        sendAddresses(node, to: peer)
+        // Others learn where this peer is, when that changed.
+        if let addresses = node.channels.peers[peer]?.record.addresses.map(\.address), announced[peer] != addresses {
+            announced[peer] = addresses
+            if announced.count > 4 * RosterView.maximumMembers { announced = [peer: addresses] }
+            for other in node.channels.peers.keys.sorted() where other != peer && speaks(node, other) {
+                sendAddresses(node, to: other, only: [peer])
+            }
+        }
+        proposeJoin(node, peer)
+    }
+
+    /// A device set message from `peer`; false when the channel is gone afterwards.
+    func received(_ node: isolated MeshNode, _ message: DeviceSetMessage, from peer: DeviceID) -> Bool {
+        guard enabled else { return true }
+        switch message {
+        case .rosterHead(let digest, _):
+            if digest != roster.digest { sendAll(node, to: peer) }
+        case .rosterRecords(let encoded, let complete):
+            var theirs = Set<[UInt8]>()
+            var batch: [RosterRecord] = []
+            for bytes in encoded {
+                let hash = PairingSupport.sha256(bytes)
+                theirs.insert(hash)
+                guard !roster.contains(hash), spendVerification(node, peer) else { continue }
+                if let record = try? RosterRecord.decode(bytes) { batch.append(record) } else { node.counters.rosterRecordsRefused += 1 }
+            }
+            let before = roster.count
+            let result = roster.merge(batch)
+            node.counters.rosterRecordsRefused += UInt64(result.refused.count)
+            if result.added > 0 { changed(node, new: Array(roster.records[before...]), from: peer) }
+            if complete {
+                // The sender sent all it has: answer with what it lacks, once.
+                if roster.records.contains(where: { !theirs.contains($0.hash) }) { sendAll(node, to: peer) }
+            } else if !roster.pending.isEmpty {
+                // New records whose parents are missing here: ask for everything.
+                send(node, .rosterHead(digest: roster.digest, count: UInt16(roster.count)), to: peer)
+            }
+            // Its genesis may have come just now.
+            proposeJoin(node, peer)
+        case .joinProposal(let bytes):
+            acceptProposal(node, bytes, from: peer)
+        case .joinSigned(let bytes):
+            guard let record = try? RosterRecord.decode(bytes), record.kind == .add, record.author == signing.publicKey,
+                  record.subject == node.channels.peers[peer]?.record.publicKey else {
+                node.counters.rosterRecordsRefused += 1
+                return true
+            }
+            if roster.insert(record) == .added {
+                node.logger.info("device joined the device set", metadata: ["peer.id": "\(peer.short)"])
+                changed(node, new: [record], from: peer)
+            }
+        case .memberAddresses(let members):
+            for member in members where member.deviceKey.count == 32 {
+                let id = DeviceID(publicKey: member.deviceKey)
+                guard id != ownID, id != peer else { continue }
+                learn(node, member.addresses, for: id)
+            }
+        }
+        return node.channels.peers[peer]?.channel != nil
+    }
+
+    // MARK: - Joining
+
+    /// Proposals sent, by peer, with the connection they went on (one per connection).
+    private var proposed: [DeviceID: UInt64] = [:]
+
+    private func proposeJoin(_ node: isolated MeshNode, _ peer: DeviceID) {
+        guard !isRemoved, let runtime = node.channels.peers[peer], !runtime.record.derived, !runtime.record.single,
+              view.members[peer] == nil, let connection = runtime.connection?.id, proposed[peer] != connection else { return }
+        guard view.members.count < RosterView.maximumMembers else {
+            node.logger.warning("the device set has 64 members; a paired device stays out of it", metadata: ["peer.id": "\(peer.short)"])
+            return
+        }
+        // The peer's genesis names its signing key; it comes with the peer's records. Another
+        // member may have forged geneses naming the peer's key: one proposal per candidate (the
+        // peer countersigns only its own).
+        let candidates = peerSigningKeys(of: runtime.record.publicKey)
+        guard !candidates.isEmpty else { return }
+        proposed[peer] = connection
+        if proposed.count > 4 * RosterView.maximumMembers { proposed = [peer: connection] }
+        // The peer needs this device's records (its genesis at least) before the proposal.
+        sendAll(node, to: peer)
+        for signingKey in candidates {
+            guard let proposal = try? RosterRecord.make(kind: .add, parents: roster.heads, signer: signing, time: node.clock.wallNanoseconds(),
+                                                        subject: runtime.record.publicKey, subjectSigningKey: signingKey,
+                                                        name: Self.recordName(runtime.record.name)) else { continue }
+            send(node, .joinProposal(proposal.encoded), to: peer)
+        }
+    }
+
+    /// The signing key `deviceKey`'s own genesis binds to it, if this roster has it.
+    private func peerSigningKeys(of deviceKey: [UInt8]) -> [[UInt8]] {
+        Array(roster.records.filter { $0.kind == .genesis && $0.subject == deviceKey && $0.author != signing.publicKey }
+            .map(\.author).prefix(4))
+    }
+
+    private func acceptProposal(_ node: isolated MeshNode, _ bytes: [UInt8], from peer: DeviceID) {
+        guard let runtime = node.channels.peers[peer], !runtime.record.derived, !runtime.record.single,
+              let proposal = try? RosterRecord.decode(bytes, checkingSignatures: false),
+              proposal.kind == .add, proposal.subject == ownKey, proposal.subjectSigningKey == signing.publicKey,
+              SigningKeyPair.verify(proposal.authorSignature, of: RosterRecord.signedMessage(proposal.unsignedBytes),
+                                    publicKey: proposal.author),
+              roster.records.contains(where: { $0.kind == .genesis && $0.author == proposal.author && $0.subject == runtime.record.publicKey }),
+              let signed = try? proposal.countersigned(by: signing)
+        else {
+            node.counters.rosterRecordsRefused += 1
+            return
+        }
+        switch roster.insert(signed) {
+        case .added, .duplicate:
+            send(node, .joinSigned(signed.encoded), to: peer)
+            node.logger.info("joined the device set of a paired device", metadata: ["peer.id": "\(peer.short)"])
+            changed(node, new: [signed], from: peer)
+        case .pending, .refused:
+            node.counters.rosterRecordsRefused += 1
+        }
+    }
+
+    // MARK: - Applying the roster
+
+    /// The roster gained `new` (from `source`, or made here): apply it, pass the new records
+    /// on to every other member with a channel, and tell them where new members are.
+    private func changed(_ node: isolated MeshNode, new: [RosterRecord], from source: DeviceID?) {
+        let before = Set(view.members.keys)
+        apply(node)
+        let joined = view.members.keys.filter { !before.contains($0) && $0 != ownID }.sorted()
+        for other in node.channels.peers.keys.sorted() where speaks(node, other) {
+            if other != source { send(node, .rosterRecords(new.map(\.encoded), complete: false), to: other) }
+            if !joined.isEmpty { sendAddresses(node, to: other, only: joined) }
+        }
+    }
+
+    private func sendAll(_ node: isolated MeshNode, to peer: DeviceID) {
+        send(node, .rosterRecords(roster.records.map(\.encoded), complete: true), to: peer)
+    }
+
+    /// Brings the node's paired devices in step with the roster: removed devices are
+    /// forgotten (channel closed, pair key erased, queued data dropped), new members get a
+    /// derived pair key and are dialled, derived keys follow the epoch. Saves the roster.
+    func apply(_ node: isolated MeshNode) {
+        guard enabled else { return }
+        let before = view
+        view = RosterView(roster, from: ownKey, signingKey: signing.publicKey)
+        save(node)
+        if isRemoved {
+            if !removalLogged {
+                removalLogged = true
+                let by = view.removed[ownID]?.by.map { DeviceID(publicKey: $0) }
+                node.logger.warning("this device was removed from its device set; pair it again by code to come back",
+                                    metadata: ["removed.by": "\(by?.short ?? "unknown")"])
+            }
+            for (id, runtime) in node.channels.peers.sorted(by: { $0.key < $1.key })
+            where runtime.record.derived || (!runtime.record.single && before.members[id] != nil) {
+                node.removePeer(id, reason: "this device was removed from the device set", bySet: true)
+            }
+            return
+        }
+        removalLogged = false
+        for (id, removal) in view.removed.sorted(by: { $0.key < $1.key }) where id != ownID && node.channels.peers[id] != nil {
+            let by = removal.by.map { DeviceID(publicKey: $0) }
+            if let sent = tellRemoved(node, id) { _ = sent }
+            node.counters.devicesRemovedBySet += 1
+            node.removePeer(id, reason: "removed from the device set by \(by.map { view.members[$0]?.name ?? $0.short } ?? "a member")",
+                            bySet: true)
+        }
+        var added = false
+        for member in otherMembers {
+            let id = member.id
+            guard let pairKey = DeviceSetKeys.pairKey(own: node.identity.keyPair, peer: member.deviceKey, epoch: view.epoch) else { continue }
+            if var runtime = node.channels.peers[id] {
+                guard runtime.record.derived else { continue }
+                if runtime.record.pairKey != pairKey {
+                    runtime.record.previousPairKey = runtime.record.pairKey
+                    runtime.record.pairKey = pairKey
+                }
+                runtime.record.name = member.name
+                node.channels.peers[id] = runtime
+                continue
+            }
+            var record = PairedPeer(publicKey: member.deviceKey, name: member.name, pairKey: pairKey, addresses: [],
+                                    pairedAt: node.clock.wallSeconds(), derived: true)
+            for address in heldAddresses.removeValue(forKey: id) ?? [] { record.learn(address: address, source: .member) }
+            node.channels.peers[id] = PeerRuntime(record: record, tuning: node.tuning, leaseSeconds: node.configuration.reachabilityLease)
+            node.logger.info("device added to the device set", metadata: ["peer.id": "\(id.short)", "peer.name": "\(member.name)"])
+            node.handOff.channelEvent(.memberAdded(id))
+            node.dialer.scheduleDial(node, id, immediately: true)
+            added = true
+        }
+        for (id, runtime) in node.channels.peers.sorted(by: { $0.key < $1.key })
+        where runtime.record.derived && view.members[id] == nil && view.removed[id] == nil {
+            node.removePeer(id, reason: "no longer in the device set", bySet: true)
+        }
+        if added {
+            node.finder.matchPairedDevices(node)
+            node.relayTransport?.pairedDevicesChanged()
+        }
+    }
+
+    /// Sends `peer` (removed) the roster, so it learns of its removal; nil when no channel.
+    private func tellRemoved(_ node: isolated MeshNode, _ peer: DeviceID) -> EventLoopFuture<Void>? {
+        guard speaks(node, peer) else { return nil }
+        return node.sendStream(.deviceSet(.rosterRecords(roster.records.map(\.encoded), complete: true)), to: peer)
+    }
+
+    private func save(_ node: isolated MeshNode) {
+        let digest = roster.digest
+        guard digest != savedDigest else { return }
+        do {
+            try file.save(roster.records)
+            savedDigest = digest
+        } catch {
+            node.logger.error("could not save the roster", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: - Addresses
+
+    private func learn(_ node: isolated MeshNode, _ addresses: [String], for id: DeviceID) {
+        let usable = addresses.filter { (try? DaemonConfiguration.Endpoint(parsing: $0)) != nil }.prefix(8)
+        guard !usable.isEmpty else { return }
+        if var runtime = node.channels.peers[id] {
+            var learnt = false
+            for address in usable where runtime.record.learn(address: address, source: .member) { learnt = true }
+            guard learnt else { return }
+            node.channels.peers[id] = runtime
+            if runtime.channel == nil { node.dialer.scheduleDial(node, id, immediately: true) }
+        } else if view.removed[id] == nil {
+            if heldAddresses[id] == nil, heldAddresses.count >= RosterView.maximumMembers { return }
+            heldAddresses[id] = Array(usable)
+        }
+    }
+
+    private func sendAddresses(_ node: isolated MeshNode, to peer: DeviceID, only: [DeviceID]? = nil) {
+        let ids = only ?? Array(node.channels.peers.keys)
+        var entries: [DeviceSetMessage.MemberAddresses] = []
+        for id in ids.sorted() where id != peer && view.members[id] != nil {
+            guard let runtime = node.channels.peers[id] else { continue }
+            let addresses = runtime.record.addresses.filter { $0.source != .member }.map(\.address)
+            var seen = Set<String>()
+            let unique = addresses.filter { $0.utf8.count <= DeviceSetMessage.maximumAddressBytes && seen.insert($0).inserted }
+                .prefix(DeviceSetMessage.maximumAddressesPerMember)
+            guard !unique.isEmpty else { continue }
+            entries.append(.init(deviceKey: runtime.record.publicKey, addresses: Array(unique)))
+            if entries.count == DeviceSetMessage.maximumAddressMembers { break }
+        }
+        guard !entries.isEmpty else { return }
+        send(node, .memberAddresses(entries), to: peer)
+    }
+
+    // MARK: - Removal notices
+
+    /// When each silent member was last asked whether it removed this device (monotonic ns).
+    private var lastQueried: [DeviceID: UInt64] = [:]
+    /// Removal queries answered lately (monotonic ns), at most `queryAnswersPer10s` per 10 s.
+    private var answeredAt: [UInt64] = []
+    static let queryInterval: UInt64 = 30_000_000_000
+    static let silentBeforeQuery: UInt64 = 3_000_000_000
+    static let queryAnswersPer10s = 16
+
+    /// From the timer pass: members of the set that have had no channel since this daemon
+    /// started (or for a while) are asked, at most every 30 s each, whether they removed it.
+    func queryRemovalIfDue(_ node: isolated MeshNode, now: UInt64) {
+        guard enabled, !isRemoved, now &- node.startedAt >= Self.silentBeforeQuery else { return }
+        for (id, runtime) in node.channels.peers.sorted(by: { $0.key < $1.key })
+        where runtime.channel == nil && (runtime.record.derived || (!runtime.record.single && view.members[id] != nil)) {
+            if let last = lastQueried[id], now &- last < Self.queryInterval { continue }
+            let addresses = runtime.record.addresses.compactMap { try? DaemonConfiguration.Endpoint(parsing: $0.address) }
+            guard !addresses.isEmpty else { continue }
+            lastQueried[id] = now
+            node.jobQueue.yield(.removalQuery(peer: id, addresses: Array(addresses.prefix(3))))
+        }
+    }
+
+    /// Asks `peer` at `addresses` (a job of its own); a reply is merged like any records.
+    static func query(_ node: MeshNode, _ peer: DeviceID, at addresses: [DaemonConfiguration.Endpoint]) async {
+        guard let member = await node.hop({ $0.channels.peers[peer]?.record.publicKey }) else { return }
+        for address in addresses {
+            guard let frame = RemovalNotice.query(own: node.identity.keyPair, member: member, time: await node.hop({ $0.clock.wallNanoseconds() })),
+                  let reply = try? await node.transport.dialStream(to: .host(address), kind: .removalQuery, timeout: .seconds(2), { path, frames in
+                      try await path.write(try WireFrame.encode(frame))
+                      guard case .frame(let body)? = try await frames.next() else { return nil as [UInt8]? }
+                      return body
+                  }) else { continue }
+            guard let records = RemovalNotice.open(reply, own: node.identity.keyPair, member: member) else { return }
+            await node.hop { $0.deviceSet.noticeReceived($0, records, from: peer) }
+            return
+        }
+    }
+
+    private func noticeReceived(_ node: isolated MeshNode, _ encoded: [[UInt8]], from peer: DeviceID) {
+        let batch = encoded.compactMap { try? RosterRecord.decode($0) }
+        if roster.merge(batch).added > 0 { apply(node) }
+    }
+
+    /// The reply to a removal query from an accepted connection; nil: close without a byte.
+    func answerRemovalQuery(_ node: isolated MeshNode, _ frame: [UInt8]) -> [UInt8]? {
+        guard enabled, node.phase == .running else { return nil }
+        let now = node.clock.monotonicNanoseconds()
+        answeredAt = answeredAt.filter { now &- $0 < 10_000_000_000 }
+        guard answeredAt.count < Self.queryAnswersPer10s else { return nil }
+        let reply = RemovalNotice.answer(frame, own: node.identity.keyPair, wall: node.clock.wallNanoseconds(),
+                                         isRemoved: { view.removed[DeviceID(publicKey: $0)] != nil },
+                                         records: { roster.records.map(\.encoded) })
+        if reply != nil {
+            answeredAt.append(now)
+            node.counters.removalNoticesSent += 1
+        }
+        return reply
+    }
+
+    // MARK: - Helpers
+
+    private func speaks(_ node: isolated MeshNode, _ peer: DeviceID) -> Bool {
+        node.channels.peers[peer]?.channel?.peerSpeaksDeviceSet == true
+    }
+
+    @discardableResult
+    private func send(_ node: isolated MeshNode, _ message: DeviceSetMessage, to peer: DeviceID) -> Bool {
+        node.sendStream(.deviceSet(message), to: peer) != nil
+    }
+
+    private func spendVerification(_ node: isolated MeshNode, _ peer: DeviceID) -> Bool {
+        let now = node.clock.monotonicNanoseconds()
+        var bucket = verifyBudget[peer] ?? (Self.verificationBurst, now)
+        bucket.tokens = min(Self.verificationBurst, bucket.tokens + Double(now &- bucket.at) / 1e9 * Self.verificationsPerSecond)
+        bucket.at = now
+        guard bucket.tokens >= 1 else {
+            verifyBudget[peer] = bucket
+            return false
+        }
+        bucket.tokens -= 1
+        verifyBudget[peer] = bucket
+        if verifyBudget.count > 4 * RosterView.maximumMembers { verifyBudget = [peer: bucket] }
+        return true
+    }
+
+    /// A name as a record carries it: at most 64 bytes of UTF-8, cut at a character boundary.
+    static func recordName(_ name: String) -> String {
+        var out = ""
+        for character in name {
+            if out.utf8.count + String(character).utf8.count > RosterRecord.maximumNameBytes { break }
+            out.append(character)
+        }
+        return out.isEmpty ? "device" : out
+    }
+}
+
