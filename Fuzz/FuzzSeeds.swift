@@ -33,6 +33,26 @@ enum FuzzSeeds {
         try put("router", "keepalive-reply-extremes", keepaliveExtremes())
         for (name, steps) in try routerBursts() { try put("router", name, steps) }
         for (name, bytes) in relaySeeds() { try put("relay", name, bytes) }
+        for (name, bytes) in try rosterSeeds() { try put("roster", name, bytes) }
+    }
+
+    /// A genesis and a countersigned add (harness selector 1), both as a roster file (2) and
+    /// as a `roster records` message (0): past the signature checks from the first run.
+    static func rosterSeeds() throws -> [(String, [UInt8])] {
+        let laptop = try X25519KeyPair(privateKey: SecretBytes([UInt8](repeating: 0x11, count: 32)))
+        let phone = try X25519KeyPair(privateKey: SecretBytes([UInt8](repeating: 0x22, count: 32)))
+        let laptopSigning = SigningKeyPair.derived(from: laptop), phoneSigning = SigningKeyPair.derived(from: phone)
+        let genesis = try RosterRecord.make(kind: .genesis, parents: [], signer: laptopSigning, time: 1,
+                                            subject: laptop.publicKey, name: "laptop")
+        let add = try RosterRecord.make(kind: .add, parents: [genesis.hash], signer: laptopSigning, time: 2,
+                                        subject: phone.publicKey, subjectSigningKey: phoneSigning.publicKey, name: "phone")
+            .countersigned(by: phoneSigning)
+        let remove = try RosterRecord.make(kind: .remove, parents: [add.hash], signer: laptopSigning, time: 3, subject: phone.publicKey)
+        var message = WireWriter()
+        DeviceSetMessage.rosterRecords([genesis, add, remove].map(\.encoded), complete: true).encodeBody(into: &message)
+        return [("record-genesis", [1] + genesis.encoded), ("record-add", [1] + add.encoded),
+                ("file-three-records", [2] + RosterFile.encode([genesis, add, remove])),
+                ("message-records", [0, 1] + message.bytes)]
     }
 
     /// Relay messages alone (mode 0) and a path's messages out of order for the receiver (mode 1).

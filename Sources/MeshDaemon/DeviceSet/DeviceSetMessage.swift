@@ -70,6 +70,7 @@ enum DeviceSetMessage: Sendable, Equatable {
             self = .rosterHead(digest: try reader.take(32, "roster digest"), count: try reader.u16("roster record count"))
         case 0x0C:
             let flags = try reader.u8("roster records flags")
+            guard flags <= 1 else { throw WireFormatError(what: "roster records (unknown flags)") }
             let count = Int(try reader.u16("roster records count"))
             guard count <= Self.maximumRecords else { throw WireFormatError(what: "roster records (more than \(Self.maximumRecords))") }
             var records: [[UInt8]] = []
