@@ -192,7 +192,9 @@ struct NodeChannelTests {
 
 @Suite("Several nodes", .serialized)
 struct NodeMeshTests {
-    @Test func threeNodesPairPairwiseAndAllChannelsComeUp() async throws {
+    /// With the device set off (the bed's default), pairings are pairwise and an unpair is
+    /// between two devices only (`DeviceSetProcessTests` tests the set's own rules).
+    @Test func threeNodesPairPairwiseAndAllChannelsComeUpWithTheDeviceSetOff() async throws {
         let bed = NodeTestBed()
         defer { Task { await bed.shutdown() } }
         let a = try await bed.start(name: "a"), b = try await bed.start(name: "b"), c = try await bed.start(name: "c")

@@ -64,6 +64,11 @@ final class NodeTestBed: @unchecked Sendable {
                                                 keepaliveInterval: 0.1, reachabilityLease: 2)
         configuration.channelTuning.reconnectInitial = 0.05
         configuration.channelTuning.reconnectMaximum = 0.5
+        // These tests are of the channel and delivery layers between the pairs they make; the
+        // device set (which would join every node paired with a common one) has tests of its own
+        // with real daemons (`DeviceSetProcessTests`, `MeshdLabDeviceSetTests`) and runs in the
+        // simulator. A test of the set in process turns it back on.
+        configuration.deviceSet = false
         return configuration
     }
 

@@ -19,6 +19,10 @@ final class NodeDeviceSet {
     private(set) var view = RosterView()
     /// The digest last written to the file.
     private var savedDigest: [UInt8] = []
+    /// The roster changed since the last `save`.
+    private var unsaved = false
+    /// The last write of the roster failed.
+    private var saveFailing = false
     /// Addresses members passed on for devices that are not (yet) members here, bounded.
     private var heldAddresses: [DeviceID: [String]] = [:]
     /// Record verifications allowed per peer (a token bucket: a flood of records costs bounded CPU).
@@ -253,7 +257,21 @@ final class NodeDeviceSet {
         }
     }
 
+    /// When all records last went to each peer (monotonic ns): at most once a second each, so
+    /// a peer that keeps sending mismatching heads gets a bounded amount back.
+    private var lastSentAll: [DeviceID: UInt64] = [:]
+    /// Peers owed all records once their second is over (sent from the timer pass).
+    private var owedAll: Set<DeviceID> = []
+
     private func sendAll(_ node: isolated MeshNode, to peer: DeviceID) {
+        let now = node.clock.monotonicNanoseconds()
+        if let last = lastSentAll[peer], now &- last < 1_000_000_000 {
+            owedAll.insert(peer)
+            return
+        }
+        owedAll.remove(peer)
+        lastSentAll[peer] = now
+        if lastSentAll.count > 4 * RosterView.maximumMembers { lastSentAll = [peer: now] }
         send(node, .rosterRecords(roster.records.map(\.encoded), complete: true), to: peer)
     }
 
@@ -264,7 +282,10 @@ final class NodeDeviceSet {
         guard enabled else { return }
         let before = view
         view = RosterView(roster, from: ownKey, signingKey: signing.publicKey)
-        save(node)
+        // A removal is written at once; other changes within the next timer pass (records lost
+        // to a crash before then come back from the members at the next contact).
+        unsaved = true
+        if view.removed != before.removed { save(node) }
         if isRemoved {
             if !removalLogged {
                 removalLogged = true
@@ -279,7 +300,10 @@ final class NodeDeviceSet {
             return
         }
         removalLogged = false
-        for (id, removal) in view.removed.sorted(by: { $0.key < $1.key }) where id != ownID && node.channels.peers[id] != nil {
+        for (id, removal) in view.removed.sorted(by: { $0.key < $1.key }) where id != ownID {
+            guard let runtime = node.channels.peers[id] else { continue }
+            // Paired again by code after the removal: it rejoins with its next channel's add.
+            if !runtime.record.derived, runtime.record.pairedAt > Double(removal.time) / 1e9 { continue }
             let by = removal.by.map { DeviceID(publicKey: $0) }
             if let sent = tellRemoved(node, id) { _ = sent }
             node.counters.devicesRemovedBySet += 1
@@ -325,14 +349,22 @@ final class NodeDeviceSet {
         return node.sendStream(.deviceSet(.rosterRecords(roster.records.map(\.encoded), complete: true)), to: peer)
     }
 
-    private func save(_ node: isolated MeshNode) {
+    /// Writes the roster when it changed since the last write (the timer pass and the node's
+    /// stop call it).
+    func save(_ node: isolated MeshNode) {
+        guard enabled, unsaved else { return }
+        unsaved = false
         let digest = roster.digest
         guard digest != savedDigest else { return }
         do {
             try file.save(roster.records)
             savedDigest = digest
+            saveFailing = false
         } catch {
-            node.logger.error("could not save the roster", metadata: ["error": "\(error)"])
+            // Tried again at every timer pass; said once until a write succeeds.
+            unsaved = true
+            if !saveFailing { node.logger.error("could not save the roster; retrying", metadata: ["error": "\(error)"]) }
+            saveFailing = true
         }
     }
 
@@ -380,10 +412,16 @@ final class NodeDeviceSet {
     static let silentBeforeQuery: UInt64 = 3_000_000_000
     static let queryAnswersPer10s = 16
 
-    /// From the timer pass: members of the set that have had no channel since this daemon
-    /// started (or for a while) are asked, at most every 30 s each, whether they removed it.
-    func queryRemovalIfDue(_ node: isolated MeshNode, now: UInt64) {
-        guard enabled, !isRemoved, now &- node.startedAt >= Self.silentBeforeQuery else { return }
+    /// From the node's timer pass: records owed to peers go out, and members of the set that
+    /// have had no channel since this daemon started (or for a while) are asked, at most every
+    /// 30 s each, whether they removed it.
+    func timerPass(_ node: isolated MeshNode, now: UInt64) {
+        guard enabled else { return }
+        save(node)
+        for peer in owedAll.sorted() {
+            if node.channels.peers[peer]?.channel == nil { owedAll.remove(peer) } else { sendAll(node, to: peer) }
+        }
+        guard !isRemoved, now &- node.startedAt >= Self.silentBeforeQuery else { return }
         for (id, runtime) in node.channels.peers.sorted(by: { $0.key < $1.key })
         where runtime.channel == nil && (runtime.record.derived || (!runtime.record.single && view.members[id] != nil)) {
             if let last = lastQueried[id], now &- last < Self.queryInterval { continue }

@@ -43,7 +43,7 @@ final class ChannelMaintenance {
             node.counters.outboundMemoryReleases += 1
         }
         node.pairing.expireInvitationIfNeeded(node)
-        node.deviceSet.queryRemovalIfDue(node, now: now)
+        node.deviceSet.timerPass(node, now: now)
         return true
     }
 

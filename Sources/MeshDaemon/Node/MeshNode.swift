@@ -228,6 +228,7 @@ public actor MeshNode: MeshControlPlane, Service {
     func closeEverything() {
         guard phase != .stopped else { return }
         phase = .stopped
+        deviceSet.save(self)
         maintenance.stop()
         relay?.stop()
         dialer.stop()

@@ -34,7 +34,8 @@ extension NodePairing {
         }
         do {
             try PairingJoinRequest.accept(outcome, localPublicKey: node.identity.keyPair.publicKey,
-                                          existing: node.channels.peers[outcome.peerDeviceID]?.record, replace: replace)
+                                          existing: node.channels.peers[outcome.peerDeviceID].flatMap { $0.record.derived ? nil : $0.record },
+                                          replace: replace)
         } catch {
             if error.kind == .alreadyPaired { node.counters.pairingsRefusedAlreadyPaired += 1 }
             throw error

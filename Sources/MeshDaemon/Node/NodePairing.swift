@@ -139,7 +139,9 @@ final class NodePairing {
     /// the key) and tells the waiters; false when `PairingInvitations.complete` refuses.
     func succeeded(_ node: isolated MeshNode, _ outcome: PairingOutcome, attempt: PairingAttemptID,
                    admission: InboundAdmission) -> Bool {
-        let existing = node.channels.peers[outcome.peerDeviceID]
+        // A member of the device set this device never paired with may pair by code: its
+        // derived record becomes a pairing of its own.
+        let existing = node.channels.peers[outcome.peerDeviceID].flatMap { $0.record.derived ? nil : $0 }
         switch invitations.complete(attempt, alreadyPaired: existing != nil) {
         case .stale:
             return false

@@ -107,7 +107,9 @@ struct PairedDeviceStore: Sendable {
         let body = FileBody(version: 1, devices: zip(peers, placeholders).map { peer, placeholder in
             Device(deviceID: peer.deviceID.description, publicKey: Data(peer.publicKey).base64EncodedString(),
                    name: peer.name, pairKey: placeholder,
-                   addresses: peer.addresses, pairedAt: peer.pairedAt, handshakeTimestamp: peer.handshakeTimestamp,
+                   // Addresses other members passed on are learnt again from them, never kept.
+                   addresses: peer.addresses.filter { $0.source != .member }, pairedAt: peer.pairedAt,
+                   handshakeTimestamp: peer.handshakeTimestamp,
                    pairedVia: peer.pairedVia?.rawValue, single: peer.single ? true : nil)
         })
         let encoder = JSONEncoder()
