@@ -63,7 +63,9 @@ extension DeliveryIntegration {
                     (.application(DeliveryMessage.session(DeliverySessionRecord(hijack)).encode()), .stream),
                     (.application(DeliveryMessage.anchor(foreignAnchor).encode()), .stream),
                 ], from: hostile.node, to: victimID)
-                try await waitUntil("the victim handled every message", timeout: 120) {
+                // 300 000 store writes: about 150 s on a loaded 2-core machine (the point is the
+                // bounds below, not the speed), so the wait leaves room.
+                try await waitUntil("the victim handled every message", timeout: 300) {
                     let values = await HostilePairedPeerTests.counters(victim)
                     peak = max(peak, residentBytes())
                     return values["delivery.sessions.received", default: 0] >= UInt64(count + 1)
