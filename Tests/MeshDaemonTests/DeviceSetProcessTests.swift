@@ -7,15 +7,18 @@ import Testing
 @Suite("device set with real daemons", .serialized,
        .enabled(if: ChildProcess.executable("meshd") != nil && ChildProcess.executable("meshctl") != nil, "meshd/meshctl are not built"))
 struct DeviceSetProcessTests {
-    static func start(_ names: [String]) async throws -> [DaemonProcess] {
+    /// Daemons named `names` on loopback without mDNS, and their device IDs.
+    static func start(_ names: [String]) async throws -> (daemons: [DaemonProcess], ids: [String]) {
         var daemons: [DaemonProcess] = []
         do {
             for name in names { daemons.append(try await DaemonProcess(name: name, extraArguments: ["--no-mdns"])) }
+            var ids: [String] = []
+            for daemon in daemons { ids.append(try await daemon.deviceID()) }
+            return (daemons, ids)
         } catch {
             for daemon in daemons { daemon.stopNow() }
             throw error
         }
-        return daemons
     }
 
     /// Waits until `daemon` has an active channel to every device in `ids`; returns seconds.
@@ -30,11 +33,9 @@ struct DeviceSetProcessTests {
     }
 
     @Test func fourDaemonsPairedWithOneMemberFormOneSetAndARemovalReachesEveryone() async throws {
-        let daemons = try await Self.start(["alpha", "beta", "gamma", "delta"])
+        let (daemons, ids) = try await Self.start(["alpha", "beta", "gamma", "delta"])
         defer { for daemon in daemons { daemon.stopNow() } }
         let (a, b, c, d) = (daemons[0], daemons[1], daemons[2], daemons[3])
-        var ids: [String] = []
-        for daemon in daemons { ids.append(try await daemon.deviceID()) }
 
         for other in [b, c, d] { _ = try await a.pair(with: other) }
         let started = Date()
@@ -96,11 +97,9 @@ struct DeviceSetProcessTests {
     }
 
     @Test func aDeviceRemovedWhileOfflineLearnsItAtItsNextContact() async throws {
-        let daemons = try await Self.start(["alpha", "beta", "gamma"])
+        let (daemons, ids) = try await Self.start(["alpha", "beta", "gamma"])
         defer { for daemon in daemons { daemon.stopNow() } }
         let (a, b, c) = (daemons[0], daemons[1], daemons[2])
-        var ids: [String] = []
-        for daemon in daemons { ids.append(try await daemon.deviceID()) }
         _ = try await a.pair(with: b)
         _ = try await a.pair(with: c)
         _ = try await Self.waitForChannels(b, to: [ids[0], ids[2]], timeout: 10)
@@ -121,15 +120,14 @@ struct DeviceSetProcessTests {
     }
 
     @Test func aSinglePairingStaysOutOfTheSet() async throws {
-        let daemons = try await Self.start(["alpha", "beta", "gamma"])
+        let (daemons, ids) = try await Self.start(["alpha", "beta", "gamma"])
         defer { for daemon in daemons { daemon.stopNow() } }
         let (a, b, c) = (daemons[0], daemons[1], daemons[2])
-        var ids: [String] = []
-        for daemon in daemons { ids.append(try await daemon.deviceID()) }
         _ = try await a.pair(with: b)
         _ = try await Self.waitForChannels(a, to: [ids[1]], timeout: 10)
         try await waitUntil("alpha and beta form a set", timeout: 10) { try await Self.setStatus(a)["size"] as? Int == 2 }
 
+        let recordsBefore = try #require(try await Self.setStatus(a)["records"] as? Int)
         // Gamma pairs with beta with --single on the joining side only.
         let waiter = try ChildProcess("meshctl", ["--socket", b.socketPath, "pair", "--json"])
         defer { waiter.terminate(); waiter.process.waitUntilExit() }
@@ -138,8 +136,13 @@ struct DeviceSetProcessTests {
         let joined = try await c.meshctl(["pair", "-", "--single", "--address", b.listen], stdin: code + "\n")
         #expect(joined.status == 0, "\(joined.output)")
         _ = try await b.waitForChannel(ids[2], timeout: 10)
-        // Give gossip time to (wrongly) spread: alpha must never learn of gamma.
-        try await Task.sleep(for: .seconds(2))
+        // Beta has gamma's genesis once gamma answered its head (beta proposes a join only then),
+        // and alpha holds everything beta holds: whatever beta would pass on has reached alpha.
+        try await waitUntil("beta has gamma's records and alpha all of beta's", timeout: 10) {
+            let onB = try await Self.setStatus(b), onA = try await Self.setStatus(a)
+            return (onB["records"] as? Int ?? 0) > recordsBefore && onA["digest"] as? String == onB["digest"] as? String
+        }
+        #expect(try await Self.setStatus(c)["size"] as? Int == 1, "gamma declined to join")
         #expect(try await a.peers().allSatisfy { $0["deviceID"] as? String != ids[2] }, "a --single pairing is not passed on")
         #expect(try await Self.setStatus(b)["size"] as? Int == 2)
         let gammaOnB = try #require(try await b.peers().first { $0["deviceID"] as? String == ids[2] })

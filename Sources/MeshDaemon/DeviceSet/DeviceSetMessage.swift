@@ -37,8 +37,6 @@ enum DeviceSetMessage: Sendable, Equatable {
         }
     }
 
-    static func isDeviceSetType(_ type: UInt8) -> Bool { (0x0B...0x0F).contains(type) }
-
     /// The body after the type byte.
     func encodeBody(into writer: inout WireWriter) {
         switch self {

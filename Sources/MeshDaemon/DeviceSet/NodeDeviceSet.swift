@@ -24,7 +24,7 @@ final class NodeDeviceSet {
     /// The last write of the roster failed.
     private var saveFailing = false
     /// Addresses members passed on for devices that are not (yet) members here, bounded.
-    private var heldAddresses: [DeviceID: [String]] = [:]
+    var heldAddresses: [DeviceID: [String]] = [:]
     /// Record verifications allowed per peer (a token bucket: a flood of records costs bounded CPU).
     private var verifyBudget: [DeviceID: (tokens: Double, at: UInt64)] = [:]
     /// The addresses of each member last passed on to the others.
@@ -305,7 +305,7 @@ final class NodeDeviceSet {
             // Paired again by code after the removal: it rejoins with its next channel's add.
             if !runtime.record.derived, runtime.record.pairedAt > Double(removal.time) / 1e9 { continue }
             let by = removal.by.map { DeviceID(publicKey: $0) }
-            if let sent = tellRemoved(node, id) { _ = sent }
+            _ = tellRemoved(node, id)
             node.counters.devicesRemovedBySet += 1
             node.removePeer(id, reason: "removed from the device set by \(by.map { view.members[$0]?.name ?? $0.short } ?? "a member")",
                             bySet: true)
@@ -368,115 +368,41 @@ final class NodeDeviceSet {
         }
     }
 
-    // MARK: - Addresses
-
-    private func learn(_ node: isolated MeshNode, _ addresses: [String], for id: DeviceID) {
-        let usable = addresses.filter { (try? DaemonConfiguration.Endpoint(parsing: $0)) != nil }.prefix(8)
-        guard !usable.isEmpty else { return }
-        if var runtime = node.channels.peers[id] {
-            var learnt = false
-            for address in usable where runtime.record.learn(address: address, source: .member) { learnt = true }
-            guard learnt else { return }
-            node.channels.peers[id] = runtime
-            if runtime.channel == nil { node.dialer.scheduleDial(node, id, immediately: true) }
-        } else if view.removed[id] == nil {
-            if heldAddresses[id] == nil, heldAddresses.count >= RosterView.maximumMembers { return }
-            heldAddresses[id] = Array(usable)
-        }
-    }
-
-    private func sendAddresses(_ node: isolated MeshNode, to peer: DeviceID, only: [DeviceID]? = nil) {
-        let ids = only ?? Array(node.channels.peers.keys)
-        var entries: [DeviceSetMessage.MemberAddresses] = []
-        for id in ids.sorted() where id != peer && view.members[id] != nil {
-            guard let runtime = node.channels.peers[id] else { continue }
-            let addresses = runtime.record.addresses.filter { $0.source != .member }.map(\.address)
-            var seen = Set<String>()
-            let unique = addresses.filter { $0.utf8.count <= DeviceSetMessage.maximumAddressBytes && seen.insert($0).inserted }
-                .prefix(DeviceSetMessage.maximumAddressesPerMember)
-            guard !unique.isEmpty else { continue }
-            entries.append(.init(deviceKey: runtime.record.publicKey, addresses: Array(unique)))
-            if entries.count == DeviceSetMessage.maximumAddressMembers { break }
-        }
-        guard !entries.isEmpty else { return }
-        send(node, .memberAddresses(entries), to: peer)
-    }
-
-    // MARK: - Removal notices
+    // MARK: - Removal notices (state; the flow is in NodeDeviceSet+RemovalNotices.swift)
 
     /// When each silent member was last asked whether it removed this device (monotonic ns).
-    private var lastQueried: [DeviceID: UInt64] = [:]
+    var lastQueried: [DeviceID: UInt64] = [:]
     /// Removal queries answered lately (monotonic ns), at most `queryAnswersPer10s` per 10 s.
-    private var answeredAt: [UInt64] = []
+    var answeredAt: [UInt64] = []
     static let queryInterval: UInt64 = 30_000_000_000
     static let silentBeforeQuery: UInt64 = 3_000_000_000
     static let queryAnswersPer10s = 16
 
-    /// From the node's timer pass: records owed to peers go out, and members of the set that
-    /// have had no channel since this daemon started (or for a while) are asked, at most every
-    /// 30 s each, whether they removed it.
+    /// From the node's timer pass: the roster is written when it changed, records owed to
+    /// peers go out, silent members are asked whether they removed this device.
     func timerPass(_ node: isolated MeshNode, now: UInt64) {
         guard enabled else { return }
         save(node)
         for peer in owedAll.sorted() {
             if node.channels.peers[peer]?.channel == nil { owedAll.remove(peer) } else { sendAll(node, to: peer) }
         }
-        guard !isRemoved, now &- node.startedAt >= Self.silentBeforeQuery else { return }
-        for (id, runtime) in node.channels.peers.sorted(by: { $0.key < $1.key })
-        where runtime.channel == nil && (runtime.record.derived || (!runtime.record.single && view.members[id] != nil)) {
-            if let last = lastQueried[id], now &- last < Self.queryInterval { continue }
-            let addresses = runtime.record.addresses.compactMap { try? DaemonConfiguration.Endpoint(parsing: $0.address) }
-            guard !addresses.isEmpty else { continue }
-            lastQueried[id] = now
-            node.jobQueue.yield(.removalQuery(peer: id, addresses: Array(addresses.prefix(3))))
-        }
+        queryRemovalsIfDue(node, now: now)
     }
 
-    /// Asks `peer` at `addresses` (a job of its own); a reply is merged like any records.
-    static func query(_ node: MeshNode, _ peer: DeviceID, at addresses: [DaemonConfiguration.Endpoint]) async {
-        guard let member = await node.hop({ $0.channels.peers[peer]?.record.publicKey }) else { return }
-        for address in addresses {
-            guard let frame = RemovalNotice.query(own: node.identity.keyPair, member: member, time: await node.hop({ $0.clock.wallNanoseconds() })),
-                  let reply = try? await node.transport.dialStream(to: .host(address), kind: .removalQuery, timeout: .seconds(2), { path, frames in
-                      try await path.write(try WireFrame.encode(frame))
-                      guard case .frame(let body)? = try await frames.next() else { return nil as [UInt8]? }
-                      return body
-                  }) else { continue }
-            guard let records = RemovalNotice.open(reply, own: node.identity.keyPair, member: member) else { return }
-            await node.hop { $0.deviceSet.noticeReceived($0, records, from: peer) }
-            return
-        }
-    }
-
-    private func noticeReceived(_ node: isolated MeshNode, _ encoded: [[UInt8]], from peer: DeviceID) {
+    /// The records a member sent back to a removal query, merged like any records.
+    func noticeReceived(_ node: isolated MeshNode, _ encoded: [[UInt8]], from peer: DeviceID) {
         let batch = encoded.compactMap { try? RosterRecord.decode($0) }
         if roster.merge(batch).added > 0 { apply(node) }
     }
 
-    /// The reply to a removal query from an accepted connection; nil: close without a byte.
-    func answerRemovalQuery(_ node: isolated MeshNode, _ frame: [UInt8]) -> [UInt8]? {
-        guard enabled, node.phase == .running else { return nil }
-        let now = node.clock.monotonicNanoseconds()
-        answeredAt = answeredAt.filter { now &- $0 < 10_000_000_000 }
-        guard answeredAt.count < Self.queryAnswersPer10s else { return nil }
-        let reply = RemovalNotice.answer(frame, own: node.identity.keyPair, wall: node.clock.wallNanoseconds(),
-                                         isRemoved: { view.removed[DeviceID(publicKey: $0)] != nil },
-                                         records: { roster.records.map(\.encoded) })
-        if reply != nil {
-            answeredAt.append(now)
-            node.counters.removalNoticesSent += 1
-        }
-        return reply
-    }
-
     // MARK: - Helpers
 
-    private func speaks(_ node: isolated MeshNode, _ peer: DeviceID) -> Bool {
+    func speaks(_ node: isolated MeshNode, _ peer: DeviceID) -> Bool {
         node.channels.peers[peer]?.channel?.peerSpeaksDeviceSet == true
     }
 
     @discardableResult
-    private func send(_ node: isolated MeshNode, _ message: DeviceSetMessage, to peer: DeviceID) -> Bool {
+    func send(_ node: isolated MeshNode, _ message: DeviceSetMessage, to peer: DeviceID) -> Bool {
         node.sendStream(.deviceSet(message), to: peer) != nil
     }
 

@@ -82,6 +82,13 @@ struct Roster: Sendable {
         ancestry.append(past)
         depths.append(depth)
         authored[record.author, default: 0] += 1
+        var low = 0, high = sortedHashes.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sortedHashes[middle].lexicographicallyPrecedes(record.hash) { low = middle + 1 } else { high = middle }
+        }
+        sortedHashes.insert(record.hash, at: low)
+        digest = Self.digest(of: sortedHashes)
         return .added
     }
 
@@ -133,10 +140,16 @@ struct Roster: Sendable {
         return chosen.map { records[$0].hash }.sorted { $0.lexicographicallyPrecedes($1) }
     }
 
-    /// SHA-256 over the sorted hashes of every record: equal digests, equal rosters.
-    var digest: [UInt8] {
+    /// SHA-256 over the sorted hashes of every record: equal digests, equal rosters. Kept up
+    /// to date by `insert` (channels compare it on every head).
+    private(set) var digest: [UInt8] = Roster.digest(of: [])
+    /// Every record's hash, ascending (what `digest` covers).
+    private var sortedHashes: [[UInt8]] = []
+
+    static func digest(of sortedHashes: [[UInt8]]) -> [UInt8] {
         var bytes = Array("SessionMesh roster digest v1".utf8)
-        for hash in records.map(\.hash).sorted(by: { $0.lexicographicallyPrecedes($1) }) { bytes += hash }
+        bytes.reserveCapacity(bytes.count + 32 * sortedHashes.count)
+        for hash in sortedHashes { bytes += hash }
         return PairingSupport.sha256(bytes)
     }
 

@@ -4,24 +4,15 @@ import MeshCrypto
 import Testing
 @testable import MeshDaemon
 
-/// SplitMix64, forked per part of the simulation so one part drawing more numbers does not
-/// shift another.
-private struct RosterRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
+/// The tests' SplitMix64 (`SeededGenerator`), forked per part of the simulation so one part
+/// drawing more numbers does not shift another.
+private typealias RosterRandom = SeededGenerator
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+private extension SeededGenerator {
     /// An independent generator for part `part` of the run of `seed`.
-    static func fork(_ seed: UInt64, _ part: UInt64) -> RosterRandom {
-        var mixer = RosterRandom(seed: seed ^ (part &* 0xD1B5_4A32_D192_ED03))
-        return RosterRandom(seed: mixer.next())
+    static func fork(_ seed: UInt64, _ part: UInt64) -> SeededGenerator {
+        var mixer = SeededGenerator(seed: seed ^ (part &* 0xD1B5_4A32_D192_ED03))
+        return SeededGenerator(seed: mixer.next())
     }
 
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
