@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 import MeshLocalAPI
 import NIOCore
 import SessionMesh
@@ -109,6 +110,9 @@ enum FuzzSeeds {
             .realtimeBatch([try item("x", kind: 1), try item("y", kind: 5)]),
             .reliableResend(after: 1),
             .reliableRoom,
+            .sessionHandOver(owner: DeviceID(publicKey: Array(repeating: 9, count: 32)),
+                             record: DeliverySessionRecord(sessionID: session, featureID: "a", owner: "peer", status: "open",
+                                                           updatedAtMicros: 1_750_000_000_000_000, revision: 2)),
         ]
     }
 

@@ -130,6 +130,7 @@ struct StatusSummary {
         ("delivery.snapshots.refused", "snapshot(s) from peers refused: over the inbound_max_slots limits"),
         ("delivery.sessions.refused", "session row(s) from peers refused: over the inbound_max_sessions limits"),
         ("delivery.sessions.not_owned", "session row(s) from peers refused: the row is another device's"),
+        ("delivery.sessions.handovers_refused", "session hand-over(s) refused: not from a member of the device set, not valid, or over a limit"),
         ("delivery.anchors.over_limit", "timer anchor(s) from peers refused: over the inbound_max_anchors limits"),
     ]
 

@@ -1,4 +1,6 @@
 import Foundation
+import MeshCore
+import MeshCrypto
 import SessionMesh
 import Testing
 @testable import MeshDaemon
@@ -34,6 +36,9 @@ struct DeliveryMessageTests {
                                                                 stepStartedAt: Date(timeIntervalSince1970: 1_700_000_001)))),
         .session(DeliverySessionRecord(sessionID: UUID(), featureID: "demo", owner: "o", status: "running",
                                        updatedAtMicros: 1_700_000_000_000_000, revision: 7)),
+        .sessionHandOver(owner: DeviceID(publicKey: Array(repeating: 7, count: 32)),
+                         record: DeliverySessionRecord(sessionID: UUID(), featureID: "demo", owner: "o", status: "open",
+                                                       updatedAtMicros: -5, revision: 8)),
         .watermark(sessionID: UUID(), featureID: "demo", sequence: 99),
         .presence(features: ["a", "b"]), .presence(features: []),
         .realtimeAcks([UUID(), UUID(), UUID()]),

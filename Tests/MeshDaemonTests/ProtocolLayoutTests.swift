@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 import SessionMesh
 import Testing
 @testable import MeshDaemon
@@ -10,6 +11,8 @@ import Testing
 struct ProtocolLayoutTests {
     static let eventID = UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF")!
     static let sessionID = UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF")!
+    /// The device ID of the identity PROTOCOL.md's vectors use (private key 01 02 … 20).
+    static let handOverOwner = try! DeviceID.parse("VKUP75Y-YDWUFSK-FF7U63E-QTKCHXG-EQQNS3Z-6QD25Y7-JSYHIRB-E4VLXWB")
     static let t1: Int64 = 1_700_000_000_000_000_000
 
     /// (what, bytes the code writes, hex as the page shows it)
@@ -49,6 +52,15 @@ struct ProtocolLayoutTests {
                                                        updatedAtMicros: 1_700_000_000_000_000, revision: 2)).encode(),
          "09 01 23 45 67 89 ab cd ef 01 23 45 67 89 ab cd ef 00 04 64 65 6d 6f 00 01 6f 00 07 72 75 6e 6e 69 6e 67 "
             + "00 06 0a 24 18 1e 40 00 00 00 00 00 00 00 00 02"),
+        ("session hand-over",
+         DeliveryMessage.sessionHandOver(owner: handOverOwner, record: DeliverySessionRecord(
+            sessionID: sessionID, featureID: "demo", owner: handOverOwner.description, status: "running",
+            updatedAtMicros: 1_700_000_000_000_000, revision: 3)).encode(),
+         "10 00 3f 56 4b 55 50 37 35 59 2d 59 44 57 55 46 53 4b 2d 46 46 37 55 36 33 45 2d 51 54 4b 43 48 58 47 2d 45 51 51 4e 53 "
+            + "33 5a 2d 36 51 44 32 35 59 37 2d 4a 53 59 48 49 52 42 2d 45 34 56 4c 58 57 42 01 23 45 67 89 ab cd ef 01 23 45 67 89 ab "
+            + "cd ef 00 04 64 65 6d 6f 00 3f 56 4b 55 50 37 35 59 2d 59 44 57 55 46 53 4b 2d 46 46 37 55 36 33 45 2d 51 54 4b 43 48 58 "
+            + "47 2d 45 51 51 4e 53 33 5a 2d 36 51 44 32 35 59 37 2d 4a 53 59 48 49 52 42 2d 45 34 56 4c 58 57 42 00 07 72 75 6e 6e 69 "
+            + "6e 67 00 06 0a 24 18 1e 40 00 00 00 00 00 00 00 00 03"),
         ("timer anchor",
          DeliveryMessage.anchor(DeliveryAnchorRecord(
             sessionID: sessionID, featureID: "demo", revision: 1,

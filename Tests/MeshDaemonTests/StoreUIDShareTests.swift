@@ -107,6 +107,7 @@ struct StoreUIDShareTests {
         try raw.execute("""
             ALTER TABLE outbox DROP COLUMN owner_uid; ALTER TABLE outbound_slot DROP COLUMN owner_uid;
             ALTER TABLE session_directory DROP COLUMN owner_uid; ALTER TABLE timer_anchor DROP COLUMN owner_uid;
+            ALTER TABLE session_directory DROP COLUMN handed_over;
             PRAGMA user_version = 6
             """, "test setup")
         raw.close()

@@ -4,17 +4,20 @@ extension DeliveryLimitsConfig {
     /// (count, bytes), session rows, timer anchors.
     static let inboundKeys = ["inbox_max_items_per_peer", "inbox_max_bytes_per_peer", "inbox_expire_unattached_after", "inbound_max_slots_per_peer", "inbound_max_slot_bytes_per_peer", "inbound_max_slots",
                               "inbound_max_slot_bytes", "inbound_max_sessions_per_peer", "inbound_max_sessions",
-                              "inbound_max_anchors_per_peer", "inbound_max_anchors"]
+                              "inbound_max_anchors_per_peer", "inbound_max_anchors", "session_handover_grace"]
 
     /// Largest count accepted by the `inbound_max_*` count keys (the stored rows are read back
     /// in full only at open, to count them).
     public static let maximumInboundRows = 10_000_000
     /// Largest `inbox_expire_unattached_after` (10 years, in seconds).
     public static let maximumExpirySeconds = 10 * 365 * 86_400
+    /// Largest `session_handover_grace` (a week, in seconds).
+    public static let maximumHandOverGraceSeconds = 7 * 86_400
 
     static func inboundLimit(_ key: String, _ value: ConfigFileParser.Value) throws(ConfigurationError) -> Int {
         if key == "inbox_max_items_per_peer" { return try integer(value, 1...maximumItems, "items") }
         if key == "inbox_expire_unattached_after" { return try integer(value, 0...maximumExpirySeconds, "seconds") }
+        if key == "session_handover_grace" { return try integer(value, 0...maximumHandOverGraceSeconds, "seconds") }
         return key.hasSuffix("bytes") || key.hasSuffix("bytes_per_peer")
             ? try integer(value, minimumBytes...maximumBytes, "bytes")
             : try integer(value, 1...maximumInboundRows, "rows")

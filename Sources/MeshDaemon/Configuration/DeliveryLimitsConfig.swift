@@ -125,6 +125,7 @@ public struct DeliveryLimitsConfig: Sendable, Equatable {
         var options = base
         if let n = pendingMaxItems { options.pendingCapacity = n }
         if let seconds = inboundLimits["inbox_expire_unattached_after"] { options.inboxUnattachedExpiry = Double(seconds) }
+        if let seconds = inboundLimits["session_handover_grace"] { options.sessionHandOverGrace = Double(seconds) }
         return options
     }
 

@@ -54,6 +54,10 @@ package protocol DeliveryChannels: AnyObject, Sendable {
     /// The store-and-forward mailbox at the relay broker, if the node has one (a default
     /// returns nil: `DeliveryMailbox.swift`).
     var mailbox: (any DeliveryMailbox)? { get }
+    /// The other members of this device's device set (docs/DEVICE-SET.md); empty when the set
+    /// is off, this device was removed from it, or it has no other member (a default returns
+    /// none: `DeliveryMailbox.swift`). The session owner hand-over runs among them.
+    func deviceSetMembers() -> Set<DeviceID>
 }
 
 /// The one inbound path from the channel layer to the router. Called on the loop, in arrival

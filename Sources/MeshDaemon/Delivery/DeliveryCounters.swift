@@ -84,6 +84,15 @@ struct DeliveryCounters: Sendable {
     /// Received session rows not stored because the row of that (feature, session) belongs to
     /// this device or to another peer.
     var sessionsNotOwned: UInt64 = 0
+    /// Sessions this device took over from an owner that was removed or stayed away
+    /// (docs/DEVICE-SET.md, "Session owner hand-over").
+    var sessionsTakenOver: UInt64 = 0
+    /// Hand-over claims received from members, and the ones stored (the row changed hands here).
+    var handOversReceived: UInt64 = 0
+    var handOversStored: UInt64 = 0
+    /// Hand-over claims refused: from a device that is not a member, naming a device that is
+    /// not one, for a closed status or a revision above 2^63 − 1, or past a row limit.
+    var handOversRefused: UInt64 = 0
     /// Inbox items deleted because no app of their feature took them in time.
     var inboxExpired: UInt64 = 0
     /// Acks of received reliable batches not sent because the peer's connection does not drain
@@ -149,6 +158,10 @@ struct DeliveryCounters: Sendable {
             "delivery.anchors.over_limit": anchorsOverLimit,
             "delivery.sessions.refused": sessionsRefused,
             "delivery.sessions.not_owned": sessionsNotOwned,
+            "delivery.sessions.taken_over": sessionsTakenOver,
+            "delivery.sessions.handovers_received": handOversReceived,
+            "delivery.sessions.handovers_stored": handOversStored,
+            "delivery.sessions.handovers_refused": handOversRefused,
             "delivery.inbox.expired": inboxExpired,
             "delivery.store_errors": storeErrors,
         ]

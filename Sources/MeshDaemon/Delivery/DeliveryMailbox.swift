@@ -45,4 +45,6 @@ package protocol DeliveryMailboxInbound: AnyObject, Sendable {
 extension DeliveryChannels {
     /// No mailbox: the simulator's channels and nodes without a relay.
     package var mailbox: (any DeliveryMailbox)? { nil }
+    /// No device set: the simulator's channels (session owner hand-over stays off).
+    package func deviceSetMembers() -> Set<DeviceID> { [] }
 }

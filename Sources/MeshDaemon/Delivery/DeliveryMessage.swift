@@ -1,4 +1,5 @@
 import Foundation
+import MeshCore
 
 /// The daemon-to-daemon application protocol, carried in `MeshNode.send` messages. The first
 /// byte is the type; docs/DELIVERY.md draws every layout.
@@ -20,6 +21,7 @@ import Foundation
 ///  0x0D  realtime batch     datagram  count u16 (≥ 1), item *       (several 0x01 in one datagram)
 ///  0x0E  reliable resend    stream    after u64 (the sender's last ack; batches from there follow)
 ///  0x0F  reliable room      stream    (empty: the receiver refused a batch and has room again)
+///  0x10  session hand-over  stream    owner str16 (a device ID), session record
 /// ```
 enum DeliveryMessage: Sendable, Equatable {
     case realtime(DeliveryItem)
@@ -43,6 +45,9 @@ enum DeliveryMessage: Sendable, Equatable {
     /// The receiver refused a batch (its inbox was full) and an app's ack has made room since:
     /// the sender may start over from its last ack now instead of at its retry delay.
     case reliableRoom
+    /// A device-set member claims that `owner` owns the session now (docs/DEVICE-SET.md,
+    /// "Session owner hand-over"): its own take-over, or a claim it accepted and passes on.
+    case sessionHandOver(owner: DeviceID, record: DeliverySessionRecord)
 
     /// The smallest encoded item (eventID, kind, empty feature, no session, empty payload).
     static let minimumItemSize = 16 + 1 + 2 + 1 + 4
@@ -81,6 +86,10 @@ enum DeliveryMessage: Sendable, Equatable {
             writer.u64(after)
         case .reliableRoom:
             writer.u8(0x0F)
+        case .sessionHandOver(let owner, let record):
+            writer.u8(0x10)
+            writer.string16(owner.description)
+            record.encode(into: &writer)
         case .snapshotPush(let bytes):
             writer.u8(0x05)
             writer.raw(bytes)
@@ -139,6 +148,13 @@ enum DeliveryMessage: Sendable, Equatable {
         case 0x04: self = .reliableAck(upTo: try reader.u64("reliable ack"))
         case 0x0E: self = .reliableResend(after: try reader.u64("reliable resend"))
         case 0x0F: self = .reliableRoom
+        case 0x10:
+            // The owner in its canonical grouped form only, so one device has one spelling.
+            let text = try reader.string16("hand-over owner", bytes: 1...64)
+            guard let owner = try? DeviceID.parse(text), owner.description == text else {
+                throw WireFormatError(what: "hand-over owner (not a device ID in its grouped form)")
+            }
+            self = .sessionHandOver(owner: owner, record: try DeliverySessionRecord(reading: &reader))
         case 0x05: self = .snapshotPush(reader.rest())
         case 0x06: self = .snapshotRequest(reader.rest())
         case 0x07: self = .snapshotReply(reader.rest())

@@ -9,6 +9,9 @@ struct DeliveryPeerState: Sendable {
     /// The channel was active at least once since this daemon started. Before that, realtime
     /// envelopes and snapshots wait in `pending`; after it, realtime falls back to the outbox.
     var everActivated = false
+    /// Since when the channel is down (monotonic ns): when the peer state was made, else the
+    /// last deactivation. The session owner hand-over counts a member's absence from here.
+    var awaySince: UInt64 = 0
     /// Pre-activation buffer: realtime items FIFO (capped), snapshot messages collapsed per feature.
     var pending: PendingDeliveryQueue<DeliveryItem, [UInt8]>
 
@@ -129,6 +132,7 @@ struct DeliveryPeerState: Sendable {
     /// The channel went down: every feature of the peer becomes unreachable, then the peer.
     mutating func deactivate(now: UInt64) -> [ReachabilityChange] {
         active = false
+        awaySince = now
         presence.forget()
         return presence.update(active: false, now: now, gained: .channelActive, lost: .channelDown)
             + [ReachabilityChange(featureID: nil, reachable: false, reason: .channelDown)]

@@ -150,6 +150,7 @@ public actor DeliveryRouter: Service {
     func ensurePeer(_ peer: DeviceID) {
         if peerStates[peer] == nil {
             peerStates[peer] = DeliveryPeerState(pendingCapacity: options.pendingCapacity, retryInitial: options.retryInitial)
+            peerStates[peer]?.awaySince = now()
             let key = peer.description
             peerKeys[peer] = key
             peersByKey[key] = peer

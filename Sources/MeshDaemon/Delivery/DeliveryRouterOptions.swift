@@ -16,6 +16,10 @@ public struct DeliveryRouterOptions: Sendable, Equatable {
     public var retryMaximum = 30.0
     /// How long a peer's feature presence lasts without renewal, seconds.
     public var presenceLease = 6.0
+    /// How much longer than `presenceLease` the owner of an open session may stay away before
+    /// a member takes the session over, seconds (config key `session_handover_grace`; default
+    /// 30). docs/DEVICE-SET.md, "Session owner hand-over".
+    public var sessionHandOverGrace = 30.0
     /// How long `session.close` waits for reachable peers to ack the closing envelope, seconds.
     public var closeWait = 2.0
     /// Realtime event IDs remembered in memory for dedup against a queued copy: at least the

@@ -61,6 +61,7 @@ final class DeliveryTicker {
         router.handOut.startDueRetries(router)
         router.summariseHeldWarnings()
         if round % DeliveryRouter.inboxExpiryRounds == 0 { await router.expireUnattachedInbox() }
+        if round % SessionDirectory.handOverRounds == 0 { await router.directory.handOverPass(router) }
         await router.consumer.flushSeen(router)
         if idleMemory.tick(fingerprint: router.counters.traffic) {
             let store = router.store

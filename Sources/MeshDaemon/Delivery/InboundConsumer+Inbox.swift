@@ -22,6 +22,7 @@ extension InboundConsumer {
         case .snapshotRequest(let bytes): await router.directory.snapshotRequestReceived(router, bytes, from: peer)
         case .anchor(let record): await router.directory.anchorReceived(router, record, from: peer)
         case .session(let record): await router.directory.sessionReceived(router, record, from: peer)
+        case .sessionHandOver(let owner, let record): await router.directory.handOverReceived(router, owner: owner, record, from: peer)
         case .watermark(let sessionID, let featureID, let sequence):
             router.directory.watermarkReceived(router, sessionID: sessionID, featureID: featureID, sequence: sequence, from: peer)
         case .presence(let features): router.presenceReceived(features, from: peer)

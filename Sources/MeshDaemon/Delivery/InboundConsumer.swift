@@ -97,6 +97,8 @@ final class InboundConsumer {
                 router.emitReachability([ReachabilityChange(featureID: nil, reachable: false, reason: .deviceAdded)], of: peer)
             case .memberRemoved(let peer):
                 router.emitReachability([ReachabilityChange(featureID: nil, reachable: false, reason: .deviceRemoved)], of: peer)
+                // Its open sessions change hands before its rows are dropped.
+                await router.directory.handOverPass(router, removed: peer)
                 await router.unpaired(peer)
             }
         }

@@ -21,6 +21,9 @@ final class SessionDirectory {
     var watermarkLoad: Task<Void, Never>?
     /// The slots and their rules (`SnapshotSlots`), over the router's store.
     let snapshotSlots: SnapshotSlots
+    /// Open sessions of removed owners that another member should have taken over, and since
+    /// when (monotonic ns): this device takes them over after the fallback (`handOverPass`).
+    var pendingHandOvers: [PendingHandOverKey: (row: SessionRecord, since: UInt64)] = [:]
 
     init(snapshotSlots: SnapshotSlots) {
         self.snapshotSlots = snapshotSlots
@@ -108,6 +111,7 @@ final class SessionDirectory {
             guard router.transmit(message, to: peer, path: .stream) else { continue }
             if case .snapshotPush = message { router.counters.snapshotsPushed &+= 1 }
         }
+        resendHandOvers(router, sessions, to: peer)
         for message in router.peerStates[peer]?.watermarks.sentMessages ?? [] {
             router.transmit(message, to: peer, path: .stream)
         }

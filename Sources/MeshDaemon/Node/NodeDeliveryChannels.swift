@@ -57,6 +57,14 @@ final class NodeDeliveryChannels: DeliveryChannels {
         try node.onLoop { try $0.resolvePeer(text) }
     }
 
+    func deviceSetMembers() -> Set<DeviceID> {
+        node.onLoop { node in
+            let set = node.deviceSet
+            guard set.enabled, !set.isRemoved else { return [] }
+            return Set(set.otherMembers.map(\.id).filter { node.channels.peers[$0] != nil })
+        }
+    }
+
     func setInbound(_ handler: (any DeliveryInbound)?) {
         node.onLoop { $0.handOff.setHandler(handler) }
     }

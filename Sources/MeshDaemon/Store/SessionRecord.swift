@@ -17,10 +17,14 @@ public struct SessionRecord: Sendable, Equatable {
     public var revision: UInt64
     /// The peer this row was learned from; `nil` for sessions of this device.
     public var sourcePeer: String?
+    /// The row changed hands by a session owner hand-over (docs/DEVICE-SET.md): this device
+    /// took it over, or accepted a member's claim. Such a row is passed on to every member at
+    /// each activation, as a claim, until its owner changes it.
+    public var handedOver: Bool
 
     /// Creates a record.
     public init(sessionID: UUID, featureID: String, owner: String, status: String, updatedAt: Date,
-                revision: UInt64, sourcePeer: String?) {
+                revision: UInt64, sourcePeer: String?, handedOver: Bool = false) {
         self.sessionID = sessionID
         self.featureID = featureID
         self.owner = owner
@@ -28,5 +32,6 @@ public struct SessionRecord: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.revision = revision
         self.sourcePeer = sourcePeer
+        self.handedOver = handedOver
     }
 }

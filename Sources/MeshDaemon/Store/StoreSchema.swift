@@ -183,6 +183,11 @@ enum StoreSchema {
         ALTER TABLE session_directory ADD COLUMN owner_uid INTEGER;
         ALTER TABLE timer_anchor ADD COLUMN owner_uid INTEGER;
         """,
+        // Version 8: a session row that changed hands by an owner hand-over (`handed_over` 1) is
+        // passed on to the device set's members as a claim (docs/DEVICE-SET.md).
+        """
+        ALTER TABLE session_directory ADD COLUMN handed_over INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// The statements that finish version 6 after `StoreOpener` moved the anchors.

@@ -87,7 +87,7 @@ extension StoreSessions {
         guard let sessionID = StoreColumns.validUUID(row, 0) else { return nil }
         return SessionRecord(sessionID: sessionID, featureID: row.text(1), owner: row.text(2),
                              status: row.text(3), updatedAt: StoreColumns.date(row, 4), revision: StoreColumns.unsigned(row, 5),
-                             sourcePeer: row.isNull(6) ? nil : row.text(6))
+                             sourcePeer: row.isNull(6) ? nil : row.text(6), handedOver: row.int64(7) != 0)
     }
 
     static func anchorRow(_ row: SQLiteStatement) -> TimerAnchorRecord? {

@@ -60,35 +60,42 @@ public struct StoreSessions: Sendable {
                 guard record.revision > existing.0 else { return .stale }
                 return try write(record, db: db) ? .stored : .stale
             }
-            let delta = PeerStateTally(sessions: 1)
-            func exceeded() -> StoreLimit? {
-                store.options.peerState.exceeded(adding: delta, to: store.tallies.peerState[peer] ?? PeerStateTally(),
-                                                 total: store.tallies.peerStateTotal)
-            }
-            if let limit = exceeded() {
-                // The peer's own closed sessions make room first, oldest first.
-                guard try forgetOldestClosed(peer: peer, uid: nil, db: db), exceeded() == nil else { return .refused(limit) }
-            }
+            if let limit = try limitOfNewRow(of: peer, db: db) { return .refused(limit) }
             guard try write(record, db: db) else { return .stale }
-            store.tallies.addPeerState(peer, delta)
+            store.tallies.addPeerState(peer, PeerStateTally(sessions: 1))
             return .stored
         }
     }
 
-    private func write(_ record: SessionRecord, ownerUID: UInt32? = nil, db: SQLiteConnection) throws -> Bool {
+    /// The limit one more row of `peer`'s would pass, after the peer's own closed sessions made
+    /// room (oldest first); nil when it fits. The caller holds the connection.
+    func limitOfNewRow(of peer: String, db: SQLiteConnection) throws -> StoreLimit? {
+        func exceeded() -> StoreLimit? {
+            store.options.peerState.exceeded(adding: PeerStateTally(sessions: 1), to: store.tallies.peerState[peer] ?? PeerStateTally(),
+                                             total: store.tallies.peerStateTotal)
+        }
+        guard let limit = exceeded() else { return nil }
+        guard try forgetOldestClosed(peer: peer, uid: nil, db: db), exceeded() == nil else { return limit }
+        return nil
+    }
+
+    func write(_ record: SessionRecord, ownerUID: UInt32? = nil, db: SQLiteConnection) throws -> Bool {
         let operation = "store session \(record.sessionID) of feature \(record.featureID)"
         try db.run("""
-            INSERT INTO session_directory (feature, session_id, owner, status, updated_at, revision, source_peer, owner_uid)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO session_directory (feature, session_id, owner, status, updated_at, revision, source_peer, owner_uid, handed_over)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (feature, session_id) DO UPDATE
             SET owner = excluded.owner, status = excluded.status, updated_at = excluded.updated_at,
-                revision = excluded.revision, source_peer = excluded.source_peer
+                revision = excluded.revision, source_peer = excluded.source_peer,
+                handed_over = CASE WHEN session_directory.source_peer IS excluded.source_peer
+                                   THEN max(session_directory.handed_over, excluded.handed_over)
+                                   ELSE excluded.handed_over END
             WHERE excluded.revision > session_directory.revision
               AND (excluded.source_peer IS NULL OR session_directory.source_peer IS excluded.source_peer)
             """, [.text(record.featureID), .blob(StoreColumns.blob(record.sessionID)), .text(record.owner),
                   .text(record.status), StoreColumns.value(record.updatedAt),
                   try StoreColumns.integer(record.revision, name: "revision", operation: operation, path: store.path),
-                  .optional(record.sourcePeer), StoreColumns.value(ownerUID: ownerUID)], operation)
+                  .optional(record.sourcePeer), StoreColumns.value(ownerUID: ownerUID), .integer(record.handedOver ? 1 : 0)], operation)
         return db.changes > 0
     }
 
@@ -96,7 +103,7 @@ public struct StoreSessions: Sendable {
     public func record(featureID: String, id: UUID) throws -> SessionRecord? {
         try store.withConnection { db in
             try db.first("""
-                SELECT session_id, feature, owner, status, updated_at, revision, source_peer
+                SELECT session_id, feature, owner, status, updated_at, revision, source_peer, handed_over
                 FROM session_directory WHERE feature = ? AND session_id = ?
                 """, [.text(featureID), .blob(StoreColumns.blob(id))], "read session", row: Self.sessionRow) ?? nil
         }
@@ -116,7 +123,7 @@ public struct StoreSessions: Sendable {
     public func list(featureID: String? = nil) throws -> [SessionRecord] {
         try store.withConnection { db in
             try db.query("""
-                SELECT session_id, feature, owner, status, updated_at, revision, source_peer
+                SELECT session_id, feature, owner, status, updated_at, revision, source_peer, handed_over
                 FROM session_directory WHERE ?1 IS NULL OR feature = ?1 ORDER BY updated_at DESC
                 """, [.optional(featureID)], "list sessions", row: Self.sessionRow).compactMap { $0 }
         }
@@ -126,7 +133,7 @@ public struct StoreSessions: Sendable {
     /// full share takes a new session: a closed session is over, and its row only keeps a
     /// relaunched app from reviving it, which matters least for the oldest. Returns whether
     /// there was one. The caller holds the connection.
-    private func forgetOldestClosed(peer: String?, uid: UInt32?, db: SQLiteConnection) throws -> Bool {
+    func forgetOldestClosed(peer: String?, uid: UInt32?, db: SQLiteConnection) throws -> Bool {
         let removed = try db.query("""
             DELETE FROM session_directory WHERE (feature, session_id) IN (
                 SELECT feature, session_id FROM session_directory
