@@ -41,8 +41,8 @@ extension Simulation {
                                                                                      port: SimulatedNetwork.port),
                                                 keepaliveInterval: Self.keepaliveInterval, reachabilityLease: Self.reachabilityLease)
         configuration.mdns = false
-        // Off unless MESH_SIM_SET is set (docs/SIMULATION.md: a seed found with it on is open).
-        configuration.deviceSet = ProcessInfo.processInfo.environment["MESH_SIM_SET"] != nil
+        // On unless MESH_SIM_SET=0 (docs/SIMULATION.md).
+        configuration.deviceSet = ProcessInfo.processInfo.environment["MESH_SIM_SET"] != "0"
         configuration.channelTuning = Self.channelTuning
         if self.configuration.longKeyLifetimes {
             let daemon = ChannelTuning()

@@ -176,6 +176,9 @@ public final class Simulation: @unchecked Sendable {
         context.offsetKnown = { receiver, sender in
             daemons[receiver].node?.hasOffsetEstimateOnLoop(of: daemons[sender].deviceID) ?? false
         }
+        context.offsetErrorBound = { receiver, sender in
+            daemons[receiver].node?.offsetErrorBoundOnLoop(of: daemons[sender].deviceID) ?? 0
+        }
     }
 
     /// A UUID from the run's random stream (never the system's).

@@ -24,6 +24,10 @@ public final class SimulationContext: @unchecked Sendable {
     /// The worst delay asymmetry of any link so far, ns: the offset estimate (from keepalive
     /// round trips) errs by at most half of it.
     public var linkAsymmetry: () -> UInt64 = { 0 }
+    /// The error bound daemon `receiver`'s node states for its estimate of `sender`'s clock
+    /// offset, seconds (0 before a sample): a round trip that queued behind other traffic
+    /// widens it, and the true offset lies within it.
+    public var offsetErrorBound: (_ receiver: Int, _ sender: Int) -> Double = { _, _ in 0 }
     /// Whether daemon `receiver`'s node has measured `sender`'s clock offset yet.
     public var offsetKnown: (_ receiver: Int, _ sender: Int) -> Bool = { _, _ in true }
     /// Anchors that reached an app before its daemon had measured the setter's clock offset

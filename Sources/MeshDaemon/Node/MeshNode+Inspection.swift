@@ -25,6 +25,15 @@ extension MeshNode {
         onLoop { $0.linkEstimate(of: peer).offsetNanoseconds != nil }
     }
 
+    /// The error bound of the node's estimate of `peer`'s clock offset (half the winning
+    /// sample's round trip: the true offset lies within it), seconds; nil before a sample.
+    package nonisolated func offsetErrorBoundOnLoop(of peer: DeviceID) -> Double? {
+        onLoop { node in
+            node.channels.peers[peer]?.estimator.estimate(now: node.clock.monotonicNanoseconds())
+                .map { Double($0.errorBoundNanoseconds) / 1e9 }
+        }
+    }
+
     /// The kind of path `peer`'s active channel runs on, `relay` or `direct`; nil without one.
     package nonisolated func channelPathOnLoop(of peer: DeviceID) -> String? {
         onLoop { node in
