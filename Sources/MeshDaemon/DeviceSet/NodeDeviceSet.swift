@@ -104,9 +104,26 @@ final class NodeDeviceSet {
 
     /// `meshctl unpair` of a member: a removal record, applied here and sent to every member.
     /// False when `peer` is not a member of the set (the caller unpairs it as a single pair).
+    ///
+    /// A device paired here for the set that is not a member (its join still on the way, or
+    /// it declined with `--single` on its side) is told as a single pair is (`unpaired`) and
+    /// gets a removal record too, so that an add another member made of it does not bring it
+    /// back.
     func remove(_ node: isolated MeshNode, _ peer: DeviceID) async -> Bool {
-        guard enabled, !isRemoved, let member = view.members[peer], peer != ownID else { return false }
+        guard enabled, !isRemoved, peer != ownID else { return false }
         if let record = node.channels.peers[peer]?.record, record.single, !record.derived { return false }
+        guard let member = view.members[peer] else {
+            guard let paired = node.channels.peers[peer]?.record, view.removed[peer] == nil else { return false }
+            if let sent = node.sendStream(.unpaired, to: peer) { _ = try? await sent.get() }
+            guard node.channels.peers[peer] != nil,
+                  let record = try? RosterRecord.make(kind: .remove, parents: roster.heads, signer: signing,
+                                                      time: node.clock.wallNanoseconds(), subject: paired.publicKey),
+                  roster.insert(record) == .added else { return false }
+            node.logger.info("device removed from the device set before it joined", metadata: ["peer.id": "\(peer.short)"])
+            changed(node, new: [record], from: nil)
+            if node.channels.peers[peer] != nil { node.removePeer(peer, reason: "unpaired on this device") }
+            return true
+        }
         guard let record = try? RosterRecord.make(kind: .remove, parents: roster.heads, signer: signing,
                                                   time: node.clock.wallNanoseconds(), subject: member.deviceKey),
               roster.insert(record) == .added else { return false }
@@ -193,7 +210,8 @@ final class NodeDeviceSet {
 
     private func proposeJoin(_ node: isolated MeshNode, _ peer: DeviceID) {
         guard !isRemoved, let runtime = node.channels.peers[peer], !runtime.record.derived, !runtime.record.single,
-              view.members[peer] == nil, let connection = runtime.connection?.id, proposed[peer] != connection else { return }
+              view.members[peer] == nil, let connection = runtime.connection?.id, proposed[peer] != connection,
+              !removedSince(pairing: runtime.record, of: runtime.record.publicKey) else { return }
         guard view.members.count < RosterView.maximumMembers else {
             node.logger.warning("the device set has 64 members; a paired device stays out of it", metadata: ["peer.id": "\(peer.short)"])
             return
@@ -221,8 +239,16 @@ final class NodeDeviceSet {
             .map(\.author).prefix(4))
     }
 
+    /// Whether this roster holds a removal of `deviceKey` made after `pairing` was: a pairing
+    /// from before a removal never brings the device (back) into a set, whoever proposes it;
+    /// only pairing again by code does.
+    private func removedSince(pairing: PairedPeer, of deviceKey: [UInt8]) -> Bool {
+        roster.records.contains { $0.kind == .remove && $0.subject == deviceKey && Double($0.time) / 1e9 >= pairing.pairedAt }
+    }
+
     private func acceptProposal(_ node: isolated MeshNode, _ bytes: [UInt8], from peer: DeviceID) {
         guard let runtime = node.channels.peers[peer], !runtime.record.derived, !runtime.record.single,
+              !removedSince(pairing: runtime.record, of: ownKey),
               let proposal = try? RosterRecord.decode(bytes, checkingSignatures: false),
               proposal.kind == .add, proposal.subject == ownKey, proposal.subjectSigningKey == signing.publicKey,
               SigningKeyPair.verify(proposal.authorSignature, of: RosterRecord.signedMessage(proposal.unsignedBytes),
