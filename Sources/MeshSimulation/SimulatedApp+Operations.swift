@@ -124,7 +124,8 @@ extension SimulatedApp {
 
     /// Reads the latest snapshot `publisher` published for this feature and checks its revision.
     func readSnapshot(from publisher: Int, healed: Bool, on host: SimulatedDaemon) {
-        guard !busy, host.alive, publisher != daemon else { return }
+        // A removed device and the members forget each other's snapshots: nothing to check.
+        guard !busy, host.alive, publisher != daemon, context.removedDaemon != daemon, context.removedDaemon != publisher else { return }
         busy = true
         let key = context.deviceKeys[publisher]
         host.spawn { router in
@@ -159,7 +160,8 @@ extension SimulatedApp {
     func announce(_ session: UUID, on host: SimulatedDaemon) {
         guard !busy, host.alive else { return }
         busy = true
-        let closedBefore = context.checker.hasSeenClosed(session, at: daemon)
+        // A daemon removed from the set forgets the others' sessions, closed ones too.
+        let closedBefore = context.checker.hasSeenClosed(session, at: daemon) && context.removedDaemon != daemon
         context.note("\(name) announces session \(session.uuidString.prefix(8))")
         host.spawn { router in
             do {
@@ -194,7 +196,7 @@ extension SimulatedApp {
 
     /// Publishes a snapshot of a session this daemon has shown closed: must be refused.
     func publishOnClosed(_ session: UUID, on host: SimulatedDaemon) {
-        guard !busy, host.alive, context.checker.hasSeenClosed(session, at: daemon) else { return }
+        guard !busy, host.alive, context.checker.hasSeenClosed(session, at: daemon), context.removedDaemon != daemon else { return }
         let snapshot = AnySessionSyncSnapshot(metadata: snapshotMetadata(session: session), revision: 1_000_000, state: Data())
         guard let encoded = try? SessionWireCodec.encode(snapshot) else { return }
         busy = true
@@ -214,7 +216,9 @@ extension SimulatedApp {
         host.spawn { router in
             if let records = try? await router.sessions(featureID: self.feature) {
                 for record in records {
-                    self.context.fail(self.context.checker.checkSession(record.sessionID, status: record.status, at: self.daemon))
+                    if self.context.removedDaemon != self.daemon {
+                        self.context.fail(self.context.checker.checkSession(record.sessionID, status: record.status, at: self.daemon))
+                    }
                 }
             }
             self.busy = false

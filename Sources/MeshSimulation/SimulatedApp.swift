@@ -82,7 +82,7 @@ public final class SimulatedApp: @unchecked Sendable {
             if inboxID != 0, let store { checkDurable(inboxID, in: store) }
             envelopeArrived(from: from, inboxID: inboxID, redelivery: redelivery, mode: mode, encoded: encoded, generation: generation)
         case .session(let record, _):
-            context.fail(context.checker.checkSession(record.sessionID, status: record.status, at: daemon))
+            if context.removedDaemon != daemon { context.fail(context.checker.checkSession(record.sessionID, status: record.status, at: daemon)) }
         case .anchor(let from, let sessionID, _, let revision, let anchor):
             anchorArrived(from: from, sessionID: sessionID, revision: revision, anchor: anchor)
         case .snapshotRequest(let from, _):
@@ -106,13 +106,18 @@ public final class SimulatedApp: @unchecked Sendable {
         }
         let eventID = envelope.metadata.eventID
         let delivery = SimulationLedger.Delivery(at: context.clock.nanoseconds, inboxID: inboxID, redelivery: redelivery,
-                                                 attachment: generation)
+                                                 attachment: generation, from: context.daemon(named: from))
         // The router makes the closing envelope of `session.close` with a system-random event
         // ID: named by its kind, so a replay's trace stays the same.
         let label = context.ledger.send(eventID) == nil ? envelope.metadata.payloadType : String(eventID.uuidString.prefix(8))
         context.note("\(name) got \(label) from d\(context.daemon(named: from) ?? -1) "
                      + "mode \(mode) inbox \(inboxID)\(redelivery ? " (redelivery)" : "")")
         context.fail(context.checker.checkDelivery(eventID, to: daemon, delivery, ledger: context.ledger))
+        if daemon == context.removedDaemon, let knownAt = context.removalKnownAt, let sent = context.ledger.send(eventID),
+           sent.sender != daemon, sent.sentAt > knownAt {
+            context.fail([SimulationViolation(.removedDeviceGotItem,
+                "removed d\(daemon) got d\(sent.sender)'s \(String(eventID.uuidString.prefix(8))), sent \((sent.sentAt - knownAt) / 1_000_000) ms after every member knew")])
+        }
         context.ledger.recordDelivery(eventID, to: daemon, delivery)
         context.itemsDelivered += 1
         received += 1

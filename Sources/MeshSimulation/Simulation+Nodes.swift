@@ -41,8 +41,7 @@ extension Simulation {
                                                                                      port: SimulatedNetwork.port),
                                                 keepaliveInterval: Self.keepaliveInterval, reachabilityLease: Self.reachabilityLease)
         configuration.mdns = false
-        // On unless MESH_SIM_SET=0 (docs/SIMULATION.md).
-        configuration.deviceSet = ProcessInfo.processInfo.environment["MESH_SIM_SET"] != "0"
+        configuration.deviceSet = self.configuration.deviceSet
         configuration.channelTuning = Self.channelTuning
         if self.configuration.longKeyLifetimes {
             let daemon = ChannelTuning()
@@ -97,8 +96,10 @@ extension Simulation {
             return table
         }
         var missing: [(Int, Int)] = []
-        for a in daemons.indices where daemons[a].alive {
-            for b in (a + 1)..<daemons.count where daemons[b].alive {
+        // A daemon removed from the set has no channel to anyone, by design.
+        let removed = context.removedDaemon
+        for a in daemons.indices where daemons[a].alive && a != removed {
+            for b in (a + 1)..<daemons.count where daemons[b].alive && b != removed {
                 guard let ab = active[a][daemons[b].deviceID], let ba = active[b][daemons[a].deviceID],
                       ab.local == ba.remote, ab.remote == ba.local else {
                     missing.append((a, b))

@@ -12,7 +12,9 @@ extension Simulation {
         case 1: try faultStep()
         default: break
         }
+        membershipStep()
         runLoops()
+        trackRemovalKnowledge()
     }
 
     private func appStep() {

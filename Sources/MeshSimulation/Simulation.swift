@@ -30,6 +30,9 @@ public struct SimulationConfiguration: Sendable {
     /// Keys live as long as a real daemon's (rekey after 120 s), not 1.5 s: for tests in which a
     /// rekey would hide what they look at (a rekey also ends a stuck channel).
     public var longKeyLifetimes = false
+    /// The daemons run with the device set on (`MESH_SIM_SET=0`: off). Off for the regression
+    /// seeds, which replay runs found before the set existed.
+    public var deviceSet = ProcessInfo.processInfo.environment["MESH_SIM_SET"] != "0"
 
     public init(steps: Int = SimulationEnvironment.defaultSteps, bug: SimulationBug = .none, folder: String) {
         self.steps = steps
@@ -91,6 +94,10 @@ public final class Simulation: @unchecked Sendable {
     var random: SimulationRandom
     /// Faults: which daemon crashes, which link breaks.
     var faultRandom: SimulationRandom
+    /// The run's membership change (`Simulation+Membership.swift`): its own choices, and the
+    /// step it happens at (nil: none, or done).
+    var membershipRandom: SimulationRandom
+    var membershipStepAt: Int?
     /// Step at which a crashed daemon restarts.
     var restartAt: [Int: Int] = [:]
     /// The next anchor revision per feature.
@@ -134,6 +141,9 @@ public final class Simulation: @unchecked Sendable {
         var setup = root.fork("setup")
         let drawn = setup.weighted([0, 0, 45, 30, 15, 10]) ?? 2
         let count = configuration.daemons.map { min(5, max(2, $0)) } ?? drawn
+        var membership = root.fork("membership")
+        membershipStepAt = Self.membershipPlan(&membership, daemons: count, steps: configuration.steps, deviceSet: configuration.deviceSet)
+        membershipRandom = membership
         let clock = VirtualClock()
         let skews = (0..<count).map { index in index == 0 ? 0 : Double(setup.int(-3_000...3_000)) / 1_000 }
         var identityRandom = root.fork("identities"), pairRandom = root.fork("pair-keys")

@@ -115,9 +115,10 @@ public struct SimulationCampaign: Sendable {
 
     /// One seed. With `wholeTrace` the result keeps every trace line (a replay prints them all).
     public static func runOne(seed: UInt64, steps: Int, bug: SimulationBug, folder: String, wholeTrace: Bool = false,
-                              daemons: Int? = nil) -> SimulationResult {
+                              daemons: Int? = nil, deviceSet: Bool? = nil) -> SimulationResult {
         do {
             var configuration = SimulationConfiguration(steps: steps, bug: bug, folder: folder)
+            if let deviceSet { configuration.deviceSet = deviceSet }
             if wholeTrace { configuration.traceCapacity = Int.max }
             configuration.daemons = daemons
             return try Simulation(seed: seed, configuration: configuration).run()

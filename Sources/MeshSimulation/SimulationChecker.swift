@@ -107,10 +107,12 @@ public struct SimulationChecker: Sendable {
     // MARK: - At the end
 
     /// Every confirmed reliable item reached every target's app.
-    public func checkNothingLost(_ ledger: SimulationLedger) -> [SimulationViolation] {
+    /// Items from or to `excluded` (a device removed from the set) are not counted: the members
+    /// drop what it queued and what was queued for it.
+    public func checkNothingLost(_ ledger: SimulationLedger, excluding excluded: Int? = nil) -> [SimulationViolation] {
         var found: [SimulationViolation] = []
-        for item in ledger.sent where item.mode == 2 && item.confirmed {
-            for target in item.targets where (ledger.deliveries[target][item.eventID] ?? []).isEmpty {
+        for item in ledger.sent where item.mode == 2 && item.confirmed && item.sender != excluded {
+            for target in item.targets where target != excluded && (ledger.deliveries[target][item.eventID] ?? []).isEmpty {
                 found.append(SimulationViolation(.reliableLost,
                     "d\(item.sender)'s reliable item #\(item.index) (\(item.eventID.uuidString.prefix(8)), \(item.feature)) "
                     + "never reached d\(target)'s app"))
@@ -121,11 +123,16 @@ public struct SimulationChecker: Sendable {
 
     /// After a fresh attach of every app (generations from `finalAttachment[receiver]` up), every
     /// inbox item handed out before and never acknowledged came again, marked.
-    public func checkUnacknowledgedReturned(_ ledger: SimulationLedger, finalAttachment: [Int]) -> [SimulationViolation] {
+    /// `excluded` (a device removed from the set): not its inbox, nor its items in the others'.
+    public func checkUnacknowledgedReturned(_ ledger: SimulationLedger, finalAttachment: [Int],
+                                            excluding excluded: Int? = nil) -> [SimulationViolation] {
         var found: [SimulationViolation] = []
-        for receiver in 0..<ledger.deliveries.count {
+        for receiver in 0..<ledger.deliveries.count where receiver != excluded {
             for (eventID, list) in ledger.deliveries[receiver].sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+                // An item from the removed daemon: by the ledger's send, or (a closing envelope the
+                // router made) by the event's `from`.
                 guard !ledger.acknowledged[receiver].contains(eventID),
+                      excluded == nil || (ledger.send(eventID)?.sender ?? list.first?.from) != excluded,
                       list.contains(where: { $0.inboxID != 0 && $0.attachment < finalAttachment[receiver] }) else { continue }
                 let again = list.filter { $0.attachment >= finalAttachment[receiver] }
                 if again.isEmpty {

@@ -28,6 +28,10 @@ public final class SimulationContext: @unchecked Sendable {
     /// offset, seconds (0 before a sample): a round trip that queued behind other traffic
     /// widens it, and the true offset lies within it.
     public var offsetErrorBound: (_ receiver: Int, _ sender: Int) -> Double = { _, _ in 0 }
+    /// The daemon a member removed from the device set in this run, if any
+    /// (`Simulation+Membership.swift`), and since when every other member has heard of it.
+    public var removedDaemon: Int?
+    public var removalKnownAt: UInt64?
     /// Whether daemon `receiver`'s node has measured `sender`'s clock offset yet.
     public var offsetKnown: (_ receiver: Int, _ sender: Int) -> Bool = { _, _ in true }
     /// Anchors that reached an app before its daemon had measured the setter's clock offset

@@ -30,12 +30,15 @@ public struct SimulationLedger: Sendable {
         public let redelivery: Bool
         /// The app's attachment generation (it grows with each attach, across the run).
         public let attachment: Int
+        /// The daemon it came from (as the event's `from` names it), when known.
+        public let from: Int?
 
-        public init(at: UInt64, inboxID: Int64, redelivery: Bool, attachment: Int) {
+        public init(at: UInt64, inboxID: Int64, redelivery: Bool, attachment: Int, from: Int? = nil) {
             self.at = at
             self.inboxID = inboxID
             self.redelivery = redelivery
             self.attachment = attachment
+            self.from = from
         }
     }
 

@@ -31,6 +31,12 @@ public struct SimulationViolation: Error, Sendable, Equatable, CustomStringConve
         /// After the network healed, two live daemons still had no active channel between them
         /// once `Simulation.channelRecoveryBound` had passed.
         case channelNotRestored = "channel-not-restored"
+        /// A device removed from the set got an item sent after every other member had heard of
+        /// its removal.
+        case removedDeviceGotItem = "removed-device-got-item"
+        /// After healing, the members of the set hold different rosters, or one still has the
+        /// removed device as a peer.
+        case rostersDiverged = "rosters-diverged"
         /// The simulation itself could not proceed (a runaway loop, a call that never returned).
         case stuck = "simulation-stuck"
     }

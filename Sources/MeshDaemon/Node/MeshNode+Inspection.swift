@@ -25,6 +25,16 @@ extension MeshNode {
         onLoop { $0.linkEstimate(of: peer).offsetNanoseconds != nil }
     }
 
+    /// Whether `peer` is among the node's paired devices.
+    package nonisolated func isPairedOnLoop(_ peer: DeviceID) -> Bool {
+        onLoop { $0.channels.peers[peer] != nil }
+    }
+
+    /// The node's device set as `meshctl status` shows it (nil when the set is off).
+    package nonisolated func deviceSetStatusOnLoop() -> DeviceSetStatus? {
+        onLoop { $0.deviceSet.status }
+    }
+
     /// The error bound of the node's estimate of `peer`'s clock offset (half the winning
     /// sample's round trip: the true offset lies within it), seconds; nil before a sample.
     package nonisolated func offsetErrorBoundOnLoop(of peer: DeviceID) -> Double? {
