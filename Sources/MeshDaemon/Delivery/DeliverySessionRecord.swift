@@ -48,8 +48,9 @@ struct DeliverySessionRecord: Sendable, Equatable {
                   updatedAtMicros: DeliveryAnchorRecord.micros(record.updatedAt), revision: record.revision)
     }
 
-    func record(sourcePeer: String?) -> SessionRecord {
+    func record(sourcePeer: String?, handedOver: Bool = false) -> SessionRecord {
         SessionRecord(sessionID: sessionID, featureID: featureID, owner: owner, status: status,
-                      updatedAt: DeliveryAnchorRecord.date(updatedAtMicros), revision: revision, sourcePeer: sourcePeer)
+                      updatedAt: DeliveryAnchorRecord.date(updatedAtMicros), revision: revision, sourcePeer: sourcePeer,
+                      handedOver: handedOver)
     }
 }

@@ -122,7 +122,7 @@ extension SessionDirectory {
             router.warnPeerFault("refused a session hand-over: not from a member of the device set, or not a valid claim", peer: peer)
             return
         }
-        let claim = message.record(sourcePeer: router.key(owner)), store = router.store
+        let claim = message.record(sourcePeer: router.key(owner), handedOver: true), store = router.store
         let local = router.key(router.localDeviceID)
         guard let outcome = try? await router.worker.run({ try store.sessions.putClaim(claim, localDevice: local) }) else {
             router.counters.storeErrors &+= 1
@@ -139,13 +139,11 @@ extension SessionDirectory {
             router.transmit(.sessionHandOver(owner: holder, record: DeliverySessionRecord(current)), to: peer, path: .stream)
         case .stored(let previous):
             router.counters.handOversStored &+= 1
-            if previous?.sourcePeer == nil, previous != nil {
+            if let previous, previous.sourcePeer == nil {
                 router.logger.info("session handed over", metadata: [
                     "session.id": "\(claim.sessionID)", "feature": "\(claim.featureID)", "owner": "\(owner.short)"])
             }
-            var shown = claim
-            shown.handedOver = true
-            router.emit(.session(shown, change: previous == nil ? .announced : .updated), feature: claim.featureID)
+            router.emit(.session(claim, change: previous == nil ? .announced : .updated), feature: claim.featureID)
             let relayed = DeliveryMessage.sessionHandOver(owner: owner, record: message)
             for member in members.sorted() where member != peer && member != owner && router.peerStates[member]?.active == true {
                 router.transmit(relayed, to: member, path: .stream)

@@ -62,30 +62,8 @@ final class NodeDeviceSet {
     /// Members besides this device.
     /// In device ID order (a dictionary's order changes per process; the simulator replays seeds).
     var otherMembers: [RosterView.Member] { view.members.values.filter { $0.deviceKey != ownKey }.sorted { $0.id < $1.id } }
-
-    /// `meshctl status`'s view of the set; nil when the set is off.
-    var status: DeviceSetStatus? {
-        guard enabled else { return nil }
-        let removal = view.removed[ownID]
-        return DeviceSetStatus(size: removal == nil ? max(1, view.members.count) : 0, records: roster.count,
-                               digest: roster.digest.map { String(format: "%02x", $0) }.joined(),
-                               removed: removal != nil,
-                               removedBy: removal?.by.map { DeviceID(publicKey: $0).description },
-                               removedAt: removal.map { Double($0.time) / 1e9 })
-    }
-
-    /// How `runtime`'s device came to be known, and the member that added it.
-    func joined(_ record: PairedPeer) -> (text: String, addedBy: String?) {
-        if !record.derived {
-            // Not a member: paired --single here or on the other side (which then declines to join).
-            let inSet = enabled && !record.single && view.members[record.deviceID] != nil
-            return (inSet ? "paired here" : "paired here (single)", nil)
-        }
-        guard let by = view.members[record.deviceID]?.addedBy else { return ("added by the device set", nil) }
-        let id = DeviceID(publicKey: by)
-        let name = view.members[id]?.name ?? id.short
-        return ("added by \(name)", id.description)
-    }
+    /// The other members' device IDs (the view's keys: nothing derived from keys again).
+    var otherMemberIDs: Set<DeviceID> { Set(view.members.keys).subtracting([ownID]) }
 
     // MARK: - Start and local changes
 
@@ -112,25 +90,21 @@ final class NodeDeviceSet {
     func remove(_ node: isolated MeshNode, _ peer: DeviceID) async -> Bool {
         guard enabled, !isRemoved, peer != ownID else { return false }
         if let record = node.channels.peers[peer]?.record, record.single, !record.derived { return false }
-        guard let member = view.members[peer] else {
-            guard let paired = node.channels.peers[peer]?.record, view.removed[peer] == nil else { return false }
+        let member = view.members[peer]
+        if member == nil {
+            guard node.channels.peers[peer] != nil, view.removed[peer] == nil else { return false }
             if let sent = node.sendStream(.unpaired, to: peer) { _ = try? await sent.get() }
-            guard node.channels.peers[peer] != nil,
-                  let record = try? RosterRecord.make(kind: .remove, parents: roster.heads, signer: signing,
-                                                      time: node.clock.wallNanoseconds(), subject: paired.publicKey),
-                  roster.insert(record) == .added else { return false }
-            node.logger.info("device removed from the device set before it joined", metadata: ["peer.id": "\(peer.short)"])
-            changed(node, new: [record], from: nil)
-            if node.channels.peers[peer] != nil { node.removePeer(peer, reason: "unpaired on this device") }
-            return true
         }
-        guard let record = try? RosterRecord.make(kind: .remove, parents: roster.heads, signer: signing,
-                                                  time: node.clock.wallNanoseconds(), subject: member.deviceKey),
+        guard let subject = member?.deviceKey ?? node.channels.peers[peer]?.record.publicKey,
+              let record = try? RosterRecord.make(kind: .remove, parents: roster.heads, signer: signing,
+                                                  time: node.clock.wallNanoseconds(), subject: subject),
               roster.insert(record) == .added else { return false }
-        node.logger.info("device removed from the device set", metadata: ["peer.id": "\(peer.short)", "peer.name": "\(member.name)"])
-        // The removed device hears of it while it still has a channel here.
-        if let sent = tellRemoved(node, peer) { _ = try? await sent.get() }
+        node.logger.info(member == nil ? "device removed from the device set before it joined" : "device removed from the device set",
+                         metadata: ["peer.id": "\(peer.short)", "peer.name": "\(member?.name ?? "")"])
+        // A member hears of it while it still has a channel here.
+        if member != nil, let sent = tellRemoved(node, peer) { _ = try? await sent.get() }
         changed(node, new: [record], from: nil)
+        if node.channels.peers[peer] != nil { node.removePeer(peer, reason: "unpaired on this device") }
         return true
     }
 
@@ -203,49 +177,13 @@ final class NodeDeviceSet {
         return node.channels.peers[peer]?.channel != nil
     }
 
-    // MARK: - Joining
+    // MARK: - Joining (the flow is in NodeDeviceSet+Joining.swift)
 
     /// Proposals sent, by peer, with the connection they went on (one per connection).
-    private var proposed: [DeviceID: UInt64] = [:]
+    var proposed: [DeviceID: UInt64] = [:]
 
-    private func proposeJoin(_ node: isolated MeshNode, _ peer: DeviceID) {
-        guard !isRemoved, let runtime = node.channels.peers[peer], !runtime.record.derived, !runtime.record.single,
-              view.members[peer] == nil, let connection = runtime.connection?.id, proposed[peer] != connection,
-              !removedSince(pairing: runtime.record, of: runtime.record.publicKey) else { return }
-        guard view.members.count < RosterView.maximumMembers else {
-            node.logger.warning("the device set has 64 members; a paired device stays out of it", metadata: ["peer.id": "\(peer.short)"])
-            return
-        }
-        // The peer's genesis names its signing key; it comes with the peer's records. Another
-        // member may have forged geneses naming the peer's key: one proposal per candidate (the
-        // peer countersigns only its own).
-        let candidates = peerSigningKeys(of: runtime.record.publicKey)
-        guard !candidates.isEmpty else { return }
-        proposed[peer] = connection
-        if proposed.count > 4 * RosterView.maximumMembers { proposed = [peer: connection] }
-        // The peer needs this device's records (its genesis at least) before the proposal.
-        sendAll(node, to: peer)
-        for signingKey in candidates {
-            guard let proposal = try? RosterRecord.make(kind: .add, parents: roster.heads, signer: signing, time: node.clock.wallNanoseconds(),
-                                                        subject: runtime.record.publicKey, subjectSigningKey: signingKey,
-                                                        name: Self.recordName(runtime.record.name)) else { continue }
-            send(node, .joinProposal(proposal.encoded), to: peer)
-        }
-    }
-
-    /// The signing key `deviceKey`'s own genesis binds to it, if this roster has it.
-    private func peerSigningKeys(of deviceKey: [UInt8]) -> [[UInt8]] {
-        Array(roster.records.filter { $0.kind == .genesis && $0.subject == deviceKey && $0.author != signing.publicKey }
-            .map(\.author).prefix(4))
-    }
-
-    /// Whether this roster holds a removal of `deviceKey` made after `pairing` was: a pairing
-    /// from before a removal never brings the device (back) into a set, whoever proposes it;
-    /// only pairing again by code does.
-    private func removedSince(pairing: PairedPeer, of deviceKey: [UInt8]) -> Bool {
-        roster.records.contains { $0.kind == .remove && $0.subject == deviceKey && Double($0.time) / 1e9 >= pairing.pairedAt }
-    }
-
+    /// A member's proposal of this device: countersigned and sent back, unless it does not hold
+    /// up or the pairing is older than a removal of this device.
     private func acceptProposal(_ node: isolated MeshNode, _ bytes: [UInt8], from peer: DeviceID) {
         guard let runtime = node.channels.peers[peer], !runtime.record.derived, !runtime.record.single,
               !removedSince(pairing: runtime.record, of: ownKey),
@@ -273,7 +211,7 @@ final class NodeDeviceSet {
 
     /// The roster gained `new` (from `source`, or made here): apply it, pass the new records
     /// on to every other member with a channel, and tell them where new members are.
-    private func changed(_ node: isolated MeshNode, new: [RosterRecord], from source: DeviceID?) {
+    func changed(_ node: isolated MeshNode, new: [RosterRecord], from source: DeviceID?) {
         let before = Set(view.members.keys)
         apply(node)
         let joined = view.members.keys.filter { !before.contains($0) && $0 != ownID }.sorted()
@@ -289,7 +227,7 @@ final class NodeDeviceSet {
     /// Peers owed all records once their second is over (sent from the timer pass).
     private var owedAll: Set<DeviceID> = []
 
-    private func sendAll(_ node: isolated MeshNode, to peer: DeviceID) {
+    func sendAll(_ node: isolated MeshNode, to peer: DeviceID) {
         let now = node.clock.monotonicNanoseconds()
         if let last = lastSentAll[peer], now &- last < 1_000_000_000 {
             owedAll.insert(peer)
@@ -370,7 +308,7 @@ final class NodeDeviceSet {
     }
 
     /// Sends `peer` (removed) the roster, so it learns of its removal; nil when no channel.
-    private func tellRemoved(_ node: isolated MeshNode, _ peer: DeviceID) -> EventLoopFuture<Void>? {
+    func tellRemoved(_ node: isolated MeshNode, _ peer: DeviceID) -> EventLoopFuture<Void>? {
         guard speaks(node, peer) else { return nil }
         return node.sendStream(.deviceSet(.rosterRecords(roster.records.map(\.encoded), complete: true)), to: peer)
     }
@@ -432,7 +370,7 @@ final class NodeDeviceSet {
         node.sendStream(.deviceSet(message), to: peer) != nil
     }
 
-    private func spendVerification(_ node: isolated MeshNode, _ peer: DeviceID) -> Bool {
+    func spendVerification(_ node: isolated MeshNode, _ peer: DeviceID) -> Bool {
         let now = node.clock.monotonicNanoseconds()
         var bucket = verifyBudget[peer] ?? (Self.verificationBurst, now)
         bucket.tokens = min(Self.verificationBurst, bucket.tokens + Double(now &- bucket.at) / 1e9 * Self.verificationsPerSecond)

@@ -61,7 +61,7 @@ final class NodeDeliveryChannels: DeliveryChannels {
         node.onLoop { node in
             let set = node.deviceSet
             guard set.enabled, !set.isRemoved else { return [] }
-            return Set(set.otherMembers.map(\.id).filter { node.channels.peers[$0] != nil })
+            return set.otherMemberIDs.filter { node.channels.peers[$0] != nil }
         }
     }
 
